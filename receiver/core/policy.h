@@ -1,0 +1,111 @@
+/* policy.h -- the decision core: eligibility, ranking and fallback. No I/O. */
+#ifndef GVW_POLICY_H
+#define GVW_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "usage.h"
+
+/* How a pod's gpumem budget reads. */
+enum budget_state {
+    BUDGET_NONE, /* no container declares the resource */
+    BUDGET_OK,   /* p_budget_mib is the sum over containers */
+    BUDGET_BAD,  /* one value unreadable or negative; p_budget_error says which */
+};
+
+/* A pod as the decision needs it; pods_json.c fills these from a PodList. */
+struct pod {
+    char *p_namespace;    /* owned */
+    char *p_name;         /* owned */
+    char *p_uid;          /* owned; the eviction precondition */
+    int p_running;        /* status.phase == "Running" */
+    int p_terminating;    /* metadata.deletionTimestamp is set */
+    int p_has_controller; /* an ownerReference with controller: true */
+    int p_mirror;         /* annotation kubernetes.io/config.mirror present */
+    int p_protected;      /* PROTECT_ANNOTATION is "true", any case */
+    int64_t p_started;    /* status.startTime, unix seconds; 0 = unknown */
+    enum budget_state p_budget_state;
+    int64_t p_budget_mib; /* valid when BUDGET_OK */
+    char *p_budget_error; /* owned; set when BUDGET_BAD, e.g. "container x: limit \"5q\" is not a quantity" */
+};
+
+struct pod_list {
+    struct pod *pl_pods; /* owned array */
+    size_t pl_count;
+};
+
+/* Frees every pod and the array; NULL is a no-op. Leaves l empty. */
+void pod_list_free(struct pod_list *l);
+
+/* Settings that shape a decision (borrowed strings). */
+struct policy_params {
+    int64_t pp_floor_mib;
+    int64_t pp_total_mib;         /* GPU_TOTAL_MIB */
+    int64_t pp_min_runtime_s;     /* MIN_RUNTIME */
+    int pp_fallback_largest;      /* FALLBACK=largest */
+    const char *const *pp_exclude_namespaces; /* EXCLUDE_NAMESPACES */
+    size_t pp_exclude_count;
+    const char *pp_starving_namespace; /* the alert's namespace label, or NULL */
+    int64_t pp_now;               /* unix seconds, for MIN_RUNTIME */
+};
+
+/* What the decision saw. */
+struct policy_input {
+    const struct pod_list *pi_pods;        /* borrowed */
+    const struct usage_reading *pi_usage;  /* borrowed */
+    int pi_have_free;        /* FREE_QUERY answered: use pi_free_mib */
+    double pi_free_mib;      /* instead of total - sum(used) */
+};
+
+enum policy_outcome {
+    POLICY_VICTIM,               /* pr_victim names the pod to recycle */
+    POLICY_SKIPPED_RECOVERED,    /* free >= floor */
+    POLICY_SKIPPED_NO_CANDIDATE, /* below floor, nobody to recycle */
+    POLICY_SKIPPED_TELEMETRY,    /* the reading cannot be true */
+};
+
+/* One pod considered: every pod on the node, plus usage of pods not listed. */
+struct policy_candidate {
+    const struct pod *pc_pod; /* borrowed from the input; NULL for a pod seen only in usage */
+    char *pc_namespace;       /* owned copy */
+    char *pc_name;            /* owned copy */
+    int64_t pc_used_mib;      /* 0 when the pod has no series */
+    int pc_has_budget;        /* budget readable and declared */
+    int64_t pc_budget_mib;    /* valid when pc_has_budget */
+    int64_t pc_overshoot_mib; /* used - budget; valid when pc_has_budget */
+    int pc_eligible;
+    const char *pc_why_not;   /* static: "within_budget", "no_budget", "bad_budget",
+                                 "protected", "excluded_namespace", "starving_namespace",
+                                 "too_young", "terminating", "no_controller",
+                                 "mirror_pod", "not_running", "not_on_node"; NULL if eligible */
+};
+
+struct policy_result {
+    enum policy_outcome pr_outcome;
+    char pr_reason[512];       /* one human sentence for the audit */
+    int pr_free_known;         /* free could be computed */
+    int64_t pr_free_mib;       /* free VRAM, rounded down */
+    struct policy_candidate *pr_candidates; /* owned; sorted by rank, eligible first */
+    size_t pr_candidate_count;
+    size_t pr_ranked_count;    /* the first pr_ranked_count candidates are victims in
+                                  order of preference (429 moves to the next) */
+    int pr_fallback;           /* the victims came from FALLBACK=largest */
+};
+
+/*
+ * Steps 1, 3 and 4 of SPEC "A decision" on what one node reported. Never
+ * fails: a reading that cannot be true gives POLICY_SKIPPED_TELEMETRY.
+ * The caller frees res with policy_result_free(); res borrows from in, so
+ * keep in alive while res is used.
+ */
+void policy_decide(const struct policy_params *params, const struct policy_input *in,
+                   struct policy_result *res);
+
+void policy_result_free(struct policy_result *res);
+
+/* The result name the audit uses for an outcome ("skipped_recovered", ...);
+ * POLICY_VICTIM gives "victim". */
+const char *policy_outcome_name(enum policy_outcome o);
+
+#endif

@@ -1,0 +1,55 @@
+/* usage.h -- per-pod VRAM use from Prometheus series, with plausibility checks */
+#ifndef GVW_USAGE_H
+#define GVW_USAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One sample of the used-bytes query (one process, container or pod). */
+struct usage_series {
+    char *us_namespace; /* owned; value of NAMESPACE_LABEL, NULL if absent */
+    char *us_pod;       /* owned; value of POD_LABEL, NULL if absent */
+    double us_bytes;    /* the sample value; may be NaN or +-Inf as sent */
+};
+
+/* What a query returned. */
+struct usage_reading {
+    struct usage_series *ur_series; /* owned array */
+    size_t ur_count;
+};
+
+/* Frees the series and their strings; NULL is a no-op. Leaves r empty. */
+void usage_reading_free(struct usage_reading *r);
+
+/* One pod's summed use. */
+struct pod_usage {
+    char *pu_namespace; /* owned */
+    char *pu_pod;       /* owned */
+    double pu_bytes;    /* sum of every series of this pod */
+};
+
+/* The reading summed per pod and judged. */
+struct usage_summary {
+    struct pod_usage *us_pods; /* owned array, sorted by namespace then pod */
+    size_t us_count;
+    double us_total_bytes;     /* sum over every series, attributed or not */
+    double us_unattributed_bytes; /* series lacking the pod or namespace label
+                                     (host processes): in the total, in no pod */
+};
+
+/*
+ * Sums r per (namespace, pod) into out. Returns 0 when the reading is
+ * plausible. Returns -1 with a sentence in err when it cannot be true: no
+ * series at all, any value negative, NaN or infinite, one pod above total_mib, or all pods together
+ * above total_mib. On -1 out is left empty. The caller frees out with
+ * usage_summary_free().
+ */
+int usage_summarise(const struct usage_reading *r, int64_t total_mib,
+                    struct usage_summary *out, char *err, size_t errlen);
+
+void usage_summary_free(struct usage_summary *s);
+
+/* Bytes to whole MiB, rounded down (towards -inf). */
+int64_t usage_bytes_to_mib(double bytes);
+
+#endif

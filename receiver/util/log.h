@@ -1,0 +1,29 @@
+/* log.h -- JSON-lines (or text) logging on stderr, OpenBSD-style tiny API */
+#ifndef GVW_LOG_H
+#define GVW_LOG_H
+
+#include <stdarg.h>
+
+enum log_format { LOG_FORMAT_JSON, LOG_FORMAT_TEXT };
+enum log_level { LOG_LEVEL_DEBUG, LOG_LEVEL_INFO, LOG_LEVEL_WARN, LOG_LEVEL_ERROR };
+
+/* Chooses the output format and the lowest level printed. Default: JSON, INFO. */
+void log_init(enum log_format format, enum log_level min_level);
+
+/* One record. The message is free text; by convention it starts with
+ * __func__. Never pass secrets: the logger cannot tell them apart. */
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* log_warnx plus ": strerror(errno)". */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A structured record: msg plus key/value string pairs, NULL-terminated:
+ *   log_event(LOG_LEVEL_INFO, "decision", "node", node, "result", res, NULL);
+ * Values are JSON-escaped; in text mode they print as key=value. */
+void log_event(enum log_level level, const char *msg, ...);
+
+/* Start-up only: logs and exits 1. */
+void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif
