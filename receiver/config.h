@@ -1,0 +1,86 @@
+/* config.h -- every setting: environment variable, --flag override, validation */
+#ifndef GVW_CONFIG_H
+#define GVW_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum webhook_auth { WEBHOOK_AUTH_BEARER, WEBHOOK_AUTH_NONE };
+enum action_kind { ACTION_EVICT, ACTION_DELETE };
+enum fallback_kind { FALLBACK_NONE, FALLBACK_LARGEST };
+
+/* A comma-separated setting, split. Empty string = zero items. */
+struct strlist {
+    char **sl_items; /* owned */
+    size_t sl_count;
+};
+
+/* The loaded configuration. Every string is owned by the struct. */
+struct config {
+    char *c_listen_addr;        /* LISTEN_ADDR, "host:port" */
+    int c_dry_run;              /* DRY_RUN */
+    int64_t c_floor_mib;        /* FLOOR_MIB */
+    int64_t c_gpu_total_mib;    /* GPU_TOTAL_MIB */
+    char *c_gpumem_resource;    /* GPUMEM_RESOURCE, validated domain/name */
+    int64_t c_gpumem_capacity_mib; /* GPUMEM_CAPACITY_MIB */
+    char *c_gpu_node_selector;  /* GPU_NODE_SELECTOR */
+    int64_t c_advertise_interval_s; /* ADVERTISE_INTERVAL, 0 = start-up only */
+    char *c_prometheus_url;     /* PROMETHEUS_URL */
+    char *c_used_query;         /* USED_QUERY ($node substituted later) */
+    char *c_free_query;         /* FREE_QUERY, "" = derive from GPU_TOTAL_MIB */
+    char *c_pod_label;          /* POD_LABEL */
+    char *c_namespace_label;    /* NAMESPACE_LABEL */
+    char *c_kube_api_url;       /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
+    char *c_kube_token_file;    /* KUBE_TOKEN_FILE; "" when the default is absent */
+    char *c_kube_ca_file;       /* KUBE_CA_FILE; "" when the default is absent */
+    char *c_webhook_token_file; /* WEBHOOK_TOKEN_FILE */
+    enum webhook_auth c_webhook_auth; /* WEBHOOK_AUTH */
+    char *c_audit_db;           /* AUDIT_DB */
+    int64_t c_audit_retention_s; /* AUDIT_RETENTION */
+    struct strlist c_trigger_alerts; /* TRIGGER_ALERTS */
+    char *c_alert_node_label;   /* ALERT_NODE_LABEL */
+    enum action_kind c_action;  /* ACTION */
+    int64_t c_min_runtime_s;    /* MIN_RUNTIME */
+    int64_t c_settle_s;         /* SETTLE */
+    int64_t c_max_recycles_per_hour; /* MAX_RECYCLES_PER_HOUR, 0 = no limit */
+    char *c_protect_annotation; /* PROTECT_ANNOTATION */
+    struct strlist c_exclude_namespaces; /* EXCLUDE_NAMESPACES */
+    enum fallback_kind c_fallback; /* FALLBACK */
+    int c_log_text;             /* LOG_FORMAT=text */
+    int64_t c_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
+    int64_t c_http_timeout_ms;  /* HTTP_TIMEOUT */
+};
+
+/* Reads a variable of the environment; tests pass their own. NULL = unset. */
+typedef const char *(*config_getenv_fn)(const char *name);
+
+/*
+ * Loads every setting from the environment (via getenv_fn, NULL = getenv),
+ * then from --flags in argv[0..argc), which win. Validates everything,
+ * including that files named explicitly are readable.
+ *
+ * Arguments that are not settings are left for the caller: their indexes are
+ * stored in rest[] (at most argc entries), their count in *nrest. A flag that
+ * looks like a setting but is unknown is NOT an error here: the subcommand
+ * decides (it goes to rest).
+ *
+ * Returns 0, or -1 with one line naming the setting in err ("FLOOR_MIB: 'abc'
+ * is not a non-negative integer"). On -1 nothing stays allocated.
+ * The caller frees cfg with config_free().
+ */
+int config_load(struct config *cfg, int argc, char **argv, config_getenv_fn getenv_fn,
+                int *rest, int *nrest, char *err, size_t errlen);
+
+void config_free(struct config *cfg);
+
+/* Prints every setting with its default and meaning (for --help). */
+void config_print_help(FILE *out);
+
+/* Parses "90", "90s", "15m", "2h", "7d" into seconds. 0 or -1. */
+int config_parse_duration(const char *s, int64_t *seconds);
+
+/* 1 if name is among the list's items. */
+int strlist_contains(const struct strlist *l, const char *name);
+
+#endif

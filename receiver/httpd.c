@@ -1,0 +1,479 @@
+/* httpd.c -- the HTTP front door: /webhook, /metrics, /healthz, /readyz */
+#include "httpd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+#include <jansson.h>
+
+#include "buf.h"
+#include "log.h"
+#include "metrics.h"
+#include "store.h"
+
+#define TOKEN_MAX 4096
+#define TOKEN_REFRESH_S 60
+
+/* A webhook parsed and waiting for the loop turn's group commit. */
+struct pending {
+    struct evhttp_request *p_req; /* answered after the commit */
+    struct alert_batch p_batch;   /* owned */
+    int64_t *p_ids;               /* owned; alert ids once stored */
+    struct pending *p_next;
+};
+
+struct httpd {
+    struct event_base *h_base;    /* borrowed */
+    struct evhttp *h_http;        /* owned */
+    struct evhttp_bound_socket *h_sock; /* owned by h_http */
+    struct store *h_store;        /* borrowed, may be NULL */
+    struct httpd_opts h_opts;     /* strings borrowed */
+    char h_token[TOKEN_MAX];      /* current webhook token, never logged */
+    size_t h_token_len;
+    int h_auth;                   /* bearer auth on */
+    struct event *h_token_timer;  /* owned */
+    struct event *h_commit_ev;    /* owned; runs once per turn with pending work */
+    struct pending *h_pending;    /* owned queue, in arrival order */
+    struct pending **h_pending_tail;
+    size_t h_pending_count;
+};
+
+int
+httpd_token_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+    unsigned char diff = alen != blen;
+    size_t n = alen > blen ? alen : blen;
+
+    /* Walk the longer length whatever the content, so timing leaks no prefix. */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ca = i < alen ? (unsigned char)a[i] : 0;
+        unsigned char cb = i < blen ? (unsigned char)b[i] : 0;
+        diff |= ca ^ cb;
+    }
+    return diff == 0;
+}
+
+/* Reads the token file; trailing whitespace (a newline from `echo`) is cut. */
+static int
+read_token(const char *path, char *out, size_t *outlen, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    if (f == NULL) {
+        snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: cannot read '%s': %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    n = fread(out, 1, TOKEN_MAX - 1, f);
+    fclose(f);
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ' ||
+                     out[n - 1] == '\t'))
+        n--;
+    out[n] = '\0';
+    if (n == 0) {
+        snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: '%s' is empty", path);
+        return -1;
+    }
+    *outlen = n;
+    return 0;
+}
+
+/* memset that the optimiser may not drop: the token must not linger. */
+static void
+wipe(void *p, size_t n)
+{
+    volatile unsigned char *v = p;
+
+    while (n-- > 0)
+        *v++ = 0;
+}
+
+static void
+token_refresh_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct httpd *h = arg;
+    char tok[TOKEN_MAX], err[512];
+    size_t len;
+
+    if (read_token(h->h_opts.ho_token_file, tok, &len, err, sizeof(err)) == -1) {
+        log_warnx("%s: keeping the previous webhook token: %s", __func__, err);
+        return;
+    }
+    memcpy(h->h_token, tok, len + 1);
+    h->h_token_len = len;
+}
+
+static void
+reply(struct evhttp_request *req, int code, const char *reason, const char *ctype,
+      const char *body, size_t len)
+{
+    struct evbuffer *out = evhttp_request_get_output_buffer(req);
+    struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
+
+    evhttp_add_header(hdr, "Content-Type", ctype);
+    evbuffer_add(out, body, len);
+    evhttp_send_reply(req, code, reason, NULL);
+}
+
+/* Answers {"error": msg} with code; counted when it is a webhook answer. */
+static void
+reply_error(struct evhttp_request *req, int code, const char *reason, const char *msg,
+            int webhook)
+{
+    json_t *obj = json_pack("{s:s}", "error", msg);
+    char *body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+
+    if (body != NULL)
+        reply(req, code, reason, "application/json", body, strlen(body));
+    else
+        reply(req, code, reason, "application/json", "{\"error\":\"out of memory\"}", 25);
+    free(body);
+    json_decref(obj);
+    if (webhook)
+        metrics_webhook_request(code);
+}
+
+static void
+pending_free(struct pending *p)
+{
+    alert_batch_free(&p->p_batch);
+    free(p->p_ids);
+    free(p);
+}
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Writes every pending alert in one transaction. 0, or -1 (all rolled back). */
+static int
+commit_pending(struct httpd *h, char *err, size_t errlen)
+{
+    int64_t received = now_ms();
+
+    if (h->h_store == NULL) {
+        snprintf(err, errlen, "audit store is not open");
+        return -1;
+    }
+    if (store_begin(h->h_store, err, errlen) == -1)
+        return -1;
+    for (struct pending *p = h->h_pending; p != NULL; p = p->p_next) {
+        for (size_t i = 0; i < p->p_batch.ab_count; i++) {
+            const struct alert *a = &p->p_batch.ab_alerts[i];
+            struct store_alert sa = {
+                .sa_received_ms = received,
+                .sa_alertname = a->a_alertname,
+                .sa_status = alert_status_name(a),
+                .sa_fingerprint = a->a_fingerprint,
+                .sa_starts_at = a->a_starts_at,
+                .sa_ends_at = a->a_ends_at,
+                .sa_labels_json = a->a_labels_json,
+                .sa_annotations_json = a->a_annotations_json,
+            };
+            if (store_add_alert(h->h_store, &sa, &p->p_ids[i], err, errlen) == -1) {
+                store_rollback(h->h_store);
+                return -1;
+            }
+        }
+    }
+    return store_commit(h->h_store, err, errlen);
+}
+
+/* Once per loop turn with webhooks waiting: one commit, then every answer. */
+static void
+commit_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct httpd *h = arg;
+    struct pending *p, *next;
+    char err[512] = "";
+    int ok = commit_pending(h, err, sizeof(err)) == 0;
+
+    if (!ok)
+        log_event(LOG_LEVEL_ERROR, "webhook batch not stored; answering 503", "error",
+                  err, NULL);
+    for (p = h->h_pending; p != NULL; p = next) {
+        next = p->p_next;
+        if (ok) {
+            char body[64];
+            int n = snprintf(body, sizeof(body), "{\"accepted\":%zu}", p->p_batch.ab_count);
+            reply(p->p_req, 200, "OK", "application/json", body, (size_t)n);
+            metrics_webhook_request(200);
+            for (size_t i = 0; i < p->p_batch.ab_count; i++) {
+                const struct alert *a = &p->p_batch.ab_alerts[i];
+                metrics_alert_received(a->a_alertname, alert_status_name(a));
+                if (h->h_opts.ho_on_alert != NULL)
+                    h->h_opts.ho_on_alert(a, p->p_ids[i], h->h_opts.ho_cb_arg);
+            }
+        } else {
+            reply_error(p->p_req, 503, "Service Unavailable",
+                        "the audit store cannot record this delivery; retry", 1);
+        }
+        pending_free(p);
+    }
+    h->h_pending = NULL;
+    h->h_pending_tail = &h->h_pending;
+    h->h_pending_count = 0;
+}
+
+static int
+authorized(struct httpd *h, struct evhttp_request *req)
+{
+    const char *auth;
+    size_t len;
+
+    if (!h->h_auth)
+        return 1;
+    auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+    if (auth == NULL || evutil_ascii_strncasecmp(auth, "Bearer ", 7) != 0)
+        return 0;
+    auth += 7;
+    len = strlen(auth);
+    return httpd_token_equal(auth, len, h->h_token, h->h_token_len);
+}
+
+static void
+handle_webhook(struct httpd *h, struct evhttp_request *req)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    struct pending *p;
+    char err[512];
+    const char *body;
+
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "POST");
+        reply_error(req, 405, "Method Not Allowed", "use POST", 1);
+        return;
+    }
+    if (!authorized(h, req)) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                          "Bearer");
+        reply_error(req, 401, "Unauthorized", "missing or wrong bearer token", 1);
+        log_warnx("%s: rejected a webhook with a missing or wrong bearer token from %s",
+                  __func__, evhttp_request_get_host(req) ? evhttp_request_get_host(req) : "?");
+        return;
+    }
+    if (len > HTTPD_MAX_BODY) {
+        reply_error(req, 413, "Payload Too Large", "body over 1 MiB", 1);
+        return;
+    }
+    if (h->h_store == NULL) {
+        reply_error(req, 503, "Service Unavailable", "the audit store is not open yet", 1);
+        return;
+    }
+    if (h->h_pending_count >= h->h_opts.ho_max_pending) {
+        reply_error(req, 503, "Service Unavailable", "overloaded; retry", 1);
+        return;
+    }
+    if ((p = calloc(1, sizeof(*p))) == NULL) {
+        reply_error(req, 503, "Service Unavailable", "out of memory", 1);
+        return;
+    }
+    body = (const char *)evbuffer_pullup(in, -1);
+    if (alert_batch_parse(body ? body : "", len, &p->p_batch, err, sizeof(err)) == -1) {
+        free(p);
+        reply_error(req, 400, "Bad Request", err, 1);
+        log_info("%s: 400: %s", __func__, err);
+        return;
+    }
+    if (p->p_batch.ab_count > 0 &&
+        (p->p_ids = calloc(p->p_batch.ab_count, sizeof(*p->p_ids))) == NULL) {
+        pending_free(p);
+        reply_error(req, 503, "Service Unavailable", "out of memory", 1);
+        return;
+    }
+    p->p_req = req;
+    *h->h_pending_tail = p;
+    h->h_pending_tail = &p->p_next;
+    if (h->h_pending_count++ == 0)
+        event_active(h->h_commit_ev, EV_TIMEOUT, 0);
+}
+
+static void
+handle_metrics(struct evhttp_request *req)
+{
+    struct buf out;
+
+    buf_init(&out, 0);
+    if (metrics_render(&out) == -1) {
+        reply_error(req, 500, "Internal Server Error", "out of memory", 0);
+    } else {
+        reply(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8",
+              out.b_data ? out.b_data : "", out.b_len);
+    }
+    buf_free(&out);
+}
+
+static void
+route(struct evhttp_request *req, void *arg)
+{
+    struct httpd *h = arg;
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+    int get = cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD;
+
+    if (path == NULL) {
+        reply_error(req, 400, "Bad Request", "bad request URI", 0);
+    } else if (strcmp(path, "/webhook") == 0) {
+        handle_webhook(h, req);
+    } else if (strcmp(path, "/metrics") == 0 || strcmp(path, "/healthz") == 0 ||
+               strcmp(path, "/readyz") == 0) {
+        if (!get) {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");
+            reply_error(req, 405, "Method Not Allowed", "use GET", 0);
+        } else if (path[1] == 'm') {
+            handle_metrics(req);
+        } else if (path[1] == 'h') {
+            reply(req, 200, "OK", "text/plain", "ok\n", 3);
+        } else if (h->h_store != NULL) {
+            reply(req, 200, "OK", "text/plain", "ready\n", 6);
+        } else {
+            reply(req, 503, "Service Unavailable", "text/plain",
+                  "not ready: the audit store is not open\n", 39);
+        }
+    } else {
+        reply_error(req, 404, "Not Found", "no such path", 0);
+    }
+}
+
+/* Splits "host:port" / "[v6]:port" into a host and a port. */
+static int
+split_addr(const char *addr, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(addr, ':');
+    const char *start = addr;
+    size_t len;
+
+    if (colon == NULL)
+        return -1;
+    len = (size_t)(colon - addr);
+    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']') {
+        start++;
+        len -= 2;
+    }
+    if (len == 0 || len >= hostlen)
+        return -1;
+    memcpy(host, start, len);
+    host[len] = '\0';
+    *port = atoi(colon + 1);
+    return 0;
+}
+
+struct httpd *
+httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t errlen)
+{
+    struct httpd *h;
+    char host[256];
+    int port;
+    struct timeval every = {TOKEN_REFRESH_S, 0};
+
+    if (split_addr(o->ho_listen_addr, host, sizeof(host), &port) == -1) {
+        snprintf(err, errlen, "LISTEN_ADDR: '%s' is not host:port", o->ho_listen_addr);
+        return NULL;
+    }
+    if ((h = calloc(1, sizeof(*h))) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->h_base = base;
+    h->h_opts = *o;
+    h->h_pending_tail = &h->h_pending;
+    h->h_auth = o->ho_token_file != NULL && o->ho_token_file[0] != '\0';
+    if (h->h_auth && read_token(o->ho_token_file, h->h_token, &h->h_token_len, err,
+                                errlen) == -1)
+        goto fail;
+    if ((h->h_http = evhttp_new(base)) == NULL ||
+        (h->h_commit_ev = event_new(base, -1, 0, commit_cb, h)) == NULL ||
+        (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    evhttp_set_max_body_size(h->h_http, HTTPD_MAX_BODY);
+    evhttp_set_max_headers_size(h->h_http, 64 * 1024);
+    evhttp_set_timeout(h->h_http, 30);
+    evhttp_set_allowed_methods(h->h_http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+                                              EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+                                              EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
+                                              EVHTTP_REQ_OPTIONS);
+    evhttp_set_gencb(h->h_http, route, h);
+    if ((h->h_sock = evhttp_bind_socket_with_handle(h->h_http, host, (ev_uint16_t)port)) ==
+        NULL) {
+        snprintf(err, errlen, "LISTEN_ADDR: cannot listen on %s: %s", o->ho_listen_addr,
+                 strerror(errno));
+        goto fail;
+    }
+    if (h->h_auth)
+        event_add(h->h_token_timer, &every);
+    return h;
+fail:
+    httpd_free(h);
+    return NULL;
+}
+
+void
+httpd_free(struct httpd *h)
+{
+    struct pending *p, *next;
+
+    if (h == NULL)
+        return;
+    for (p = h->h_pending; p != NULL; p = next) {
+        next = p->p_next;
+        pending_free(p);
+    }
+    if (h->h_http != NULL)
+        evhttp_free(h->h_http);
+    if (h->h_commit_ev != NULL)
+        event_free(h->h_commit_ev);
+    if (h->h_token_timer != NULL)
+        event_free(h->h_token_timer);
+    wipe(h->h_token, sizeof(h->h_token));
+    free(h);
+}
+
+void
+httpd_flush(struct httpd *h)
+{
+    if (h->h_pending_count > 0) {
+        event_del(h->h_commit_ev);
+        commit_cb(-1, 0, h);
+    }
+}
+
+void
+httpd_set_store(struct httpd *h, struct store *s)
+{
+    h->h_store = s;
+}
+
+int
+httpd_port(const struct httpd *h)
+{
+    struct sockaddr_storage ss;
+    ev_socklen_t len = sizeof(ss);
+    evutil_socket_t fd = evhttp_bound_socket_get_fd(h->h_sock);
+
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+        return -1;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}

@@ -1,0 +1,52 @@
+/* httpd.h -- the HTTP front door: /webhook, /metrics, /healthz, /readyz */
+#ifndef GVW_HTTPD_H
+#define GVW_HTTPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "alert.h"
+
+#define HTTPD_MAX_BODY (1024 * 1024) /* SPEC: a body over 1 MiB is a 413 */
+
+struct store;
+struct httpd;
+
+/* Called once per alert after the batch that holds it is durably stored and
+ * answered. a and its strings are borrowed for the call only. */
+typedef void (*httpd_alert_cb)(const struct alert *a, int64_t alert_id, void *arg);
+
+struct httpd_opts {
+    const char *ho_listen_addr;  /* borrowed; "host:port", port 0 picks one */
+    const char *ho_token_file;   /* borrowed; NULL or "" = no bearer auth */
+    size_t ho_max_pending;       /* webhooks waiting for a commit; more = 503 */
+    httpd_alert_cb ho_on_alert;  /* may be NULL */
+    void *ho_cb_arg;
+};
+
+/*
+ * Binds the listener on base. Reads the webhook token now (and again every
+ * minute, so a rotated Secret is picked up). Returns NULL with a reason in
+ * err. Free with httpd_free(), which answers nothing more.
+ */
+struct httpd *httpd_new(struct event_base *base, const struct httpd_opts *o, char *err,
+                        size_t errlen);
+void httpd_free(struct httpd *h);
+
+/* The store webhooks are written to (borrowed); NULL until it opens, and
+ * while it is NULL /readyz and /webhook answer 503. */
+void httpd_set_store(struct httpd *h, struct store *s);
+
+/* Commits and answers the webhooks waiting for this turn's commit now
+ * (shutdown: finish the requests in hand). */
+void httpd_flush(struct httpd *h);
+
+/* The port actually bound. */
+int httpd_port(const struct httpd *h);
+
+/* 1 if a and b are equal, in time that depends only on their lengths. */
+int httpd_token_equal(const char *a, size_t alen, const char *b, size_t blen);
+
+#endif

@@ -1,0 +1,259 @@
+/* metrics.c -- the daemon's Prometheus metrics and their text exposition */
+#include "metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A labelled sample: up to two label values and a number. */
+struct series {
+    char *s_l1; /* owned */
+    char *s_l2; /* owned, may be NULL */
+    double s_value;
+};
+
+struct family {
+    struct series f_series[METRICS_MAX_SERIES];
+    size_t f_count;
+};
+
+static const double duration_buckets[] = {0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1,
+                                          2.5,   5,    10,   30,  60,   120};
+#define NBUCKETS (sizeof(duration_buckets) / sizeof(duration_buckets[0]))
+
+static struct {
+    int dry_run;
+    struct family requests;  /* code */
+    struct family alerts;    /* alertname, status */
+    struct family decisions; /* result */
+    struct family free_vram; /* node, bytes */
+    struct family capacity;  /* node, 0/1 */
+    double capacity_errors;
+    uint64_t dur_buckets[NBUCKETS];
+    uint64_t dur_count;
+    double dur_sum;
+} m;
+
+static void
+family_clear(struct family *f)
+{
+    for (size_t i = 0; i < f->f_count; i++) {
+        free(f->f_series[i].s_l1);
+        free(f->f_series[i].s_l2);
+    }
+    f->f_count = 0;
+}
+
+void
+metrics_cleanup(void)
+{
+    family_clear(&m.requests);
+    family_clear(&m.alerts);
+    family_clear(&m.decisions);
+    family_clear(&m.free_vram);
+    family_clear(&m.capacity);
+}
+
+void
+metrics_init(int dry_run)
+{
+    metrics_cleanup();
+    memset(&m, 0, sizeof(m));
+    m.dry_run = dry_run;
+}
+
+static int
+eq(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+/* The series for (l1, l2), created on first use; NULL when out of memory. */
+static struct series *
+lookup(struct family *f, const char *l1, const char *l2)
+{
+    struct series *s;
+
+    for (size_t i = 0; i < f->f_count; i++)
+        if (eq(f->f_series[i].s_l1, l1) && eq(f->f_series[i].s_l2, l2))
+            return &f->f_series[i];
+    if (f->f_count == METRICS_MAX_SERIES - 1) {
+        /* The last slot collects everything past the cap. */
+        l1 = "_other";
+        l2 = l2 ? "_other" : NULL;
+        for (size_t i = 0; i < f->f_count; i++)
+            if (eq(f->f_series[i].s_l1, l1) && eq(f->f_series[i].s_l2, l2))
+                return &f->f_series[i];
+    } else if (f->f_count == METRICS_MAX_SERIES) {
+        return &f->f_series[METRICS_MAX_SERIES - 1];
+    }
+    s = &f->f_series[f->f_count];
+    s->s_l1 = strdup(l1);
+    s->s_l2 = l2 ? strdup(l2) : NULL;
+    if (s->s_l1 == NULL || (l2 != NULL && s->s_l2 == NULL)) {
+        free(s->s_l1);
+        free(s->s_l2);
+        return NULL;
+    }
+    s->s_value = 0;
+    f->f_count++;
+    return s;
+}
+
+static void
+add(struct family *f, const char *l1, const char *l2, double v)
+{
+    struct series *s = lookup(f, l1, l2);
+
+    if (s != NULL)
+        s->s_value += v;
+}
+
+static void
+set(struct family *f, const char *l1, const char *l2, double v)
+{
+    struct series *s = lookup(f, l1, l2);
+
+    if (s != NULL)
+        s->s_value = v;
+}
+
+void
+metrics_webhook_request(int code)
+{
+    static const char *const common[] = {"200", "400", "401", "405", "413", "503"};
+    char buf[16];
+    const char *label = buf;
+
+    for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+        if (atoi(common[i]) == code)
+            label = common[i];
+    if (label == buf)
+        snprintf(buf, sizeof(buf), "%d", code);
+    add(&m.requests, label, NULL, 1);
+}
+
+void
+metrics_alert_received(const char *alertname, const char *status)
+{
+    add(&m.alerts, alertname, status, 1);
+}
+
+void
+metrics_decision(const char *result, double seconds)
+{
+    add(&m.decisions, result, NULL, 1);
+    if (seconds < 0)
+        return;
+    for (size_t i = 0; i < NBUCKETS; i++)
+        if (seconds <= duration_buckets[i])
+            m.dur_buckets[i]++;
+    m.dur_count++;
+    m.dur_sum += seconds;
+}
+
+void
+metrics_free_vram(const char *node, int64_t free_mib)
+{
+    set(&m.free_vram, node, NULL, (double)free_mib * 1048576.0);
+}
+
+void
+metrics_capacity_set(const char *node, int ok)
+{
+    set(&m.capacity, node, NULL, ok ? 1 : 0);
+}
+
+void
+metrics_capacity_error(void)
+{
+    m.capacity_errors++;
+}
+
+/* Appends a label value with \\, \" and \n escaped as the format requires. */
+static int
+escaped(struct buf *out, const char *v)
+{
+    for (const char *p = v; *p; p++) {
+        const char *rep = NULL;
+        if (*p == '\\')
+            rep = "\\\\";
+        else if (*p == '"')
+            rep = "\\\"";
+        else if (*p == '\n')
+            rep = "\\n";
+        if ((rep ? buf_append(out, rep, 2) : buf_append(out, p, 1)) == -1)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+header(struct buf *out, const char *name, const char *type, const char *help)
+{
+    return buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int
+family(struct buf *out, const char *name, const char *type, const char *help,
+       const struct family *f, const char *k1, const char *k2)
+{
+    if (header(out, name, type, help) == -1)
+        return -1;
+    for (size_t i = 0; i < f->f_count; i++) {
+        const struct series *s = &f->f_series[i];
+        if (buf_printf(out, "%s{%s=\"", name, k1) == -1 || escaped(out, s->s_l1) == -1)
+            return -1;
+        if (k2 != NULL && (buf_printf(out, "\",%s=\"", k2) == -1 ||
+                           escaped(out, s->s_l2 ? s->s_l2 : "") == -1))
+            return -1;
+        if (buf_printf(out, "\"} %.17g\n", s->s_value) == -1)
+            return -1;
+    }
+    return 0;
+}
+
+int
+metrics_render(struct buf *out)
+{
+    const char *hist = "gpu_vram_watchdog_decision_duration_seconds";
+
+    if (header(out, "gpu_vram_watchdog_build_info", "gauge",
+               "Build information; the value is always 1.") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_build_info{version=\"%s\"} 1\n", GVW_VERSION) ==
+            -1 ||
+        header(out, "gpu_vram_watchdog_dry_run", "gauge",
+               "1 when the watchdog only records what it would recycle.") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_dry_run %d\n", m.dry_run ? 1 : 0) == -1 ||
+        family(out, "gpu_vram_watchdog_webhook_requests_total", "counter",
+               "Webhook requests answered, by HTTP status code.", &m.requests, "code",
+               NULL) == -1 ||
+        family(out, "gpu_vram_watchdog_alerts_received_total", "counter",
+               "Alerts recorded from Alertmanager, by alertname and status.", &m.alerts,
+               "alertname", "status") == -1 ||
+        family(out, "gpu_vram_watchdog_decisions_total", "counter",
+               "Decisions completed, by result.", &m.decisions, "result", NULL) == -1 ||
+        family(out, "gpu_vram_watchdog_free_vram_bytes", "gauge",
+               "Free VRAM on the node when last re-verified.", &m.free_vram, "node",
+               NULL) == -1 ||
+        family(out, "gpu_vram_watchdog_capacity_advertised", "gauge",
+               "1 when the last capacity patch of the node succeeded, else 0.",
+               &m.capacity, "node", NULL) == -1 ||
+        header(out, "gpu_vram_watchdog_capacity_advertise_errors_total", "counter",
+               "Failed attempts to advertise the gpumem capacity.") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_capacity_advertise_errors_total %.17g\n",
+                   m.capacity_errors) == -1 ||
+        header(out, hist, "histogram", "Time from a decision's start to its end.") == -1)
+        return -1;
+    for (size_t i = 0; i < NBUCKETS; i++)
+        if (buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", hist, duration_buckets[i],
+                       (unsigned long long)m.dur_buckets[i]) == -1)
+            return -1;
+    if (buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.17g\n%s_count %llu\n", hist,
+                   (unsigned long long)m.dur_count, hist, m.dur_sum, hist,
+                   (unsigned long long)m.dur_count) == -1)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* metrics.h -- the daemon's Prometheus metrics and their text exposition */
+#ifndef GVW_METRICS_H
+#define GVW_METRICS_H
+
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Distinct label sets kept per labelled family; past it, new sets are counted
+ * under the value "_other" so a hostile payload cannot grow memory. */
+#define METRICS_MAX_SERIES 256
+
+/* Resets every metric (start-up and tests). */
+void metrics_init(int dry_run);
+/* Frees what the metrics hold. */
+void metrics_cleanup(void);
+
+void metrics_webhook_request(int code);
+void metrics_alert_received(const char *alertname, const char *status);
+void metrics_decision(const char *result, double seconds);
+void metrics_free_vram(const char *node, int64_t free_mib);
+void metrics_capacity_set(const char *node, int ok);
+void metrics_capacity_error(void);
+
+/* Appends the text exposition (format 0.0.4) to out. 0, or -1 on OOM. */
+int metrics_render(struct buf *out);
+
+#endif

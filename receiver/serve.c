@@ -1,0 +1,165 @@
+/* serve.c -- the daemon: wires the loop, the front door, the store and timers */
+#include "serve.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "httpd.h"
+#include "log.h"
+#include "metrics.h"
+#include "store.h"
+
+#define STORE_RETRY_S 5
+#define PRUNE_EVERY_S 86400
+
+struct daemon {
+    const struct config *d_cfg;   /* borrowed */
+    struct event_base *d_base;    /* owned */
+    struct httpd *d_httpd;        /* owned */
+    struct store *d_store;        /* owned; NULL until it opens */
+    struct event *d_store_retry;  /* owned */
+    struct event *d_prune_timer;  /* owned */
+    struct event *d_sigterm, *d_sigint; /* owned */
+};
+
+static void
+prune_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+    char err[512], n_s[32];
+    struct timespec ts;
+    int64_t n;
+
+    if (d->d_store == NULL || d->d_cfg->c_audit_retention_s == 0)
+        return;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    n = store_prune(d->d_store,
+                    ((int64_t)ts.tv_sec - d->d_cfg->c_audit_retention_s) * 1000, err,
+                    sizeof(err));
+    if (n < 0) {
+        log_event(LOG_LEVEL_WARN, "audit prune failed", "error", err, NULL);
+        return;
+    }
+    snprintf(n_s, sizeof(n_s), "%lld", (long long)n);
+    log_event(LOG_LEVEL_INFO, "audit pruned", "rows", n_s, NULL);
+}
+
+/* Opens the store; until it opens, /readyz and /webhook answer 503 and this
+ * retries, so a slow volume mount heals without a restart. */
+static void
+store_open_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+    char err[512];
+    struct timeval retry = {STORE_RETRY_S, 0};
+
+    d->d_store = store_open(d->d_cfg->c_audit_db, STORE_READWRITE, err, sizeof(err));
+    if (d->d_store == NULL) {
+        log_event(LOG_LEVEL_ERROR, "audit store not open; retrying", "path",
+                  d->d_cfg->c_audit_db, "error", err, NULL);
+        evtimer_add(d->d_store_retry, &retry);
+        return;
+    }
+    log_event(LOG_LEVEL_INFO, "audit store open", "path", d->d_cfg->c_audit_db, NULL);
+    httpd_set_store(d->d_httpd, d->d_store);
+    prune_cb(-1, 0, d);
+}
+
+static void
+on_alert(const struct alert *a, int64_t alert_id, void *arg)
+{
+    char id[32];
+
+    snprintf(id, sizeof(id), "%lld", (long long)alert_id);
+    log_event(LOG_LEVEL_INFO, "alert recorded", "id", id, "alertname", a->a_alertname,
+              "status", alert_status_name(a), "fingerprint", a->a_fingerprint, NULL);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct daemon *d = arg;
+
+    log_info("%s: %s received; finishing the requests in hand", __func__,
+             sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    httpd_flush(d->d_httpd);
+    event_base_loopexit(d->d_base, NULL);
+}
+
+static void
+daemon_teardown(struct daemon *d)
+{
+    httpd_free(d->d_httpd);
+    store_close(d->d_store);
+    if (d->d_store_retry)
+        event_free(d->d_store_retry);
+    if (d->d_prune_timer)
+        event_free(d->d_prune_timer);
+    if (d->d_sigterm)
+        event_free(d->d_sigterm);
+    if (d->d_sigint)
+        event_free(d->d_sigint);
+    if (d->d_base)
+        event_base_free(d->d_base);
+    metrics_cleanup();
+}
+
+int
+serve_main(const struct config *cfg)
+{
+    struct daemon d;
+    char err[512], port[16];
+    struct timeval daily = {PRUNE_EVERY_S, 0};
+    struct httpd_opts ho = {
+        .ho_listen_addr = cfg->c_listen_addr,
+        .ho_token_file = cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER
+                             ? cfg->c_webhook_token_file
+                             : NULL,
+        .ho_max_pending = 4096,
+        .ho_on_alert = on_alert,
+        .ho_cb_arg = &d,
+    };
+    int rc = 1;
+
+    memset(&d, 0, sizeof(d));
+    d.d_cfg = cfg;
+    signal(SIGPIPE, SIG_IGN);
+    metrics_init(cfg->c_dry_run);
+    if ((d.d_base = event_base_new()) == NULL) {
+        log_warnx("%s: cannot create the event loop", __func__);
+        goto done;
+    }
+    if ((d.d_httpd = httpd_new(d.d_base, &ho, err, sizeof(err))) == NULL) {
+        log_warnx("%s", err);
+        goto done;
+    }
+    d.d_store_retry = evtimer_new(d.d_base, store_open_cb, &d);
+    d.d_prune_timer = event_new(d.d_base, -1, EV_PERSIST, prune_cb, &d);
+    d.d_sigterm = evsignal_new(d.d_base, SIGTERM, signal_cb, &d);
+    d.d_sigint = evsignal_new(d.d_base, SIGINT, signal_cb, &d);
+    if (!d.d_store_retry || !d.d_prune_timer || !d.d_sigterm || !d.d_sigint) {
+        log_warnx("%s: out of memory", __func__);
+        goto done;
+    }
+    event_add(d.d_sigterm, NULL);
+    event_add(d.d_sigint, NULL);
+    event_add(d.d_prune_timer, &daily);
+    store_open_cb(-1, 0, &d);
+    snprintf(port, sizeof(port), "%d", httpd_port(d.d_httpd));
+    log_event(LOG_LEVEL_INFO, "serving", "listen", cfg->c_listen_addr, "port", port,
+              "dry_run", cfg->c_dry_run ? "true" : "false", "version", GVW_VERSION,
+              NULL);
+    if (event_base_dispatch(d.d_base) == -1) {
+        log_warnx("%s: event loop failed", __func__);
+        goto done;
+    }
+    log_info("%s: stopped", __func__);
+    rc = 0;
+done:
+    daemon_teardown(&d);
+    return rc;
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# test_serve_http.sh -- `serve` on a loopback port: every status code of SPEC's HTTP table,
+# a real Alertmanager delivery recorded and visible to `audit alerts` while serve runs,
+# and a clean exit on SIGTERM.
+source "$(dirname "$0")/../lib/harness.sh"
+
+printf 's3cret-token\n' >"$TMP/token"
+DB="$TMP/audit.db"
+start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" || exit 1
+AUTH=(-H "Authorization: Bearer s3cret-token" -H "Content-Type: application/json")
+FIXTURE="$GVW_TEST_DATA/alertmanager-0.25-webhook.json"
+
+expect_eq "GET /healthz is 200" 200 "$(http_code GET /healthz)"
+expect_eq "GET /readyz is 200 once the store is open" 200 "$(http_code GET /readyz)"
+
+code=$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$FIXTURE")
+expect_eq "a real 0.25 delivery with the token is 200" 200 "$code"
+expect_eq "the answer counts the alerts" '{"accepted":1}' "$(cat "$TMP/body")"
+expect_eq "the database file is created 0600" 600 "$(stat -c %a "$DB")"
+
+out=$("$GVW_BINARY" audit alerts --db "$DB" --format json)
+expect_contains "audit alerts shows it while serve runs" '"fingerprint": "cee90ef7ef51c1b3"' \
+    "$(printf '%s' "$out" | sed 's/":"/": "/g')"
+expect_contains "audit alerts shows its status" 'firing' "$out"
+
+code=$(http_code POST /webhook -H "Content-Type: application/json" --data-binary @"$FIXTURE")
+expect_eq "no token is 401" 401 "$code"
+code=$(http_code POST /webhook -H "Authorization: Bearer s3cret-tokeN" --data-binary @"$FIXTURE")
+expect_eq "a wrong token is 401" 401 "$code"
+code=$(http_code POST /webhook -H "Authorization: Bearer s3cret-token-longer" --data-binary @"$FIXTURE")
+expect_eq "a longer token is 401" 401 "$code"
+code=$(http_code POST /webhook -H "Authorization: Basic czNjcmV0LXRva2Vu" --data-binary @"$FIXTURE")
+expect_eq "basic auth is 401" 401 "$code"
+expect_eq "GET /webhook is 405" 405 "$(http_code GET /webhook "${AUTH[@]}")"
+expect_eq "PUT /webhook is 405" 405 "$(http_code PUT /webhook "${AUTH[@]}" --data-binary '{}')"
+expect_eq "POST /metrics is 405" 405 "$(http_code POST /metrics --data-binary x)"
+
+code=$(http_code POST /webhook "${AUTH[@]}" --data-binary 'not json')
+expect_eq "garbage is 400" 400 "$code"
+expect_contains "the 400 names the problem" '"error":"body is not valid JSON' "$(cat "$TMP/body")"
+code=$(http_code POST /webhook "${AUTH[@]}" --data-binary '{"version":"3","alerts":[]}')
+expect_eq "version 3 is 400" 400 "$code"
+code=$(http_code POST /webhook "${AUTH[@]}" --data-binary '')
+expect_eq "an empty body is 400" 400 "$code"
+code=$(http_code POST /webhook "${AUTH[@]}" \
+    --data-binary '{"alerts":[{"status":"pending","labels":{"alertname":"X"}}]}')
+expect_eq "an unknown alert status is 400" 400 "$code"
+expect_contains "the 400 says which alert" "alerts[0].status" "$(cat "$TMP/body")"
+
+head -c $((1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' >"$TMP/big"
+code=$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$TMP/big")
+expect_eq "a body over 1 MiB is 413" 413 "$code"
+expect_eq "unknown paths are 404" 404 "$(http_code GET /nope)"
+
+# Resolved and firing alerts of one delivery are both recorded.
+code=$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$GVW_TEST_DATA/alertmanager-0.27-webhook.json")
+expect_eq "a newer delivery with extra fields is 200" 200 "$code"
+expect_eq "both its alerts are accepted" '{"accepted":2}' "$(cat "$TMP/body")"
+
+expect_eq "still healthy after malformed requests" 200 "$(http_code GET /healthz)"
+code=$(http_code GET /metrics)
+expect_eq "GET /metrics is 200" 200 "$code"
+cp "$TMP/body" "$TMP/metrics"
+expect_contains "metrics count the 401s" 'gpu_vram_watchdog_webhook_requests_total{code="401"} 4' "$(cat "$TMP/metrics")"
+expect_contains "metrics count alerts by name and status" \
+    'gpu_vram_watchdog_alerts_received_total{alertname="GPUVRAMLow",status="firing"} 2' "$(cat "$TMP/metrics")"
+if command -v promtool >/dev/null; then
+    if promtool check metrics <"$TMP/metrics" >"$TMP/promtool.out" 2>&1; then
+        pass "promtool check metrics is clean"
+    else
+        fail "promtool check metrics is clean" "$(cat "$TMP/promtool.out")"
+    fi
+else
+    fail "promtool check metrics" "promtool missing (Debian package: prometheus)"
+fi
+
+out=$("$GVW_BINARY" audit alerts --db "$DB" --format json --limit 0)
+expect_eq "audit alerts lists all three recorded alerts" 3 "$(printf '%s' "$out" | grep -o '"alertname"' | wc -l)"
+
+# Logs are JSON lines and never carry the token.
+if grep -v '^{.*}$' "$TMP/serve.log" >/dev/null; then
+    fail "every log line is a JSON object" "$(grep -v '^{.*}$' "$TMP/serve.log" | head -3)"
+else
+    pass "every log line is a JSON object"
+fi
+if grep -q 's3cret-token' "$TMP/serve.log"; then fail "the token never appears in logs"; else pass "the token never appears in logs"; fi
+
+start=$(date +%s%N)
+kill -TERM "$SERVE_PID"
+wait "$SERVE_PID"
+rc=$?
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+expect_eq "SIGTERM exits 0" 0 "$rc"
+if [ "$elapsed_ms" -lt 1000 ]; then pass "SIGTERM exits within a second"; else fail "SIGTERM exits within a second" "${elapsed_ms} ms"; fi
+
+# A store that cannot open: the receiver runs, but is not ready and refuses with 503.
+start_serve "$TMP/serve2.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$TMP/missing-dir/audit.db" || exit 1
+expect_eq "readyz is 503 while the store cannot open" 503 "$(http_code GET /readyz)"
+expect_eq "healthz stays 200" 200 "$(http_code GET /healthz)"
+expect_eq "a webhook is 503 so Alertmanager retries" 503 "$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$FIXTURE")"
+mkdir "$TMP/missing-dir"
+for _ in $(seq 1 80); do [ "$(http_code GET /readyz)" = 200 ] && break; sleep 0.1; done
+expect_eq "the store opens by itself once its directory appears" 200 "$(http_code GET /readyz)"
+expect_eq "and the webhook is accepted again" 200 "$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$FIXTURE")"
+
+# Start-up refuses a bad setting with one line naming it.
+out=$(FLOOR_MIB=abc "$GVW_BINARY" serve 2>&1); rc=$?
+expect_eq "a bad setting stops start-up" 2 "$rc"
+expect_eq "with one line naming it" "gpu-vram-watchdog: FLOOR_MIB: 'abc' is not a non-negative integer" "$out"
+out=$(WEBHOOK_TOKEN_FILE= "$GVW_BINARY" serve 2>&1); rc=$?
+expect_contains "bearer auth without a token file stops start-up" "WEBHOOK_TOKEN_FILE: required" "$out"
+
+finish

@@ -1,0 +1,68 @@
+# harness.sh -- shared helpers for the shell-driven integration tests (sourced).
+# Each test script: source this, call `check NAME CMD...` / `expect_eq`, end with `finish`.
+set -u
+GVW_BINARY=${GVW_BINARY:-$(pwd)/build/gpu-vram-watchdog}
+GVW_SOURCE_DIR=${GVW_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+GVW_TEST_DATA=${GVW_TEST_DATA:-$GVW_SOURCE_DIR/tests/data}
+PASSED=0
+FAILED=0
+TMP=$(mktemp -d /tmp/gvw-test.XXXXXX)
+PIDS=()
+
+cleanup() {
+    for pid in "${PIDS[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null
+    done
+    wait 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1${2:+: $2}"; }
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+    if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+# expect_contains NAME NEEDLE HAYSTACK
+expect_contains() {
+    case "$3" in
+    *"$2"*) pass "$1" ;;
+    *) fail "$1" "'$2' not in: $(printf '%s' "$3" | head -c 400)" ;;
+    esac
+}
+
+# start_serve LOGFILE [ENV=VALUE ...] -- starts serve on a free loopback port;
+# sets SERVE_PID and SERVE_PORT (read from its "serving" log line).
+start_serve() {
+    local log=$1
+    shift
+    env LISTEN_ADDR=127.0.0.1:0 "$@" "$GVW_BINARY" serve 2>"$log" &
+    SERVE_PID=$!
+    PIDS+=("$SERVE_PID")
+    SERVE_PORT=
+    for _ in $(seq 1 100); do
+        SERVE_PORT=$(sed -n 's/.*"msg":"serving".*"port":"\([0-9]*\)".*/\1/p' "$log" | head -n1)
+        [ -n "$SERVE_PORT" ] && return 0
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "serve did not start; its log:" >&2
+    cat "$log" >&2
+    return 1
+}
+
+# http_code METHOD PATH [curl args...] -- prints the status code; body in $TMP/body
+http_code() {
+    local method=$1 path=$2
+    shift 2
+    curl -s -o "$TMP/body" -w '%{http_code}' -X "$method" "$@" \
+        "http://127.0.0.1:$SERVE_PORT$path"
+}
+
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+}

@@ -1,0 +1,292 @@
+/* test_config.c -- settings: defaults, env, flags that win, every bad value */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+/* A fake environment: NULL-terminated name/value pairs. */
+static const char **fake_env;
+
+static const char *
+fake_getenv(const char *name)
+{
+    for (size_t i = 0; fake_env != NULL && fake_env[i] != NULL; i += 2)
+        if (strcmp(fake_env[i], name) == 0)
+            return fake_env[i + 1];
+    return NULL;
+}
+
+static char token_path[] = "/tmp/gvw-test-token-XXXXXX";
+
+static int
+setup(void **state)
+{
+    int fd = mkstemp(token_path);
+    if (fd < 0 || write(fd, "s3cret\n", 7) != 7)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    unlink(token_path);
+    return 0;
+}
+
+/* Loads with env pairs and argv; returns config_load's result. */
+static int
+load(struct config *cfg, const char **env, int argc, char **argv, char *err, size_t len)
+{
+    int rest[16], nrest;
+    fake_env = env;
+    return config_load(cfg, argc, argv, fake_getenv, rest, &nrest, err, len);
+}
+
+static void
+test_defaults(void **state)
+{
+    const char *env[] = {"WEBHOOK_TOKEN_FILE", token_path, NULL};
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+    assert_string_equal(c.c_listen_addr, "0.0.0.0:9808");
+    assert_true(c.c_dry_run);
+    assert_int_equal(c.c_floor_mib, 1536);
+    assert_int_equal(c.c_gpu_total_mib, 15360);
+    assert_string_equal(c.c_gpumem_resource, "viktorbarzin.me/gpumem");
+    assert_int_equal(c.c_gpumem_capacity_mib, 14000);
+    assert_string_equal(c.c_gpu_node_selector, "nvidia.com/gpu.present=true");
+    assert_int_equal(c.c_advertise_interval_s, 3600);
+    assert_string_equal(c.c_prometheus_url, "http://prometheus:9090");
+    assert_string_equal(c.c_used_query, "sum by (namespace, pod) (gpu_pod_memory_used_bytes)");
+    assert_string_equal(c.c_free_query, "");
+    assert_string_equal(c.c_pod_label, "pod");
+    assert_string_equal(c.c_namespace_label, "namespace");
+    assert_string_equal(c.c_kube_api_url, ""); /* not in a cluster */
+    assert_int_equal(c.c_webhook_auth, WEBHOOK_AUTH_BEARER);
+    assert_int_equal(c.c_audit_retention_s, 90 * 86400);
+    assert_int_equal(c.c_trigger_alerts.sl_count, 1);
+    assert_string_equal(c.c_trigger_alerts.sl_items[0], "GPUVRAMLow");
+    assert_string_equal(c.c_alert_node_label, "node");
+    assert_int_equal(c.c_action, ACTION_EVICT);
+    assert_int_equal(c.c_min_runtime_s, 120);
+    assert_int_equal(c.c_settle_s, 60);
+    assert_int_equal(c.c_max_recycles_per_hour, 6);
+    assert_string_equal(c.c_protect_annotation, "gpu-vram-watchdog/protected");
+    assert_true(strlist_contains(&c.c_exclude_namespaces, "kube-system"));
+    assert_int_equal(c.c_fallback, FALLBACK_NONE);
+    assert_false(c.c_log_text);
+    assert_int_equal(c.c_http_connect_timeout_ms, 2000);
+    assert_int_equal(c.c_http_timeout_ms, 10000);
+    config_free(&c);
+}
+
+static void
+test_flag_wins_over_env(void **state)
+{
+    const char *env[] = {"FLOOR_MIB", "100", "WEBHOOK_AUTH", "none", "DRY_RUN", "false",
+                         NULL};
+    char *argv[] = {"--floor-mib", "2048", "--dry-run=true", "--node", "gpu-1"};
+    struct config c;
+    char err[256];
+    int rest[8], nrest;
+
+    fake_env = env;
+    assert_int_equal(config_load(&c, 5, argv, fake_getenv, rest, &nrest, err, sizeof(err)),
+                     0);
+    assert_int_equal(c.c_floor_mib, 2048);
+    assert_true(c.c_dry_run);
+    /* Not a setting: left for the subcommand, in order. */
+    assert_int_equal(nrest, 2);
+    assert_string_equal(argv[rest[0]], "--node");
+    assert_string_equal(argv[rest[1]], "gpu-1");
+    config_free(&c);
+}
+
+static void
+test_empty_string_is_empty_not_default(void **state)
+{
+    const char *env[] = {"WEBHOOK_AUTH", "none", "EXCLUDE_NAMESPACES", "",
+                         "TRIGGER_ALERTS", " GPUVRAMLow , Other ,,", NULL};
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(c.c_exclude_namespaces.sl_count, 0);
+    assert_int_equal(c.c_trigger_alerts.sl_count, 2);
+    assert_string_equal(c.c_trigger_alerts.sl_items[1], "Other");
+    config_free(&c);
+}
+
+static void
+test_durations(void **state)
+{
+    int64_t s;
+
+    assert_int_equal(config_parse_duration("90", &s), 0);
+    assert_int_equal(s, 90);
+    assert_int_equal(config_parse_duration("15s", &s), 0);
+    assert_int_equal(s, 15);
+    assert_int_equal(config_parse_duration("2m", &s), 0);
+    assert_int_equal(s, 120);
+    assert_int_equal(config_parse_duration("3h", &s), 0);
+    assert_int_equal(s, 10800);
+    assert_int_equal(config_parse_duration("90d", &s), 0);
+    assert_int_equal(s, 90 * 86400);
+    assert_int_equal(config_parse_duration("0", &s), 0);
+    assert_int_equal(s, 0);
+    const char *bad[] = {"", "m", "-1s", "1w", "1.5h", "1ms", "1 s", " 1s", "1s ", "1hh",
+                         "99999999999999999999", "9999999999999999d", "+5s"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(config_parse_duration(bad[i], &s), -1);
+}
+
+/* Each bad value stops start-up with a line that names the setting. */
+static void
+test_bad_values_name_the_setting(void **state)
+{
+    static const struct {
+        const char *name, *value, *expect;
+    } cases[] = {
+        {"FLOOR_MIB", "abc", "FLOOR_MIB: 'abc' is not a non-negative integer"},
+        {"FLOOR_MIB", "-5", "FLOOR_MIB"},
+        {"FLOOR_MIB", "", "FLOOR_MIB"},
+        {"FLOOR_MIB", "12x", "FLOOR_MIB"},
+        {"GPU_TOTAL_MIB", "0", "GPU_TOTAL_MIB: must be greater than 0"},
+        {"GPU_TOTAL_MIB", "99999999999999999999", "GPU_TOTAL_MIB"},
+        {"MAX_RECYCLES_PER_HOUR", "six", "MAX_RECYCLES_PER_HOUR"},
+        {"GPUMEM_CAPACITY_MIB", "1.5", "GPUMEM_CAPACITY_MIB"},
+        {"DRY_RUN", "maybe", "DRY_RUN: 'maybe' is not true or false"},
+        {"ACTION", "kill", "ACTION: 'kill' is not one of: evict, delete"},
+        {"FALLBACK", "smallest", "FALLBACK: 'smallest' is not one of: none, largest"},
+        {"LOG_FORMAT", "xml", "LOG_FORMAT"},
+        {"WEBHOOK_AUTH", "basic", "WEBHOOK_AUTH"},
+        {"SETTLE", "1w", "SETTLE: '1w' is not a duration"},
+        {"MIN_RUNTIME", "soon", "MIN_RUNTIME"},
+        {"ADVERTISE_INTERVAL", "-1h", "ADVERTISE_INTERVAL"},
+        {"AUDIT_RETENTION", "forever", "AUDIT_RETENTION"},
+        {"HTTP_TIMEOUT", "x", "HTTP_TIMEOUT"},
+        {"GPUMEM_RESOURCE", "gpumem", "GPUMEM_RESOURCE: 'gpumem' is not a valid extended"},
+        {"GPUMEM_RESOURCE", "Viktor.me/gpumem", "GPUMEM_RESOURCE"},
+        {"GPUMEM_RESOURCE", "a/b/c", "GPUMEM_RESOURCE"},
+        {"GPUMEM_RESOURCE", "example.com/-x", "GPUMEM_RESOURCE"},
+        {"GPUMEM_RESOURCE", "kubernetes.io/gpumem", "GPUMEM_RESOURCE"},
+        {"PROMETHEUS_URL", "prometheus:9090", "PROMETHEUS_URL: 'prometheus:9090' is not"},
+        {"PROMETHEUS_URL", "", "PROMETHEUS_URL"},
+        {"KUBE_API_URL", "ftp://x", "KUBE_API_URL"},
+        {"LISTEN_ADDR", "9808", "LISTEN_ADDR"},
+        {"LISTEN_ADDR", "0.0.0.0:99999", "LISTEN_ADDR"},
+        {"USED_QUERY", "", "USED_QUERY: must not be empty"},
+        {"KUBE_TOKEN_FILE", "/nonexistent/token", "KUBE_TOKEN_FILE: cannot read"},
+        {"KUBE_CA_FILE", "/nonexistent/ca.crt", "KUBE_CA_FILE: cannot read"},
+        {"WEBHOOK_TOKEN_FILE", "/nonexistent/tok", "WEBHOOK_TOKEN_FILE: cannot read"},
+        {"WEBHOOK_TOKEN_FILE", "", "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *env[] = {"WEBHOOK_TOKEN_FILE", token_path, cases[i].name,
+                             cases[i].value, NULL};
+        struct config c;
+        char err[256] = "";
+        /* A later duplicate wins in fake_getenv? No: first wins, so put the case first
+         * when it overrides WEBHOOK_TOKEN_FILE. */
+        if (strcmp(cases[i].name, "WEBHOOK_TOKEN_FILE") == 0) {
+            env[0] = cases[i].name;
+            env[1] = cases[i].value;
+            env[2] = NULL;
+        }
+        int rc = load(&c, env, 0, NULL, err, sizeof(err));
+        if (rc != -1 || strstr(err, cases[i].expect) != err)
+            fail_msg("%s=%s: rc %d, err '%s'", cases[i].name, cases[i].value, rc, err);
+    }
+}
+
+static void
+test_bad_flag_value(void **state)
+{
+    const char *env[] = {"WEBHOOK_AUTH", "none", NULL};
+    char *argv1[] = {"--floor-mib=lots"};
+    char *argv2[] = {"--settle"};
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, env, 1, argv1, err, sizeof(err)), -1);
+    assert_string_equal(err, "FLOOR_MIB: 'lots' is not a non-negative integer");
+    assert_int_equal(load(&c, env, 1, argv2, err, sizeof(err)), -1);
+    assert_string_equal(err, "SETTLE: --settle needs a value");
+}
+
+static void
+test_kube_url_from_service_env(void **state)
+{
+    const char *env4[] = {"WEBHOOK_AUTH", "none", "KUBERNETES_SERVICE_HOST", "10.0.0.1",
+                          "KUBERNETES_SERVICE_PORT", "443", NULL};
+    const char *env6[] = {"WEBHOOK_AUTH", "none", "KUBERNETES_SERVICE_HOST", "fd00::1",
+                          "KUBERNETES_SERVICE_PORT", "6443", NULL};
+    const char *envx[] = {"WEBHOOK_AUTH", "none", "KUBERNETES_SERVICE_HOST", "10.0.0.1",
+                          "KUBE_API_URL", "http://127.0.0.1:8001", NULL};
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, env4, 0, NULL, err, sizeof(err)), 0);
+    assert_string_equal(c.c_kube_api_url, "https://10.0.0.1:443");
+    config_free(&c);
+    assert_int_equal(load(&c, env6, 0, NULL, err, sizeof(err)), 0);
+    assert_string_equal(c.c_kube_api_url, "https://[fd00::1]:6443");
+    config_free(&c);
+    assert_int_equal(load(&c, envx, 0, NULL, err, sizeof(err)), 0);
+    assert_string_equal(c.c_kube_api_url, "http://127.0.0.1:8001");
+    config_free(&c);
+}
+
+static void
+test_help_lists_every_setting(void **state)
+{
+    static const char *const names[] = {
+        "LISTEN_ADDR", "DRY_RUN", "FLOOR_MIB", "GPU_TOTAL_MIB", "GPUMEM_RESOURCE",
+        "GPUMEM_CAPACITY_MIB", "GPU_NODE_SELECTOR", "ADVERTISE_INTERVAL",
+        "PROMETHEUS_URL", "USED_QUERY", "FREE_QUERY", "POD_LABEL", "NAMESPACE_LABEL",
+        "KUBE_API_URL", "KUBE_TOKEN_FILE", "KUBE_CA_FILE", "WEBHOOK_TOKEN_FILE",
+        "WEBHOOK_AUTH", "AUDIT_DB", "AUDIT_RETENTION", "TRIGGER_ALERTS",
+        "ALERT_NODE_LABEL", "ACTION", "MIN_RUNTIME", "SETTLE", "MAX_RECYCLES_PER_HOUR",
+        "PROTECT_ANNOTATION", "EXCLUDE_NAMESPACES", "FALLBACK", "LOG_FORMAT",
+        "--floor-mib", "--max-recycles-per-hour", "--webhook-token-file"};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    assert_non_null(f);
+    config_print_help(f);
+    fclose(f);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strstr(text, names[i]) == NULL)
+            fail_msg("--help does not mention %s", names[i]);
+    free(text);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_flag_wins_over_env),
+        cmocka_unit_test(test_empty_string_is_empty_not_default),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_bad_values_name_the_setting),
+        cmocka_unit_test(test_bad_flag_value),
+        cmocka_unit_test(test_kube_url_from_service_env),
+        cmocka_unit_test(test_help_lists_every_setting),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,114 @@
+/* test_metrics.c -- exposition format: families, escaping, histogram, cardinality cap */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+static char *
+render(void)
+{
+    struct buf b;
+
+    buf_init(&b, 0);
+    assert_int_equal(metrics_render(&b), 0);
+    return b.b_data; /* the caller frees */
+}
+
+static void
+test_families_and_values(void **state)
+{
+    char *text;
+
+    metrics_init(1);
+    metrics_webhook_request(200);
+    metrics_webhook_request(200);
+    metrics_webhook_request(400);
+    metrics_alert_received("GPUVRAMLow", "firing");
+    metrics_alert_received("GPUVRAMLow", "firing");
+    metrics_alert_received("GPUVRAMLow", "resolved");
+    metrics_decision("would_recycle", 0.02);
+    metrics_decision("skipped_recovered", 3);
+    metrics_free_vram("gpu-node-1", 560);
+    metrics_capacity_set("gpu-node-1", 1);
+    metrics_capacity_set("gpu-node-2", 0);
+    metrics_capacity_error();
+    text = render();
+    const char *expect[] = {
+        "# TYPE gpu_vram_watchdog_build_info gauge\n",
+        "gpu_vram_watchdog_build_info{version=\"" GVW_VERSION "\"} 1\n",
+        "gpu_vram_watchdog_dry_run 1\n",
+        "# TYPE gpu_vram_watchdog_webhook_requests_total counter\n",
+        "gpu_vram_watchdog_webhook_requests_total{code=\"200\"} 2\n",
+        "gpu_vram_watchdog_webhook_requests_total{code=\"400\"} 1\n",
+        "gpu_vram_watchdog_alerts_received_total{alertname=\"GPUVRAMLow\",status=\"firing\"} 2\n",
+        "gpu_vram_watchdog_alerts_received_total{alertname=\"GPUVRAMLow\",status=\"resolved\"} 1\n",
+        "gpu_vram_watchdog_decisions_total{result=\"would_recycle\"} 1\n",
+        "gpu_vram_watchdog_free_vram_bytes{node=\"gpu-node-1\"} 587202560\n",
+        "gpu_vram_watchdog_capacity_advertised{node=\"gpu-node-1\"} 1\n",
+        "gpu_vram_watchdog_capacity_advertised{node=\"gpu-node-2\"} 0\n",
+        "gpu_vram_watchdog_capacity_advertise_errors_total 1\n",
+        "# TYPE gpu_vram_watchdog_decision_duration_seconds histogram\n",
+        "gpu_vram_watchdog_decision_duration_seconds_bucket{le=\"0.05\"} 1\n",
+        "gpu_vram_watchdog_decision_duration_seconds_bucket{le=\"5\"} 2\n",
+        "gpu_vram_watchdog_decision_duration_seconds_bucket{le=\"+Inf\"} 2\n",
+        "gpu_vram_watchdog_decision_duration_seconds_count 2\n",
+    };
+    for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+        if (strstr(text, expect[i]) == NULL)
+            fail_msg("missing: %s\n--- got:\n%s", expect[i], text);
+    free(text);
+    metrics_cleanup();
+}
+
+static void
+test_label_escaping(void **state)
+{
+    char *text;
+
+    metrics_init(0);
+    metrics_alert_received("a\"b\\c\nd", "firing");
+    text = render();
+    assert_non_null(strstr(text, "alertname=\"a\\\"b\\\\c\\nd\""));
+    assert_non_null(strstr(text, "gpu_vram_watchdog_dry_run 0\n"));
+    free(text);
+    metrics_cleanup();
+}
+
+/* Hostile alertnames cannot grow the label sets without bound. */
+static void
+test_cardinality_cap(void **state)
+{
+    char name[32], *text, *p;
+    size_t lines = 0;
+
+    metrics_init(0);
+    for (int i = 0; i < METRICS_MAX_SERIES * 4; i++) {
+        snprintf(name, sizeof(name), "alert%d", i);
+        metrics_alert_received(name, "firing");
+    }
+    text = render();
+    for (p = text; (p = strstr(p, "gpu_vram_watchdog_alerts_received_total{")) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, METRICS_MAX_SERIES);
+    assert_non_null(strstr(text, "alertname=\"_other\",status=\"_other\"} " ));
+    free(text);
+    metrics_cleanup();
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_families_and_values),
+        cmocka_unit_test(test_label_escaping),
+        cmocka_unit_test(test_cardinality_cap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
