@@ -1,0 +1,453 @@
+#!/usr/bin/env bash
+# check.sh -- checks rules/, runbooks/ and deploy/: promtool, amtool, kustomize, drift
+#
+# Run from anywhere: bash tests/rules/check.sh   (ctest -L rules runs it too)
+# Needs promtool (Debian package "prometheus") and amtool (Debian package
+# "prometheus-alertmanager"); kubectl is optional: the kustomize checks are
+# skipped with a message when it is absent. Prints one PASS/FAIL/SKIP line per
+# check and ends with "N passed, M failed"; exits non-zero if any failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+
+SRC=rules/gpu-vram-watchdog.rules.yml
+GEN=deploy/prometheusrule.yaml
+AMCFG=deploy/alertmanager/alertmanager.yml
+# The alerts SPEC.md ships ("Alerts shipped in rules/").
+EXPECTED_ALERTS="GPUVRAMLow GPUVRAMTelemetryDown GPUVRAMWatchdogDown"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pass=0
+fail=0
+skip=0
+
+# check DESCRIPTION FUNCTION [ARGS...] -- run one check, indent its output.
+check() {
+	local desc=$1 out rc
+	shift
+	echo "--- $desc"
+	set +e
+	out=$("$@" 2>&1)
+	rc=$?
+	set -e
+	if [ -n "$out" ]; then
+		printf '%s\n' "$out" | sed 's/^/    /'
+	fi
+	if [ "$rc" -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "PASS: $desc"
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $desc"
+	fi
+}
+
+skipped() {
+	skip=$((skip + 1))
+	echo "--- $1"
+	echo "SKIP: $1 ($2)"
+}
+
+failed() {
+	fail=$((fail + 1))
+	echo "--- $1"
+	echo "    $2"
+	echo "FAIL: $1"
+}
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# alerts_of FILE -- one line per alert: name|severity|summary?|description?|runbook_url
+alerts_of() {
+	awk '
+	function flush() {
+		if (name != "")
+			print name "|" sev "|" sum "|" desc "|" rb
+		name = ""; sev = ""; sum = 0; desc = 0; rb = ""
+	}
+	/^[ \t]*- record:/ { flush(); next }
+	/^[ \t]*- name:/   { flush(); next }
+	/^[ \t]*- alert:/  { flush(); name = $3; next }
+	name != "" && /^[ \t]*severity:/    { sev = $2 }
+	name != "" && /^[ \t]*summary:/     { sum = 1 }
+	name != "" && /^[ \t]*description:/ { desc = 1 }
+	name != "" && /^[ \t]*runbook_url:/ {
+		v = $0
+		sub(/^[ \t]*runbook_url:[ \t]*/, "", v)
+		gsub(/["\047]/, "", v)
+		sub(/[ \t]+$/, "", v)
+		rb = v
+	}
+	END { flush() }' "$1"
+}
+
+# ---------------------------------------------------------------- the rules
+c_promtool_check_source() {
+	promtool check rules "$SRC"
+}
+
+c_promtool_test() {
+	promtool test rules rules/tests/*.yml
+}
+
+c_generated_up_to_date() {
+	env -u RUNBOOK_BASE_URL sh rules/generate.sh "$tmp/prometheusrule.yaml" || return 1
+	if ! diff -u "$GEN" "$tmp/prometheusrule.yaml"; then
+		echo "$GEN is stale: run  sh rules/generate.sh"
+		return 1
+	fi
+}
+
+# The groups inside the PrometheusRule, de-indented, are a valid rule file.
+c_promtool_check_generated() {
+	awk '
+		/^spec:/ { on = 1; next }
+		!on { next }
+		/^[ \t]*$/ { print ""; next }
+		{ if (substr($0, 1, 2) != "  ") { bad = 1; exit 1 } print substr($0, 3) }
+		END { if (bad || !on) exit 1 }
+	' "$GEN" > "$tmp/extracted.rules.yml" || { echo "cannot extract spec.groups from $GEN"; return 1; }
+	grep -q '^apiVersion: monitoring.coreos.com/v1$' "$GEN" || { echo "apiVersion is not monitoring.coreos.com/v1"; return 1; }
+	grep -q '^kind: PrometheusRule$' "$GEN" || { echo "kind is not PrometheusRule"; return 1; }
+	promtool check rules "$tmp/extracted.rules.yml"
+}
+
+c_generator_rebases() {
+	local n_alerts n_rebased
+	RUNBOOK_BASE_URL=https://wiki.example.invalid/gvw/ sh rules/generate.sh - > "$tmp/rebased.yaml" || return 1
+	n_alerts=$(grep -c '^[[:space:]]*- alert:' "$SRC")
+	n_rebased=$(grep -c '^[[:space:]]*runbook_url: https://wiki.example.invalid/gvw/GPUVRAM[A-Za-z]*\.md$' "$tmp/rebased.yaml" || true)
+	echo "alerts: $n_alerts, runbook_urls rebased: $n_rebased"
+	[ "$n_alerts" -gt 0 ] && [ "$n_alerts" -eq "$n_rebased" ]
+}
+
+c_alert_fields() {
+	local rc=0 name sev sum desc rb seen=""
+	while IFS='|' read -r name sev sum desc rb; do
+		seen="$seen $name"
+		case $sev in
+		critical | warning | info) ;;
+		*) echo "$name: severity label missing or unknown: '$sev'"; rc=1 ;;
+		esac
+		[ "$sum" = 1 ] || { echo "$name: no summary annotation"; rc=1; }
+		[ "$desc" = 1 ] || { echo "$name: no description annotation"; rc=1; }
+		[ -n "$rb" ] || { echo "$name: no runbook_url annotation"; rc=1; }
+		echo "$name: severity=$sev"
+	done < <(alerts_of "$SRC")
+	for name in $EXPECTED_ALERTS; do
+		case " $seen " in
+		*" $name "*) ;;
+		*) echo "$name: missing from $SRC (SPEC ships it)"; rc=1 ;;
+		esac
+	done
+	# description templates must show the value
+	if [ "$(grep -c 'description:' "$SRC")" -ne "$(awk '/description:/{d=1} d&&/\$value/{n++; d=0} /runbook_url:/{d=0} END{print n+0}' "$SRC")" ]; then
+		echo "every description must show {{ \$value }}"
+		rc=1
+	fi
+	return $rc
+}
+
+c_runbook_urls() {
+	local rc=0 name sev sum desc rb base file bases f
+	for f in "$SRC" "$GEN"; do
+		bases=""
+		while IFS='|' read -r name sev sum desc rb; do
+			file=${rb##*/}
+			base=${rb%/*}
+			if [ "$file" != "$name.md" ]; then
+				echo "$f: $name: runbook_url $rb does not end in /$name.md"
+				rc=1
+			fi
+			if [ ! -f "runbooks/$file" ]; then
+				echo "$f: $name: runbooks/$file does not exist"
+				rc=1
+			fi
+			case $base in
+			https://*/runbooks | http://*/runbooks) ;;
+			*) echo "$f: $name: base $base does not end in /runbooks"; rc=1 ;;
+			esac
+			case " $bases " in
+			*" $base "*) ;;
+			*) bases="$bases $base" ;;
+			esac
+			echo "$f: $name -> runbooks/$file"
+		done < <(alerts_of "$f")
+		# shellcheck disable=SC2086 # word-split on purpose: count the bases
+		if [ "$(echo $bases | wc -w)" -ne 1 ]; then
+			echo "$f: runbook_urls must share one base, found:$bases"
+			rc=1
+		fi
+	done
+	for f in runbooks/*.md; do
+		name=$(basename "$f" .md)
+		grep -q "^[[:space:]]*- alert: $name\$" "$SRC" || { echo "$f: no alert named $name"; rc=1; }
+	done
+	return $rc
+}
+
+c_alerts_unit_tested() {
+	local rc=0 name
+	for name in $(alerts_of "$SRC" | cut -d'|' -f1); do
+		if ! grep -q "alertname: $name\$" rules/tests/*.yml; then
+			echo "$name: no alert_rule_test in rules/tests/"
+			rc=1
+		fi
+		# at least one case where it fires and one where it does not
+		# shellcheck disable=SC2015 # either failing is the same finding
+		grep -q "^[[:space:]]*alertname: $name\$" rules/tests/*.yml &&
+			awk -v n="$name" '
+				$0 ~ "^[ \t]*alertname: " n "$" { cur = 1; next }
+				/^[ \t]*alertname:/ { cur = 0 }
+				cur && /exp_alerts: \[\]/ { quiet = 1; cur = 0 }
+				cur && /exp_alerts:$/ { loud = 1; cur = 0 }
+				END { exit !(quiet && loud) }' rules/tests/*.yml ||
+			{ echo "$name: needs a firing and a non-firing test case"; rc=1; }
+	done
+	return $rc
+}
+
+# The rule's constants are the daemon's defaults, as deployed.
+c_constants_match_deployment() {
+	local total floor d_total d_floor rc=0
+	total=$(grep -E '^[[:space:]]*[0-9]+ - sum by \(node\) \(gpu_pod_memory_used_bytes\)' "$SRC" | grep -oE '^[[:space:]]*[0-9]+' | tr -d '[:space:]')
+	floor=$(grep -oE 'total_minus_used < [0-9]+' "$SRC" | grep -oE '[0-9]+$')
+	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
+	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
+	echo "rule: total=$total floor=$floor; deployment: GPU_TOTAL_MIB=$d_total FLOOR_MIB=$d_floor; SPEC defaults 15360/1536"
+	# one place each: a constant written twice could drift from itself
+	[ "$(grep -v '^[[:space:]]*#' "$SRC" | grep -cw "$total")" -eq 1 ] || { echo "$total must appear in exactly one rule line of $SRC"; rc=1; }
+	[ "$(grep -v '^[[:space:]]*#' "$SRC" | grep -cw "$floor")" -eq 1 ] || { echo "$floor must appear in exactly one rule line of $SRC"; rc=1; }
+	[ -n "$total" ] && [ "$total" = "$d_total" ] || rc=1
+	[ -n "$floor" ] && [ "$floor" = "$d_floor" ] || rc=1
+	return $rc
+}
+
+# ------------------------------------------------------------- alertmanager
+c_amtool_check() {
+	amtool check-config "$AMCFG"
+}
+
+c_amtool_routes() {
+	local rc=0
+	amtool config routes test --config.file="$AMCFG" --verify.receivers=gpu-vram-watchdog \
+		alertname=GPUVRAMLow node=gpu1 severity=critical >/dev/null 2>&1 ||
+		{ echo "GPUVRAMLow{node=gpu1} does not route to gpu-vram-watchdog"; rc=1; }
+	amtool config routes test --config.file="$AMCFG" --verify.receivers=gpu-vram-watchdog \
+		alertname=GPUVRAMLow severity=critical >/dev/null 2>&1 ||
+		{ echo "GPUVRAMLow without node does not route to gpu-vram-watchdog"; rc=1; }
+	for a in GPUVRAMTelemetryDown GPUVRAMWatchdogDown; do
+		if amtool config routes test --config.file="$AMCFG" alertname=$a 2>/dev/null | grep -qw gpu-vram-watchdog; then
+			echo "$a must not go to the watchdog (only TRIGGER_ALERTS)"
+			rc=1
+		fi
+	done
+	[ $rc -eq 0 ] && echo "GPUVRAMLow -> gpu-vram-watchdog; other alerts -> elsewhere"
+	return $rc
+}
+
+c_am_receiver_matches_service() {
+	local rc=0 url
+	url=http://gpu-vram-watchdog.gpu-vram-watchdog.svc:9808/webhook
+	grep -q "url: $url\$" "$AMCFG" || { echo "webhook url is not $url"; rc=1; }
+	grep -q 'send_resolved: true' "$AMCFG" || { echo "send_resolved: true missing"; rc=1; }
+	grep -q 'credentials_file: /' "$AMCFG" || { echo "http_config.authorization.credentials_file missing"; rc=1; }
+	grep -q 'group_by: \[alertname, node\]' "$AMCFG" || { echo "group_by [alertname, node] missing"; rc=1; }
+	# the Service really is gpu-vram-watchdog/gpu-vram-watchdog:9808
+	# shellcheck disable=SC2015 # any of the three failing is the same finding
+	grep -q '^  name: gpu-vram-watchdog$' deploy/service.yaml &&
+		grep -q '^  namespace: gpu-vram-watchdog$' deploy/service.yaml &&
+		grep -q 'port: 9808$' deploy/service.yaml || { echo "deploy/service.yaml is not gpu-vram-watchdog.gpu-vram-watchdog:9808"; rc=1; }
+	return $rc
+}
+
+# ------------------------------------------------------------------- deploy
+c_kustomize_default() {
+	local rc=0 kind
+	kubectl kustomize deploy/ > "$tmp/rendered.yaml" || return 1
+	for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding PersistentVolumeClaim Secret Deployment Service; do
+		grep -q "^kind: $kind\$" "$tmp/rendered.yaml" || { echo "rendered output has no $kind"; rc=1; }
+	done
+	for kind in ServiceMonitor PrometheusRule; do
+		if grep -q "^kind: $kind\$" "$tmp/rendered.yaml"; then
+			echo "$kind needs CRDs; keep it out of the default kustomization"
+			rc=1
+		fi
+	done
+	echo "$(grep -c '^kind:' "$tmp/rendered.yaml") objects rendered"
+	return $rc
+}
+
+# The optional CRD-backed manifests parse too (kustomize renders without CRDs).
+c_kustomize_optional() {
+	local d=$tmp/optional
+	mkdir -p "$d"
+	cp deploy/servicemonitor.yaml deploy/prometheusrule.yaml "$d/"
+	printf 'resources:\n- servicemonitor.yaml\n- prometheusrule.yaml\n' > "$d/kustomization.yaml"
+	kubectl kustomize "$d" > "$tmp/optional.yaml" || return 1
+	grep -q '^kind: ServiceMonitor$' "$tmp/optional.yaml" &&
+		grep -q '^kind: PrometheusRule$' "$tmp/optional.yaml"
+}
+
+# Every deploy/*.yaml is either in the kustomization or one of the optional files.
+c_deploy_files_accounted() {
+	local rc=0 f b
+	for f in deploy/*.yaml; do
+		b=$(basename "$f")
+		case $b in
+		kustomization.yaml | servicemonitor.yaml | prometheusrule.yaml) continue ;;
+		esac
+		grep -q "^  - $b\$" deploy/kustomization.yaml || { echo "$f is not listed in deploy/kustomization.yaml"; rc=1; }
+	done
+	return $rc
+}
+
+c_deployment_hardening() {
+	local rc=0 d=deploy/deployment.yaml p
+	while IFS= read -r p; do
+		grep -qE -- "$p" "$d" || { echo "missing: $p"; rc=1; }
+	done <<'PATTERNS'
+^  replicas: 1$
+type: Recreate$
+runAsNonRoot: true$
+runAsUser: 65532$
+readOnlyRootFilesystem: true$
+allowPrivilegeEscalation: false$
+drop: \["ALL"\]$
+type: RuntimeDefault$
+path: /healthz$
+path: /readyz$
+containerPort: 9808$
+cpu: 10m$
+memory: 32Mi$
+memory: 64Mi
+name: DRY_RUN$
+value: "true"$
+name: WEBHOOK_TOKEN_FILE$
+value: "/var/lib/gpu-vram-watchdog/audit.db"$
+claimName: gpu-vram-watchdog-audit$
+serviceAccountName: gpu-vram-watchdog$
+PATTERNS
+	awk '/- name: DRY_RUN$/ { getline; if ($0 !~ /value: "true"$/) exit 1 }' "$d" || { echo "DRY_RUN must ship as \"true\""; rc=1; }
+	if ! grep -q 'ReadWriteOnce' deploy/pvc.yaml || ! grep -q 'storage: 1Gi' deploy/pvc.yaml; then
+		echo "pvc: ReadWriteOnce 1Gi"
+		rc=1
+	fi
+	# least privilege: no wildcard, no secrets, nothing beyond the documented verbs
+	if grep -v '^[[:space:]]*#' deploy/rbac.yaml | grep -nE '"(\*|secrets|watch|update|escalate|bind|impersonate)"'; then
+		echo "rbac.yaml grants more than SPEC needs"
+		rc=1
+	fi
+	return $rc
+}
+
+c_dockerfile() {
+	local rc=0 p
+	while IFS= read -r p; do
+		grep -qE -- "$p" deploy/Dockerfile || { echo "missing: $p"; rc=1; }
+	done <<'PATTERNS'
+^FROM debian:bookworm AS build$
+cmake -S \. -B build -DGVW_TESTS=OFF
+cmake --build build
+^FROM debian:bookworm-slim$
+libevent-2\.1-7 libjansson4 libcurl4 libsqlite3-0 ca-certificates
+^USER 65532:65532$
+^ENTRYPOINT \["gpu-vram-watchdog", "serve"\]$
+PATTERNS
+	return $rc
+}
+
+# ----------------------------------------------------------------- runbooks
+# Only what SPEC defines: subcommands, flags, audit words, settings.
+c_runbooks_follow_spec() {
+	local rc=0 f line flag word sub
+	local flags=" --node --format --db --since --namespace --result --limit --once --help --version "
+	local settings=" LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT "
+	# not settings: an exporter metric and the runbook's own shell variables
+	local others=" DCGM_FI_DEV_FB_USED REPLACE_WITH_THE_JOB_ABOVE "
+	for f in runbooks/*.md; do
+		for s in "What it means" "Impact" "Confirm" "Mitigate" "Escalate"; do
+			grep -q "^## $s\$" "$f" || { echo "$f: no '## $s' section"; rc=1; }
+		done
+		grep -q "^# $(basename "$f" .md)\$" "$f" || { echo "$f: title is not the alert name"; rc=1; }
+		while IFS= read -r line; do
+			sub=$(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog ([^ ]+).*/\1/')
+			case $sub in
+			serve | audit | check | advertise | --help | --version) ;;
+			*) echo "$f: unknown subcommand '$sub': $line"; rc=1 ;;
+			esac
+			for flag in $(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog //' | grep -oE -- '--[a-z][a-z-]*' || true); do
+				case $flags in
+				*" $flag "*) ;;
+				*) echo "$f: flag $flag is not in SPEC: $line"; rc=1 ;;
+				esac
+			done
+			if [ "$sub" = audit ]; then
+				word=$(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog audit ?//' | awk '{print $1}')
+				case $word in
+				"" | show | alerts | stats | --*) ;;
+				*) echo "$f: unknown audit word '$word'"; rc=1 ;;
+				esac
+			fi
+		done < <(grep -h -- '-- gpu-vram-watchdog' "$f")
+		# shellcheck disable=SC2013 # the matches are single words
+		for word in $(grep -oE '\b[A-Z][A-Z0-9]*(_[A-Z0-9]+)+\b' "$f" | sort -u); do
+			case "$settings$others" in
+			*" $word "*) ;;
+			*) echo "$f: $word is not a SPEC setting"; rc=1 ;;
+			esac
+		done
+		# shellcheck disable=SC2013 # the matches are single words
+		for word in $(grep -oE '\]\([A-Za-z]+\.md(#[a-z-]+)?\)' "$f" | sed -E 's/^\]\(//; s/#.*//; s/\)$//'); do
+			[ -f "runbooks/$word" ] || { echo "$f: link to missing runbooks/$word"; rc=1; }
+		done
+		grep -q 'kubectl -n gpu-vram-watchdog exec deploy/gpu-vram-watchdog -- gpu-vram-watchdog' "$f" ||
+			{ echo "$f: no pasteable watchdog command"; rc=1; }
+	done
+	return $rc
+}
+
+# -------------------------------------------------------------------- run it
+echo "== gpu-vram-watchdog rules/runbooks/deploy checks ($root)"
+
+if have promtool; then
+	check "promtool check rules $SRC" c_promtool_check_source
+	check "promtool test rules rules/tests/*.yml" c_promtool_test
+	check "$GEN is up to date with $SRC (regenerated and diffed)" c_generated_up_to_date
+	check "promtool check rules on the groups inside $GEN" c_promtool_check_generated
+else
+	failed "promtool" "promtool not found: install the Debian package 'prometheus' (apt-get install prometheus), or put promtool on PATH"
+	check "$GEN is up to date with $SRC (regenerated and diffed)" c_generated_up_to_date
+fi
+check "RUNBOOK_BASE_URL rebases every runbook_url" c_generator_rebases
+check "every alert has severity, summary, description (with \$value), runbook_url" c_alert_fields
+check "every runbook_url is <one base>/<AlertName>.md and runbooks/<AlertName>.md exists" c_runbook_urls
+check "every alert has firing and non-firing unit tests" c_alerts_unit_tested
+check "rule constants (GPU_TOTAL_MIB, FLOOR_MIB) match deploy/deployment.yaml" c_constants_match_deployment
+
+if have amtool; then
+	check "amtool check-config $AMCFG" c_amtool_check
+	check "amtool routes: GPUVRAMLow reaches the watchdog, nothing else does" c_amtool_routes
+else
+	failed "amtool" "amtool not found: install the Debian package 'prometheus-alertmanager'"
+fi
+check "Alertmanager receiver points at the watchdog Service with a token" c_am_receiver_matches_service
+
+if have kubectl; then
+	check "kubectl kustomize deploy/ (default: built-in kinds only)" c_kustomize_default
+	check "optional manifests render (servicemonitor.yaml, prometheusrule.yaml)" c_kustomize_optional
+else
+	skipped "kubectl kustomize deploy/" "kubectl not found; YAML of deploy/ not validated"
+	skipped "optional manifests render" "kubectl not found"
+fi
+check "every deploy/*.yaml is in the kustomization or documented optional" c_deploy_files_accounted
+check "Deployment/PVC/RBAC follow the contract (hardening, probes, dry-run)" c_deployment_hardening
+check "deploy/Dockerfile: multi-stage bookworm, non-root, serve entrypoint" c_dockerfile
+check "runbooks: sections, links, only SPEC subcommands/flags/settings" c_runbooks_follow_spec
+
+echo "== $skip skipped"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
