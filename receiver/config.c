@@ -533,12 +533,6 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
         if (apply(cfg, st, v, explicit, err, errlen) == -1)
             goto fail;
     }
-    if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER && cfg->c_webhook_token_file[0] == '\0') {
-        seterr(err, errlen,
-               "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
-               "(set a token file, or WEBHOOK_AUTH=none)");
-        goto fail;
-    }
     if (cfg->c_prometheus_url[0] == '\0') {
         seterr(err, errlen, "PROMETHEUS_URL: must not be empty");
         goto fail;
@@ -551,6 +545,18 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
 fail:
     config_free(cfg);
     return -1;
+}
+
+int
+config_validate_serve(const struct config *cfg, char *err, size_t errlen)
+{
+    if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER && cfg->c_webhook_token_file[0] == '\0') {
+        seterr(err, errlen,
+               "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
+               "(set a token file, or WEBHOOK_AUTH=none)");
+        return -1;
+    }
+    return 0;
 }
 
 void

@@ -72,6 +72,10 @@ typedef const char *(*config_getenv_fn)(const char *name);
 int config_load(struct config *cfg, int argc, char **argv, config_getenv_fn getenv_fn,
                 int *rest, int *nrest, char *err, size_t errlen);
 
+/* What only `serve` needs: a webhook token when WEBHOOK_AUTH=bearer.
+ * 0, or -1 with one line naming the setting. */
+int config_validate_serve(const struct config *cfg, char *err, size_t errlen);
+
 void config_free(struct config *cfg);
 
 /* Prints every setting with its default and meaning (for --help). */

@@ -3,8 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "audit_cli.h"
+#include "capacity.h"
+#include "check.h"
+#include "clients.h"
 #include "config.h"
+#include "kube.h"
+#include "prom.h"
 #include "log.h"
 #include "serve.h"
 
@@ -46,11 +53,18 @@ cmd_serve(int argc, char **argv)
 {
     struct config cfg;
     int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc;
+    char err[512];
 
     if (rest == NULL)
         return 1;
     if (load(&cfg, argc, argv, rest, &nrest) == -1) {
         free(rest);
+        return 2;
+    }
+    if (config_validate_serve(&cfg, err, sizeof(err)) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: %s\n", err);
+        free(rest);
+        config_free(&cfg);
         return 2;
     }
     if (nrest > 0) {
@@ -61,6 +75,127 @@ cmd_serve(int argc, char **argv)
     }
     free(rest);
     rc = serve_main(&cfg);
+    config_free(&cfg);
+    return rc;
+}
+
+/* `check [--node N] [--format table|json]` */
+static int
+cmd_check(int argc, char **argv)
+{
+    struct config cfg;
+    int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc = 2, json = 0;
+    const char *node = NULL;
+
+    if (rest == NULL)
+        return 1;
+    if (load(&cfg, argc, argv, rest, &nrest) == -1) {
+        free(rest);
+        return 2;
+    }
+    for (int i = 0; i < nrest; i++) {
+        const char *arg = argv[rest[i]];
+        const char *val = i + 1 < nrest ? argv[rest[i + 1]] : NULL;
+        if (strncmp(arg, "--node=", 7) == 0) {
+            node = arg + 7;
+        } else if (strcmp(arg, "--node") == 0 && val != NULL) {
+            node = val;
+            i++;
+        } else if (strncmp(arg, "--format=", 9) == 0 || (strcmp(arg, "--format") == 0 && val)) {
+            const char *f = arg[8] == '=' ? arg + 9 : val;
+            if (arg[8] != '=')
+                i++;
+            if (strcmp(f, "json") != 0 && strcmp(f, "table") != 0) {
+                fprintf(stderr, "gpu-vram-watchdog: check: --format: '%s' is not table or json\n", f);
+                goto done;
+            }
+            json = strcmp(f, "json") == 0;
+        } else {
+            fprintf(stderr, "gpu-vram-watchdog: check: unknown argument '%s'\n", arg);
+            goto done;
+        }
+    }
+    if (node != NULL && node[0] == '\0') {
+        fprintf(stderr, "gpu-vram-watchdog: check: --node: must not be empty\n");
+        goto done;
+    }
+    rc = check_main(&cfg, node, json);
+done:
+    free(rest);
+    config_free(&cfg);
+    return rc;
+}
+
+struct advertise_run {
+    int ar_ok;
+    struct event_base *ar_base;
+};
+
+static void
+advertised(int ok, const char *summary, void *arg)
+{
+    struct advertise_run *run = arg;
+
+    run->ar_ok = ok;
+    fprintf(ok ? stdout : stderr, "%s%s\n", ok ? "" : "gpu-vram-watchdog: advertise: ", summary);
+    event_base_loopbreak(run->ar_base);
+}
+
+/* `advertise [--once]`: one pass over the GPU nodes, then exit (0 only when
+ * every matching node was patched). */
+static int
+cmd_advertise(int argc, char **argv)
+{
+    struct config cfg;
+    int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc = 2;
+    struct advertise_run run = {0};
+    struct prom *prom = NULL;
+    struct kube *kube = NULL;
+    struct capacity *cap = NULL;
+    char err[512];
+
+    if (rest == NULL)
+        return 1;
+    if (load(&cfg, argc, argv, rest, &nrest) == -1) {
+        free(rest);
+        return 2;
+    }
+    for (int i = 0; i < nrest; i++)
+        if (strcmp(argv[rest[i]], "--once") != 0) {
+            fprintf(stderr, "gpu-vram-watchdog: advertise: unknown argument '%s'\n",
+                    argv[rest[i]]);
+            goto done;
+        }
+    rc = 1;
+    if ((run.ar_base = event_base_new()) == NULL ||
+        clients_new(run.ar_base, &cfg, &prom, &kube, err, sizeof(err)) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: advertise: %s\n", run.ar_base ? err : "no event loop");
+        goto done;
+    }
+    if (kube == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: advertise: no Kubernetes API server "
+                        "(set KUBE_API_URL, or run in a cluster)\n");
+        goto done;
+    }
+    struct capacity_opts co = {
+        .co_resource = cfg.c_gpumem_resource,
+        .co_capacity_mib = cfg.c_gpumem_capacity_mib,
+        .co_selector = cfg.c_gpu_node_selector,
+    };
+    if ((cap = capacity_new(run.ar_base, kube, &co)) == NULL ||
+        capacity_once(cap, advertised, &run) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: advertise: cannot start\n");
+        goto done;
+    }
+    event_base_dispatch(run.ar_base);
+    rc = run.ar_ok ? 0 : 1;
+done:
+    capacity_free(cap);
+    kube_free(kube);
+    prom_free(prom);
+    if (run.ar_base != NULL)
+        event_base_free(run.ar_base);
+    free(rest);
     config_free(&cfg);
     return rc;
 }
@@ -84,6 +219,10 @@ main(int argc, char **argv)
     }
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "advertise") == 0)
+        return cmd_advertise(argc - 2, argv + 2);
     if (strcmp(cmd, "audit") == 0)
         return audit_main(argc - 1, argv + 1);
     fprintf(stderr, "gpu-vram-watchdog: unknown command '%s' (see --help)\n", cmd);

@@ -29,6 +29,8 @@ static struct {
     struct family free_vram; /* node, bytes */
     struct family capacity;  /* node, 0/1 */
     double capacity_errors;
+    metrics_collector_fn collector;
+    void *collector_arg;
     uint64_t dur_buckets[NBUCKETS];
     uint64_t dur_count;
     double dur_sum;
@@ -172,6 +174,19 @@ metrics_capacity_error(void)
     m.capacity_errors++;
 }
 
+void
+metrics_capacity_errors_set(uint64_t total)
+{
+    m.capacity_errors = (double)total;
+}
+
+void
+metrics_set_collector(metrics_collector_fn fn, void *arg)
+{
+    m.collector = fn;
+    m.collector_arg = arg;
+}
+
 /* Appends a label value with \\, \" and \n escaped as the format requires. */
 static int
 escaped(struct buf *out, const char *v)
@@ -219,6 +234,9 @@ int
 metrics_render(struct buf *out)
 {
     const char *hist = "gpu_vram_watchdog_decision_duration_seconds";
+
+    if (m.collector != NULL)
+        m.collector(m.collector_arg);
 
     if (header(out, "gpu_vram_watchdog_build_info", "gauge",
                "Build information; the value is always 1.") == -1 ||

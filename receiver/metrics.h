@@ -21,6 +21,12 @@ void metrics_decision(const char *result, double seconds);
 void metrics_free_vram(const char *node, int64_t free_mib);
 void metrics_capacity_set(const char *node, int ok);
 void metrics_capacity_error(void);
+void metrics_capacity_errors_set(uint64_t total);
+
+/* A function run at the start of every render, to pull state that lives
+ * elsewhere (capacity advertising) into the metrics. NULL = none. */
+typedef void (*metrics_collector_fn)(void *arg);
+void metrics_set_collector(metrics_collector_fn fn, void *arg);
 
 /* Appends the text exposition (format 0.0.4) to out. 0, or -1 on OOM. */
 int metrics_render(struct buf *out);

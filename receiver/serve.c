@@ -8,9 +8,14 @@
 
 #include <event2/event.h>
 
+#include "capacity.h"
+#include "clients.h"
 #include "httpd.h"
+#include "kube.h"
 #include "log.h"
 #include "metrics.h"
+#include "prom.h"
+#include "remedy.h"
 #include "store.h"
 
 #define STORE_RETRY_S 5
@@ -21,6 +26,10 @@ struct daemon {
     struct event_base *d_base;    /* owned */
     struct httpd *d_httpd;        /* owned */
     struct store *d_store;        /* owned; NULL until it opens */
+    struct prom *d_prom;          /* owned */
+    struct kube *d_kube;          /* owned; NULL without an API server */
+    struct remedy *d_remedy;      /* owned */
+    struct capacity *d_capacity;  /* owned; NULL without an API server */
     struct event *d_store_retry;  /* owned */
     struct event *d_prune_timer;  /* owned */
     struct event *d_sigterm, *d_sigint; /* owned */
@@ -66,17 +75,57 @@ store_open_cb(evutil_socket_t fd, short what, void *arg)
     }
     log_event(LOG_LEVEL_INFO, "audit store open", "path", d->d_cfg->c_audit_db, NULL);
     httpd_set_store(d->d_httpd, d->d_store);
+    remedy_set_store(d->d_remedy, d->d_store);
     prune_cb(-1, 0, d);
 }
 
 static void
 on_alert(const struct alert *a, int64_t alert_id, void *arg)
 {
+    struct daemon *d = arg;
     char id[32];
 
     snprintf(id, sizeof(id), "%lld", (long long)alert_id);
     log_event(LOG_LEVEL_INFO, "alert recorded", "id", id, "alertname", a->a_alertname,
               "status", alert_status_name(a), "fingerprint", a->a_fingerprint, NULL);
+    remedy_on_alert(d->d_remedy, a, alert_id);
+}
+
+static void
+capacity_node_metric(const char *node, int ok, void *arg)
+{
+    metrics_capacity_set(node, ok);
+}
+
+/* Pulls the advertiser's state into the metrics at each scrape. */
+static void
+collect(void *arg)
+{
+    struct daemon *d = arg;
+
+    if (d->d_capacity == NULL)
+        return;
+    capacity_foreach_node(d->d_capacity, capacity_node_metric, NULL);
+    metrics_capacity_errors_set(capacity_error_count(d->d_capacity));
+}
+
+static int
+start_capacity(struct daemon *d)
+{
+    const struct config *cfg = d->d_cfg;
+    struct capacity_opts co = {
+        .co_resource = cfg->c_gpumem_resource,
+        .co_capacity_mib = cfg->c_gpumem_capacity_mib,
+        .co_selector = cfg->c_gpu_node_selector,
+        .co_interval_s = (long)cfg->c_advertise_interval_s,
+    };
+
+    if ((d->d_capacity = capacity_new(d->d_base, d->d_kube, &co)) == NULL ||
+        capacity_start(d->d_capacity) == -1) {
+        log_warnx("%s: cannot start capacity advertising", __func__);
+        return -1;
+    }
+    return 0;
 }
 
 static void
@@ -94,6 +143,11 @@ static void
 daemon_teardown(struct daemon *d)
 {
     httpd_free(d->d_httpd);
+    /* Clients first: their in-flight calls end and release what waits on them. */
+    capacity_free(d->d_capacity);
+    kube_free(d->d_kube);
+    prom_free(d->d_prom);
+    remedy_free(d->d_remedy);
     store_close(d->d_store);
     if (d->d_store_retry)
         event_free(d->d_store_retry);
@@ -133,6 +187,19 @@ serve_main(const struct config *cfg)
         log_warnx("%s: cannot create the event loop", __func__);
         goto done;
     }
+    if (clients_new(d.d_base, cfg, &d.d_prom, &d.d_kube, err, sizeof(err)) == -1 ||
+        (d.d_remedy = remedy_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL) {
+        log_warnx("%s: %s", __func__, err);
+        goto done;
+    }
+    if (d.d_kube == NULL)
+        log_event(LOG_LEVEL_WARN,
+                  "no Kubernetes API server (KUBE_API_URL unset, not in a cluster): "
+                  "decisions will end skipped_kube and no capacity is advertised",
+                  NULL);
+    else if (start_capacity(&d) == -1)
+        goto done;
+    metrics_set_collector(collect, &d);
     if ((d.d_httpd = httpd_new(d.d_base, &ho, err, sizeof(err))) == NULL) {
         log_warnx("%s", err);
         goto done;

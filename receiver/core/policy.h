@@ -65,12 +65,21 @@ enum policy_outcome {
     POLICY_SKIPPED_TELEMETRY,    /* the reading cannot be true */
 };
 
-/* One pod considered: every pod on the node, plus usage of pods not listed. */
+/*
+ * One pod considered: every pod on the node, plus usage of pods not listed.
+ * pc_why_not is the first rule the pod fails, checked in this order:
+ * not_on_node, not_running, terminating, mirror_pod, no_controller,
+ * excluded_namespace, starving_namespace, protected, too_young (an unknown
+ * start time counts as too young), no_budget, bad_budget, within_budget
+ * (used == budget is within). The budget rules come last, so FALLBACK=largest
+ * can take exactly the pods that fail only those.
+ */
 struct policy_candidate {
     const struct pod *pc_pod; /* borrowed from the input; NULL for a pod seen only in usage */
     char *pc_namespace;       /* owned copy */
     char *pc_name;            /* owned copy */
     int64_t pc_used_mib;      /* 0 when the pod has no series */
+    double pc_used_bytes;     /* the exact sum the comparisons and ranking use */
     int pc_has_budget;        /* budget readable and declared */
     int64_t pc_budget_mib;    /* valid when pc_has_budget */
     int64_t pc_overshoot_mib; /* used - budget; valid when pc_has_budget */
@@ -89,19 +98,24 @@ struct policy_result {
     struct policy_candidate *pr_candidates; /* owned; sorted by rank, eligible first */
     size_t pr_candidate_count;
     size_t pr_ranked_count;    /* the first pr_ranked_count candidates are victims in
-                                  order of preference (429 moves to the next) */
+                                  order of preference (429 moves to the next);
+                                  0 unless pr_outcome is POLICY_VICTIM */
     int pr_fallback;           /* the victims came from FALLBACK=largest */
 };
 
 /*
  * Steps 1, 3 and 4 of SPEC "A decision" on what one node reported. Never
- * fails: a reading that cannot be true gives POLICY_SKIPPED_TELEMETRY.
- * The caller frees res with policy_result_free(); res borrows from in, so
- * keep in alive while res is used.
+ * fails: a reading that cannot be true gives POLICY_SKIPPED_TELEMETRY, and so
+ * does running out of memory (reason "out of memory", no candidates). res is
+ * overwritten, not freed. Candidates are filled for every outcome but
+ * SKIPPED_TELEMETRY; the order of pods and series in the input never changes
+ * the result. The caller frees res with policy_result_free(); res borrows
+ * from in, so keep in alive while res is used.
  */
 void policy_decide(const struct policy_params *params, const struct policy_input *in,
                    struct policy_result *res);
 
+/* Frees the candidates; NULL is a no-op. Leaves res empty. */
 void policy_result_free(struct policy_result *res);
 
 /* The result name the audit uses for an outcome ("skipped_recovered", ...);

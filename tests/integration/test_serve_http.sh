@@ -75,7 +75,7 @@ else
 fi
 
 out=$("$GVW_BINARY" audit alerts --db "$DB" --format json --limit 0)
-expect_eq "audit alerts lists all three recorded alerts" 3 "$(printf '%s' "$out" | grep -o '"alertname"' | wc -l)"
+expect_eq "audit alerts lists all three recorded alerts" 3 "$(printf '%s' "$out" | grep -o '"received_at"' | wc -l)"
 
 # Logs are JSON lines and never carry the token.
 if grep -v '^{.*}$' "$TMP/serve.log" >/dev/null; then

@@ -191,7 +191,6 @@ test_bad_values_name_the_setting(void **state)
         {"KUBE_TOKEN_FILE", "/nonexistent/token", "KUBE_TOKEN_FILE: cannot read"},
         {"KUBE_CA_FILE", "/nonexistent/ca.crt", "KUBE_CA_FILE: cannot read"},
         {"WEBHOOK_TOKEN_FILE", "/nonexistent/tok", "WEBHOOK_TOKEN_FILE: cannot read"},
-        {"WEBHOOK_TOKEN_FILE", "", "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -210,6 +209,29 @@ test_bad_values_name_the_setting(void **state)
         if (rc != -1 || strstr(err, cases[i].expect) != err)
             fail_msg("%s=%s: rc %d, err '%s'", cases[i].name, cases[i].value, rc, err);
     }
+}
+
+/* Only serve needs the webhook token: check and advertise run without one. */
+static void
+test_serve_needs_a_token_file(void **state)
+{
+    const char *bearer[] = {"WEBHOOK_TOKEN_FILE", "", NULL};
+    const char *none[] = {"WEBHOOK_TOKEN_FILE", "", "WEBHOOK_AUTH", "none", NULL};
+    const char *with[] = {"WEBHOOK_TOKEN_FILE", token_path, NULL};
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, bearer, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), -1);
+    assert_string_equal(err, "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
+                             "(set a token file, or WEBHOOK_AUTH=none)");
+    config_free(&c);
+    assert_int_equal(load(&c, none, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
+    config_free(&c);
+    assert_int_equal(load(&c, with, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
+    config_free(&c);
 }
 
 static void
@@ -284,6 +306,7 @@ main(void)
         cmocka_unit_test(test_empty_string_is_empty_not_default),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_bad_values_name_the_setting),
+        cmocka_unit_test(test_serve_needs_a_token_file),
         cmocka_unit_test(test_bad_flag_value),
         cmocka_unit_test(test_kube_url_from_service_env),
         cmocka_unit_test(test_help_lists_every_setting),

@@ -1,0 +1,397 @@
+/* audit_format.c -- decisions, alerts and stats as SPEC JSON and as 80-column text */
+#include "audit_format.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_json.h"
+
+#define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column wide */
+
+/* Splits unix ms into seconds and a 0..999 remainder, also before 1970. */
+static void
+split_ms(int64_t ms, time_t *sec, int *frac)
+{
+    int64_t s = ms / 1000, r = ms % 1000;
+
+    if (r < 0) {
+        r += 1000;
+        s -= 1;
+    }
+    *sec = (time_t)s;
+    *frac = (int)r;
+}
+
+void
+audit_format_time(int64_t ms, char *buf, size_t len)
+{
+    struct tm tm;
+    time_t sec;
+    int frac;
+    size_t n;
+
+    split_ms(ms, &sec, &frac);
+    if (gmtime_r(&sec, &tm) == NULL ||
+        (n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
+        snprintf(buf, len, "invalid time %" PRId64, ms); /* can't happen for real times */
+        return;
+    }
+    snprintf(buf + n, len - n, ".%03dZ", frac);
+}
+
+/* "06-02 10:00" (UTC): the table's time, short enough for 80 columns. */
+static void
+format_short_time(int64_t ms, char *buf, size_t len)
+{
+    struct tm tm;
+    time_t sec;
+    int frac;
+
+    split_ms(ms, &sec, &frac);
+    if (gmtime_r(&sec, &tm) == NULL || strftime(buf, len, "%m-%d %H:%M", &tm) == 0)
+        snprintf(buf, len, "?");
+}
+
+/* json_object_set_new() that also fails on a NULL value (OOM upstream). */
+static int
+set(json_t *o, const char *key, json_t *v)
+{
+    return v == NULL ? -1 : json_object_set_new(o, key, v);
+}
+
+static json_t *
+str_or(const char *s, const char *dflt)
+{
+    return store_json_str(s ? s : dflt);
+}
+
+static json_t *
+verify_json(const struct store_decision *d)
+{
+    json_t *o;
+    /* Milliseconds are all a settle wait can tell apart. */
+    double secs = (double)(int64_t)(d->sd_verify_seconds * 1000.0 + 0.5) / 1000.0;
+
+    if (!d->sd_verified)
+        return json_null();
+    if ((o = json_object()) == NULL)
+        return NULL;
+    if (set(o, "free_mib", json_integer((json_int_t)d->sd_verify_free_mib)) ||
+        set(o, "seconds", json_real(secs))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *
+audit_decision_json(const struct store_decision *d, int64_t id)
+{
+    char t[AUDIT_TIME_LEN];
+    json_t *o;
+
+    if ((o = json_object()) == NULL)
+        return NULL;
+    audit_format_time(d->sd_time_ms, t, sizeof(t));
+    if (set(o, "id", id < 0 ? json_null() : json_integer((json_int_t)id)) ||
+        set(o, "time", json_string(t)) || set(o, "node", str_or(d->sd_node, "")) ||
+        set(o, "trigger", str_or(d->sd_trigger, "")) ||
+        set(o, "fingerprint", str_or(d->sd_fingerprint, "")) ||
+        set(o, "result", store_json_str(d->sd_result)) ||
+        set(o, "reason", str_or(d->sd_reason, "")) ||
+        set(o, "free_mib",
+            d->sd_free_known ? json_integer((json_int_t)d->sd_free_mib) : json_null()) ||
+        set(o, "floor_mib", json_integer((json_int_t)d->sd_floor_mib)) ||
+        set(o, "dry_run", json_boolean(d->sd_dry_run)) ||
+        set(o, "action", str_or(d->sd_action, "none")) ||
+        set(o, "victim", store_victim_json(d->sd_victim)) ||
+        set(o, "candidates", store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ||
+        set(o, "error", store_json_str(d->sd_error)) || set(o, "verify", verify_json(d))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Labels as stored: an object, or (can't happen, the daemon stores
+ * json_dumps output) the raw text as a string, so nothing is hidden. */
+static json_t *
+object_or_text(const char *text)
+{
+    json_t *j = json_loads(text ? text : "{}", 0, NULL);
+
+    if (json_is_object(j))
+        return j;
+    json_decref(j);
+    return store_json_str(text);
+}
+
+json_t *
+audit_alert_json(const struct store_alert *a, int64_t id)
+{
+    char t[AUDIT_TIME_LEN];
+    json_t *o;
+
+    if ((o = json_object()) == NULL)
+        return NULL;
+    audit_format_time(a->sa_received_ms, t, sizeof(t));
+    if (set(o, "id", json_integer((json_int_t)id)) || set(o, "received_at", json_string(t)) ||
+        set(o, "alertname", str_or(a->sa_alertname, "")) ||
+        set(o, "status", str_or(a->sa_status, "")) ||
+        set(o, "fingerprint", str_or(a->sa_fingerprint, "")) ||
+        set(o, "starts_at", store_json_str(a->sa_starts_at)) ||
+        set(o, "ends_at", store_json_str(a->sa_ends_at)) ||
+        set(o, "labels", object_or_text(a->sa_labels_json)) ||
+        set(o, "annotations", object_or_text(a->sa_annotations_json))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *
+audit_stat_json(const struct store_stat *st)
+{
+    json_t *o;
+
+    if ((o = json_object()) == NULL)
+        return NULL;
+    if (set(o, "by", str_or(st->ss_by, "")) || set(o, "key", str_or(st->ss_key, "")) ||
+        (st->ss_result != NULL && set(o, "result", store_json_str(st->ss_result))) ||
+        set(o, "count", json_integer((json_int_t)st->ss_count))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Writes at most max code points of s, control bytes as '?' so stored text
+ * (an API error body, a label) cannot move the cursor or fake a line.
+ * Returns the code points written. */
+static size_t
+put_clean(FILE *out, const char *s, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t cols = 0;
+
+    for (; *p != '\0'; p++) {
+        if ((*p & 0xC0) != 0x80 && cols++ == max) {
+            cols--;
+            break;
+        }
+        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+    }
+    return cols;
+}
+
+static size_t
+width_of(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s != '\0'; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* One table cell of exactly width columns (the last one unpadded). */
+static void
+cell(FILE *out, const char *s, size_t width, int right, int last)
+{
+    size_t w = width_of(s);
+
+    if (w > width) {
+        put_clean(out, s, width - 1);
+        fputs(ELLIPSIS, out);
+    } else {
+        if (right)
+            fprintf(out, "%*s", (int)(width - w), "");
+        put_clean(out, s, w);
+        if (!right && !last)
+            fprintf(out, "%*s", (int)(width - w), "");
+    }
+    fputs(last ? "\n" : " ", out);
+}
+
+/* Decision table: 7+11+12+20+10+14 plus 5 spaces = 79 columns. */
+void
+audit_decision_table_header(FILE *out)
+{
+    fprintf(out, "%7s ", "ID");
+    cell(out, "TIME (UTC)", 11, 0, 0);
+    cell(out, "NODE", 12, 0, 0);
+    cell(out, "RESULT", 20, 0, 0);
+    cell(out, "FREE/FLOOR", 10, 1, 0);
+    cell(out, "VICTIM", 14, 0, 1);
+}
+
+void
+audit_decision_table_row(FILE *out, const struct store_decision *d, int64_t id)
+{
+    char t[AUDIT_TIME_LEN], ff[48], victim[512];
+
+    format_short_time(d->sd_time_ms, t, sizeof(t));
+    if (d->sd_free_known)
+        snprintf(ff, sizeof(ff), "%" PRId64 "/%" PRId64, d->sd_free_mib, d->sd_floor_mib);
+    else
+        snprintf(ff, sizeof(ff), "?/%" PRId64, d->sd_floor_mib);
+    if (d->sd_victim != NULL)
+        snprintf(victim, sizeof(victim), "%s/%s",
+                 d->sd_victim->sv_namespace ? d->sd_victim->sv_namespace : "",
+                 d->sd_victim->sv_pod ? d->sd_victim->sv_pod : "");
+    else
+        snprintf(victim, sizeof(victim), "-");
+    fprintf(out, "%7" PRId64 " ", id); /* never cut: it is what `show` takes */
+    cell(out, t, 11, 0, 0);
+    cell(out, d->sd_node && *d->sd_node ? d->sd_node : "-", 12, 0, 0);
+    cell(out, d->sd_result ? d->sd_result : "?", 20, 0, 0);
+    cell(out, ff, 10, 1, 0);
+    cell(out, victim, 14, 0, 1);
+}
+
+/* Alert table: 7+11+8+24+16 plus 4 spaces = 70 columns. */
+void
+audit_alert_table_header(FILE *out)
+{
+    fprintf(out, "%7s ", "ID");
+    cell(out, "RECEIVED", 11, 0, 0);
+    cell(out, "STATUS", 8, 0, 0);
+    cell(out, "ALERTNAME", 24, 0, 0);
+    cell(out, "FINGERPRINT", 16, 0, 1);
+}
+
+void
+audit_alert_table_row(FILE *out, const struct store_alert *a, int64_t id)
+{
+    char t[AUDIT_TIME_LEN];
+
+    format_short_time(a->sa_received_ms, t, sizeof(t));
+    fprintf(out, "%7" PRId64 " ", id);
+    cell(out, t, 11, 0, 0);
+    cell(out, a->sa_status ? a->sa_status : "", 8, 0, 0);
+    cell(out, a->sa_alertname ? a->sa_alertname : "", 24, 0, 0);
+    cell(out, a->sa_fingerprint && *a->sa_fingerprint ? a->sa_fingerprint : "-", 16, 0, 1);
+}
+
+/* Stats table: 9+32+20+10 plus 3 spaces = 74 columns. */
+void
+audit_stat_table_header(FILE *out)
+{
+    cell(out, "BY", 9, 0, 0);
+    cell(out, "KEY", 32, 0, 0);
+    cell(out, "RESULT", 20, 0, 0);
+    cell(out, "COUNT", 10, 1, 1);
+}
+
+void
+audit_stat_table_row(FILE *out, const struct store_stat *st)
+{
+    char n[32];
+
+    snprintf(n, sizeof(n), "%" PRId64, st->ss_count);
+    cell(out, st->ss_by ? st->ss_by : "", 9, 0, 0);
+    cell(out, st->ss_key ? st->ss_key : "", 32, 0, 0);
+    cell(out, st->ss_result ? st->ss_result : "", 20, 0, 0);
+    cell(out, n, 10, 1, 1);
+}
+
+/* "  label       value\n" with the value cleaned. */
+static void
+field(FILE *out, const char *label, const char *value)
+{
+    fprintf(out, "  %-12s", label);
+    put_clean(out, value ? value : "-", SIZE_MAX);
+    fputc('\n', out);
+}
+
+static void
+print_victim(FILE *out, const struct store_victim *v)
+{
+    fprintf(out, "  %-12s", "victim");
+    if (v == NULL) {
+        fputs("-\n", out);
+        return;
+    }
+    put_clean(out, v->sv_namespace ? v->sv_namespace : "", SIZE_MAX);
+    fputc('/', out);
+    put_clean(out, v->sv_pod ? v->sv_pod : "", SIZE_MAX);
+    fprintf(out, ": used %" PRId64 " MiB", v->sv_used_mib);
+    if (v->sv_has_budget)
+        fprintf(out, ", budget %" PRId64 " MiB, overshoot %+" PRId64 " MiB\n",
+                v->sv_budget_mib, v->sv_overshoot_mib);
+    else
+        fputs(", no budget\n", out);
+}
+
+static void
+print_candidate(FILE *out, const struct store_candidate *c)
+{
+    char name[512], budget[32];
+
+    snprintf(name, sizeof(name), "%s/%s", c->sc_namespace ? c->sc_namespace : "",
+             c->sc_pod ? c->sc_pod : "");
+    if (c->sc_has_budget)
+        snprintf(budget, sizeof(budget), "%" PRId64, c->sc_budget_mib);
+    else
+        snprintf(budget, sizeof(budget), "-");
+    fputs("    ", out);
+    cell(out, name, 40, 0, 0);
+    fprintf(out, "%8" PRId64 " %8s  ", c->sc_used_mib, budget);
+    if (c->sc_eligible)
+        fputs("yes\n", out);
+    else {
+        fputs("no: ", out);
+        put_clean(out, c->sc_why_not ? c->sc_why_not : "?", SIZE_MAX);
+        fputc('\n', out);
+    }
+}
+
+static void
+print_candidates(FILE *out, const struct store_decision *d)
+{
+    size_t i;
+
+    fprintf(out, "  %-12s%zu\n", "candidates", d->sd_candidate_count);
+    if (d->sd_candidate_count == 0)
+        return;
+    fprintf(out, "    %-40s %8s %8s  %s\n", "NAMESPACE/POD", "USED", "BUDGET", "ELIGIBLE");
+    for (i = 0; i < d->sd_candidate_count; i++)
+        print_candidate(out, &d->sd_candidates[i]);
+}
+
+void
+audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
+{
+    char t[AUDIT_TIME_LEN], line[128];
+
+    if (id < 0)
+        fputs("decision (not recorded)\n", out);
+    else
+        fprintf(out, "decision %" PRId64 "\n", id);
+    audit_format_time(d->sd_time_ms, t, sizeof(t));
+    field(out, "time", t);
+    field(out, "node", d->sd_node && *d->sd_node ? d->sd_node : "-");
+    field(out, "trigger", d->sd_trigger && *d->sd_trigger ? d->sd_trigger : "-");
+    field(out, "fingerprint",
+          d->sd_fingerprint && *d->sd_fingerprint ? d->sd_fingerprint : "-");
+    field(out, "result", d->sd_result);
+    field(out, "reason", d->sd_reason && *d->sd_reason ? d->sd_reason : "-");
+    if (d->sd_free_known)
+        snprintf(line, sizeof(line), "%" PRId64 " MiB free, floor %" PRId64 " MiB",
+                 d->sd_free_mib, d->sd_floor_mib);
+    else
+        snprintf(line, sizeof(line), "unknown free, floor %" PRId64 " MiB", d->sd_floor_mib);
+    field(out, "vram", line);
+    field(out, "dry run", d->sd_dry_run ? "yes" : "no");
+    field(out, "action", d->sd_action ? d->sd_action : "none");
+    print_victim(out, d->sd_victim);
+    field(out, "error", d->sd_error);
+    if (d->sd_verified)
+        snprintf(line, sizeof(line), "%" PRId64 " MiB free after %.3f s",
+                 d->sd_verify_free_mib, d->sd_verify_seconds);
+    else
+        snprintf(line, sizeof(line), "-");
+    field(out, "verify", line);
+    print_candidates(out, d);
+}

@@ -1,0 +1,210 @@
+/* check.c -- `check`: re-verify now and print the decision, acting on nothing */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "audit_format.h"
+#include "clients.h"
+#include "gather.h"
+#include "kube.h"
+#include "prom.h"
+#include "verdict.h"
+
+struct check;
+
+/* One node's look; kept until everything is printed. */
+struct look {
+    struct check *l_check;  /* borrowed: the run it belongs to */
+    char *l_node;           /* owned */
+    struct gather *l_g;     /* owned */
+    struct verdict l_v;
+    int l_done;
+};
+
+struct check {
+    const struct config *c_cfg;
+    struct event_base *c_base;
+    struct prom *c_prom;
+    struct kube *c_kube;
+    struct look *c_looks;   /* owned array */
+    size_t c_count;
+    size_t c_pending;
+    int c_failed;
+};
+
+static void
+conclude(struct look *l, const struct gather_result *gr, const struct config *cfg)
+{
+    const struct policy_result *p = &gr->gr_policy;
+
+    switch (gr->gr_status) {
+    case GATHER_CANCELLED: /* can't happen: nothing is freed while waiting */
+    case GATHER_TELEMETRY:
+        verdict_set_result(&l->l_v, "skipped_telemetry");
+        verdict_reason(&l->l_v, "cannot re-verify free VRAM on %s, so acting on nothing",
+                       l->l_node);
+        verdict_error(&l->l_v, "%s", gr->gr_error);
+        return;
+    case GATHER_KUBE:
+        verdict_set_policy(&l->l_v, &(struct policy_result){.pr_free_known = p->pr_free_known,
+                                                             .pr_free_mib = p->pr_free_mib});
+        verdict_set_result(&l->l_v, "skipped_kube");
+        verdict_reason(&l->l_v,
+                       "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
+                       "listed, so acting on nothing",
+                       (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, l->l_node);
+        verdict_error(&l->l_v, "%s", gr->gr_error);
+        return;
+    case GATHER_DECIDED:
+        break;
+    }
+    verdict_set_policy(&l->l_v, p);
+    verdict_reason(&l->l_v, "%s", p->pr_reason);
+    verdict_set_result(&l->l_v, verdict_policy_result(p->pr_outcome));
+    if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
+        verdict_error(&l->l_v, "%s", p->pr_reason);
+    if (p->pr_outcome == POLICY_VICTIM)
+        verdict_set_victim(&l->l_v, &p->pr_candidates[0],
+                           cfg->c_action == ACTION_DELETE ? "delete" : "evict");
+}
+
+static void
+gathered(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct look *l = arg;
+    struct check *c = l->l_check;
+
+    (void)g;
+    conclude(l, gr, c->c_cfg);
+    l->l_done = 1;
+    if (--c->c_pending == 0)
+        event_base_loopbreak(c->c_base);
+}
+
+/* Starts looking at c->c_looks[i]. */
+static void
+start_look(struct check *c, size_t i)
+{
+    struct look *l = &c->c_looks[i];
+
+    verdict_init(&l->l_v, c->c_cfg, l->l_node, "check", "", 0);
+    l->l_check = c;
+    l->l_g = gather_start(c->c_base, c->c_cfg, c->c_prom, c->c_kube, l->l_node, NULL,
+                          gathered, l);
+    if (l->l_g == NULL) {
+        verdict_set_result(&l->l_v, "failed");
+        verdict_error(&l->l_v, "out of memory");
+        l->l_done = 1;
+        return;
+    }
+    c->c_pending++;
+}
+
+static int
+add_look(struct check *c, const char *node)
+{
+    struct look *grown = realloc(c->c_looks, (c->c_count + 1) * sizeof(*grown));
+
+    if (grown == NULL)
+        return -1;
+    c->c_looks = grown;
+    memset(&grown[c->c_count], 0, sizeof(*grown));
+    if ((grown[c->c_count].l_node = strdup(node)) == NULL)
+        return -1;
+    c->c_count++;
+    return 0;
+}
+
+static void
+nodes_cb(struct kube_answer *a, void *arg)
+{
+    struct check *c = arg;
+
+    if (a->ka_class != KUBE_OK || a->ka_node_count == 0) {
+        fprintf(stderr, "gpu-vram-watchdog: check: %s\n",
+                a->ka_class != KUBE_OK ? (a->ka_error ? a->ka_error : "cannot list nodes")
+                                       : "no node matches GPU_NODE_SELECTOR");
+        c->c_failed = 1;
+        event_base_loopbreak(c->c_base);
+        return;
+    }
+    for (size_t i = 0; i < a->ka_node_count; i++)
+        if (add_look(c, a->ka_nodes[i]) == -1) {
+            c->c_failed = 1;
+            event_base_loopbreak(c->c_base);
+            return;
+        }
+    for (size_t i = 0; i < c->c_count; i++)
+        start_look(c, i);
+    if (c->c_pending == 0)
+        event_base_loopbreak(c->c_base);
+}
+
+static void
+print(const struct check *c, int json, int single)
+{
+    if (json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr != NULL && i < c->c_count; i++)
+            json_array_append_new(arr, audit_decision_json(&c->c_looks[i].l_v.vd_d, -1));
+        if (arr != NULL) {
+            json_t *out = single && c->c_count == 1 ? json_array_get(arr, 0) : arr;
+            json_dumpf(out, stdout, AUDIT_JSON_FLAGS);
+            fputc('\n', stdout);
+        }
+        json_decref(arr);
+        return;
+    }
+    for (size_t i = 0; i < c->c_count; i++)
+        audit_decision_print(stdout, &c->c_looks[i].l_v.vd_d, -1);
+}
+
+int
+check_main(const struct config *cfg, const char *node, int json)
+{
+    struct check c = {.c_cfg = cfg};
+    char err[512];
+    int rc = 1;
+
+    if ((c.c_base = event_base_new()) == NULL ||
+        clients_new(c.c_base, cfg, &c.c_prom, &c.c_kube, err, sizeof(err)) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: check: %s\n",
+                c.c_base ? err : "cannot create the event loop");
+        goto done;
+    }
+    if (node != NULL) {
+        if (add_look(&c, node) == -1)
+            goto done;
+        start_look(&c, 0);
+    } else if (c.c_kube == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: check: no --node given and no Kubernetes API "
+                        "server to list GPU nodes (set KUBE_API_URL)\n");
+        goto done;
+    } else if (kube_list_nodes(c.c_kube, cfg->c_gpu_node_selector, nodes_cb, &c) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: check: cannot list GPU nodes\n");
+        goto done;
+    }
+    if (node == NULL || c.c_pending > 0)
+        event_base_dispatch(c.c_base);
+    if (!c.c_failed) {
+        print(&c, json, node != NULL);
+        rc = 0;
+    }
+done:
+    kube_free(c.c_kube);
+    prom_free(c.c_prom);
+    for (size_t i = 0; i < c.c_count; i++) {
+        verdict_free(&c.c_looks[i].l_v);
+        gather_free(c.c_looks[i].l_g);
+        free(c.c_looks[i].l_node);
+    }
+    free(c.c_looks);
+    if (c.c_base != NULL)
+        event_base_free(c.c_base);
+    return rc;
+}

@@ -1,0 +1,446 @@
+/* policy.c -- the decision core: who may be recycled, in which order, and why */
+#include "policy.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB 1048576.0
+
+/* The why_not values (SPEC candidates[].why_not); pointers compared by identity. */
+static const char WHY_NOT_ON_NODE[] = "not_on_node";
+static const char WHY_NOT_RUNNING[] = "not_running";
+static const char WHY_TERMINATING[] = "terminating";
+static const char WHY_MIRROR[] = "mirror_pod";
+static const char WHY_NO_CONTROLLER[] = "no_controller";
+static const char WHY_EXCLUDED[] = "excluded_namespace";
+static const char WHY_STARVING[] = "starving_namespace";
+static const char WHY_PROTECTED[] = "protected";
+static const char WHY_TOO_YOUNG[] = "too_young";
+static const char WHY_NO_BUDGET[] = "no_budget";
+static const char WHY_BAD_BUDGET[] = "bad_budget";
+static const char WHY_WITHIN[] = "within_budget";
+
+/* In check order, for the tally in a no-candidate reason. */
+static const char *const why_order[] = {
+    WHY_NOT_ON_NODE, WHY_NOT_RUNNING, WHY_TERMINATING, WHY_MIRROR,
+    WHY_NO_CONTROLLER, WHY_EXCLUDED, WHY_STARVING, WHY_PROTECTED,
+    WHY_TOO_YOUNG, WHY_NO_BUDGET, WHY_BAD_BUDGET, WHY_WITHIN,
+};
+
+void
+pod_list_free(struct pod_list *l)
+{
+    size_t i;
+
+    if (l == NULL)
+        return;
+    for (i = 0; i < l->pl_count; i++) {
+        free(l->pl_pods[i].p_namespace);
+        free(l->pl_pods[i].p_name);
+        free(l->pl_pods[i].p_uid);
+        free(l->pl_pods[i].p_budget_error);
+    }
+    free(l->pl_pods);
+    l->pl_pods = NULL;
+    l->pl_count = 0;
+}
+
+void
+policy_result_free(struct policy_result *res)
+{
+    size_t i;
+
+    if (res == NULL)
+        return;
+    for (i = 0; i < res->pr_candidate_count; i++) {
+        free(res->pr_candidates[i].pc_namespace);
+        free(res->pr_candidates[i].pc_name);
+    }
+    free(res->pr_candidates);
+    memset(res, 0, sizeof(*res));
+}
+
+const char *
+policy_outcome_name(enum policy_outcome o)
+{
+    switch (o) {
+    case POLICY_VICTIM:
+        return "victim";
+    case POLICY_SKIPPED_RECOVERED:
+        return "skipped_recovered";
+    case POLICY_SKIPPED_NO_CANDIDATE:
+        return "skipped_no_candidate";
+    case POLICY_SKIPPED_TELEMETRY:
+        return "skipped_telemetry";
+    }
+    return "unknown";
+}
+
+/* Appends to a bounded sentence; output past the end is dropped, never overrun. */
+static void __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*off >= len)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *off, len - *off, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *off = (size_t)n >= len - *off ? len : *off + (size_t)n;
+}
+
+static int
+excluded(const struct policy_params *pp, const char *ns)
+{
+    size_t i;
+
+    for (i = 0; i < pp->pp_exclude_count; i++)
+        if (pp->pp_exclude_namespaces[i] != NULL &&
+            strcmp(pp->pp_exclude_namespaces[i], ns) == 0)
+            return 1;
+    return 0;
+}
+
+/* The first rule c fails (order in policy.h), or NULL when it may be a victim. */
+static const char *
+why_not(const struct policy_candidate *c, const struct policy_params *pp)
+{
+    const struct pod *p = c->pc_pod;
+
+    if (p == NULL)
+        return WHY_NOT_ON_NODE;
+    if (!p->p_running)
+        return WHY_NOT_RUNNING;
+    if (p->p_terminating)
+        return WHY_TERMINATING;
+    if (p->p_mirror)
+        return WHY_MIRROR;
+    if (!p->p_has_controller)
+        return WHY_NO_CONTROLLER;
+    if (excluded(pp, c->pc_namespace))
+        return WHY_EXCLUDED;
+    if (pp->pp_starving_namespace != NULL && pp->pp_starving_namespace[0] != '\0' &&
+        strcmp(pp->pp_starving_namespace, c->pc_namespace) == 0)
+        return WHY_STARVING;
+    if (p->p_protected)
+        return WHY_PROTECTED;
+    /* Never act on an unknown or future start time. Both are positive here, so
+     * the subtraction cannot overflow. */
+    if (p->p_started <= 0 || p->p_started > pp->pp_now ||
+        pp->pp_now - p->p_started < pp->pp_min_runtime_s)
+        return WHY_TOO_YOUNG;
+    if (p->p_budget_state == BUDGET_NONE)
+        return WHY_NO_BUDGET;
+    if (!c->pc_has_budget)
+        return WHY_BAD_BUDGET;
+    if (c->pc_used_bytes <= (double)c->pc_budget_mib * MIB)
+        return WHY_WITHIN;
+    return NULL;
+}
+
+/* Index of ns/pod in the summary (sorted by namespace, then pod), or -1. */
+static long
+find_usage(const struct usage_summary *s, const char *ns, const char *pod)
+{
+    size_t lo = 0, hi = s->us_count, mid;
+    int c;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        c = strcmp(s->us_pods[mid].pu_namespace, ns);
+        if (c == 0)
+            c = strcmp(s->us_pods[mid].pu_pod, pod);
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Adds one candidate; names are copied so the result outlives nothing it
+ * does not have to. Returns -1 when out of memory. */
+static int
+add_candidate(struct policy_result *res, const struct pod *p, const char *ns,
+              const char *name, double used_bytes, const struct policy_params *pp)
+{
+    struct policy_candidate *c = &res->pr_candidates[res->pr_candidate_count++];
+
+    c->pc_pod = p;
+    if ((c->pc_namespace = strdup(ns)) == NULL || (c->pc_name = strdup(name)) == NULL)
+        return -1;
+    c->pc_used_bytes = used_bytes;
+    c->pc_used_mib = usage_bytes_to_mib(used_bytes);
+    if (p != NULL && p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
+        c->pc_has_budget = 1;
+        c->pc_budget_mib = p->p_budget_mib;
+        c->pc_overshoot_mib = c->pc_used_mib - p->p_budget_mib;
+    }
+    c->pc_why_not = why_not(c, pp);
+    c->pc_eligible = c->pc_why_not == NULL;
+    return 0;
+}
+
+/* Every listed pod, then every pod seen only in the usage. */
+static int
+build_candidates(const struct policy_params *pp, const struct pod_list *pods,
+                 const struct usage_summary *sum, struct policy_result *res)
+{
+    unsigned char *matched = NULL;
+    const struct pod *p;
+    const char *ns, *name;
+    size_t npods = pods != NULL ? pods->pl_count : 0, i;
+    long j;
+
+    if (npods + sum->us_count == 0)
+        return 0;
+    if ((res->pr_candidates = calloc(npods + sum->us_count, sizeof(*res->pr_candidates))) ==
+        NULL)
+        goto fail;
+    if (sum->us_count > 0 && (matched = calloc(sum->us_count, 1)) == NULL)
+        goto fail;
+    for (i = 0; i < npods; i++) {
+        p = &pods->pl_pods[i];
+        /* pods_json never leaves these NULL; a hand-built list might. */
+        ns = p->p_namespace != NULL ? p->p_namespace : "";
+        name = p->p_name != NULL ? p->p_name : "";
+        j = find_usage(sum, ns, name);
+        if (j >= 0)
+            matched[j] = 1;
+        if (add_candidate(res, p, ns, name, j >= 0 ? sum->us_pods[j].pu_bytes : 0, pp) == -1)
+            goto fail;
+    }
+    for (i = 0; i < sum->us_count; i++)
+        if (!matched[i] && add_candidate(res, NULL, sum->us_pods[i].pu_namespace,
+                                         sum->us_pods[i].pu_pod, sum->us_pods[i].pu_bytes,
+                                         pp) == -1)
+            goto fail;
+    free(matched);
+    return 0;
+
+fail:
+    free(matched);
+    return -1;
+}
+
+static int
+cmp_desc(double x, double y)
+{
+    return (x < y) - (x > y);
+}
+
+/* Namespace, name, then UID: the last word, so even duplicates sort one way. */
+static int
+cmp_names(const struct policy_candidate *a, const struct policy_candidate *b)
+{
+    int c;
+
+    if ((c = strcmp(a->pc_namespace, b->pc_namespace)) != 0)
+        return c;
+    if ((c = strcmp(a->pc_name, b->pc_name)) != 0)
+        return c;
+    return strcmp(a->pc_pod != NULL && a->pc_pod->p_uid != NULL ? a->pc_pod->p_uid : "",
+                  b->pc_pod != NULL && b->pc_pod->p_uid != NULL ? b->pc_pod->p_uid : "");
+}
+
+/* Eligible first; among them the larger user, then the longest running. */
+static int
+cmp_common(const struct policy_candidate *a, const struct policy_candidate *b)
+{
+    int c;
+
+    if (a->pc_eligible != b->pc_eligible)
+        return b->pc_eligible - a->pc_eligible;
+    if (a->pc_eligible) {
+        if ((c = cmp_desc(a->pc_used_bytes, b->pc_used_bytes)) != 0)
+            return c;
+        if (a->pc_pod->p_started != b->pc_pod->p_started)
+            return a->pc_pod->p_started < b->pc_pod->p_started ? -1 : 1;
+    }
+    return cmp_names(a, b);
+}
+
+/* The victim order by budget: the largest overshoot first. */
+static int
+cmp_by_overshoot(const void *x, const void *y)
+{
+    const struct policy_candidate *a = x, *b = y;
+    int c;
+
+    if (a->pc_eligible && b->pc_eligible &&
+        (c = cmp_desc(a->pc_used_bytes - (double)a->pc_budget_mib * MIB,
+                      b->pc_used_bytes - (double)b->pc_budget_mib * MIB)) != 0)
+        return c;
+    return cmp_common(a, b);
+}
+
+/* The FALLBACK=largest order: the largest user first. */
+static int
+cmp_by_use(const void *x, const void *y)
+{
+    return cmp_common(x, y);
+}
+
+/* Below the floor with nobody over budget: the pods that fail only a budget
+ * rule and hold some VRAM (recycling a pod using nothing frees nothing). */
+static size_t
+mark_fallback(struct policy_result *res)
+{
+    struct policy_candidate *c;
+    size_t i, n = 0;
+
+    for (i = 0; i < res->pr_candidate_count; i++) {
+        c = &res->pr_candidates[i];
+        if ((c->pc_why_not == WHY_NO_BUDGET || c->pc_why_not == WHY_BAD_BUDGET ||
+             c->pc_why_not == WHY_WITHIN) &&
+            c->pc_used_bytes > 0) {
+            c->pc_eligible = 1;
+            c->pc_why_not = NULL;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Free VRAM in bytes: FREE_QUERY's answer, else the card less every series. */
+static int
+read_free(const struct policy_params *pp, const struct policy_input *in,
+          const struct usage_summary *sum, double *free_bytes, char *why, size_t whylen)
+{
+    if (!in->pi_have_free) {
+        *free_bytes = (double)pp->pp_total_mib * MIB - sum->us_total_bytes;
+        return 0;
+    }
+    if (!(in->pi_free_mib >= 0 && in->pi_free_mib <= (double)pp->pp_total_mib)) {
+        /* Also catches NaN, which fails every comparison. */
+        snprintf(why, whylen,
+                 "FREE_QUERY reports %g MiB free, which cannot be true on a card of "
+                 "GPU_TOTAL_MIB=%lld",
+                 in->pi_free_mib, (long long)pp->pp_total_mib);
+        return -1;
+    }
+    *free_bytes = in->pi_free_mib * MIB;
+    return 0;
+}
+
+static void
+reason_victim(struct policy_result *res, const struct policy_params *pp)
+{
+    const struct policy_candidate *v = &res->pr_candidates[0];
+    size_t off = 0, len = sizeof(res->pr_reason);
+    char *r = res->pr_reason;
+
+    append(r, len, &off, "free %lld MiB < floor %lld MiB", (long long)res->pr_free_mib,
+           (long long)pp->pp_floor_mib);
+    if (!res->pr_fallback) {
+        append(r, len, &off,
+               "; %s/%s uses %lld MiB against a budget of %lld MiB (%+lld MiB), ",
+               v->pc_namespace, v->pc_name, (long long)v->pc_used_mib,
+               (long long)v->pc_budget_mib, (long long)v->pc_overshoot_mib);
+        if (res->pr_ranked_count == 1)
+            append(r, len, &off, "the only eligible over-budget pod");
+        else
+            append(r, len, &off, "the largest overshoot of %zu eligible over-budget pods",
+                   res->pr_ranked_count);
+        return;
+    }
+    append(r, len, &off,
+           " and no eligible pod is over its budget; FALLBACK=largest picks %s/%s, "
+           "the largest eligible user at %lld MiB (",
+           v->pc_namespace, v->pc_name, (long long)v->pc_used_mib);
+    if (v->pc_has_budget)
+        append(r, len, &off, "budget %lld MiB)", (long long)v->pc_budget_mib);
+    else if (v->pc_pod->p_budget_state == BUDGET_NONE)
+        append(r, len, &off, "no budget declared)");
+    else
+        append(r, len, &off, "budget unreadable)");
+}
+
+static void
+reason_none(struct policy_result *res, const struct policy_params *pp)
+{
+    size_t off = 0, len = sizeof(res->pr_reason), i, k, n;
+    char *r = res->pr_reason;
+    const char *sep = "";
+
+    append(r, len, &off, "free %lld MiB < floor %lld MiB; ", (long long)res->pr_free_mib,
+           (long long)pp->pp_floor_mib);
+    if (res->pr_candidate_count == 0) {
+        append(r, len, &off, "no pod to consider");
+        return;
+    }
+    append(r, len, &off, "no eligible victim among %zu pods (", res->pr_candidate_count);
+    for (k = 0; k < sizeof(why_order) / sizeof(why_order[0]); k++) {
+        for (n = 0, i = 0; i < res->pr_candidate_count; i++)
+            n += res->pr_candidates[i].pc_why_not == why_order[k];
+        if (n > 0) {
+            append(r, len, &off, "%s%zu %s", sep, n, why_order[k]);
+            sep = ", ";
+        }
+    }
+    append(r, len, &off, ")%s",
+           pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM" : "");
+}
+
+void
+policy_decide(const struct policy_params *pp, const struct policy_input *in,
+              struct policy_result *res)
+{
+    struct usage_summary sum;
+    char why[512];
+    double free_bytes;
+    size_t i, ranked = 0;
+    int recovered;
+
+    memset(res, 0, sizeof(*res));
+    if (usage_summarise(in->pi_usage, pp->pp_total_mib, &sum, why, sizeof(why)) == -1)
+        goto fail;
+    if (read_free(pp, in, &sum, &free_bytes, why, sizeof(why)) == -1)
+        goto fail;
+    res->pr_free_known = 1;
+    res->pr_free_mib = usage_bytes_to_mib(free_bytes);
+    recovered = free_bytes >= (double)pp->pp_floor_mib * MIB;
+
+    if (build_candidates(pp, in->pi_pods, &sum, res) == -1) {
+        snprintf(why, sizeof(why), "out of memory");
+        goto fail;
+    }
+    for (i = 0; i < res->pr_candidate_count; i++)
+        ranked += (size_t)res->pr_candidates[i].pc_eligible;
+    if (!recovered && ranked == 0 && pp->pp_fallback_largest) {
+        ranked = mark_fallback(res);
+        res->pr_fallback = ranked > 0;
+    }
+    if (res->pr_candidate_count > 0)
+        qsort(res->pr_candidates, res->pr_candidate_count, sizeof(*res->pr_candidates),
+              res->pr_fallback ? cmp_by_use : cmp_by_overshoot);
+
+    if (recovered) {
+        res->pr_outcome = POLICY_SKIPPED_RECOVERED;
+        snprintf(res->pr_reason, sizeof(res->pr_reason),
+                 "free %lld MiB >= floor %lld MiB; nothing to do",
+                 (long long)res->pr_free_mib, (long long)pp->pp_floor_mib);
+    } else if (ranked == 0) {
+        res->pr_outcome = POLICY_SKIPPED_NO_CANDIDATE;
+        reason_none(res, pp);
+    } else {
+        res->pr_outcome = POLICY_VICTIM;
+        res->pr_ranked_count = ranked;
+        reason_victim(res, pp);
+    }
+    usage_summary_free(&sum);
+    return;
+
+fail:
+    usage_summary_free(&sum);
+    policy_result_free(res);
+    res->pr_outcome = POLICY_SKIPPED_TELEMETRY;
+    snprintf(res->pr_reason, sizeof(res->pr_reason), "%s", why);
+}

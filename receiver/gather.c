@@ -1,0 +1,269 @@
+/* gather.c -- one node's fresh evidence (Prometheus + API server), then the policy */
+#include "gather.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "kube.h"
+#include "log.h"
+#include "prom.h"
+
+struct gather {
+    const struct config *g_cfg; /* borrowed */
+    char *g_node;               /* owned */
+    char *g_starving_ns;        /* owned, may be NULL */
+    gather_cb g_cb;
+    void *g_arg;
+    int g_pending;              /* requests whose answers have not arrived */
+    int g_dead;                 /* gather_free() ran; free when g_pending hits 0 */
+    int g_cancelled;
+    /* Evidence. */
+    int g_usage_ok;
+    struct usage_reading g_usage; /* owned */
+    char g_usage_error[512];
+    int g_want_free, g_free_ok;
+    double g_free_mib;
+    char g_free_error[512];
+    int g_pods_ok;
+    struct pod_list g_pods;       /* owned */
+    char g_pods_error[512];
+    struct pod_list g_no_pods;    /* empty: used when the pods are unknown */
+    struct gather_result g_result;
+};
+
+static void
+gather_destroy(struct gather *g)
+{
+    policy_result_free(&g->g_result.gr_policy);
+    usage_reading_free(&g->g_usage);
+    pod_list_free(&g->g_pods);
+    free(g->g_node);
+    free(g->g_starving_ns);
+    free(g);
+}
+
+void
+gather_free(struct gather *g)
+{
+    if (g == NULL)
+        return;
+    if (g->g_pending > 0) {
+        g->g_dead = 1; /* the last answer frees it */
+        return;
+    }
+    gather_destroy(g);
+}
+
+const struct policy_candidate *
+gather_candidate(const struct gather *g, size_t i)
+{
+    if (i >= g->g_result.gr_policy.pr_candidate_count)
+        return NULL;
+    return &g->g_result.gr_policy.pr_candidates[i];
+}
+
+/* Runs the policy on pods (the real list, or none when it could not be had). */
+static void
+decide(struct gather *g, const struct pod_list *pods)
+{
+    const struct config *c = g->g_cfg;
+    struct policy_params pp = {
+        .pp_floor_mib = c->c_floor_mib,
+        .pp_total_mib = c->c_gpu_total_mib,
+        .pp_min_runtime_s = c->c_min_runtime_s,
+        .pp_fallback_largest = c->c_fallback == FALLBACK_LARGEST,
+        .pp_exclude_namespaces = (const char *const *)c->c_exclude_namespaces.sl_items,
+        .pp_exclude_count = c->c_exclude_namespaces.sl_count,
+        .pp_starving_namespace = g->g_starving_ns,
+        .pp_now = (int64_t)time(NULL),
+    };
+    struct policy_input in = {
+        .pi_pods = pods,
+        .pi_usage = &g->g_usage,
+        .pi_have_free = g->g_want_free,
+        .pi_free_mib = g->g_free_mib,
+    };
+
+    policy_decide(&pp, &in, &g->g_result.gr_policy);
+}
+
+/* Every answer is in: judge them in SPEC's order (telemetry, recovered, pods). */
+static void
+conclude(struct gather *g)
+{
+    struct gather_result *r = &g->g_result;
+
+    if (g->g_cancelled) {
+        r->gr_status = GATHER_CANCELLED;
+        snprintf(r->gr_error, sizeof(r->gr_error), "cancelled: the daemon is stopping");
+    } else if (!g->g_usage_ok || (g->g_want_free && !g->g_free_ok)) {
+        r->gr_status = GATHER_TELEMETRY;
+        snprintf(r->gr_error, sizeof(r->gr_error), "%s",
+                 !g->g_usage_ok ? g->g_usage_error : g->g_free_error);
+    } else if (g->g_pods_ok) {
+        r->gr_status = GATHER_DECIDED;
+        decide(g, &g->g_pods);
+    } else {
+        /* Without pods the reading alone still tells "implausible" and
+         * "recovered" apart from "below the floor". */
+        decide(g, &g->g_no_pods);
+        r->gr_status = GATHER_DECIDED;
+        if (r->gr_policy.pr_outcome != POLICY_SKIPPED_TELEMETRY &&
+            r->gr_policy.pr_outcome != POLICY_SKIPPED_RECOVERED) {
+            r->gr_status = GATHER_KUBE;
+            snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_pods_error);
+        }
+    }
+    g->g_cb(g, r, g->g_arg);
+}
+
+/* One answer arrived; the last one concludes (or frees a dead gather). */
+static void
+answered(struct gather *g)
+{
+    if (--g->g_pending > 0)
+        return;
+    if (g->g_dead) {
+        gather_destroy(g);
+        return;
+    }
+    conclude(g);
+}
+
+static void
+usage_cb(struct prom_answer *a, void *arg)
+{
+    struct gather *g = arg;
+
+    if (a->pa_cancelled)
+        g->g_cancelled = 1;
+    if (a->pa_ok) {
+        g->g_usage = a->pa_usage; /* take it */
+        memset(&a->pa_usage, 0, sizeof(a->pa_usage));
+        g->g_usage_ok = 1;
+    } else {
+        snprintf(g->g_usage_error, sizeof(g->g_usage_error), "%s",
+                 a->pa_error ? a->pa_error : "prometheus: unavailable");
+    }
+    answered(g);
+}
+
+static void
+free_cb(struct prom_answer *a, void *arg)
+{
+    struct gather *g = arg;
+
+    if (a->pa_cancelled)
+        g->g_cancelled = 1;
+    if (a->pa_ok) {
+        g->g_free_ok = 1;
+        g->g_free_mib = a->pa_value;
+    } else {
+        snprintf(g->g_free_error, sizeof(g->g_free_error), "FREE_QUERY: %s",
+                 a->pa_error ? a->pa_error : "prometheus: unavailable");
+    }
+    answered(g);
+}
+
+static void
+pods_cb(struct kube_answer *a, void *arg)
+{
+    struct gather *g = arg;
+
+    if (a->ka_cancelled)
+        g->g_cancelled = 1;
+    if (a->ka_class == KUBE_OK) {
+        g->g_pods = a->ka_pods; /* take it */
+        memset(&a->ka_pods, 0, sizeof(a->ka_pods));
+        g->g_pods_ok = 1;
+    } else {
+        snprintf(g->g_pods_error, sizeof(g->g_pods_error), "listing pods on %s: %s",
+                 g->g_node, a->ka_error ? a->ka_error : "failed");
+    }
+    answered(g);
+}
+
+/* Starts one query with $node substituted; 0 when its answer will come. */
+static int
+start_query(struct gather *g, struct prom *prom, const char *query, int is_free)
+{
+    char err[256];
+    char *q = prom_substitute_node(query, g->g_node, err, sizeof(err));
+    int rc;
+
+    if (q == NULL) {
+        snprintf(is_free ? g->g_free_error : g->g_usage_error, sizeof(g->g_usage_error),
+                 "cannot build the query for node %s: %s", g->g_node, err);
+        return -1;
+    }
+    if (is_free)
+        rc = prom_query_scalar(prom, q, free_cb, g);
+    else
+        rc = prom_query_usage(prom, q, g->g_cfg->c_namespace_label, g->g_cfg->c_pod_label,
+                              usage_cb, g);
+    free(q);
+    if (rc == -1)
+        snprintf(is_free ? g->g_free_error : g->g_usage_error, sizeof(g->g_usage_error),
+                 "prometheus: the query could not be started");
+    return rc;
+}
+
+/* The loop turn after a start where nothing could be asked. */
+static void
+deferred_cb(evutil_socket_t fd, short what, void *arg)
+{
+    answered(arg);
+}
+
+struct gather *
+gather_start(struct event_base *base, const struct config *cfg, struct prom *prom,
+             struct kube *kube, const char *node, const char *starving_ns, gather_cb cb, void *arg)
+{
+    struct gather *g = calloc(1, sizeof(*g));
+    struct pod_parse_opts po = {
+        .po_resource = cfg->c_gpumem_resource,
+        .po_protect_annotation = cfg->c_protect_annotation,
+    };
+
+    if (g == NULL)
+        return NULL;
+    g->g_cfg = cfg;
+    g->g_cb = cb;
+    g->g_arg = arg;
+    g->g_want_free = cfg->c_free_query[0] != '\0';
+    if ((g->g_node = strdup(node)) == NULL ||
+        (starving_ns != NULL && (g->g_starving_ns = strdup(starving_ns)) == NULL)) {
+        gather_destroy(g);
+        return NULL;
+    }
+    /* One extra count holds the gather open until every request is started,
+     * so no answer can conclude it half-way. */
+    g->g_pending = 1;
+    if (start_query(g, prom, cfg->c_used_query, 0) == 0)
+        g->g_pending++;
+    if (g->g_want_free && start_query(g, prom, cfg->c_free_query, 1) == 0)
+        g->g_pending++;
+    if (kube == NULL)
+        snprintf(g->g_pods_error, sizeof(g->g_pods_error),
+                 "no Kubernetes API server is configured (KUBE_API_URL, or run in a "
+                 "cluster)");
+    else if (kube_list_pods(kube, node, &po, pods_cb, g) == 0)
+        g->g_pending++;
+    else
+        snprintf(g->g_pods_error, sizeof(g->g_pods_error),
+                 "listing pods on %s: the request could not be started", node);
+    if (g->g_pending > 1) {
+        g->g_pending--; /* answers are still to come, from the loop */
+        return g;
+    }
+    /* Nothing was started: conclude from the loop, never inside this call. */
+    if (event_base_once(base, -1, EV_TIMEOUT, deferred_cb, g, NULL) == -1) {
+        gather_destroy(g);
+        return NULL;
+    }
+    return g;
+}

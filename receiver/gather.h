@@ -1,0 +1,53 @@
+/* gather.h -- one node's fresh evidence (Prometheus + API server), then the policy */
+#ifndef GVW_GATHER_H
+#define GVW_GATHER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "policy.h"
+
+struct event_base;
+struct prom;
+struct kube;
+struct gather;
+
+/* How gathering ended; the decision's result follows from it. */
+enum gather_status {
+    GATHER_DECIDED,   /* g_policy holds the policy's outcome */
+    GATHER_TELEMETRY, /* Prometheus could not be asked, failed, or said nothing */
+    GATHER_KUBE,      /* the pods could not be listed (and free was below the floor) */
+    GATHER_CANCELLED, /* a client was freed with a request in flight (shutdown) */
+};
+
+struct gather_result {
+    enum gather_status gr_status;
+    char gr_error[1024];          /* why, for TELEMETRY / KUBE */
+    struct policy_result gr_policy; /* valid when GATHER_DECIDED; owned by the gather */
+};
+
+/* Called once when the evidence is in. r is borrowed: it lives until
+ * gather_free(g); the callback may free g only after it is done with r. */
+typedef void (*gather_cb)(struct gather *g, const struct gather_result *r, void *arg);
+
+/*
+ * Starts gathering for node: USED_QUERY (and FREE_QUERY when set) with $node
+ * substituted, and the node's pod list, all at once. kube may be NULL (no API
+ * server configured): pods then count as unlistable. cb always runs from
+ * the loop (base), never inside this call. starving_ns is the
+ * trigger alert's namespace label (NULL = none). cfg, prom and kube are
+ * borrowed and must outlive the gather. Returns the gather (free it with
+ * gather_free(), also from inside cb), or NULL when it could not start.
+ */
+struct gather *gather_start(struct event_base *base, const struct config *cfg,
+                            struct prom *prom, struct kube *kube, const char *node, const char *starving_ns, gather_cb cb,
+                            void *arg);
+
+/* Frees a gather. Requests still in flight are detached: their answers are
+ * dropped when they arrive. NULL is a no-op. */
+void gather_free(struct gather *g);
+
+/* The pod the policy ranked at index i (borrowed, valid until gather_free). */
+const struct policy_candidate *gather_candidate(const struct gather *g, size_t i);
+
+#endif

@@ -1,0 +1,64 @@
+/* capacity.h -- advertise the gpumem extended resource on every GPU node, and keep it there */
+#ifndef GVW_CAPACITY_H
+#define GVW_CAPACITY_H
+
+#include <stdint.h>
+
+struct event_base;
+struct kube;
+struct capacity;
+
+#define CAPACITY_RETRY_MIN_MS 5000L   /* first retry after a failed pass */
+#define CAPACITY_RETRY_MAX_MS 300000L /* backoff ceiling when the interval is 0 */
+
+struct capacity_opts {
+    const char *co_resource;  /* borrowed (copied): GPUMEM_RESOURCE, domain/name */
+    int64_t co_capacity_mib;  /* GPUMEM_CAPACITY_MIB */
+    const char *co_selector;  /* borrowed (copied): GPU_NODE_SELECTOR; "" = every node */
+    long co_interval_s;       /* ADVERTISE_INTERVAL; 0 = only at start-up (but failures
+                                 are still retried until one pass succeeds) */
+    long co_retry_min_ms;     /* 0 = CAPACITY_RETRY_MIN_MS; tests set it short */
+};
+
+/*
+ * Makes the advertiser; it does nothing until capacity_start() or
+ * capacity_once(). base and kube are borrowed: free the advertiser before
+ * them (calls still in flight then end quietly). Returns NULL on a missing
+ * resource, a negative capacity or no memory (logged).
+ */
+struct capacity *capacity_new(struct event_base *base, struct kube *kube,
+                              const struct capacity_opts *o);
+
+/* Frees it; safe with a pass in flight (its answers are then ignored) and from
+ * inside a capacity_once callback. NULL is a no-op. */
+void capacity_free(struct capacity *c);
+
+/*
+ * serve mode: a pass now (from the loop), then every interval. A pass lists
+ * the nodes matching the selector and PATCHes each one's status. A failed
+ * pass -- the list failed, no node matched, or a node's patch failed -- is
+ * counted and retried after 5 s, doubling up to the interval (5 min when the
+ * interval is 0). Nothing here ever stops the daemon. 0, or -1 if started.
+ */
+int capacity_start(struct capacity *c);
+
+/* "advertise --once": the outcome of one pass, no retries. ok = 1 only when
+ * the list worked, at least one node matched (none is a failure: "no node
+ * matches GPU_NODE_SELECTOR=..."), and every node was patched. summary is one
+ * line, borrowed for the callback. */
+typedef void (*capacity_once_cb)(int ok, const char *summary, void *arg);
+
+/* Runs one pass; cb runs once, later, from the loop. -1 (cb never runs) when a
+ * pass is already in flight or the list cannot be sent. */
+int capacity_once(struct capacity *c, capacity_once_cb cb, void *arg);
+
+/* For metrics: every node of the last successful list, with 1 when the last
+ * patch of that node succeeded, else 0 (also while its first patch is in
+ * flight). node is borrowed for the call. */
+typedef void (*capacity_node_fn)(const char *node, int ok, void *arg);
+void capacity_foreach_node(const struct capacity *c, capacity_node_fn fn, void *arg);
+
+/* Failed lists, empty lists and failed patches since start-up. */
+uint64_t capacity_error_count(const struct capacity *c);
+
+#endif

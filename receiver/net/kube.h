@@ -1,0 +1,105 @@
+/* kube.h -- the few Kubernetes API calls the watchdog makes, non-blocking */
+#ifndef GVW_KUBE_H
+#define GVW_KUBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pods_json.h"
+#include "policy.h"
+
+struct event_base;
+struct kube;
+
+struct kube_opts {
+    const char *ko_url;         /* borrowed (copied): http(s)://host[:port][/prefix] */
+    const char *ko_token_file;  /* borrowed (copied): bearer token, re-read every minute;
+                                   NULL/"" = no Authorization header */
+    const char *ko_ca_file;     /* borrowed (copied): PEM trust; NULL/"" = system store */
+    long ko_connect_timeout_ms; /* 0 = 2 s */
+    long ko_timeout_ms;         /* 0 = 10 s */
+    size_t ko_body_cap;         /* 0 = 32 MiB (a big node's PodList) */
+    long ko_token_max_age_ms;   /* 0 = 60 s; tests set it short */
+};
+
+/* How an answer is judged. */
+enum kube_class {
+    KUBE_OK,          /* any 2xx */
+    KUBE_GONE,        /* 404: the object is already gone */
+    KUBE_CONFLICT,    /* 409: the UID precondition failed (a replacement pod) */
+    KUBE_PDB_REFUSED, /* 429 to an eviction: a PodDisruptionBudget said no */
+    KUBE_FORBIDDEN,   /* 401/403: the token or RBAC is wrong */
+    KUBE_ERROR,       /* anything else: 5xx, other 4xx, transport, timeout, bad body */
+};
+
+/* What a call returned. Valid only during the callback, except what is taken. */
+struct kube_answer {
+    enum kube_class ka_class;
+    int ka_cancelled;      /* kube_free() ran with the call in flight */
+    long ka_status;        /* HTTP status; 0 when none arrived */
+    const char *ka_error;  /* NULL when KUBE_OK; else one line: what failed, with the
+                              Status message and causes ("...disruption budget...") */
+    long ka_elapsed_ms;
+    struct pod_list ka_pods; /* kube_list_pods on KUBE_OK. The callback may take it
+                                (copy the struct, then zero ka_pods); what is left is
+                                freed after the callback. */
+    char **ka_nodes;       /* kube_list_nodes on KUBE_OK: owned names, same rule
+                              (take by copying and NULLing ka_nodes) */
+    size_t ka_node_count;
+};
+
+typedef void (*kube_cb)(struct kube_answer *a, void *arg);
+
+/*
+ * Makes a client on base (borrowed, must outlive it). The URL must start with
+ * http:// or https://. Returns the client (free with kube_free()) or NULL
+ * with a reason in err. Files are not read here: a bad token file fails each
+ * call with a clear ka_error instead.
+ */
+struct kube *kube_new(struct event_base *base, const struct kube_opts *o, char *err,
+                      size_t errlen);
+
+/* Frees the client; calls in flight end with ka_cancelled = 1 and KUBE_ERROR,
+ * their callbacks running before kube_free returns. NULL is a no-op. Never
+ * call it from inside one of its callbacks. */
+void kube_free(struct kube *k);
+
+/*
+ * Every call below returns 0 and later runs cb exactly once from the loop, or
+ * returns -1 (bad argument, out of memory; logged) and never runs cb.
+ * Arguments are borrowed and copied.
+ */
+
+/* GET /api/v1/pods?fieldSelector=spec.nodeName=NODE, parsed with pods_json_parse(po). */
+int kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po,
+                   kube_cb cb, void *arg);
+
+/* GET /api/v1/nodes?labelSelector=SEL: the names of the matching nodes. */
+int kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg);
+
+/* POST /api/v1/namespaces/NS/pods/POD/eviction (policy/v1, UID precondition),
+ * with ?dryRun=All when dry_run. 429 is KUBE_PDB_REFUSED only here: elsewhere
+ * it is API throttling (KUBE_ERROR). */
+int kube_evict(struct kube *k, const char *ns, const char *pod, const char *uid,
+               int dry_run, kube_cb cb, void *arg);
+
+/* DELETE /api/v1/namespaces/NS/pods/POD with a UID precondition, ?dryRun=All
+ * when dry_run. */
+int kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char *uid,
+                    int dry_run, kube_cb cb, void *arg);
+
+/* PATCH /api/v1/nodes/NODE/status (json-patch): capacity[resource] = "MIB". */
+int kube_patch_capacity(struct kube *k, const char *node, const char *resource,
+                        int64_t mib, kube_cb cb, void *arg);
+
+/* "ok", "gone", "conflict", "pdb_refused", "forbidden", "error". */
+const char *kube_class_name(enum kube_class c);
+
+/*
+ * The in-cluster API server: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
+ * an IPv6 host in brackets. Returns 0 with the URL in out, or -1 with a reason
+ * in err (unset or malformed variables, or out too small).
+ */
+int kube_incluster_url(char *out, size_t outlen, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,178 @@
+/* kube_json.c -- builds Kubernetes request bodies and reads NodeList and Status answers */
+#include "kube_json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+void
+kube_node_names_free(char **names, size_t count)
+{
+    if (names == NULL)
+        return;
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+int
+kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
+                     char *err, size_t errlen)
+{
+    json_error_t jerr;
+    json_t *root, *items, *item;
+    char **out = NULL;
+    size_t n = 0, i;
+
+    *names = NULL;
+    *count = 0;
+    if ((root = json_loadb(body, len, 0, &jerr)) == NULL) {
+        snprintf(err, errlen, "NodeList is not JSON: %s (line %d)", jerr.text, jerr.line);
+        return -1;
+    }
+    if (!json_is_array(items = json_object_get(root, "items"))) {
+        snprintf(err, errlen, "not a NodeList: no items array");
+        goto fail;
+    }
+    if ((n = json_array_size(items)) > 0 && (out = calloc(n, sizeof(*out))) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    json_array_foreach(items, i, item) {
+        const char *name = json_string_value(
+            json_object_get(json_object_get(item, "metadata"), "name"));
+        if (name == NULL || name[0] == '\0') {
+            snprintf(err, errlen, "NodeList item %zu has no metadata.name", i);
+            goto fail;
+        }
+        if ((out[i] = strdup(name)) == NULL) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    json_decref(root);
+    *names = out;
+    *count = n;
+    return 0;
+fail:
+    kube_node_names_free(out, n);
+    json_decref(root);
+    return -1;
+}
+
+/* Appends s with control bytes as spaces: these lines go to logs and the audit.
+ * ascii: s is not known to be UTF-8 (not from JSON), so other bytes go too. */
+static void
+append_clean(struct buf *b, const char *s, size_t len, int ascii)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char u = (unsigned char)s[i];
+        char c = (u < 0x20 || u == 0x7f || (ascii && u > 0x7f)) ? ' ' : s[i];
+        if (buf_append(b, &c, 1) == -1)
+            return;
+    }
+}
+
+void
+kube_json_status_message(const char *body, size_t len, char *out, size_t outlen)
+{
+    json_t *root, *causes, *cause;
+    const char *msg;
+    struct buf b;
+    size_t i, shown = 0;
+
+    if (outlen == 0)
+        return;
+    out[0] = '\0';
+    buf_init(&b, outlen - 1);
+    root = json_loadb(body, len, 0, NULL);
+    msg = json_string_value(json_object_get(root, "message"));
+    if (msg != NULL) {
+        append_clean(&b, msg, strlen(msg), 0);
+        causes = json_object_get(json_object_get(root, "details"), "causes");
+        json_array_foreach(causes, i, cause) {
+            const char *cr = json_string_value(json_object_get(cause, "reason"));
+            const char *cm = json_string_value(json_object_get(cause, "message"));
+            if (cm == NULL)
+                continue;
+            buf_append(&b, shown++ == 0 ? " (" : "; ", 2);
+            if (cr != NULL) {
+                append_clean(&b, cr, strlen(cr), 0);
+                buf_append(&b, ": ", 2);
+            }
+            append_clean(&b, cm, strlen(cm), 0);
+        }
+        if (shown > 0)
+            buf_append(&b, ")", 1);
+    } else if (len > 0) {
+        append_clean(&b, body, len < 200 ? len : 200, 1);
+    } else {
+        buf_append(&b, "(empty body)", 12);
+    }
+    json_decref(root);
+    if (b.b_data != NULL)
+        snprintf(out, outlen, "%s", b.b_data);
+    buf_free(&b);
+}
+
+/* Dumps and frees root; NULL root (a failed build) gives NULL. */
+static char *
+dump(json_t *root)
+{
+    char *s;
+
+    if (root == NULL)
+        return NULL;
+    s = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    return s;
+}
+
+char *
+kube_json_eviction(const char *ns, const char *pod, const char *uid)
+{
+    /* json_pack steals the "o" references and returns NULL on any failure. */
+    return dump(json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1",
+                          "kind", "Eviction", "metadata", "name", pod, "namespace", ns,
+                          "deleteOptions", "preconditions", "uid", uid));
+}
+
+char *
+kube_json_delete_options(const char *uid)
+{
+    return dump(json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "DeleteOptions",
+                          "preconditions", "uid", uid));
+}
+
+int
+kube_json_pointer_escape(struct buf *b, const char *s)
+{
+    for (; *s; s++) {
+        int rc = *s == '~'   ? buf_append(b, "~0", 2)
+                 : *s == '/' ? buf_append(b, "~1", 2)
+                             : buf_append(b, s, 1);
+        if (rc == -1)
+            return -1;
+    }
+    return 0;
+}
+
+char *
+kube_json_capacity_patch(const char *resource, int64_t mib)
+{
+    char value[24];
+    char *out = NULL;
+    struct buf path;
+
+    buf_init(&path, 1024);
+    snprintf(value, sizeof(value), "%" PRId64, mib);
+    if (buf_append(&path, "/status/capacity/", 17) == 0 &&
+        kube_json_pointer_escape(&path, resource) == 0)
+        out = dump(json_pack("[{s:s, s:s, s:s}]", "op", "add", "path", path.b_data, "value",
+                             value));
+    buf_free(&path);
+    return out;
+}

@@ -1,0 +1,40 @@
+/* kube_json.h -- the JSON kube.c sends and the small answers it reads itself */
+#ifndef GVW_KUBE_JSON_H
+#define GVW_KUBE_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/*
+ * Reads items[].metadata.name from a v1 NodeList body (len bytes, need not be
+ * NUL-terminated). Returns 0 and sets *names to an owned array of *count owned
+ * strings (free with kube_node_names_free(); zero items gives NULL and 0), or
+ * -1 with a reason in err and nothing allocated.
+ */
+int kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
+                         char *err, size_t errlen);
+
+void kube_node_names_free(char **names, size_t count);
+
+/*
+ * One line for an error answer: a Status object's message followed by its
+ * details.causes ("msg (DisruptionBudget: The disruption budget ...)");
+ * anything else gives a printable excerpt of the body, or "(empty body)".
+ * Never fails; the line is truncated to outlen.
+ */
+void kube_json_status_message(const char *body, size_t len, char *out, size_t outlen);
+
+/* Request bodies, compact JSON. Each returns an owned string (free()), or NULL
+ * when out of memory. Arguments are borrowed. */
+char *kube_json_eviction(const char *ns, const char *pod, const char *uid);
+char *kube_json_delete_options(const char *uid);
+/* [{"op":"add","path":"/status/capacity/<escaped resource>","value":"<mib>"}] */
+char *kube_json_capacity_patch(const char *resource, int64_t mib);
+
+/* Appends s escaped as one RFC 6901 JSON Pointer token (~ -> ~0, / -> ~1).
+ * 0, or -1 when b is full. */
+int kube_json_pointer_escape(struct buf *b, const char *s);
+
+#endif

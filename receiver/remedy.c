@@ -1,0 +1,786 @@
+/* remedy.c -- from a trigger alert to a recorded decision: brakes, act, verify */
+#include "remedy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "gather.h"
+#include "kube.h"
+#include "log.h"
+#include "metrics.h"
+#include "store.h"
+#include "verdict.h"
+
+#define MAX_NODES 1024       /* node states kept; alert labels are not trusted */
+#define HOUR_S 3600.0
+#define MAX_BRAKE_RING 4096  /* MAX_RECYCLES_PER_HOUR above this is no limit in practice */
+
+/* Per node: one decision at a time, and the quiet window after a recycle. */
+struct node_state {
+    char *n_name;             /* owned */
+    int n_busy;               /* a decision is in flight */
+    double n_settle_until;    /* monotonic seconds; 0 = no window */
+    char n_last_victim[512];  /* for the coalesced reason */
+    struct node_state *n_next;
+};
+
+struct decision {
+    struct remedy *d_r;
+    struct node_state *d_node;   /* borrowed from d_r */
+    char *d_trigger;             /* owned */
+    char *d_fingerprint;         /* owned */
+    char *d_starving_ns;         /* owned, may be NULL */
+    int64_t d_alert_id;
+    int64_t d_row;               /* the audit row, in_progress until finish */
+    double d_t0;                 /* monotonic start */
+    struct verdict d_v;
+    struct gather *d_g;          /* owned: the evidence the verdict borrows from */
+    const struct gather_result *d_gr; /* borrowed from d_g */
+    size_t d_next;               /* next ranked candidate to try */
+    int d_relisted;              /* a 409 already led to one fresh look */
+    char d_refusals[1024];       /* PodDisruptionBudget refusals so far */
+    struct gather *d_vg;         /* owned: a verify reading in flight */
+    struct event *d_verify_ev;   /* owned */
+    double d_recycled_at, d_verify_deadline;
+    struct decision *d_next_in_list;
+};
+
+struct remedy {
+    struct event_base *r_base;   /* borrowed */
+    const struct config *r_cfg;  /* borrowed */
+    struct prom *r_prom;         /* borrowed */
+    struct kube *r_kube;         /* borrowed, may be NULL */
+    struct store *r_store;       /* borrowed, may be NULL */
+    struct node_state *r_nodes;  /* owned list */
+    size_t r_node_count;
+    struct decision *r_decisions; /* owned list of unfinished decisions */
+    size_t r_in_flight;
+    double *r_recycles;          /* owned ring: monotonic times of recent recycles */
+    size_t r_recycle_count;
+};
+
+/* Alert context carried while the GPU nodes are listed. */
+struct fanout {
+    struct remedy *f_r;
+    char *f_trigger, *f_fingerprint, *f_starving_ns; /* owned */
+    int64_t f_alert_id;
+};
+
+static double
+mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *
+strdup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static const char *
+action_name(const struct config *cfg)
+{
+    return cfg->c_action == ACTION_DELETE ? "delete" : "evict";
+}
+
+/* --- the hourly brake ---------------------------------------------------- */
+
+static size_t
+recycles_last_hour(struct remedy *r, double now)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < r->r_recycle_count; i++)
+        if (r->r_recycles[i] > now - HOUR_S)
+            r->r_recycles[kept++] = r->r_recycles[i];
+    r->r_recycle_count = kept;
+    return kept;
+}
+
+static int
+rate_limited(struct remedy *r, double now)
+{
+    int64_t max = r->r_cfg->c_max_recycles_per_hour;
+
+    return max > 0 && (int64_t)recycles_last_hour(r, now) >= max;
+}
+
+static void
+count_recycle(struct remedy *r, double now)
+{
+    int64_t max = r->r_cfg->c_max_recycles_per_hour;
+
+    if (max <= 0)
+        return;
+    recycles_last_hour(r, now);
+    if ((int64_t)r->r_recycle_count < max && r->r_recycle_count < MAX_BRAKE_RING)
+        r->r_recycles[r->r_recycle_count++] = now;
+}
+
+/* --- node states --------------------------------------------------------- */
+
+/* The state of node, created on first use; NULL when out of memory or full
+ * of busy nodes. */
+static struct node_state *
+node_get(struct remedy *r, const char *name)
+{
+    struct node_state *n, **pp;
+    double now = mono_now();
+
+    for (n = r->r_nodes; n != NULL; n = n->n_next)
+        if (strcmp(n->n_name, name) == 0)
+            return n;
+    if (r->r_node_count >= MAX_NODES) {
+        /* Forget idle nodes whose window has passed. */
+        for (pp = &r->r_nodes; *pp != NULL;) {
+            n = *pp;
+            if (!n->n_busy && n->n_settle_until <= now) {
+                *pp = n->n_next;
+                free(n->n_name);
+                free(n);
+                r->r_node_count--;
+            } else {
+                pp = &n->n_next;
+            }
+        }
+        if (r->r_node_count >= MAX_NODES)
+            return NULL;
+    }
+    if ((n = calloc(1, sizeof(*n))) == NULL || (n->n_name = strdup(name)) == NULL) {
+        free(n);
+        return NULL;
+    }
+    n->n_next = r->r_nodes;
+    r->r_nodes = n;
+    r->r_node_count++;
+    return n;
+}
+
+/* --- recording ----------------------------------------------------------- */
+
+static void
+log_decision(const struct verdict *v, int64_t id)
+{
+    char idbuf[32], freebuf[32], floorbuf[32], victim[600] = "";
+    const struct store_decision *d = &v->vd_d;
+
+    snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+    if (d->sd_free_known)
+        snprintf(freebuf, sizeof(freebuf), "%lld", (long long)d->sd_free_mib);
+    else
+        snprintf(freebuf, sizeof(freebuf), "unknown");
+    snprintf(floorbuf, sizeof(floorbuf), "%lld", (long long)d->sd_floor_mib);
+    if (d->sd_victim != NULL)
+        snprintf(victim, sizeof(victim), "%s/%s", d->sd_victim->sv_namespace,
+                 d->sd_victim->sv_pod);
+    log_event(LOG_LEVEL_INFO, "decision", "id", idbuf, "node", d->sd_node, "trigger",
+              d->sd_trigger, "result", d->sd_result, "victim", victim, "action",
+              d->sd_action, "free_mib", freebuf, "floor_mib", floorbuf, "dry_run",
+              d->sd_dry_run ? "true" : "false", "reason", d->sd_reason, "error",
+              d->sd_error ? d->sd_error : "", NULL);
+}
+
+/* Records a decision that ends as it starts (coalesced, skipped_kube before a
+ * node is known): one row, no queries. */
+static void
+record_now(struct remedy *r, const char *node, const char *trigger, const char *fp,
+           int64_t alert_id, const char *result, const char *reason, const char *error)
+{
+    struct verdict v;
+    char err[512];
+    int64_t id = 0;
+
+    verdict_init(&v, r->r_cfg, node, trigger, fp, alert_id);
+    verdict_set_result(&v, result);
+    verdict_reason(&v, "%s", reason);
+    if (error != NULL)
+        verdict_error(&v, "%s", error);
+    if (r->r_store == NULL ||
+        store_decision_record(r->r_store, &v.vd_d, &id, err, sizeof(err)) == -1)
+        log_event(LOG_LEVEL_ERROR, "decision not recorded", "node", node, "result", result,
+                  "error", r->r_store ? err : "audit store not open", NULL);
+    metrics_decision(result, -1);
+    log_decision(&v, id);
+    verdict_free(&v);
+}
+
+static void
+decision_unlink(struct decision *d)
+{
+    struct decision **pp;
+
+    for (pp = &d->d_r->r_decisions; *pp != NULL; pp = &(*pp)->d_next_in_list)
+        if (*pp == d) {
+            *pp = d->d_next_in_list;
+            break;
+        }
+}
+
+/* Frees a decision, whatever state it is in. */
+static void
+decision_free(struct decision *d)
+{
+    decision_unlink(d);
+    d->d_r->r_in_flight--;
+    if (d->d_node != NULL)
+        d->d_node->n_busy = 0;
+    if (d->d_verify_ev != NULL)
+        event_free(d->d_verify_ev);
+    gather_free(d->d_vg);
+    verdict_free(&d->d_v);
+    gather_free(d->d_g);
+    free(d->d_trigger);
+    free(d->d_fingerprint);
+    free(d->d_starving_ns);
+    free(d);
+}
+
+/* Completes the audit row, counts, logs, frees. */
+static void
+finish(struct decision *d, const char *result)
+{
+    struct remedy *r = d->d_r;
+    char err[512];
+
+    verdict_set_result(&d->d_v, result);
+    if (r->r_store == NULL ||
+        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == -1)
+        log_event(LOG_LEVEL_ERROR, "decision row not completed", "node",
+                  d->d_v.vd_d.sd_node, "result", result, "error",
+                  r->r_store ? err : "audit store not open", NULL);
+    metrics_decision(result, mono_now() - d->d_t0);
+    log_decision(&d->d_v, d->d_row);
+    decision_free(d);
+}
+
+/* --- verify -------------------------------------------------------------- */
+
+static void verify_tick(evutil_socket_t fd, short what, void *arg);
+
+static void
+verify_schedule(struct decision *d)
+{
+    double settle = (double)d->d_r->r_cfg->c_settle_s;
+    double every = settle / 10.0;
+    struct timeval tv;
+
+    if (every < 0.2)
+        every = 0.2;
+    if (every > 2.0)
+        every = 2.0;
+    tv.tv_sec = (time_t)every;
+    tv.tv_usec = (suseconds_t)((every - (double)tv.tv_sec) * 1e6);
+    evtimer_add(d->d_verify_ev, &tv);
+}
+
+static void
+verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct decision *d = arg;
+    const struct policy_result *p = &gr->gr_policy;
+    double now = mono_now();
+    int known = (gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE) &&
+                p->pr_outcome != POLICY_SKIPPED_TELEMETRY && p->pr_free_known;
+    int64_t free_mib = p->pr_free_mib;
+
+    if (gr->gr_status == GATHER_CANCELLED) {
+        d->d_vg = NULL;
+        gather_free(g);
+        decision_free(d); /* shutdown: the row stays in_progress */
+        return;
+    }
+    d->d_vg = NULL;
+    gather_free(g);
+    if (known) {
+        d->d_v.vd_d.sd_verified = 1;
+        d->d_v.vd_d.sd_verify_free_mib = free_mib;
+        d->d_v.vd_d.sd_verify_seconds = now - d->d_recycled_at;
+        metrics_free_vram(d->d_v.vd_d.sd_node, free_mib);
+        if (free_mib >= d->d_r->r_cfg->c_floor_mib) {
+            verdict_reason_append(&d->d_v, "free VRAM back to %lld MiB after %.1f s",
+                                  (long long)free_mib, now - d->d_recycled_at);
+            finish(d, "recycled");
+            return;
+        }
+    }
+    if (now >= d->d_verify_deadline) {
+        if (d->d_v.vd_d.sd_verified)
+            verdict_reason_append(&d->d_v,
+                                  "free VRAM still %lld MiB, below the floor, when SETTLE "
+                                  "(%llds) ran out",
+                                  (long long)d->d_v.vd_d.sd_verify_free_mib,
+                                  (long long)d->d_r->r_cfg->c_settle_s);
+        else
+            verdict_reason_append(&d->d_v, "free VRAM could not be read back within SETTLE");
+        finish(d, "recycled");
+        return;
+    }
+    verify_schedule(d);
+}
+
+static void
+verify_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct decision *d = arg;
+    struct remedy *r = d->d_r;
+
+    /* Verification reads Prometheus only: kube NULL skips the pod list. */
+    d->d_vg = gather_start(r->r_base, r->r_cfg, r->r_prom, NULL, d->d_v.vd_d.sd_node, NULL,
+                           verify_cb, d);
+    if (d->d_vg == NULL) {
+        verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
+        finish(d, "recycled");
+    }
+}
+
+/* --- act ----------------------------------------------------------------- */
+
+static void gathered(struct gather *g, const struct gather_result *gr, void *arg);
+static void act_try(struct decision *d);
+
+static void
+open_settle_window(struct decision *d, const struct policy_candidate *c, double now)
+{
+    d->d_node->n_settle_until = now + (double)d->d_r->r_cfg->c_settle_s;
+    snprintf(d->d_node->n_last_victim, sizeof(d->d_node->n_last_victim), "%s/%s",
+             c->pc_namespace, c->pc_name);
+}
+
+static void
+recycled(struct decision *d, const struct policy_candidate *c, const char *how)
+{
+    double now = mono_now();
+
+    verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
+    verdict_reason_append(&d->d_v, "%s %s/%s", how, c->pc_namespace, c->pc_name);
+    count_recycle(d->d_r, now);
+    open_settle_window(d, c, now);
+    d->d_recycled_at = now;
+    d->d_verify_deadline = now + (double)d->d_r->r_cfg->c_settle_s;
+    if ((d->d_verify_ev = evtimer_new(d->d_r->r_base, verify_tick, d)) == NULL) {
+        verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
+        finish(d, "recycled");
+        return;
+    }
+    verify_schedule(d);
+}
+
+/* Starts a fresh look after a 409: the pod was replaced under us. */
+static void
+relist(struct decision *d)
+{
+    struct remedy *r = d->d_r;
+
+    d->d_relisted = 1;
+    verdict_set_policy(&d->d_v, &(struct policy_result){0});
+    gather_free(d->d_g);
+    d->d_gr = NULL;
+    d->d_g = gather_start(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
+                          d->d_starving_ns, gathered, d);
+    if (d->d_g == NULL) {
+        verdict_error(&d->d_v, "out of memory while looking again after a 409");
+        finish(d, "failed");
+    }
+}
+
+static void
+act_cb(struct kube_answer *a, void *arg)
+{
+    struct decision *d = arg;
+    const struct policy_candidate *c = gather_candidate(d->d_g, d->d_next);
+    size_t used;
+
+    if (a->ka_cancelled) {
+        decision_free(d); /* shutdown: the row stays in_progress */
+        return;
+    }
+    switch (a->ka_class) {
+    case KUBE_OK:
+        recycled(d, c, d->d_r->r_cfg->c_action == ACTION_DELETE ? "deleted" : "evicted");
+        return;
+    case KUBE_GONE:
+        recycled(d, c, "already gone (404):");
+        return;
+    case KUBE_PDB_REFUSED:
+        used = strlen(d->d_refusals);
+        snprintf(d->d_refusals + used, sizeof(d->d_refusals) - used, "%s%s/%s: %s",
+                 used ? "; " : "", c->pc_namespace, c->pc_name,
+                 a->ka_error ? a->ka_error : "refused by a PodDisruptionBudget");
+        log_event(LOG_LEVEL_INFO, "eviction refused by a PodDisruptionBudget; next candidate",
+                  "namespace", c->pc_namespace, "pod", c->pc_name, NULL);
+        if (++d->d_next < d->d_gr->gr_policy.pr_ranked_count) {
+            act_try(d);
+            return;
+        }
+        verdict_set_victim(&d->d_v, gather_candidate(d->d_g, 0), action_name(d->d_r->r_cfg));
+        verdict_reason_append(&d->d_v, "every candidate was refused by a "
+                                        "PodDisruptionBudget; nothing was recycled");
+        verdict_error(&d->d_v, "%s", d->d_refusals);
+        finish(d, "blocked");
+        return;
+    case KUBE_CONFLICT:
+    case KUBE_FORBIDDEN:
+    case KUBE_ERROR:
+        /* A 409 means the pod was replaced under us: look once more, afresh.
+         * A second replacement in a row is not chased further. */
+        if (a->ka_class == KUBE_CONFLICT && !d->d_relisted) {
+            log_event(LOG_LEVEL_INFO, "victim replaced under us (409); looking again",
+                      "namespace", c->pc_namespace, "pod", c->pc_name, NULL);
+            relist(d);
+            return;
+        }
+        verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
+        verdict_error(&d->d_v, "%s", a->ka_error ? a->ka_error : "the API server refused");
+        verdict_reason_append(&d->d_v, "the %s of %s/%s failed", action_name(d->d_r->r_cfg),
+                              c->pc_namespace, c->pc_name);
+        finish(d, "failed");
+        return;
+    }
+}
+
+static void
+act_try(struct decision *d)
+{
+    struct remedy *r = d->d_r;
+    const struct policy_candidate *c = gather_candidate(d->d_g, d->d_next);
+    const char *uid = c->pc_pod ? c->pc_pod->p_uid : NULL;
+    int rc;
+
+    if (uid == NULL) { /* can't happen: eligible pods come from the pod list */
+        verdict_error(&d->d_v, "the chosen pod has no UID");
+        finish(d, "failed");
+        return;
+    }
+    if (r->r_cfg->c_action == ACTION_DELETE)
+        rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 0, act_cb, d);
+    else
+        rc = kube_evict(r->r_kube, c->pc_namespace, c->pc_name, uid, 0, act_cb, d);
+    if (rc == -1) {
+        verdict_set_victim(&d->d_v, c, action_name(r->r_cfg));
+        verdict_error(&d->d_v, "the %s request could not be started", action_name(r->r_cfg));
+        finish(d, "failed");
+    }
+}
+
+/* The dry-run probe's answer is recorded; nothing changed either way. */
+static void
+probe_cb(struct kube_answer *a, void *arg)
+{
+    struct decision *d = arg;
+    const char *what = d->d_r->r_cfg->c_action == ACTION_DELETE ? "deletion" : "eviction";
+
+    if (a->ka_cancelled) {
+        decision_free(d);
+        return;
+    }
+    switch (a->ka_class) {
+    case KUBE_OK:
+        verdict_reason_append(&d->d_v, "a dry-run %s was accepted by the API server", what);
+        break;
+    case KUBE_PDB_REFUSED:
+        verdict_reason_append(&d->d_v,
+                              "a dry-run %s says a PodDisruptionBudget would refuse: %s",
+                              what, a->ka_error ? a->ka_error : "");
+        break;
+    default:
+        verdict_reason_append(&d->d_v, "the dry-run %s probe failed: %s", what,
+                              a->ka_error ? a->ka_error : kube_class_name(a->ka_class));
+        break;
+    }
+    finish(d, "would_recycle");
+}
+
+static void
+act_begin(struct decision *d)
+{
+    struct remedy *r = d->d_r;
+    const struct policy_candidate *c = gather_candidate(d->d_g, 0);
+    double now = mono_now();
+    const char *uid = c->pc_pod ? c->pc_pod->p_uid : "";
+
+    if (rate_limited(r, now)) {
+        verdict_set_victim(&d->d_v, c, action_name(r->r_cfg));
+        verdict_reason_append(&d->d_v,
+                              "MAX_RECYCLES_PER_HOUR=%lld reached within the last hour; "
+                              "not acting",
+                              (long long)r->r_cfg->c_max_recycles_per_hour);
+        finish(d, "rate_limited");
+        return;
+    }
+    if (r->r_kube == NULL) { /* can't happen: no pods were listed without it */
+        verdict_error(&d->d_v, "no Kubernetes API server is configured");
+        finish(d, "skipped_kube");
+        return;
+    }
+    if (r->r_cfg->c_dry_run) {
+        int rc;
+        verdict_set_victim(&d->d_v, c, action_name(r->r_cfg));
+        verdict_reason_append(&d->d_v, "DRY_RUN: nothing was changed");
+        count_recycle(r, now);
+        open_settle_window(d, c, now);
+        if (r->r_cfg->c_action == ACTION_DELETE)
+            rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb, d);
+        else
+            rc = kube_evict(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb, d);
+        if (rc == -1)
+            finish(d, "would_recycle");
+        return;
+    }
+    d->d_next = 0;
+    act_try(d);
+}
+
+/* --- the decision -------------------------------------------------------- */
+
+static void
+gathered(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct decision *d = arg;
+    const struct policy_result *p = &gr->gr_policy;
+    const char *node = d->d_v.vd_d.sd_node;
+
+    d->d_gr = gr;
+    switch (gr->gr_status) {
+    case GATHER_CANCELLED:
+        decision_free(d); /* shutdown: the row stays in_progress */
+        return;
+    case GATHER_TELEMETRY:
+        verdict_reason(&d->d_v, "cannot re-verify free VRAM on %s, so acting on nothing",
+                       node);
+        verdict_error(&d->d_v, "%s", gr->gr_error);
+        finish(d, "skipped_telemetry");
+        return;
+    case GATHER_KUBE:
+        /* No pod list: only the free VRAM is evidence worth recording. */
+        verdict_set_policy(&d->d_v, &(struct policy_result){.pr_free_known = p->pr_free_known,
+                                                             .pr_free_mib = p->pr_free_mib});
+        metrics_free_vram(node, p->pr_free_mib);
+        verdict_reason(&d->d_v,
+                       "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
+                       "listed, so acting on nothing",
+                       (long long)p->pr_free_mib, (long long)d->d_r->r_cfg->c_floor_mib, node);
+        verdict_error(&d->d_v, "%s", gr->gr_error);
+        finish(d, "skipped_kube");
+        return;
+    case GATHER_DECIDED:
+        break;
+    }
+    if (verdict_set_policy(&d->d_v, p) == -1)
+        log_warnx("%s: out of memory listing candidates", __func__);
+    if (p->pr_free_known && p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
+        metrics_free_vram(node, p->pr_free_mib);
+    verdict_reason(&d->d_v, "%s", p->pr_reason);
+    if (p->pr_outcome != POLICY_VICTIM) {
+        if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
+            verdict_error(&d->d_v, "%s", p->pr_reason);
+        finish(d, verdict_policy_result(p->pr_outcome));
+        return;
+    }
+    act_begin(d);
+}
+
+/* Starts one node's decision, or records why it is held back. */
+static void
+begin(struct remedy *r, const char *node, const char *trigger, const char *fp,
+      const char *starving_ns, int64_t alert_id)
+{
+    struct node_state *n = node_get(r, node);
+    struct decision *d;
+    double now = mono_now();
+    char reason[1024], err[512];
+
+    if (n == NULL) {
+        record_now(r, node, trigger, fp, alert_id, "failed", "no decision was started",
+                   "too many nodes tracked, or out of memory");
+        return;
+    }
+    if (n->n_busy) {
+        snprintf(reason, sizeof(reason), "a decision for %s is already in flight", node);
+        record_now(r, node, trigger, fp, alert_id, "coalesced", reason, NULL);
+        return;
+    }
+    if (now < n->n_settle_until) {
+        snprintf(reason, sizeof(reason),
+                 "inside the SETTLE window after recycling %s (%.0f s left)",
+                 n->n_last_victim, n->n_settle_until - now);
+        record_now(r, node, trigger, fp, alert_id, "coalesced", reason, NULL);
+        return;
+    }
+    if ((d = calloc(1, sizeof(*d))) == NULL)
+        goto oom;
+    d->d_r = r;
+    d->d_t0 = now;
+    d->d_alert_id = alert_id;
+    d->d_next_in_list = r->r_decisions;
+    r->r_decisions = d;
+    r->r_in_flight++;
+    if ((d->d_trigger = strdup(trigger)) == NULL ||
+        (d->d_fingerprint = strdup(fp ? fp : "")) == NULL ||
+        (starving_ns != NULL && (d->d_starving_ns = strdup(starving_ns)) == NULL)) {
+        decision_free(d);
+        goto oom;
+    }
+    /* The node name lives in the node state, which outlives the decision. */
+    verdict_init(&d->d_v, r->r_cfg, n->n_name, d->d_trigger, d->d_fingerprint, alert_id);
+    if (store_decision_start(r->r_store, &d->d_v.vd_d, &d->d_row, err, sizeof(err)) == -1) {
+        /* Never act on what cannot be recorded. */
+        log_event(LOG_LEVEL_ERROR, "decision not started: the audit store cannot record it",
+                  "node", node, "error", err, NULL);
+        metrics_decision("failed", -1);
+        decision_free(d);
+        return;
+    }
+    d->d_node = n;
+    n->n_busy = 1;
+    d->d_g = gather_start(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
+                          d->d_starving_ns, gathered, d);
+    if (d->d_g == NULL) {
+        verdict_error(&d->d_v, "out of memory");
+        finish(d, "failed");
+    }
+    return;
+oom:
+    log_warnx("%s: out of memory; no decision for %s", __func__, node);
+}
+
+static void
+fanout_free(struct fanout *f)
+{
+    free(f->f_trigger);
+    free(f->f_fingerprint);
+    free(f->f_starving_ns);
+    free(f);
+}
+
+static void
+nodes_cb(struct kube_answer *a, void *arg)
+{
+    struct fanout *f = arg;
+    struct remedy *r = f->f_r;
+    char reason[1024];
+
+    if (a->ka_cancelled) {
+        fanout_free(f);
+        return;
+    }
+    if (a->ka_class != KUBE_OK) {
+        record_now(r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id, "skipped_kube",
+                   "the alert names no node and the GPU nodes could not be listed",
+                   a->ka_error);
+    } else if (a->ka_node_count == 0) {
+        snprintf(reason, sizeof(reason),
+                 "the alert names no node and no node matches GPU_NODE_SELECTOR=%s",
+                 r->r_cfg->c_gpu_node_selector);
+        record_now(r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id, "skipped_kube",
+                   reason, NULL);
+    } else {
+        for (size_t i = 0; i < a->ka_node_count; i++)
+            begin(r, a->ka_nodes[i], f->f_trigger, f->f_fingerprint, f->f_starving_ns,
+                  f->f_alert_id);
+    }
+    fanout_free(f);
+}
+
+void
+remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
+{
+    const struct config *cfg = r->r_cfg;
+    const char *node, *starving;
+    struct fanout *f;
+
+    if (!a->a_firing || !strlist_contains(&cfg->c_trigger_alerts, a->a_alertname))
+        return;
+    if (r->r_store == NULL) { /* can't happen: alerts are only accepted once it opens */
+        log_warnx("%s: no audit store; no decision", __func__);
+        return;
+    }
+    node = alert_label(a, cfg->c_alert_node_label);
+    starving = alert_label(a, "namespace");
+    if (node != NULL && node[0] != '\0') {
+        begin(r, node, a->a_alertname, a->a_fingerprint, starving, alert_id);
+        return;
+    }
+    if (r->r_kube == NULL) {
+        record_now(r, "", a->a_alertname, a->a_fingerprint, alert_id, "skipped_kube",
+                   "the alert names no node and no Kubernetes API server is configured",
+                   NULL);
+        return;
+    }
+    if ((f = calloc(1, sizeof(*f))) == NULL || (f->f_trigger = strdup(a->a_alertname)) == NULL ||
+        (f->f_fingerprint = strdup(a->a_fingerprint)) == NULL ||
+        (starving != NULL && (f->f_starving_ns = strdup_or_null(starving)) == NULL)) {
+        if (f != NULL)
+            fanout_free(f);
+        log_warnx("%s: out of memory", __func__);
+        return;
+    }
+    f->f_r = r;
+    f->f_alert_id = alert_id;
+    if (kube_list_nodes(r->r_kube, cfg->c_gpu_node_selector, nodes_cb, f) == -1) {
+        record_now(r, "", f->f_trigger, f->f_fingerprint, alert_id, "skipped_kube",
+                   "the alert names no node and the GPU nodes could not be listed",
+                   "the node list request could not be started");
+        fanout_free(f);
+    }
+}
+
+struct remedy *
+remedy_new(struct event_base *base, const struct config *cfg, struct prom *prom,
+           struct kube *kube)
+{
+    struct remedy *r = calloc(1, sizeof(*r));
+
+    if (r == NULL)
+        return NULL;
+    r->r_base = base;
+    r->r_cfg = cfg;
+    r->r_prom = prom;
+    r->r_kube = kube;
+    if (cfg->c_max_recycles_per_hour > 0 &&
+        (r->r_recycles = calloc(cfg->c_max_recycles_per_hour > MAX_BRAKE_RING
+                                    ? MAX_BRAKE_RING
+                                    : (size_t)cfg->c_max_recycles_per_hour,
+                                sizeof(double))) == NULL) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void
+remedy_set_store(struct remedy *r, struct store *s)
+{
+    r->r_store = s;
+}
+
+size_t
+remedy_in_flight(const struct remedy *r)
+{
+    return r->r_in_flight;
+}
+
+void
+remedy_free(struct remedy *r)
+{
+    struct node_state *n, *next;
+
+    if (r == NULL)
+        return;
+    while (r->r_decisions != NULL)
+        decision_free(r->r_decisions);
+    for (n = r->r_nodes; n != NULL; n = next) {
+        next = n->n_next;
+        free(n->n_name);
+        free(n);
+    }
+    free(r->r_recycles);
+    free(r);
+}

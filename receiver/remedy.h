@@ -1,0 +1,38 @@
+/* remedy.h -- from a trigger alert to a recorded decision: brakes, act, verify */
+#ifndef GVW_REMEDY_H
+#define GVW_REMEDY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alert.h"
+#include "config.h"
+
+struct event_base;
+struct prom;
+struct kube;
+struct store;
+struct remedy;
+
+/*
+ * Makes the remediation engine. Everything is borrowed and must outlive it;
+ * kube may be NULL (no API server: decisions end skipped_kube). At shutdown
+ * free the prom and kube clients first (their in-flight calls end, and the
+ * decisions waiting on them are dropped, leaving their rows in_progress, which
+ * the next start marks interrupted), then remedy_free().
+ */
+struct remedy *remedy_new(struct event_base *base, const struct config *cfg,
+                          struct prom *prom, struct kube *kube);
+void remedy_free(struct remedy *r);
+
+/* Where decisions are recorded (borrowed). Without a store nothing starts. */
+void remedy_set_store(struct remedy *r, struct store *s);
+
+/* An alert that is durably recorded as alert_id. Starts a decision per node
+ * when it is firing and its alertname is in TRIGGER_ALERTS; else nothing. */
+void remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id);
+
+/* Decisions started and not yet finished. */
+size_t remedy_in_flight(const struct remedy *r);
+
+#endif

@@ -1,0 +1,140 @@
+/* verdict.c -- a decision's outcome in the shape the audit stores and prints */
+#include "verdict.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void
+verdict_init(struct verdict *v, const struct config *cfg, const char *node,
+             const char *trigger, const char *fingerprint, int64_t alert_id)
+{
+    struct timespec ts;
+
+    memset(v, 0, sizeof(*v));
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(v->vd_result, sizeof(v->vd_result), "in_progress");
+    v->vd_d.sd_time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    v->vd_d.sd_node = node ? node : "";
+    v->vd_d.sd_trigger = trigger ? trigger : "";
+    v->vd_d.sd_fingerprint = fingerprint ? fingerprint : "";
+    v->vd_d.sd_result = v->vd_result;
+    v->vd_d.sd_reason = v->vd_reason;
+    v->vd_d.sd_floor_mib = cfg->c_floor_mib;
+    v->vd_d.sd_dry_run = cfg->c_dry_run;
+    v->vd_d.sd_action = "none";
+    v->vd_d.sd_alert_id = alert_id;
+}
+
+int
+verdict_set_policy(struct verdict *v, const struct policy_result *p)
+{
+    free(v->vd_cands);
+    v->vd_cands = NULL;
+    v->vd_d.sd_candidates = NULL;
+    v->vd_d.sd_candidate_count = 0;
+    v->vd_d.sd_free_known = p->pr_free_known;
+    v->vd_d.sd_free_mib = p->pr_free_mib;
+    if (p->pr_candidate_count == 0)
+        return 0;
+    v->vd_cands = calloc(p->pr_candidate_count, sizeof(*v->vd_cands));
+    if (v->vd_cands == NULL)
+        return -1;
+    for (size_t i = 0; i < p->pr_candidate_count; i++) {
+        const struct policy_candidate *c = &p->pr_candidates[i];
+        v->vd_cands[i] = (struct store_candidate){
+            .sc_namespace = c->pc_namespace,
+            .sc_pod = c->pc_name,
+            .sc_used_mib = c->pc_used_mib,
+            .sc_has_budget = c->pc_has_budget,
+            .sc_budget_mib = c->pc_budget_mib,
+            .sc_eligible = c->pc_eligible,
+            .sc_why_not = c->pc_why_not,
+        };
+    }
+    v->vd_d.sd_candidates = v->vd_cands;
+    v->vd_d.sd_candidate_count = p->pr_candidate_count;
+    return 0;
+}
+
+void
+verdict_set_victim(struct verdict *v, const struct policy_candidate *c, const char *action)
+{
+    v->vd_victim = (struct store_victim){
+        .sv_namespace = c->pc_namespace,
+        .sv_pod = c->pc_name,
+        .sv_used_mib = c->pc_used_mib,
+        .sv_has_budget = c->pc_has_budget,
+        .sv_budget_mib = c->pc_budget_mib,
+        .sv_overshoot_mib = c->pc_overshoot_mib,
+    };
+    v->vd_d.sd_victim = &v->vd_victim;
+    v->vd_d.sd_action = action;
+}
+
+void
+verdict_set_result(struct verdict *v, const char *result)
+{
+    snprintf(v->vd_result, sizeof(v->vd_result), "%s", result);
+}
+
+void
+verdict_reason(struct verdict *v, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(v->vd_reason, sizeof(v->vd_reason), fmt, ap);
+    va_end(ap);
+}
+
+void
+verdict_reason_append(struct verdict *v, const char *fmt, ...)
+{
+    size_t used = strlen(v->vd_reason);
+    va_list ap;
+
+    if (used > 0 && used + 2 < sizeof(v->vd_reason)) {
+        memcpy(v->vd_reason + used, "; ", 3);
+        used += 2;
+    }
+    if (used + 1 >= sizeof(v->vd_reason))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(v->vd_reason + used, sizeof(v->vd_reason) - used, fmt, ap);
+    va_end(ap);
+}
+
+void
+verdict_error(struct verdict *v, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(v->vd_error, sizeof(v->vd_error), fmt, ap);
+    va_end(ap);
+    v->vd_d.sd_error = v->vd_error;
+}
+
+void
+verdict_free(struct verdict *v)
+{
+    free(v->vd_cands);
+    v->vd_cands = NULL;
+    v->vd_d.sd_candidates = NULL;
+    v->vd_d.sd_candidate_count = 0;
+}
+
+const char *
+verdict_policy_result(enum policy_outcome o)
+{
+    switch (o) {
+    case POLICY_SKIPPED_RECOVERED: return "skipped_recovered";
+    case POLICY_SKIPPED_NO_CANDIDATE: return "skipped_no_candidate";
+    case POLICY_SKIPPED_TELEMETRY: return "skipped_telemetry";
+    case POLICY_VICTIM: return "would_recycle";
+    }
+    return "failed"; /* can't happen */
+}

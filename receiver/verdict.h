@@ -1,0 +1,48 @@
+/* verdict.h -- a decision's outcome in the shape the audit stores and prints */
+#ifndef GVW_VERDICT_H
+#define GVW_VERDICT_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "policy.h"
+#include "store.h"
+
+struct verdict {
+    struct store_decision vd_d;     /* borrows from the members below, the strings
+                                       given to verdict_init, and the policy result */
+    struct store_victim vd_victim;  /* vd_d.sd_victim points here when set */
+    struct store_candidate *vd_cands; /* owned */
+    char vd_result[32];
+    char vd_reason[2048];
+    char vd_error[1024];
+};
+
+/* Starts an empty verdict (result "in_progress", action "none"). Strings are
+ * borrowed and must outlive v. */
+void verdict_init(struct verdict *v, const struct config *cfg, const char *node,
+                  const char *trigger, const char *fingerprint, int64_t alert_id);
+
+/* Takes the candidates and free VRAM from p (borrowed: keep p alive while v is
+ * used). 0, or -1 when out of memory (then no candidates are listed). */
+int verdict_set_policy(struct verdict *v, const struct policy_result *p);
+
+/* Names the victim (borrowed) and the action taken or intended. */
+void verdict_set_victim(struct verdict *v, const struct policy_candidate *c,
+                        const char *action);
+
+void verdict_set_result(struct verdict *v, const char *result);
+void verdict_reason(struct verdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends "; " and the text to the reason. */
+void verdict_reason_append(struct verdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void verdict_error(struct verdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+void verdict_free(struct verdict *v);
+
+/* The result word for a policy outcome on a victim-less path. */
+const char *verdict_policy_result(enum policy_outcome o);
+
+#endif
