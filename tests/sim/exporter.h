@@ -1,0 +1,17 @@
+/* exporter.h -- the node's GPU exporter: per-process VRAM as Prometheus text */
+#ifndef GVW_SIM_EXPORTER_H
+#define GVW_SIM_EXPORTER_H
+
+#include <event2/buffer.h>
+
+#include "world.h"
+
+/*
+ * Appends the /metrics page for the world's current usage to out:
+ * gpu_pod_memory_used_bytes{node,namespace,pod,pid} per running process, and
+ * gpu_memory_total_bytes / gpu_memory_free_bytes{node,gpu} for the card.
+ * 0, or -1 when the buffer could not grow.
+ */
+int exporter_render(struct world *w, struct evbuffer *out);
+
+#endif

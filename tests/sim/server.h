@@ -1,0 +1,20 @@
+/* server.h -- the simulator's one HTTP listener: Kubernetes API, /metrics, /sim */
+#ifndef GVW_SIM_SERVER_H
+#define GVW_SIM_SERVER_H
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "world.h"
+
+struct server {
+    struct event_base *sv_base; /* borrowed */
+    struct world *sv_world;     /* borrowed */
+    const char *sv_token_file;  /* borrowed; NULL = the API takes any caller */
+};
+
+/* The evhttp general callback (arg: struct server *). Routes by path:
+ * /api/... to kubeapi, GET /metrics to the exporter, /sim/... to control. */
+void server_handle(struct evhttp_request *req, void *arg);
+
+#endif
