@@ -1,36 +1,26 @@
 #!/usr/bin/env bash
-# demo.sh -- the README's demo command. Interim version: builds the daemon, starts
-# `serve` in dry-run on a loopback port with an example configuration, delivers a
-# real Alertmanager webhook, and shows what the audit recorded.
+# demo.sh -- the README's demo command: replays the 2026-06-02 incident end to end
+# on this machine, narrated. A simulated GPU node, Debian's real Prometheus and
+# Alertmanager with the shipped rules, and gpu-vram-watchdog enforcing; it ends by
+# printing what the audit recorded. Everything runs on 127.0.0.1 and is stopped after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
 bash scripts/install-deps.sh
-cmake -S . -B build -DGVW_TESTS=OFF >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
+echo "==> building gpu-vram-watchdog and the GPU-node simulator (build/)"
+cmake -S . -B build >/dev/null
+cmake --build build -j"$(nproc)" --target gpu-vram-watchdog gvw-sim >/dev/null
 
-work=$(mktemp -d /tmp/gvw-demo.XXXXXX)
-trap 'kill "$pid" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-head -c 24 /dev/urandom | base64 >"$work/token"
+cat <<'TXT'
 
-echo "==> starting gpu-vram-watchdog serve (DRY_RUN=true, example configuration)"
-LISTEN_ADDR=127.0.0.1:0 WEBHOOK_TOKEN_FILE="$work/token" AUDIT_DB="$work/audit.db" \
-    PROMETHEUS_URL=http://127.0.0.1:1 LOG_FORMAT=text \
-    ./build/gpu-vram-watchdog serve 2>"$work/serve.log" &
-pid=$!
-port=
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/.* serving .*port=\([0-9]*\).*/\1/p' "$work/serve.log" | head -n1)
-    [ -n "$port" ] && break
-    sleep 0.05
-done
-[ -n "$port" ] || { cat "$work/serve.log"; exit 1; }
-echo "    listening on 127.0.0.1:$port"
+==> The 2026-06-02 incident, replayed
 
-echo "==> delivering a captured Alertmanager 0.25 webhook (GPUVRAMLow firing)"
-curl -sS -H "Authorization: Bearer $(cat "$work/token")" -H 'Content-Type: application/json' \
-    --data-binary @tests/data/alertmanager-0.25-webhook.json "http://127.0.0.1:$port/webhook"
-echo
-echo "==> the daemon's log"
-cat "$work/serve.log"
-echo "==> gpu-vram-watchdog audit alerts"
-./build/gpu-vram-watchdog audit alerts --db "$work/audit.db"
+A time-sliced GPU has no memory isolation. Five tenants share a 15360 MiB card,
+each with a declared budget (viktorbarzin.me/gpumem): immich-ml 3000, llama-swap
+5000, frigate 2000, immich-server 1800, portal-stt 1500. On 2026-06-02 immich-ml's
+onnxruntime arena grew from ~2 GB to 10.7 GiB and starved the LLM for hours.
+Here the same growth plays out in about 20 seconds.
+TXT
+GVW_BINARY="$PWD/build/gpu-vram-watchdog" GVW_SIM="$PWD/build/gvw-sim" \
+    GVW_SOURCE_DIR="$PWD" GVW_TEST_DATA="$PWD/tests/data" E2E_NARRATE=1 \
+    bash tests/e2e/test_incident.sh

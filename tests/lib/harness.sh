@@ -66,3 +66,31 @@ finish() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]
 }
+
+# free_port -- prints a loopback TCP port nobody listens on right now.
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$((20000 + RANDOM % 40000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# wait_for SECONDS CMD... -- polls CMD every 0.25 s until it succeeds.
+wait_for() {
+    local deadline=$(($(date +%s) + $1))
+    shift
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.25
+    done
+    return 1
+}
+
+# Timeline: milliseconds since the test began, for narration.
+T0_MS=$(date +%s%3N)
+stamp() { awk -v now="$(date +%s%3N)" -v t0="$T0_MS" -v msg="$*" 'BEGIN { printf "[+%6.1fs] %s\n", (now - t0) / 1000, msg }'; }

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# test_incident.sh -- end to end with real servers: the 2026-06-02 incident replayed.
+#
+# The GPU-node simulator plays the node (Kubernetes API + per-process exporter),
+# Debian's real Prometheus evaluates the shipped rules (with short `for:`), the
+# real Alertmanager delivers to `serve` (enforcement on), and every step of the
+# story is asserted: the alert fires, Alertmanager delivers, immich-ml and only
+# immich-ml is evicted with its UID precondition, free VRAM recovers, the alert
+# resolves, and the audit tells the whole story. Everything listens on 127.0.0.1.
+#
+# E2E_NARRATE=1 prints the narration a newcomer reads (scripts/demo.sh uses it).
+source "$(dirname "$0")/../lib/harness.sh"
+
+GVW_SIM=${GVW_SIM:-$(dirname "$GVW_BINARY")/gvw-sim}
+SCENARIO="$GVW_SOURCE_DIR/tests/sim/scenarios/incident-2026-06-02.json"
+TIME_SCALE=${E2E_TIME_SCALE:-0.5}
+say() { [ "${E2E_NARRATE:-0}" = 1 ] && printf '\n%s\n' "$*"; return 0; }
+
+for tool in prometheus prometheus-alertmanager curl jq; do
+    if ! command -v "$tool" >/dev/null; then
+        fail "tool $tool is installed" "install it (scripts/install-deps.sh)"
+        finish
+        exit 1
+    fi
+done
+
+# 1. The simulated GPU node.
+say "The simulated GPU node gpu-node-1 (a 15360 MiB T4): five tenants, each within its budget."
+"$GVW_SIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 --time-scale "$TIME_SCALE" \
+    >"$TMP/sim.out" 2>"$TMP/sim.log" &
+PIDS+=($!)
+wait_for 10 grep -q '^listening' "$TMP/sim.out" || { fail "simulator starts" "$(cat "$TMP/sim.log")"; finish; exit 1; }
+SIM=http://$(sed -n 's/^listening //p' "$TMP/sim.out")
+stamp "simulator up at $SIM"
+
+# 2. The watchdog, enforcing. Prometheus' port is chosen now: its URL is a setting.
+printf 'e2e-token-%s\n' "$RANDOM$RANDOM" >"$TMP/token"
+DB="$TMP/audit.db"
+PROM_PORT=$(free_port); AM_PORT=$(free_port)
+start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
+    DRY_RUN=false SETTLE=20s KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
+    USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})' \
+    ADVERTISE_INTERVAL=0 || { finish; exit 1; }
+stamp "gpu-vram-watchdog serve up on port $SERVE_PORT (DRY_RUN=false)"
+wait_for 10 sh -c "curl -s '$SIM/api/v1/nodes/gpu-node-1' | grep -q gpumem"
+capacity=$(curl -s "$SIM/api/v1/nodes/gpu-node-1" | jq -r '.status.capacity["viktorbarzin.me/gpumem"]')
+expect_eq "the watchdog advertised the gpumem capacity on the node" "14k" "$capacity"
+say "At start-up the watchdog advertised viktorbarzin.me/gpumem=14000 on the node: $capacity."
+
+# 3. Real Alertmanager and Prometheus with the shipped rules, short intervals.
+cat >"$TMP/alertmanager.yml" <<YML
+route:
+  receiver: gpu-vram-watchdog
+  group_by: [alertname, node]
+  group_wait: 1s
+  group_interval: 2s
+  repeat_interval: 1h
+receivers:
+  - name: gpu-vram-watchdog
+    webhook_configs:
+      - url: http://127.0.0.1:$SERVE_PORT/webhook
+        send_resolved: true
+        http_config:
+          authorization:
+            credentials_file: $TMP/token
+YML
+prometheus-alertmanager --config.file="$TMP/alertmanager.yml" --storage.path="$TMP/am" \
+    --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
+    >"$TMP/am.log" 2>&1 &
+PIDS+=($!)
+sed -e 's/^\( *\)for: .*/\1for: 2s/' "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml" >"$TMP/rules.yml"
+cat >"$TMP/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: [$TMP/rules.yml]
+alerting:
+  alertmanagers: [{static_configs: [{targets: ["127.0.0.1:$AM_PORT"]}]}]
+scrape_configs:
+  - job_name: gpu-exporter
+    static_configs: [{targets: ["${SIM#http://}"]}]
+  - job_name: gpu-vram-watchdog
+    static_configs: [{targets: ["127.0.0.1:$SERVE_PORT"]}]
+YML
+prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prom.log" 2>&1 &
+PIDS+=($!)
+wait_for 30 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" || fail "Prometheus becomes ready" "$(tail -5 "$TMP/prom.log")"
+wait_for 30 curl -sf "http://127.0.0.1:$AM_PORT/-/ready" || fail "Alertmanager becomes ready" "$(tail -5 "$TMP/am.log")"
+stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) up"
+say "Prometheus scrapes the node's exporter every second and evaluates GPUVRAMLow (free < 1536 MiB)."
+say "Now immich-ml's onnxruntime arena grows from ~2 GB towards 10.7 GiB..."
+
+alert_state() {
+    curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts" |
+        jq -r '[.data.alerts[] | select(.labels.alertname == "GPUVRAMLow") | .state] | first // "inactive"'
+}
+firing() { [ "$(alert_state)" = firing ]; }
+if wait_for 120 firing; then
+    stamp "GPUVRAMLow firing in Prometheus"
+    pass "GPUVRAMLow fires when immich-ml's arena eats the floor"
+else
+    fail "GPUVRAMLow fires" "state $(alert_state)"
+fi
+
+delivered() { "$GVW_BINARY" audit alerts --db "$DB" --format json | jq -e 'any(.[]; .alertname == "GPUVRAMLow" and .status == "firing")'; }
+if wait_for 30 delivered; then
+    stamp "Alertmanager delivered the firing alert to the watchdog"
+    pass "Alertmanager delivers the firing alert with the bearer token"
+else
+    fail "Alertmanager delivers the firing alert" "$(tail -5 "$TMP/am.log")"
+fi
+
+evictions() { curl -s "$SIM/sim/events" | jq '[.[] | select(.path | endswith("/eviction"))]'; }
+evicted() { [ "$(evictions | jq 'length')" -ge 1 ]; }
+if wait_for 30 evicted; then
+    stamp "the watchdog evicted $(evictions | jq -r '.[0].path')"
+else
+    fail "an eviction reaches the API server" "$(tail -5 "$TMP/serve.log")"
+fi
+ev=$(evictions)
+expect_eq "exactly one eviction" 1 "$(echo "$ev" | jq 'length')"
+expect_eq "of immich-ml" "/api/v1/namespaces/immich/pods/immich-ml-7d9c6b5f4d-x8k2p/eviction" "$(echo "$ev" | jq -r '.[0].path')"
+expect_eq "with its UID as the precondition" "3f6c2a1e-8b4d-4e7a-9c2f-5d1b7e9a0c34" \
+    "$(echo "$ev" | jq -r '.[0].body.deleteOptions.preconditions.uid')"
+expect_eq "as a policy/v1 Eviction" "policy/v1 Eviction" "$(echo "$ev" | jq -r '.[0].body | "\(.apiVersion) \(.kind)"')"
+expect_eq "which the API server accepted" 201 "$(echo "$ev" | jq -r '.[0].code')"
+expect_eq "not a dry run" "" "$(echo "$ev" | jq -r '.[0].query // ""')"
+
+recycled() { "$GVW_BINARY" audit --db "$DB" --format json --result recycled | jq -e '.[0].verify != null'; }
+if wait_for 40 recycled; then
+    stamp "the decision is complete: free VRAM verified"
+fi
+d=$("$GVW_BINARY" audit --db "$DB" --format json --result recycled | jq '.[0]')
+expect_eq "the audit records a recycle" recycled "$(echo "$d" | jq -r '.result')"
+expect_eq "on gpu-node-1" gpu-node-1 "$(echo "$d" | jq -r '.node')"
+expect_eq "triggered by GPUVRAMLow" GPUVRAMLow "$(echo "$d" | jq -r '.trigger')"
+expect_eq "victim immich/immich-ml" "immich/immich-ml-7d9c6b5f4d-x8k2p" "$(echo "$d" | jq -r '.victim | "\(.namespace)/\(.pod)"')"
+expect_eq "its budget as declared (\"3k\")" 3000 "$(echo "$d" | jq -r '.victim.budget_mib')"
+expect_eq "overshoot = used - budget" true "$(echo "$d" | jq '.victim.overshoot_mib == .victim.used_mib - 3000 and .victim.overshoot_mib > 5000')"
+expect_eq "free was below the floor" true "$(echo "$d" | jq '.free_mib < .floor_mib and .floor_mib == 1536')"
+tenants='["immich-ml-7d9c6b5f4d-x8k2p","llama-swap-6b8f7c9d5-q4w7n","frigate-5f6d8c7b9-h2m5t","immich-server-68c4d9b7f-m5t8v","portal-stt-77f5c6d8b9-r2w6z"]'
+expect_eq "every tenant on the card was considered" 5 "$(echo "$d" | jq --argjson t "$tenants" '[.candidates[] | select(.pod as $p | $t | index($p))] | length')"
+expect_eq "the pending tenant is not a victim" not_running "$(echo "$d" | jq -r '.candidates[] | select(.pod | startswith("portal-tts")) | .why_not')"
+expect_eq "only immich-ml was eligible" "immich-ml-7d9c6b5f4d-x8k2p" "$(echo "$d" | jq -r '[.candidates[] | select(.eligible)] | map(.pod) | join(",")')"
+expect_eq "action evict, enforcing" "evict false" "$(echo "$d" | jq -r '"\(.action) \(.dry_run)"')"
+expect_eq "the memory came back" true "$(echo "$d" | jq '.verify.free_mib >= 1536 and .verify.seconds >= 0')"
+
+resolved() { "$GVW_BINARY" audit alerts --db "$DB" --format json | jq -e 'any(.[]; .alertname == "GPUVRAMLow" and .status == "resolved")'; }
+if wait_for 60 resolved; then
+    stamp "GPUVRAMLow resolved and Alertmanager delivered the resolution"
+    pass "the alert resolves after the recycle"
+else
+    fail "the alert resolves" "Prometheus state: $(alert_state)"
+fi
+sleep 3 # the replacement comes back; nothing else may be touched
+expect_eq "no other pod was touched" 1 "$(curl -s "$SIM/sim/events" | jq '[.[] | select(.method != "PATCH")] | length')"
+back=$(curl -s "$SIM/sim/state" | jq -r '[.pods[] | select(.namespace == "immich" and (.name | startswith("immich-ml")))] | length')
+expect_eq "the controller brought immich-ml back" 1 "$back"
+
+metrics=$(curl -s "http://127.0.0.1:$SERVE_PORT/metrics")
+expect_contains "metrics count the recycle" 'gpu_vram_watchdog_decisions_total{result="recycled"} 1' "$metrics"
+expect_contains "metrics show the advertised capacity" 'gpu_vram_watchdog_capacity_advertised{node="gpu-node-1"} 1' "$metrics"
+expect_eq "Prometheus sees the watchdog up" 1 "$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode 'query=up{job="gpu-vram-watchdog"}' | jq -r '.data.result[0].value[1]')"
+
+say "What the audit says (gpu-vram-watchdog audit):"
+if [ "${E2E_NARRATE:-0}" = 1 ]; then
+    "$GVW_BINARY" audit --db "$DB"
+    echo
+    "$GVW_BINARY" audit alerts --db "$DB"
+    echo
+    id=$(echo "$d" | jq -r '.id')
+    "$GVW_BINARY" audit show "$id" --db "$DB"
+fi
+finish
