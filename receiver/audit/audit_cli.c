@@ -1,4 +1,4 @@
-/* audit_cli.c -- `gpu-vram-watchdog audit`: argument parsing and the four read-only commands */
+/* audit_cli.c -- `gpu-vram-watchdog audit`: arguments and the four read-only commands */
 #include "audit_cli.h"
 
 #include <ctype.h>
@@ -43,9 +43,9 @@ struct args {
 
 /* The SPEC's result words, and in_progress. */
 static const char *const results[] = {
-    "recycled",     "would_recycle", "skipped_recovered", "skipped_no_candidate",
-    "skipped_telemetry", "skipped_kube", "blocked", "rate_limited", "coalesced",
-    "failed", "in_progress",
+    "recycled",          "would_recycle", "skipped_recovered", "skipped_no_candidate",
+    "skipped_telemetry", "skipped_kube",  "blocked",           "rate_limited",
+    "coalesced",         "failed",        "in_progress",
 };
 
 static const char usage_text[] =
@@ -58,7 +58,8 @@ static const char usage_text[] =
     "  audit stats      decisions counted by result and by victim namespace\n"
     "\n"
     "options (before or after the word; --opt value or --opt=value):\n"
-    "  --db PATH            database (default $AUDIT_DB, else " DEFAULT_DB ")\n"
+    "  --db PATH            the database (default $AUDIT_DB, else\n"
+    "                       " DEFAULT_DB ")\n"
     "  --since WHEN         24h, 90m, 7d, 30s, or an RFC 3339 time (default: all)\n"
     "  --node N             decisions on node N\n"
     "  --namespace NS       decisions whose victim is in NS\n"
@@ -73,8 +74,7 @@ static const char usage_text[] =
     "\n"
     "exit status: 0 ok (also when nothing matches), 1 runtime error, 2 usage error\n";
 
-static int
-usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* One line on stderr; returns the usage exit code. */
 static int
@@ -128,11 +128,24 @@ parse_duration(const char *s, int64_t *secs)
         return -1;
     memcpy(num, s, len + 1);
     switch (num[len - 1]) {
-    case 's': unit = 1; num[--len] = '\0'; break;
-    case 'm': unit = 60; num[--len] = '\0'; break;
-    case 'h': unit = 3600; num[--len] = '\0'; break;
-    case 'd': unit = 86400; num[--len] = '\0'; break;
-    default: break;
+    case 's':
+        unit = 1;
+        num[--len] = '\0';
+        break;
+    case 'm':
+        unit = 60;
+        num[--len] = '\0';
+        break;
+    case 'h':
+        unit = 3600;
+        num[--len] = '\0';
+        break;
+    case 'd':
+        unit = 86400;
+        num[--len] = '\0';
+        break;
+    default:
+        break;
     }
     if (parse_count(num, &v) == -1 || v > INT64_MAX / 1000 / unit)
         return -1;
@@ -214,8 +227,8 @@ parse_offset(const char **p, int *minutes)
         return -1;
     sign = **p == '-' ? -1 : 1;
     (*p)++;
-    if (fixed_digits(p, 2, &hh) == -1 || *(*p)++ != ':' || fixed_digits(p, 2, &mm) == -1 ||
-        hh > 23 || mm > 59)
+    if (fixed_digits(p, 2, &hh) == -1 || *(*p)++ != ':' ||
+        fixed_digits(p, 2, &mm) == -1 || hh > 23 || mm > 59)
         return -1;
     *minutes = sign * (hh * 60 + mm);
     return 0;
@@ -243,7 +256,8 @@ parse_rfc3339(const char *s, int64_t *ms)
     if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
         sec > 60) /* 60: a leap second */
         return -1;
-    *ms = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off * 60) * 1000 +
+    *ms = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off * 60) *
+              1000 +
           frac;
     return 0;
 }
@@ -256,8 +270,8 @@ set_since(struct args *a, const char *v)
     if (parse_duration(v, &secs) == 0)
         at = now_ms() - secs * 1000;
     else if (parse_rfc3339(v, &at) == -1)
-        return usage_error("bad --since \"%s\": want a duration (90m, 24h, 7d) or an RFC 3339 "
-                           "time (2026-06-02T10:00:00Z)",
+        return usage_error("bad --since \"%s\": want a duration (90m, 24h, 7d)"
+                           " or an RFC 3339 time (2026-06-02T10:00:00Z)",
                            v);
     /* Every row is after 1970, and 0 means "no bound". */
     a->a_filter.sf_since_ms = at > 0 ? at : 0;
@@ -275,9 +289,10 @@ set_result(struct args *a, const char *v)
             return 0;
         }
     }
-    return usage_error("unknown --result \"%s\": want one of recycled, would_recycle, "
-                       "skipped_recovered, skipped_no_candidate, skipped_telemetry, "
-                       "skipped_kube, blocked, rate_limited, coalesced, failed, in_progress",
+    return usage_error("unknown --result \"%s\": want one of recycled, would_recycle,"
+                       " skipped_recovered, skipped_no_candidate, skipped_telemetry,"
+                       " skipped_kube, blocked, rate_limited, coalesced, failed,"
+                       " in_progress",
                        v);
 }
 
@@ -290,20 +305,28 @@ set_option(struct args *a, unsigned bit, const char *v)
             return usage_error("--db is empty");
         a->a_db = v;
         return 0;
-    case OPT_SINCE: return set_since(a, v);
-    case OPT_NODE: a->a_filter.sf_node = v; return 0;
-    case OPT_NAMESPACE: a->a_filter.sf_namespace = v; return 0;
-    case OPT_RESULT: return set_result(a, v);
+    case OPT_SINCE:
+        return set_since(a, v);
+    case OPT_NODE:
+        a->a_filter.sf_node = v;
+        return 0;
+    case OPT_NAMESPACE:
+        a->a_filter.sf_namespace = v;
+        return 0;
+    case OPT_RESULT:
+        return set_result(a, v);
     case OPT_LIMIT:
         if (parse_count(v, &a->a_filter.sf_limit) == -1)
-            return usage_error("bad --limit \"%s\": want a whole number, 0 for no limit", v);
+            return usage_error("bad --limit \"%s\": want a whole number, 0 for no limit",
+                               v);
         return 0;
     case OPT_FORMAT:
         if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0)
             return usage_error("unknown --format \"%s\": want table or json", v);
         a->a_json = strcmp(v, "json") == 0;
         return 0;
-    default: return usage_error("internal: option %u", bit); /* can't happen */
+    default:
+        return usage_error("internal: option %u", bit); /* can't happen */
     }
 }
 
@@ -311,8 +334,9 @@ static const struct {
     const char *o_name;
     unsigned o_bit;
 } options[] = {
-    {"db", OPT_DB},         {"since", OPT_SINCE},   {"node", OPT_NODE},
-    {"namespace", OPT_NAMESPACE}, {"result", OPT_RESULT}, {"limit", OPT_LIMIT},
+    {"db", OPT_DB},         {"since", OPT_SINCE},
+    {"node", OPT_NODE},     {"namespace", OPT_NAMESPACE},
+    {"result", OPT_RESULT}, {"limit", OPT_LIMIT},
     {"format", OPT_FORMAT},
 };
 
@@ -345,7 +369,8 @@ parse_word(struct args *a, const char *w)
     if (a->a_have_cmd && a->a_cmd == CMD_SHOW && a->a_id_text == NULL) {
         a->a_id_text = w;
         if (parse_count(w, &a->a_id) == -1 || a->a_id == 0)
-            return usage_error("bad decision ID \"%s\": want a number from the listing", w);
+            return usage_error("bad decision ID \"%s\": want a number from the listing",
+                               w);
         return 0;
     }
     if (a->a_have_cmd)
@@ -425,22 +450,40 @@ struct out {
     const char *o_fail; /* why a callback stopped, for the error line */
 };
 
-/* Writes one element of the JSON array; consumes j. */
+/* A callback's answer: stop at the first failed write (a full disk, a
+ * closed pipe with SIGPIPE ignored) instead of reading a million more rows. */
 static int
-emit_json(struct out *o, json_t *j)
+out_check(struct out *o)
 {
-    int rc;
+    if (!ferror(o->o_file))
+        return 0;
+    o->o_fail = "cannot write the output";
+    return -1;
+}
 
-    if (j == NULL) {
+/* Writes j after prefix; consumes j. One string and one write per object:
+ * json_dumpf() writes token by token, several times slower on big listings. */
+static int
+write_json(struct out *o, const char *prefix, json_t *j)
+{
+    char *text = j ? json_dumps(j, AUDIT_JSON_FLAGS) : NULL;
+
+    json_decref(j);
+    if (text == NULL) {
         o->o_fail = "out of memory";
         return -1;
     }
-    fputs(o->o_rows++ == 0 ? "[\n" : ",\n", o->o_file);
-    rc = json_dumpf(j, o->o_file, AUDIT_JSON_FLAGS);
-    json_decref(j);
-    if (rc == -1)
-        o->o_fail = "cannot write the output";
-    return rc;
+    fputs(prefix, o->o_file);
+    fputs(text, o->o_file);
+    free(text);
+    return out_check(o);
+}
+
+/* One element of the JSON array. */
+static int
+emit_json(struct out *o, json_t *j)
+{
+    return write_json(o, o->o_rows++ == 0 ? "[\n" : ",\n", j);
 }
 
 static int
@@ -453,7 +496,7 @@ on_decision(void *arg, int64_t id, const struct store_decision *d)
     if (o->o_rows++ == 0)
         audit_decision_table_header(o->o_file);
     audit_decision_table_row(o->o_file, d, id);
-    return 0;
+    return out_check(o);
 }
 
 static int
@@ -466,7 +509,7 @@ on_alert(void *arg, int64_t id, const struct store_alert *al)
     if (o->o_rows++ == 0)
         audit_alert_table_header(o->o_file);
     audit_alert_table_row(o->o_file, al, id);
-    return 0;
+    return out_check(o);
 }
 
 static int
@@ -479,29 +522,23 @@ on_stat(void *arg, const struct store_stat *st)
     if (o->o_rows++ == 0)
         audit_stat_table_header(o->o_file);
     audit_stat_table_row(o->o_file, st);
-    return 0;
+    return out_check(o);
 }
 
 static int
 on_show(void *arg, int64_t id, const struct store_decision *d)
 {
     struct out *o = arg;
-    json_t *j;
-    int rc;
 
     o->o_rows++;
     if (!o->o_json) {
         audit_decision_print(o->o_file, d, id);
-        return 0;
+        return out_check(o);
     }
-    if ((j = audit_decision_json(d, id)) == NULL) {
-        o->o_fail = "out of memory";
+    if (write_json(o, "", audit_decision_json(d, id)) == -1)
         return -1;
-    }
-    rc = json_dumpf(j, o->o_file, AUDIT_JSON_FLAGS);
-    json_decref(j);
     fputc('\n', o->o_file);
-    return rc;
+    return out_check(o);
 }
 
 /* Runs the command; returns rows written or -1 with err. */
@@ -509,10 +546,14 @@ static int64_t
 run(struct store *s, const struct args *a, struct out *o, char *err, size_t errlen)
 {
     switch (a->a_cmd) {
-    case CMD_SHOW: return store_get_decision(s, a->a_id, on_show, o, err, errlen);
-    case CMD_ALERTS: return store_query_alerts(s, &a->a_filter, on_alert, o, err, errlen);
-    case CMD_STATS: return store_query_stats(s, &a->a_filter, on_stat, o, err, errlen);
-    case CMD_LIST: break;
+    case CMD_SHOW:
+        return store_get_decision(s, a->a_id, on_show, o, err, errlen);
+    case CMD_ALERTS:
+        return store_query_alerts(s, &a->a_filter, on_alert, o, err, errlen);
+    case CMD_STATS:
+        return store_query_stats(s, &a->a_filter, on_stat, o, err, errlen);
+    case CMD_LIST:
+        break;
     }
     return store_query_decisions(s, &a->a_filter, on_decision, o, err, errlen);
 }

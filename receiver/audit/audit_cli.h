@@ -4,7 +4,8 @@
 
 /* Exit codes of audit_main(). */
 #define AUDIT_EXIT_OK 0      /* success, also when nothing matched */
-#define AUDIT_EXIT_RUNTIME 1 /* database missing or unreadable, no such id, write error */
+#define AUDIT_EXIT_RUNTIME 1 /* database missing or unreadable, no such id, write error  \
+                              */
 #define AUDIT_EXIT_USAGE 2   /* bad option, value or command */
 
 /*

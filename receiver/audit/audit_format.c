@@ -106,8 +106,10 @@ audit_decision_json(const struct store_decision *d, int64_t id)
         set(o, "dry_run", json_boolean(d->sd_dry_run)) ||
         set(o, "action", str_or(d->sd_action, "none")) ||
         set(o, "victim", store_victim_json(d->sd_victim)) ||
-        set(o, "candidates", store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ||
-        set(o, "error", store_json_str(d->sd_error)) || set(o, "verify", verify_json(d))) {
+        set(o, "candidates",
+            store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ||
+        set(o, "error", store_json_str(d->sd_error)) ||
+        set(o, "verify", verify_json(d))) {
         json_decref(o);
         return NULL;
     }
@@ -136,7 +138,8 @@ audit_alert_json(const struct store_alert *a, int64_t id)
     if ((o = json_object()) == NULL)
         return NULL;
     audit_format_time(a->sa_received_ms, t, sizeof(t));
-    if (set(o, "id", json_integer((json_int_t)id)) || set(o, "received_at", json_string(t)) ||
+    if (set(o, "id", json_integer((json_int_t)id)) ||
+        set(o, "received_at", json_string(t)) ||
         set(o, "alertname", str_or(a->sa_alertname, "")) ||
         set(o, "status", str_or(a->sa_status, "")) ||
         set(o, "fingerprint", str_or(a->sa_fingerprint, "")) ||
@@ -271,7 +274,8 @@ audit_alert_table_row(FILE *out, const struct store_alert *a, int64_t id)
     cell(out, t, 11, 0, 0);
     cell(out, a->sa_status ? a->sa_status : "", 8, 0, 0);
     cell(out, a->sa_alertname ? a->sa_alertname : "", 24, 0, 0);
-    cell(out, a->sa_fingerprint && *a->sa_fingerprint ? a->sa_fingerprint : "-", 16, 0, 1);
+    cell(out, a->sa_fingerprint && *a->sa_fingerprint ? a->sa_fingerprint : "-", 16, 0,
+         1);
 }
 
 /* Stats table: 9+32+20+10 plus 3 spaces = 74 columns. */
@@ -324,27 +328,26 @@ print_victim(FILE *out, const struct store_victim *v)
         fputs(", no budget\n", out);
 }
 
+/* One candidate per line, the name last so that it is never cut. */
 static void
 print_candidate(FILE *out, const struct store_candidate *c)
 {
-    char name[512], budget[32];
+    char budget[32], verdict[64];
 
-    snprintf(name, sizeof(name), "%s/%s", c->sc_namespace ? c->sc_namespace : "",
-             c->sc_pod ? c->sc_pod : "");
     if (c->sc_has_budget)
         snprintf(budget, sizeof(budget), "%" PRId64, c->sc_budget_mib);
     else
         snprintf(budget, sizeof(budget), "-");
-    fputs("    ", out);
-    cell(out, name, 40, 0, 0);
-    fprintf(out, "%8" PRId64 " %8s  ", c->sc_used_mib, budget);
     if (c->sc_eligible)
-        fputs("yes\n", out);
-    else {
-        fputs("no: ", out);
-        put_clean(out, c->sc_why_not ? c->sc_why_not : "?", SIZE_MAX);
-        fputc('\n', out);
-    }
+        snprintf(verdict, sizeof(verdict), "yes");
+    else
+        snprintf(verdict, sizeof(verdict), "no: %s", c->sc_why_not ? c->sc_why_not : "?");
+    fprintf(out, "    %7" PRId64 " %7s  ", c->sc_used_mib, budget);
+    cell(out, verdict, 24, 0, 0);
+    put_clean(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
+    fputc('/', out);
+    put_clean(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);
+    fputc('\n', out);
 }
 
 static void
@@ -355,7 +358,8 @@ print_candidates(FILE *out, const struct store_decision *d)
     fprintf(out, "  %-12s%zu\n", "candidates", d->sd_candidate_count);
     if (d->sd_candidate_count == 0)
         return;
-    fprintf(out, "    %-40s %8s %8s  %s\n", "NAMESPACE/POD", "USED", "BUDGET", "ELIGIBLE");
+    fprintf(out, "    %7s %7s  %-24s %s\n", "USED", "BUDGET", "ELIGIBLE",
+            "NAMESPACE/POD");
     for (i = 0; i < d->sd_candidate_count; i++)
         print_candidate(out, &d->sd_candidates[i]);
 }
@@ -381,7 +385,8 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
         snprintf(line, sizeof(line), "%" PRId64 " MiB free, floor %" PRId64 " MiB",
                  d->sd_free_mib, d->sd_floor_mib);
     else
-        snprintf(line, sizeof(line), "unknown free, floor %" PRId64 " MiB", d->sd_floor_mib);
+        snprintf(line, sizeof(line), "unknown free, floor %" PRId64 " MiB",
+                 d->sd_floor_mib);
     field(out, "vram", line);
     field(out, "dry run", d->sd_dry_run ? "yes" : "no");
     field(out, "action", d->sd_action ? d->sd_action : "none");

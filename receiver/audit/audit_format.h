@@ -1,4 +1,4 @@
-/* audit_format.h -- the SPEC's JSON objects and the human tables for decisions, alerts and stats */
+/* audit_format.h -- SPEC JSON and 80-column text for decisions, alerts and stats */
 #ifndef GVW_AUDIT_FORMAT_H
 #define GVW_AUDIT_FORMAT_H
 

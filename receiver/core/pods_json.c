@@ -11,32 +11,36 @@
 #include "quantity.h"
 
 #define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
-/* quote() output: 64 bytes at most 4 characters each, "..." and NUL. */
-#define QUOTED 264
+/* quote() shows at most QUOTE_MAX bytes, each as at most 4 characters. */
+#define QUOTE_MAX 64
+#define QUOTED (QUOTE_MAX * 4 + sizeof("..."))
 /* A budget reason: two quoted strings, a quantity error and the words. */
 #define REASON 1024
 
-/* Copies len bytes of s for a message: printable ASCII as is, anything else as
- * \xNN, cut at 64 bytes, so API text never smuggles control bytes into logs. */
+/* Copies len bytes of s into out (QUOTED bytes) for a message: printable
+ * ASCII as is, anything else as \xNN, cut at QUOTE_MAX bytes, so API text
+ * never smuggles control bytes into logs. */
 static void
-quote(const char *s, size_t len, char *out, size_t outlen)
+quote(const char *s, size_t len, char *out)
 {
     size_t i, o = 0;
 
-    for (i = 0; i < len && i < 64 && o + 5 < outlen; i++) {
+    for (i = 0; i < len && i < QUOTE_MAX; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
             out[o++] = (char)c;
         else
-            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+            o += (size_t)snprintf(out + o, QUOTED - o, "\\x%02x", c);
     }
-    if (i < len && o + 4 < outlen) {
+    if (i < len) {
         memcpy(out + o, "...", 3);
         o += 3;
     }
     out[o] = '\0';
 }
 
+/* The JSON type of a value that should have been a string, a number or an
+ * object (those are read before anything asks). */
 static const char *
 type_name(const json_t *v)
 {
@@ -45,21 +49,16 @@ type_name(const json_t *v)
         return "object";
     case JSON_ARRAY:
         return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
     case JSON_TRUE:
     case JSON_FALSE:
         return "boolean";
-    case JSON_NULL:
-        break;
+    default:
+        return "null";
     }
-    return "null";
 }
 
-/* A present, non-empty string without NUL bytes, or NULL. */
+/* A present, non-empty string without NUL bytes, or NULL. (jansson refuses
+ * \u0000 unless asked; the length check keeps that true if it ever is.) */
 static const char *
 clean_string(const json_t *v)
 {
@@ -121,8 +120,8 @@ parse_rfc3339(const char *s)
         digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
         digits(s + 17, 2, &sec))
         return 0;
-    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, (int)mo) || h > 23 || mi > 59 ||
-        sec > 60)
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, (int)mo) ||
+        h > 23 || mi > 59 || sec > 60)
         return 0;
     if (s[pos] == '.') {
         for (pos++; s[pos] >= '0' && s[pos] <= '9'; pos++)
@@ -155,14 +154,15 @@ value_mib(const json_t *v, const char *word, const char *cname, int64_t *mib, ch
 
     if (json_is_string(v)) {
         s = json_string_value(v);
-        quote(s, json_string_length(v), shown, sizeof(shown));
+        quote(s, json_string_length(v), shown);
         if (quantity_parse_n(s, json_string_length(v), mib, qerr, sizeof(qerr)) == -1) {
             snprintf(msg, msglen, "container %s: %s \"%s\" is not a quantity (%s)", cname,
                      word, shown, qerr);
             return -1;
         }
         if (*mib < 0) {
-            snprintf(msg, msglen, "container %s: %s \"%s\" is negative", cname, word, shown);
+            snprintf(msg, msglen, "container %s: %s \"%s\" is negative", cname, word,
+                     shown);
             return -1;
         }
         return 0;
@@ -176,8 +176,8 @@ value_mib(const json_t *v, const char *word, const char *cname, int64_t *mib, ch
             return -1;
         }
         if (!(d < 9223372036854775807.0)) {
-            snprintf(msg, msglen, "container %s: %s %g does not fit in 64 bits", cname, word,
-                     d);
+            snprintf(msg, msglen, "container %s: %s %g does not fit in 64 bits", cname,
+                     word, d);
             return -1;
         }
         *mib = (int64_t)ceil(d);
@@ -249,7 +249,7 @@ pod_budget(const json_t *spec, const char *res, struct pod *p)
         }
         name = json_object_get(ctr, "name");
         if (json_is_string(name))
-            quote(json_string_value(name), json_string_length(name), cname, sizeof(cname));
+            quote(json_string_value(name), json_string_length(name), cname);
         else
             snprintf(cname, sizeof(cname), "#%zu", i);
         if ((rc = container_value(ctr, res, cname, &v, msg, sizeof(msg))) == -1)
@@ -257,7 +257,8 @@ pod_budget(const json_t *spec, const char *res, struct pod *p)
         if (rc == 1)
             continue;
         if (v > INT64_MAX - total) {
-            snprintf(msg, sizeof(msg), "the containers' values together overflow 64 bits");
+            snprintf(msg, sizeof(msg),
+                     "the containers' values together overflow 64 bits");
             goto bad;
         }
         total += v;
@@ -287,7 +288,8 @@ pod_annotations(const json_t *md, const char *protect, struct pod *p)
         return;
     }
     p->p_mirror = json_object_get(ann, MIRROR_ANNOTATION) != NULL;
-    if (protect == NULL || protect[0] == '\0' || (v = json_object_get(ann, protect)) == NULL)
+    if (protect == NULL || protect[0] == '\0' ||
+        (v = json_object_get(ann, protect)) == NULL)
         return;
     p->p_protected = !json_is_string(v) || strcasecmp(json_string_value(v), "true") == 0;
 }
@@ -308,14 +310,16 @@ has_controller(const json_t *md)
 
 /* Copies metadata.key, which a PodList item must have. */
 static int
-required(const json_t *md, const char *key, size_t idx, char **dst, char *err, size_t errlen)
+required(const json_t *md, const char *key, size_t idx, char **dst, char *err,
+         size_t errlen)
 {
     const char *s = clean_string(json_object_get(md, key));
 
     if (s == NULL) {
-        snprintf(err, errlen,
-                 "not a PodList: items[%zu] metadata.%s is missing, empty or not a string",
-                 idx, key);
+        snprintf(
+            err, errlen,
+            "not a PodList: items[%zu] metadata.%s is missing, empty or not a string",
+            idx, key);
         return -1;
     }
     if ((*dst = strdup(s)) == NULL) {
@@ -365,16 +369,17 @@ items_of(const json_t *root, char *err, size_t errlen)
     char shown[QUOTED];
 
     if (!json_is_object(root)) {
-        snprintf(err, errlen, "not a PodList: the document is a JSON %s", type_name(root));
+        snprintf(err, errlen, "not a PodList: the document is a JSON %s",
+                 type_name(root));
         return NULL;
     }
     if (json_is_string(kind) && strcmp(json_string_value(kind), "PodList") != 0) {
         msg = json_object_get(root, "message");
         if (strcmp(json_string_value(kind), "Status") == 0 && json_is_string(msg)) {
-            quote(json_string_value(msg), json_string_length(msg), shown, sizeof(shown));
+            quote(json_string_value(msg), json_string_length(msg), shown);
             snprintf(err, errlen, "not a PodList: the API server answered \"%s\"", shown);
         } else {
-            quote(json_string_value(kind), json_string_length(kind), shown, sizeof(shown));
+            quote(json_string_value(kind), json_string_length(kind), shown);
             snprintf(err, errlen, "not a PodList: kind is \"%s\"", shown);
         }
         return NULL;
@@ -395,7 +400,7 @@ pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
     const json_t *items, *item;
     json_error_t jerr;
     char why[512];
-    size_t i;
+    size_t i, n;
 
     memset(out, 0, sizeof(*out));
     if (opts == NULL || opts->po_resource == NULL || opts->po_resource[0] == '\0') {
@@ -412,14 +417,14 @@ pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
      * ignore cannot reject the whole list. */
     root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
     if (root == NULL) {
-        snprintf(why, sizeof(why), "not JSON: %s (line %d, column %d)", jerr.text, jerr.line,
-                 jerr.column);
+        snprintf(why, sizeof(why), "not JSON: %s (line %d, column %d)", jerr.text,
+                 jerr.line, jerr.column);
         goto fail;
     }
     if ((items = items_of(root, why, sizeof(why))) == NULL)
         goto fail;
-    if (json_array_size(items) > 0 &&
-        (out->pl_pods = calloc(json_array_size(items), sizeof(*out->pl_pods))) == NULL) {
+    n = json_array_size(items);
+    if (n > 0 && (out->pl_pods = calloc(n, sizeof(*out->pl_pods))) == NULL) {
         snprintf(why, sizeof(why), "out of memory");
         goto fail;
     }

@@ -24,9 +24,9 @@ static const char WHY_WITHIN[] = "within_budget";
 
 /* In check order, for the tally in a no-candidate reason. */
 static const char *const why_order[] = {
-    WHY_NOT_ON_NODE, WHY_NOT_RUNNING, WHY_TERMINATING, WHY_MIRROR,
-    WHY_NO_CONTROLLER, WHY_EXCLUDED, WHY_STARVING, WHY_PROTECTED,
-    WHY_TOO_YOUNG, WHY_NO_BUDGET, WHY_BAD_BUDGET, WHY_WITHIN,
+    WHY_NOT_ON_NODE,   WHY_NOT_RUNNING, WHY_TERMINATING, WHY_MIRROR,
+    WHY_NO_CONTROLLER, WHY_EXCLUDED,    WHY_STARVING,    WHY_PROTECTED,
+    WHY_TOO_YOUNG,     WHY_NO_BUDGET,   WHY_BAD_BUDGET,  WHY_WITHIN,
 };
 
 void
@@ -90,8 +90,9 @@ append(char *buf, size_t len, size_t *off, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(buf + *off, len - *off, fmt, ap);
     va_end(ap);
-    if (n > 0)
-        *off = (size_t)n >= len - *off ? len : *off + (size_t)n;
+    /* A negative n (an encoding error, which these formats cannot raise)
+     * converts to a huge size and simply ends the sentence. */
+    *off = (size_t)n >= len - *off ? len : *off + (size_t)n;
 }
 
 static int
@@ -196,13 +197,13 @@ build_candidates(const struct policy_params *pp, const struct pod_list *pods,
     unsigned char *matched = NULL;
     const struct pod *p;
     const char *ns, *name;
-    size_t npods = pods != NULL ? pods->pl_count : 0, i;
+    size_t npods = pods != NULL ? pods->pl_count : 0, n = npods + sum->us_count, i;
+    double used;
     long j;
 
-    if (npods + sum->us_count == 0)
+    if (n == 0)
         return 0;
-    if ((res->pr_candidates = calloc(npods + sum->us_count, sizeof(*res->pr_candidates))) ==
-        NULL)
+    if ((res->pr_candidates = calloc(n, sizeof(*res->pr_candidates))) == NULL)
         goto fail;
     if (sum->us_count > 0 && (matched = calloc(sum->us_count, 1)) == NULL)
         goto fail;
@@ -211,17 +212,20 @@ build_candidates(const struct policy_params *pp, const struct pod_list *pods,
         /* pods_json never leaves these NULL; a hand-built list might. */
         ns = p->p_namespace != NULL ? p->p_namespace : "";
         name = p->p_name != NULL ? p->p_name : "";
-        j = find_usage(sum, ns, name);
-        if (j >= 0)
+        used = 0;
+        if ((j = find_usage(sum, ns, name)) >= 0) {
             matched[j] = 1;
-        if (add_candidate(res, p, ns, name, j >= 0 ? sum->us_pods[j].pu_bytes : 0, pp) == -1)
+            used = sum->us_pods[j].pu_bytes;
+        }
+        if (add_candidate(res, p, ns, name, used, pp) == -1)
             goto fail;
     }
-    for (i = 0; i < sum->us_count; i++)
-        if (!matched[i] && add_candidate(res, NULL, sum->us_pods[i].pu_namespace,
-                                         sum->us_pods[i].pu_pod, sum->us_pods[i].pu_bytes,
-                                         pp) == -1)
+    for (i = 0; i < sum->us_count; i++) {
+        const struct pod_usage *pu = &sum->us_pods[i];
+        if (!matched[i] && add_candidate(res, NULL, pu->pu_namespace, pu->pu_pod,
+                                         pu->pu_bytes, pp) == -1)
             goto fail;
+    }
     free(matched);
     return 0;
 
@@ -236,7 +240,9 @@ cmp_desc(double x, double y)
     return (x < y) - (x > y);
 }
 
-/* Namespace, name, then UID: the last word, so even duplicates sort one way. */
+/* Namespace, name, then UID: the last word, so even duplicates sort one way.
+ * (A pod seen only in usage never ties on namespace and name: a listed pod
+ * with those would have taken its usage.) */
 static int
 cmp_names(const struct policy_candidate *a, const struct policy_candidate *b)
 {
@@ -386,7 +392,8 @@ reason_none(struct policy_result *res, const struct policy_params *pp)
         }
     }
     append(r, len, &off, ")%s",
-           pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM" : "");
+           pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM"
+                                   : "");
 }
 
 void

@@ -11,21 +11,27 @@
 #define DEFAULT_NS_LABEL "namespace"
 #define DEFAULT_POD_LABEL "pod"
 
-/* Copies len bytes of s for a message, printable ASCII only (others as \xNN),
- * cut at 200 bytes: Prometheus error text ends up in logs and the audit. */
+/* Room for quote() to show max bytes, each as at most 4 characters. */
+#define QUOTED(max) ((max)*4 + sizeof("..."))
+#define SHORT 16 /* a resultType or errorType */
+#define LONG 96  /* an error sentence */
+
+/* Copies len bytes of s into out (QUOTED(max) bytes) for a message, printable
+ * ASCII only (others as \xNN), cut at max bytes: Prometheus text ends up in
+ * logs and the audit. */
 static void
-quote(const char *s, size_t len, char *out, size_t outlen)
+quote(const char *s, size_t len, size_t max, char *out)
 {
     size_t i, o = 0;
 
-    for (i = 0; i < len && i < 200 && o + 5 < outlen; i++) {
+    for (i = 0; i < len && i < max; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
             out[o++] = (char)c;
         else
-            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+            o += (size_t)snprintf(out + o, QUOTED(max) - o, "\\x%02x", c);
     }
-    if (i < len && o + 4 < outlen) {
+    if (i < len) {
         memcpy(out + o, "...", 3);
         o += 3;
     }
@@ -34,12 +40,12 @@ quote(const char *s, size_t len, char *out, size_t outlen)
 
 /* "" for anything but a string, so a message can always show it. */
 static void
-quote_json(const json_t *v, char *out, size_t outlen)
+quote_json(const json_t *v, size_t max, char *out)
 {
     if (json_is_string(v))
-        quote(json_string_value(v), json_string_length(v), out, outlen);
+        quote(json_string_value(v), json_string_length(v), max, out);
     else
-        snprintf(out, outlen, "%s", "");
+        out[0] = '\0';
 }
 
 /*
@@ -79,7 +85,7 @@ static int
 sample(const json_t *pair, double *out, char *why, size_t whylen, const char *where)
 {
     const json_t *v = json_array_get(pair, 1);
-    char shown[256];
+    char shown[QUOTED(LONG)];
 
     if (!json_is_array(pair) || json_array_size(pair) != 2 ||
         !json_is_number(json_array_get(pair, 0))) {
@@ -90,9 +96,10 @@ sample(const json_t *pair, double *out, char *why, size_t whylen, const char *wh
         *out = json_number_value(v);
         return 0;
     }
-    if (json_is_string(v) && parse_float(json_string_value(v), json_string_length(v), out) == 0)
+    if (json_is_string(v) &&
+        parse_float(json_string_value(v), json_string_length(v), out) == 0)
         return 0;
-    quote_json(v, shown, sizeof(shown));
+    quote_json(v, LONG, shown);
     snprintf(why, whylen, "%s: sample value \"%s\" is not a number", where, shown);
     return -1;
 }
@@ -106,7 +113,7 @@ open_answer(const char *body, size_t len, const char **type, const json_t **resu
     const json_t *status, *data;
     json_t *root;
     json_error_t jerr;
-    char a[64], b[400];
+    char a[QUOTED(SHORT)], b[QUOTED(LONG)];
 
     if (body == NULL || len == 0) {
         snprintf(why, whylen, "not a Prometheus answer: empty body");
@@ -120,8 +127,8 @@ open_answer(const char *body, size_t len, const char **type, const json_t **resu
     }
     status = json_object_get(root, "status");
     if (json_is_string(status) && strcmp(json_string_value(status), "error") == 0) {
-        quote_json(json_object_get(root, "errorType"), a, sizeof(a));
-        quote_json(json_object_get(root, "error"), b, sizeof(b));
+        quote_json(json_object_get(root, "errorType"), SHORT, a);
+        quote_json(json_object_get(root, "error"), LONG, b);
         snprintf(why, whylen, "Prometheus answered an error (%s): %s", a, b);
         goto fail;
     }
@@ -133,7 +140,8 @@ open_answer(const char *body, size_t len, const char **type, const json_t **resu
     *type = json_string_value(json_object_get(data, "resultType"));
     *result = json_object_get(data, "result");
     if (*type == NULL || *result == NULL) {
-        snprintf(why, whylen, "not a Prometheus answer: no data.resultType and data.result");
+        snprintf(why, whylen,
+                 "not a Prometheus answer: no data.resultType and data.result");
         goto fail;
     }
     return root;
@@ -191,19 +199,19 @@ prom_json_parse_vector(const char *body, size_t len, const char *ns_label,
     const json_t *result, *el;
     const char *type = NULL;
     json_t *root;
-    char why[512], shown[256];
-    size_t i;
+    char why[512], shown[QUOTED(SHORT)];
+    size_t i, n;
 
     memset(out, 0, sizeof(*out));
     if ((root = open_answer(body, len, &type, &result, why, sizeof(why))) == NULL)
         goto fail;
     if (strcmp(type, "vector") != 0 || !json_is_array(result)) {
-        quote(type, strlen(type), shown, sizeof(shown));
+        quote(type, strlen(type), SHORT, shown);
         snprintf(why, sizeof(why), "resultType is \"%s\", not a vector", shown);
         goto fail;
     }
-    if (json_array_size(result) > 0 &&
-        (out->ur_series = calloc(json_array_size(result), sizeof(*out->ur_series))) == NULL) {
+    n = json_array_size(result);
+    if (n > 0 && (out->ur_series = calloc(n, sizeof(*out->ur_series))) == NULL) {
         snprintf(why, sizeof(why), "out of memory");
         goto fail;
     }
@@ -233,7 +241,7 @@ prom_json_parse_scalar(const char *body, size_t len, double *value, char *err,
     const json_t *result;
     const char *type = NULL;
     json_t *root;
-    char why[512], shown[256];
+    char why[512], shown[QUOTED(SHORT)];
     int rc = -1;
 
     if ((root = open_answer(body, len, &type, &result, why, sizeof(why))) == NULL)
@@ -242,7 +250,7 @@ prom_json_parse_scalar(const char *body, size_t len, double *value, char *err,
         /* scalar(...) answers a bare [time, "value"]. */
         rc = sample(result, value, why, sizeof(why), "result");
     } else if (strcmp(type, "vector") != 0 || !json_is_array(result)) {
-        quote(type, strlen(type), shown, sizeof(shown));
+        quote(type, strlen(type), SHORT, shown);
         snprintf(why, sizeof(why), "resultType is \"%s\", not a vector", shown);
     } else if (json_array_size(result) != 1) {
         snprintf(why, sizeof(why), "the query returned %zu samples, expected one",

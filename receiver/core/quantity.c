@@ -12,6 +12,9 @@
 /* Larger exponents name no int64 (or round to 0/1 the same way); refusing them
  * keeps the exponent arithmetic in range. */
 #define MAX_EXPONENT 100000
+/* A reason shows this many bytes of a bad suffix, each at most 4 characters. */
+#define SHOW_MAX 16
+#define SHOWN_SIZE (SHOW_MAX * 4 + sizeof("..."))
 
 /* The suffixes of resource.Quantity: value = number * 10^pow10 * 2^pow2. */
 static const struct {
@@ -19,10 +22,10 @@ static const struct {
     int pow10;
     int pow2;
 } suffixes[] = {
-    {"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"k", 3, 0},
-    {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},
-    {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50},
-    {"Ei", 0, 60},
+    {"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},
+    {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},
+    {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
+    {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
 };
 
 /* The digits of the number, integer part then fraction, read as one sequence. */
@@ -55,28 +58,29 @@ fail(char *err, size_t errlen, const char *why)
     return -1;
 }
 
-/* Writes what the offending suffix looks like, bytes that would not print
- * shown as \xNN, so a reason never carries control characters into a log. */
+/* Writes what the offending suffix looks like into out (SHOWN_SIZE bytes),
+ * bytes that would not print as \xNN, so a reason never carries control
+ * characters into a log. */
 static void
-show_suffix(const char *s, size_t len, char *out, size_t outlen)
+show_suffix(const char *s, size_t len, char *out)
 {
     size_t i, o = 0;
 
-    for (i = 0; i < len && i < 16 && o + 5 < outlen; i++) {
+    for (i = 0; i < len && i < SHOW_MAX; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
             out[o++] = (char)c;
         else
-            o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+            o += (size_t)snprintf(out + o, SHOWN_SIZE - o, "\\x%02x", c);
     }
-    if (i < len && o + 4 < outlen) {
+    if (i < len) {
         memcpy(out + o, "...", 3);
         o += 3;
     }
     out[o] = '\0';
 }
 
-/* Parses [+-]?digits+ (the exponent after e/E) into *exp. */
+/* Parses [+-]?digits+ (the exponent after e/E, len >= 1) into *exp. */
 static int
 parse_exponent(const char *s, size_t len, int64_t *exp)
 {
@@ -84,7 +88,7 @@ parse_exponent(const char *s, size_t len, int64_t *exp)
     int neg = 0;
     int64_t v = 0;
 
-    if (i < len && (s[i] == '+' || s[i] == '-'))
+    if (s[i] == '+' || s[i] == '-')
         neg = s[i++] == '-';
     if (i == len)
         return -1;
@@ -105,7 +109,7 @@ parse_suffix(const char *s, size_t len, int64_t *pow10, int *pow2, char *err,
              size_t errlen)
 {
     size_t i;
-    char shown[96], why[160];
+    char shown[SHOWN_SIZE], why[160];
     int rc;
 
     for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
@@ -125,7 +129,7 @@ parse_suffix(const char *s, size_t len, int64_t *pow10, int *pow2, char *err,
         if (rc == -2)
             return fail(err, errlen, "exponent out of range");
     }
-    show_suffix(s, len, shown, sizeof(shown));
+    show_suffix(s, len, shown);
     snprintf(why, sizeof(why), "unknown suffix \"%s\"", shown);
     return fail(err, errlen, why);
 }

@@ -103,13 +103,15 @@ check_values(const struct usage_reading *r, char *err, size_t errlen)
         if (isfinite(s->us_bytes) && s->us_bytes >= 0)
             continue;
         if (attributed(s))
-            snprintf(err, errlen, "Prometheus reported %g bytes for %s/%s, which cannot be true",
+            snprintf(err, errlen,
+                     "Prometheus reported %g bytes for %s/%s, which cannot be true",
                      s->us_bytes, s->us_namespace, s->us_pod);
         else
-            snprintf(err, errlen,
-                     "Prometheus reported %g bytes for a series without pod labels, which "
-                     "cannot be true",
-                     s->us_bytes);
+            snprintf(
+                err, errlen,
+                "Prometheus reported %g bytes for a series without pod labels, which "
+                "cannot be true",
+                s->us_bytes);
         return -1;
     }
     return 0;
