@@ -1,0 +1,308 @@
+/* test_core_oom.c -- every allocation of the core and parsers fails once: safe results,
+ * no leaks */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "pods_json.h"
+#include "policy.h"
+#include "prom_json.h"
+
+/*
+ * The link redirects malloc, calloc, realloc and strdup of this program's own
+ * objects (the test and the static core libraries) to the __wrap_ functions
+ * below; jansson's allocations come here through json_set_alloc_funcs().
+ * When armed, allocation number fail_at (counting from 0) returns NULL.
+ */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+
+static int armed, count_json;
+static long fail_at, calls, failures;
+
+static int
+refuse(void)
+{
+    if (!armed)
+        return 0;
+    if (calls++ != fail_at)
+        return 0;
+    failures++;
+    return 1;
+}
+
+void *
+__wrap_malloc(size_t n)
+{
+    return refuse() ? NULL : __real_malloc(n);
+}
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+    return refuse() ? NULL : __real_calloc(n, size);
+}
+
+void *
+__wrap_realloc(void *p, size_t n)
+{
+    return refuse() ? NULL : __real_realloc(p, n);
+}
+
+char *
+__wrap_strdup(const char *s)
+{
+    return refuse() ? NULL : __real_strdup(s);
+}
+
+/* jansson's own allocations count only when count_json is set: failing each
+ * of its thousands in turn would test jansson, slowly, not us. */
+static void *
+json_alloc(size_t n)
+{
+    return count_json && refuse() ? NULL : __real_malloc(n);
+}
+
+static void
+arm(long n)
+{
+    calls = 0;
+    failures = 0;
+    fail_at = n;
+    armed = 1;
+}
+
+/* Disarms; returns whether a failure was injected (else the run is done). */
+static int
+disarm(void)
+{
+    armed = 0;
+    return failures > 0;
+}
+
+static char *
+load(const char *name, size_t *len)
+{
+    const char *dir = getenv("GVW_TEST_DATA");
+    char path[1024];
+    FILE *f;
+    char *data;
+    long n;
+
+    assert_non_null(dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    rewind(f);
+    data = malloc((size_t)n);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
+                                           "gpu-vram-watchdog/protected"};
+
+static void
+test_pods_json(void **state)
+{
+    static const char *const files[] = {"pods-incident.json", "pods-rules.json"};
+    struct pod_list l;
+    char err[256], *body;
+    size_t len, i, want;
+    long n;
+    int rc;
+
+    for (i = 0; i < 2; i++) {
+        body = load(files[i], &len);
+        assert_int_equal(pods_json_parse(body, len, &opts, &l, err, sizeof(err)), 0);
+        want = l.pl_count;
+        pod_list_free(&l);
+        for (n = 0;; n++) {
+            arm(n);
+            rc = pods_json_parse(body, len, &opts, &l, err, sizeof(err));
+            if (!disarm()) {
+                assert_int_equal(rc, 0);
+                pod_list_free(&l);
+                break;
+            }
+            if (rc == 0) { /* a failure jansson absorbed: the result is still whole */
+                assert_int_equal(l.pl_count, want);
+                pod_list_free(&l);
+                continue;
+            }
+            assert_null(l.pl_pods);
+            assert_int_equal(l.pl_count, 0);
+            if (strstr(err, "out of memory") == NULL && strstr(err, "not JSON") == NULL)
+                fail_msg("allocation %ld: %s", n, err);
+        }
+        print_message("%s: %ld allocations failed in turn\n", files[i], n);
+        /* jansson itself out of memory: an error, nothing allocated */
+        count_json = 1;
+        arm(0);
+        rc = pods_json_parse(body, len, &opts, &l, err, sizeof(err));
+        assert_true(disarm());
+        count_json = 0;
+        assert_int_equal(rc, -1);
+        assert_null(l.pl_pods);
+        free(body);
+    }
+}
+
+static void
+test_prom_json(void **state)
+{
+    static const char *const files[] = {"prom-incident.json", "prom-processes.json"};
+    struct usage_reading r;
+    char err[256], *body;
+    size_t len, i;
+    double v;
+    long n;
+    int rc;
+
+    for (i = 0; i < 2; i++) {
+        body = load(files[i], &len);
+        for (n = 0;; n++) {
+            arm(n);
+            rc = prom_json_parse_vector(body, len, "exported_namespace", "pod", &r, err,
+                                        sizeof(err));
+            if (!disarm()) {
+                assert_int_equal(rc, 0);
+                usage_reading_free(&r);
+                break;
+            }
+            if (rc == 0) {
+                usage_reading_free(&r);
+                continue;
+            }
+            assert_null(r.ur_series);
+            assert_int_equal(r.ur_count, 0);
+        }
+        free(body);
+    }
+    body = load("prom-free.json", &len);
+    for (n = 0;; n++) {
+        arm(n);
+        rc = prom_json_parse_scalar(body, len, &v, err, sizeof(err));
+        if (!disarm())
+            break;
+    }
+    assert_int_equal(rc, 0);
+    free(body);
+}
+
+/* The incident plus a pod seen only in the usage, so every path allocates. */
+static void
+build(struct pod_list *pl, struct usage_reading *ur)
+{
+    char err[256], *body;
+    size_t len;
+
+    body = load("pods-incident.json", &len);
+    assert_int_equal(pods_json_parse(body, len, &opts, pl, err, sizeof(err)), 0);
+    free(body);
+    body = load("prom-incident.json", &len);
+    assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, ur, err, sizeof(err)),
+                     0);
+    free(body);
+    free(ur->ur_series[4].us_pod);
+    ur->ur_series[4].us_pod = strdup("somebody-else");
+    assert_non_null(ur->ur_series[4].us_pod);
+}
+
+static void
+test_usage(void **state)
+{
+    struct pod_list pl;
+    struct usage_reading ur;
+    struct usage_summary s;
+    char err[256];
+    long n;
+    int rc;
+
+    build(&pl, &ur);
+    for (n = 0;; n++) {
+        arm(n);
+        rc = usage_summarise(&ur, 15360, &s, err, sizeof(err));
+        if (!disarm()) {
+            assert_int_equal(rc, 0);
+            usage_summary_free(&s);
+            break;
+        }
+        assert_int_equal(rc, -1);
+        assert_string_equal(err, "out of memory");
+        assert_null(s.us_pods);
+        assert_int_equal(s.us_count, 0);
+    }
+    pod_list_free(&pl);
+    usage_reading_free(&ur);
+}
+
+static void
+test_policy(void **state)
+{
+    struct policy_params pp = {1536, 15360, 120, 1, NULL, 0, NULL, 1780408800};
+    struct pod_list pl;
+    struct usage_reading ur;
+    struct policy_input in = {&pl, &ur, 0, 0};
+    struct policy_result want, res;
+    long n;
+
+    build(&pl, &ur);
+    policy_decide(&pp, &in, &want);
+    assert_int_equal(want.pr_outcome, POLICY_VICTIM);
+    assert_int_equal(want.pr_candidate_count, 7);
+    for (n = 0;; n++) {
+        arm(n);
+        policy_decide(&pp, &in, &res);
+        if (!disarm()) {
+            assert_int_equal(res.pr_outcome, POLICY_VICTIM);
+            assert_string_equal(res.pr_reason, want.pr_reason);
+            policy_result_free(&res);
+            break;
+        }
+        /* Never a victim chosen on a partial picture. */
+        assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+        assert_string_equal(res.pr_reason, "out of memory");
+        assert_int_equal(res.pr_candidate_count, 0);
+        assert_null(res.pr_candidates);
+        assert_int_equal(res.pr_ranked_count, 0);
+        assert_false(res.pr_free_known);
+        policy_result_free(&res);
+    }
+    print_message("policy_decide: %ld allocations failed in turn\n", n);
+    policy_result_free(&want);
+    pod_list_free(&pl);
+    usage_reading_free(&ur);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pods_json),
+        cmocka_unit_test(test_prom_json),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_policy),
+    };
+
+    json_set_alloc_funcs(json_alloc, free);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,386 @@
+/* test_prom_json.c -- Prometheus instant-query answers, good, failed and broken */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "prom_json.h"
+
+/* Reads tests/data/name whole; the caller frees it. */
+static char *
+load(const char *name, size_t *len)
+{
+    const char *dir = getenv("GVW_TEST_DATA");
+    char path[1024];
+    FILE *f;
+    char *data;
+    long n;
+
+    assert_non_null(dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "rb");
+    if (f == NULL)
+        fail_msg("cannot open %s", path);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    data = malloc((size_t)n);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return data;
+}
+
+static void
+test_incident(void **state)
+{
+    struct usage_reading r;
+    char err[256], *body;
+    size_t len;
+
+    body = load("prom-incident.json", &len);
+    assert_int_equal(
+        prom_json_parse_vector(body, len, "namespace", "pod", &r, err, sizeof(err)), 0);
+    free(body);
+    assert_int_equal(r.ur_count, 6);
+    assert_string_equal(r.ur_series[0].us_namespace, "immich");
+    assert_string_equal(r.ur_series[0].us_pod, "immich-ml-5f7c9d8b6-qx2lp");
+    assert_true(r.ur_series[0].us_bytes == 11489000000.0);
+    assert_true(r.ur_series[1].us_bytes == 1153433600.0);
+    assert_null(r.ur_series[5].us_namespace);
+    assert_null(r.ur_series[5].us_pod);
+    assert_true(r.ur_series[5].us_bytes == 314572800.0);
+    usage_reading_free(&r);
+    assert_null(r.ur_series);
+    assert_int_equal(r.ur_count, 0);
+    usage_reading_free(&r);
+    usage_reading_free(NULL);
+}
+
+/* Per-process series with exporter label names; empty labels read as absent. */
+static void
+test_labels(void **state)
+{
+    struct usage_reading r;
+    char err[256], *body;
+    size_t len;
+
+    body = load("prom-processes.json", &len);
+    assert_int_equal(prom_json_parse_vector(body, len, "exported_namespace",
+                                            "exported_pod", &r, err, sizeof(err)),
+                     0);
+    assert_int_equal(r.ur_count, 5);
+    assert_string_equal(r.ur_series[1].us_pod, "immich-ml-5f7c9d8b6-qx2lp");
+    assert_null(r.ur_series[3].us_namespace);
+    assert_null(r.ur_series[4].us_namespace);
+    assert_string_equal(r.ur_series[4].us_pod, "orphan");
+    usage_reading_free(&r);
+
+    /* with the default names, none of these series names a pod */
+    assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &r, err, sizeof(err)),
+                     0);
+    assert_int_equal(r.ur_count, 5);
+    assert_null(r.ur_series[0].us_namespace);
+    assert_null(r.ur_series[0].us_pod);
+    usage_reading_free(&r);
+    free(body);
+}
+
+struct value_case {
+    const char *json; /* the value member as sent */
+    double want;      /* NAN: expect NaN */
+};
+
+static const struct value_case values[] = {
+    {"\"1.1489e+10\"", 11489000000.0},
+    {"\"0\"", 0},
+    {"\"-0\"", 0},
+    {"\"123\"", 123},
+    {"\"1.5\"", 1.5},
+    {"\".5\"", 0.5},
+    {"\"-7\"", -7},
+    {"\"1E3\"", 1000},
+    {"\"NaN\"", NAN},
+    {"\"nan\"", NAN},
+    {"\"+Inf\"", INFINITY},
+    {"\"Inf\"", INFINITY},
+    {"\"-Inf\"", -INFINITY},
+    {"\"+infinity\"", INFINITY},
+    {"\"1e400\"", INFINITY},
+    {"42", 42}, /* a number, defensively */
+    {"4.5", 4.5},
+};
+
+static const char *const bad_values[] = {
+    "\"\"",    "\" 1\"", "\"1 \"",  "\"0x10\"",  "\"1e\"",    "\"1..2\"",     "\"abc\"",
+    "\"--1\"", "\"+\"",  "\"1,5\"", "\"infx\"",  "\"+NaN\"",  "\"1\\u0000\"", "null",
+    "true",    "[]",     "{}",      "\"0x1p3\"", "\"1_000\"",
+};
+
+static void
+vector_with_value(char *doc, size_t len, const char *value)
+{
+    snprintf(doc, len,
+             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":"
+             "[{\"metric\":{\"namespace\":\"a\",\"pod\":\"b\"},\"value\":[1780394400.123,"
+             "%s]}]}}",
+             value);
+}
+
+static void
+test_values(void **state)
+{
+    struct usage_reading r;
+    char doc[512], err[256];
+    double got, want;
+    size_t i;
+
+    for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        vector_with_value(doc, sizeof(doc), values[i].json);
+        if (prom_json_parse_vector(doc, strlen(doc), NULL, NULL, &r, err, sizeof(err)) !=
+            0)
+            fail_msg("%s refused: %s", values[i].json, err);
+        got = r.ur_series[0].us_bytes;
+        want = values[i].want;
+        if (isnan(want) ? !isnan(got) : got != want)
+            fail_msg("%s gave %g, want %g", values[i].json, got, want);
+        usage_reading_free(&r);
+    }
+    for (i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
+        vector_with_value(doc, sizeof(doc), bad_values[i]);
+        if (prom_json_parse_vector(doc, strlen(doc), NULL, NULL, &r, err, sizeof(err)) !=
+            -1)
+            fail_msg("%s accepted", bad_values[i]);
+        /* \u0000 never reaches us: jansson refuses it */
+        if (strstr(err, "is not a number") == NULL && strstr(err, "not JSON") == NULL)
+            fail_msg("%s: %s", bad_values[i], err);
+        assert_int_equal(r.ur_count, 0);
+    }
+}
+
+struct bad_doc {
+    const char *doc;
+    const char *why;
+};
+
+static const struct bad_doc bad_docs[] = {
+    {"", "empty body"},
+    {"<html>502 Bad Gateway</html>", "not JSON"},
+    {"{\"status\":\"success\"", "not JSON"},
+    {"[]", "no \"status\":\"success\""},
+    {"{}", "no \"status\":\"success\""},
+    {"{\"status\":\"pending\"}", "no \"status\":\"success\""},
+    {"{\"status\":true}", "no \"status\":\"success\""},
+    {"{\"status\":\"error\"}", "Prometheus answered an error (): "},
+    {"{\"status\":\"error\",\"errorType\":\"timeout\",\"error\":\"query timed out\\n\"}",
+     "Prometheus answered an error (timeout): query timed out\\x0a"},
+    {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"1:5: bad \\\\d in "
+     "\\\"caf\u00e9\\\"\"}",
+     "(bad_data): 1:5: bad \\x5cd in \\x22caf\\xc3\\xa9\\x22"},
+    {"{\"status\":\"success\"}", "no data.resultType and data.result"},
+    {"{\"status\":\"success\",\"data\":[]}", "no data.resultType"},
+    {"{\"status\":\"success\",\"data\":{\"result\":[]}}", "no data.resultType"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\"}}",
+     "no data.resultType"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":7,\"result\":[]}}",
+     "no data.resultType"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[1,\"x\"]}}",
+     "resultType is \"string\", not a vector"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":{}}}",
+     "resultType is \"vector\", not a vector"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[1]}}",
+     "result[0] is not a {metric, value} object"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+     "\"metric\":[],"
+     "\"value\":[1,\"1\"]}]}}",
+     "result[0] is not a {metric, value} object"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+     "\"metric\":{},"
+     "\"value\":[1,\"1\"]},{\"metric\":{\"pod\":7},\"value\":[1,\"1\"]}]}}",
+     "result[1]: label pod is not a string"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+     "\"metric\":"
+     "{\"namespace\":null},\"value\":[1,\"1\"]}]}}",
+     "result[0]: label namespace is not a string"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+     "\"metric\":{}}]}}",
+     "result[0]: value is not a [time, value] pair"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"value\":"
+     "[\"1\",\"1\"]}]}}",
+     "value is not a [time, value] pair"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"value\":"
+     "[1,\"1\",3]}]}}",
+     "value is not a [time, value] pair"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"value\":"
+     "\"1\"}]}}",
+     "value is not a [time, value] pair"},
+    {"{\"status\":\"success\",\"status\":\"error\"}", "not JSON"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+     "\"metric\":"
+     "{\"pod\":\"\xff\"},\"value\":[1,\"1\"]}]}}",
+     "not JSON"},
+};
+
+static void
+test_bad_documents(void **state)
+{
+    struct usage_reading r;
+    char err[256];
+    size_t i;
+
+    for (i = 0; i < sizeof(bad_docs) / sizeof(bad_docs[0]); i++) {
+        memset(&r, 0x5a, sizeof(r));
+        err[0] = '\0';
+        if (prom_json_parse_vector(bad_docs[i].doc, strlen(bad_docs[i].doc), NULL, NULL,
+                                   &r, err, sizeof(err)) != -1)
+            fail_msg("case %zu accepted", i);
+        if (strstr(err, bad_docs[i].why) == NULL)
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, bad_docs[i].why);
+        assert_null(r.ur_series);
+        assert_int_equal(r.ur_count, 0);
+    }
+    assert_int_equal(prom_json_parse_vector(NULL, 0, NULL, NULL, &r, NULL, 0), -1);
+    err[0] = 'x';
+    assert_int_equal(prom_json_parse_vector(NULL, 0, NULL, NULL, &r, err, 0), -1);
+    assert_int_equal(err[0], 'x');
+}
+
+static void
+test_files(void **state)
+{
+    struct usage_reading r;
+    char err[256], *body;
+    size_t len;
+    double v;
+
+    body = load("prom-error.json", &len);
+    assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &r, err, sizeof(err)),
+                     -1);
+    assert_string_equal(err, "Prometheus answered an error (bad_data): invalid parameter "
+                             "\\x22query\\x22: 1:5: parse error: unexpected identifier "
+                             "\\x22by\\x22");
+    assert_int_equal(prom_json_parse_scalar(body, len, &v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "(bad_data)"));
+    free(body);
+
+    body = load("prom-matrix.json", &len);
+    assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &r, err, sizeof(err)),
+                     -1);
+    assert_string_equal(err, "resultType is \"matrix\", not a vector");
+    assert_int_equal(prom_json_parse_scalar(body, len, &v, err, sizeof(err)), -1);
+    assert_string_equal(err, "resultType is \"matrix\", not a vector");
+    free(body);
+
+    body = load("prom-empty.json", &len);
+    assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &r, err, sizeof(err)),
+                     0);
+    assert_int_equal(r.ur_count, 0);
+    assert_null(r.ur_series);
+    usage_reading_free(&r);
+    assert_int_equal(prom_json_parse_scalar(body, len, &v, err, sizeof(err)), -1);
+    assert_string_equal(err, "the query returned 0 samples, expected one");
+    free(body);
+
+    body = load("prom-free.json", &len);
+    v = 0;
+    assert_int_equal(prom_json_parse_scalar(body, len, &v, err, sizeof(err)), 0);
+    assert_true(v == 560.0);
+    free(body);
+
+    body = load("prom-incident.json", &len);
+    assert_int_equal(prom_json_parse_scalar(body, len, &v, err, sizeof(err)), -1);
+    assert_string_equal(err, "the query returned 6 samples, expected one");
+    free(body);
+}
+
+static void
+test_scalar(void **state)
+{
+    static const struct {
+        const char *doc;
+        int rc;
+        double want;
+        const char *why;
+    } cases[] = {
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":"
+         "[1780394400.5,\"1536\"]}}",
+         0, 1536, NULL},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":"
+         "[1780394400.5,\"NaN\"]}}",
+         0, NAN, NULL},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1]}}",
+         -1, 0, "result: value is not a [time, value] pair"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+         "\"metric\":"
+         "{},\"value\":[1,\"2.5\"]}]}}",
+         0, 2.5, NULL},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+         "\"metric\":"
+         "{},\"value\":[1,\"x\"]}]}}",
+         -1, 0, "result[0]: sample value \"x\" is not a number"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[7]}}",
+         -1, 0, "result[0] is not a {metric, value} object"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":{}}}",
+         -1, 0, "not a vector"},
+        {"", -1, 0, "empty body"},
+        {"{", -1, 0, "not JSON"},
+    };
+    char err[256];
+    double v;
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        v = -1;
+        err[0] = '\0';
+        if (prom_json_parse_scalar(cases[i].doc, strlen(cases[i].doc), &v, err,
+                                   sizeof(err)) != cases[i].rc)
+            fail_msg("case %zu: rc, err %s", i, err);
+        if (cases[i].rc == 0 && (isnan(cases[i].want) ? !isnan(v) : v != cases[i].want))
+            fail_msg("case %zu: %g", i, v);
+        if (cases[i].why != NULL && strstr(err, cases[i].why) == NULL)
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, cases[i].why);
+    }
+    assert_int_equal(prom_json_parse_scalar("{", 1, &v, NULL, 0), -1);
+    err[0] = 'x';
+    assert_int_equal(prom_json_parse_scalar("{", 1, &v, err, 0), -1);
+    assert_int_equal(err[0], 'x');
+}
+
+/* A long error from Prometheus is cut, never overruns. */
+static void
+test_long_error(void **state)
+{
+    char doc[4096], err[600] = "";
+    size_t n;
+
+    n = (size_t)snprintf(
+        doc, sizeof(doc),
+        "{\"status\":\"error\",\"errorType\":\"execution\",\"error\":\"");
+    memset(doc + n, 'x', 3000);
+    n += 3000;
+    n += (size_t)snprintf(doc + n, sizeof(doc) - n, "\"}");
+    assert_int_equal(prom_json_parse_scalar(doc, n, &(double){0}, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "xxx..."));
+    assert_true(strlen(err) < 300);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_incident),   cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_values),     cmocka_unit_test(test_bad_documents),
+        cmocka_unit_test(test_files),      cmocka_unit_test(test_scalar),
+        cmocka_unit_test(test_long_error),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
