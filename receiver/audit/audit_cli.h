@@ -3,10 +3,11 @@
 #define GVW_AUDIT_CLI_H
 
 /* Exit codes of audit_main(). */
-#define AUDIT_EXIT_OK 0      /* success, also when nothing matched */
-#define AUDIT_EXIT_RUNTIME 1 /* database missing or unreadable, no such id, write error  \
-                              */
-#define AUDIT_EXIT_USAGE 2   /* bad option, value or command */
+#define AUDIT_EXIT_OK 0 /* success, also when nothing matched */
+#define AUDIT_EXIT_RUNTIME                                                               \
+    1                      /* database missing or unreadable, no such id, write error    \
+                            */
+#define AUDIT_EXIT_USAGE 2 /* bad option, value or command */
 
 /*
  * Runs the audit command; argv[0] is "audit". Usage:

@@ -1,7 +1,5 @@
 # tests/unit/core.cmake -- unit tests of the decision core and its JSON parsers
 if(TARGET gvw_core)
-  set(gvw_core_tests test_quantity test_usage test_policy test_pods_json test_prom_json
-      test_core_oom)
   gvw_add_test(test_quantity SOURCES unit/test_quantity.c LIBS gvw_core LABELS unit)
   gvw_add_test(test_usage SOURCES unit/test_usage.c LIBS gvw_parse LABELS unit)
   gvw_add_test(test_policy SOURCES unit/test_policy.c LIBS gvw_parse LABELS unit)
@@ -12,12 +10,4 @@ if(TARGET gvw_core)
   gvw_add_test(test_core_oom SOURCES unit/test_core_oom.c LIBS gvw_parse LABELS unit)
   target_link_options(test_core_oom PRIVATE
     -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup)
-  # gvw_add_test names the daemon binary in each test's environment; when only
-  # some areas are built (GVW_AREAS) that target does not exist and the
-  # generator expression would stop CMake, so these tests, which never run
-  # the binary, drop it.
-  if(NOT TARGET gpu-vram-watchdog)
-    set_tests_properties(${gvw_core_tests} PROPERTIES ENVIRONMENT
-      "GVW_TEST_DATA=${CMAKE_SOURCE_DIR}/tests/data;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
-  endif()
 endif()
