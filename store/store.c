@@ -1,0 +1,327 @@
+/* store.c -- opening, closing, transactions and pruning of the SQLite audit store */
+#include "store_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The daemon is one event loop: waiting long for a lock would stall every
+ * webhook, so it fails fast (503, Alertmanager retries). The CLI can wait. */
+#define BUSY_TIMEOUT_RW_MS 200
+#define BUSY_TIMEOUT_RO_MS 5000
+
+void
+store_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+void
+store_dberr(const struct store *s, char *err, size_t errlen, const char *what)
+{
+    const char *msg = s->st_db ? sqlite3_errmsg(s->st_db) : "out of memory";
+
+    store_seterr(err, errlen, "%s: %s", what, msg);
+}
+
+int
+store_exec(struct store *s, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+
+    if (sqlite3_exec(s->st_db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        store_seterr(err, errlen, "%s", msg ? msg : sqlite3_errmsg(s->st_db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int
+store_cached(struct store *s, sqlite3_stmt **slot, const char *sql, char *err,
+             size_t errlen)
+{
+    if (*slot != NULL)
+        return 0;
+    if (sqlite3_prepare_v3(s->st_db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot, NULL) !=
+        SQLITE_OK) {
+        store_dberr(s, err, errlen, "prepare");
+        *slot = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int
+store_step_done(struct store *s, sqlite3_stmt *st, const char *what, char *err,
+                size_t errlen)
+{
+    int rc = sqlite3_step(st);
+
+    /* The message must be taken before reset, which may replace it. */
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        store_dberr(s, err, errlen, what);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return (rc == SQLITE_DONE || rc == SQLITE_ROW) ? 0 : -1;
+}
+
+/* Creates the file 0600 when it is missing, so SQLite never creates it with
+ * the umask's mode (the audit holds pod names and alert labels). The -wal
+ * and -shm files SQLite makes later copy the database file's mode. An
+ * existing file keeps the mode its operator gave it. */
+static int
+create_private(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+    if (fd == -1) {
+        if (errno == EEXIST)
+            return 0;
+        store_seterr(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* open() applied the umask, which can only remove bits; a umask such as
+     * 0277 would leave the daemon unable to write its own file. */
+    if (fchmod(fd, 0600) == -1) {
+        store_seterr(err, errlen, "cannot chmod %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* journal_mode answers with the mode it ended in; anything but "wal" (a
+ * filesystem without shared memory, say) is refused rather than run slower
+ * and block readers. */
+static int
+enable_wal(struct store *s, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    const unsigned char *mode;
+    int ok;
+
+    if (sqlite3_prepare_v2(s->st_db, "PRAGMA journal_mode=WAL", -1, &st, NULL) !=
+        SQLITE_OK) {
+        store_dberr(s, err, errlen, "journal_mode");
+        return -1;
+    }
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        store_dberr(s, err, errlen, "journal_mode");
+        sqlite3_finalize(st);
+        return -1;
+    }
+    mode = sqlite3_column_text(st, 0);
+    ok = mode != NULL && strcmp((const char *)mode, "wal") == 0;
+    if (!ok)
+        store_seterr(err, errlen, "journal_mode: got %s, need wal",
+                     mode ? (const char *)mode : "nothing");
+    sqlite3_finalize(st);
+    return ok ? 0 : -1;
+}
+
+/* A row still in_progress was being decided when the last run stopped. It
+ * keeps its result (that is what it was) and says why it never finished. */
+static int
+mark_interrupted(struct store *s, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(s->st_db,
+                           "UPDATE decisions SET error = ?1"
+                           " WHERE result = 'in_progress' AND error IS NULL",
+                           -1, &st, NULL) != SQLITE_OK) {
+        store_dberr(s, err, errlen, "mark interrupted decisions");
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, STORE_INTERRUPTED_ERROR, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE)
+        store_dberr(s, err, errlen, "mark interrupted decisions");
+    else
+        s->st_interrupted = sqlite3_changes64(s->st_db);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+open_db(struct store *s, const char *path, char *err, size_t errlen)
+{
+    struct stat sb;
+    int flags;
+
+    if (s->st_mode == STORE_READWRITE) {
+        if (create_private(path, err, errlen) == -1)
+            return -1;
+        flags = SQLITE_OPEN_READWRITE;
+    } else {
+        if (stat(path, &sb) == -1) {
+            if (errno == ENOENT)
+                store_seterr(err, errlen, "audit database %s does not exist", path);
+            else
+                store_seterr(err, errlen, "cannot open audit database %s: %s", path,
+                             strerror(errno));
+            return -1;
+        }
+        flags = SQLITE_OPEN_READONLY;
+    }
+    /* No SQLITE_OPEN_CREATE: the file exists now or we fail. */
+    if (sqlite3_open_v2(path, &s->st_db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        store_seterr(err, errlen, "cannot open audit database %s: %s", path,
+                     s->st_db ? sqlite3_errmsg(s->st_db) : "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+configure(struct store *s, char *err, size_t errlen)
+{
+    int rw = s->st_mode == STORE_READWRITE;
+
+    sqlite3_busy_timeout(s->st_db, rw ? BUSY_TIMEOUT_RW_MS : BUSY_TIMEOUT_RO_MS);
+    if (!rw)
+        return 0; /* a reader must not try to change the journal mode */
+    if (enable_wal(s, err, errlen) == -1)
+        return -1;
+    /* NORMAL in WAL: a power cut may lose the last commits, never corrupt.
+     * journal_size_limit: the WAL shrinks back to 64 MiB after a burst. */
+    return store_exec(s,
+                      "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                      " PRAGMA journal_size_limit=67108864",
+                      err, errlen);
+}
+
+struct store *
+store_open(const char *path, enum store_mode mode, char *err, size_t errlen)
+{
+    struct store *s;
+
+    if ((s = calloc(1, sizeof(*s))) == NULL) {
+        store_seterr(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->st_mode = mode;
+    if (open_db(s, path, err, errlen) == -1)
+        goto fail;
+    if (configure(s, err, errlen) == -1)
+        goto fail;
+    if (store_schema_migrate(s, err, errlen) == -1)
+        goto fail;
+    if (mode == STORE_READWRITE && mark_interrupted(s, err, errlen) == -1)
+        goto fail;
+    return s;
+fail:
+    store_close(s);
+    return NULL;
+}
+
+void
+store_close(struct store *s)
+{
+    if (s == NULL)
+        return;
+    sqlite3_finalize(s->st_add_alert);
+    sqlite3_finalize(s->st_dec_insert);
+    sqlite3_finalize(s->st_dec_finish);
+    sqlite3_finalize(s->st_begin);
+    sqlite3_finalize(s->st_commit);
+    sqlite3_finalize(s->st_rollback);
+    sqlite3_close(s->st_db); /* rolls back an open transaction */
+    free(s);
+}
+
+int64_t
+store_interrupted_count(const struct store *s)
+{
+    return s ? s->st_interrupted : 0;
+}
+
+int
+store_begin(struct store *s, char *err, size_t errlen)
+{
+    if (store_cached(s, &s->st_begin, "BEGIN IMMEDIATE", err, errlen) == -1)
+        return -1;
+    return store_step_done(s, s->st_begin, "begin", err, errlen);
+}
+
+int
+store_commit(struct store *s, char *err, size_t errlen)
+{
+    if (store_cached(s, &s->st_commit, "COMMIT", err, errlen) == -1 ||
+        store_step_done(s, s->st_commit, "commit", err, errlen) == -1) {
+        store_rollback(s);
+        return -1;
+    }
+    return 0;
+}
+
+void
+store_rollback(struct store *s)
+{
+    if (s == NULL || sqlite3_get_autocommit(s->st_db))
+        return; /* nothing open: SQLite may already have rolled back (FULL, IOERR) */
+    if (store_cached(s, &s->st_rollback, "ROLLBACK", NULL, 0) == 0)
+        store_step_done(s, s->st_rollback, "rollback", NULL, 0);
+    else
+        sqlite3_exec(s->st_db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Runs one DELETE ... WHERE col < ?1 and adds its row count to *total. */
+static int
+prune_one(struct store *s, const char *sql, int64_t cutoff_ms, int64_t *total, char *err,
+          size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(s->st_db, sql, -1, &st, NULL) != SQLITE_OK) {
+        store_dberr(s, err, errlen, "prune");
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, cutoff_ms);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        *total += sqlite3_changes64(s->st_db);
+    else
+        store_dberr(s, err, errlen, "prune");
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int64_t
+store_prune(struct store *s, int64_t cutoff_ms, char *err, size_t errlen)
+{
+    int64_t total = 0;
+
+    /* A savepoint is its own transaction outside store_begin() and nests
+     * inside it, so a half-done prune never commits. Decisions go first:
+     * then pruning an alert rarely has a decision to update. */
+    if (store_exec(s, "SAVEPOINT prune", err, errlen) == -1)
+        return -1;
+    if (prune_one(s, "DELETE FROM decisions WHERE time_ms < ?1", cutoff_ms, &total, err,
+                  errlen) == -1 ||
+        prune_one(s, "DELETE FROM alerts WHERE received_ms < ?1", cutoff_ms, &total, err,
+                  errlen) == -1)
+        goto fail;
+    if (store_exec(s, "RELEASE prune", err, errlen) == -1)
+        goto fail;
+    return total;
+fail:
+    sqlite3_exec(s->st_db, "ROLLBACK TO prune; RELEASE prune", NULL, NULL, NULL);
+    return -1;
+}

@@ -1,0 +1,44 @@
+/* store_int.h -- what the store's files (and its tests) share; no other module */
+#ifndef GVW_STORE_INT_H
+#define GVW_STORE_INT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct store {
+    sqlite3 *st_db; /* owned */
+    enum store_mode st_mode;
+    int64_t st_interrupted; /* rows marked interrupted by this open */
+    /* Hot statements, prepared on first use and kept (SQLITE_PREPARE_PERSISTENT). */
+    sqlite3_stmt *st_add_alert;
+    sqlite3_stmt *st_dec_insert;
+    sqlite3_stmt *st_dec_finish;
+    sqlite3_stmt *st_begin;
+    sqlite3_stmt *st_commit;
+    sqlite3_stmt *st_rollback;
+};
+
+/* Copies a formatted reason into err (bounded, always terminated when errlen > 0). */
+void store_seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "<what>: <sqlite3_errmsg>" into err. */
+void store_dberr(const struct store *s, char *err, size_t errlen, const char *what);
+
+/* Prepares (once) the statement cached at *slot. 0 or -1 with err. */
+int store_cached(struct store *s, sqlite3_stmt **slot, const char *sql, char *err,
+                 size_t errlen);
+/* Steps a statement that returns no rows, then resets it and clears its
+ * bindings (they may point at the caller's memory). 0 or -1 with err. */
+int store_step_done(struct store *s, sqlite3_stmt *st, const char *what, char *err,
+                    size_t errlen);
+/* Runs fixed SQL text (no values) with sqlite3_exec. 0 or -1 with err. */
+int store_exec(struct store *s, const char *sql, char *err, size_t errlen);
+
+/* Brings the schema to STORE_SCHEMA_VERSION (READWRITE) or checks it is
+ * there (READONLY). 0 or -1 with err. */
+int store_schema_migrate(struct store *s, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,148 @@
+/* store_json.c -- victim and candidate JSON, and strings that are always valid JSON */
+#include "store_json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
+ * surrogates, nothing past U+10FFFF), or 0 if it is not one. */
+static size_t
+utf8_len(const unsigned char *p)
+{
+    unsigned char lo = 0x80, hi = 0xBF;
+    size_t n, i;
+
+    if (p[0] < 0x80)
+        return 1;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF)
+        n = 2;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+        n = 3;
+    else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    if (p[0] == 0xE0)
+        lo = 0xA0;
+    else if (p[0] == 0xED)
+        hi = 0x9F;
+    else if (p[0] == 0xF0)
+        lo = 0x90;
+    else if (p[0] == 0xF4)
+        hi = 0x8F;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0; /* also stops at the terminator */
+    return n;
+}
+
+/* A copy of s with every byte that starts no valid sequence replaced by '?'. */
+static char *
+utf8_sanitize(const char *s)
+{
+    size_t len = strlen(s), i = 0;
+    char *out = malloc(len + 1);
+
+    if (out == NULL)
+        return NULL;
+    memcpy(out, s, len + 1);
+    while (i < len) {
+        size_t n = utf8_len((const unsigned char *)out + i);
+
+        if (n == 0) {
+            out[i] = '?';
+            n = 1;
+        }
+        i += n;
+    }
+    return out;
+}
+
+json_t *
+store_json_str(const char *s)
+{
+    json_t *j;
+    char *clean;
+
+    if (s == NULL)
+        return json_null();
+    if ((j = json_string(s)) != NULL)
+        return j;
+    /* Not UTF-8 (or out of memory, and then the retry fails too). */
+    if ((clean = utf8_sanitize(s)) == NULL)
+        return NULL;
+    j = json_string(clean);
+    free(clean);
+    return j;
+}
+
+/* json_object_set_new() that also fails on a NULL value (an OOM upstream). */
+static int
+set(json_t *o, const char *key, json_t *v)
+{
+    return v == NULL ? -1 : json_object_set_new(o, key, v);
+}
+
+static json_t *
+int_or_null(int known, int64_t v)
+{
+    return known ? json_integer((json_int_t)v) : json_null();
+}
+
+json_t *
+store_victim_json(const struct store_victim *v)
+{
+    json_t *o;
+
+    if (v == NULL)
+        return json_null();
+    if ((o = json_object()) == NULL)
+        return NULL;
+    if (set(o, "namespace", store_json_str(v->sv_namespace ? v->sv_namespace : "")) ||
+        set(o, "pod", store_json_str(v->sv_pod ? v->sv_pod : "")) ||
+        set(o, "used_mib", json_integer((json_int_t)v->sv_used_mib)) ||
+        set(o, "budget_mib", int_or_null(v->sv_has_budget, v->sv_budget_mib)) ||
+        set(o, "overshoot_mib", int_or_null(v->sv_has_budget, v->sv_overshoot_mib))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *
+candidate_json(const struct store_candidate *c)
+{
+    json_t *o;
+
+    if ((o = json_object()) == NULL)
+        return NULL;
+    if (set(o, "namespace", store_json_str(c->sc_namespace ? c->sc_namespace : "")) ||
+        set(o, "pod", store_json_str(c->sc_pod ? c->sc_pod : "")) ||
+        set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
+        set(o, "budget_mib", int_or_null(c->sc_has_budget, c->sc_budget_mib)) ||
+        set(o, "eligible", json_boolean(c->sc_eligible)) ||
+        set(o, "why_not", c->sc_eligible ? json_null() : store_json_str(c->sc_why_not))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *
+store_candidates_json(const struct store_candidate *c, size_t n)
+{
+    json_t *a;
+    size_t i;
+
+    if ((a = json_array()) == NULL)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        if (json_array_append_new(a, candidate_json(&c[i])) == -1) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}

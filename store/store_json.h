@@ -1,0 +1,22 @@
+/* store_json.h -- victim and candidate JSON, shared by the store and the CLI */
+#ifndef GVW_STORE_JSON_H
+#define GVW_STORE_JSON_H
+
+#include <jansson.h>
+
+#include "store.h"
+
+/* A JSON string for s; NULL gives JSON null. Bytes that are not UTF-8 become
+ * '?', so text from outside (an API error body) can never make the encoder
+ * fail. Returns a new reference, NULL only on OOM. */
+json_t *store_json_str(const char *s);
+
+/* {namespace, pod, used_mib, budget_mib, overshoot_mib} (budget and overshoot
+ * null without a budget), or JSON null when v is NULL. New reference; NULL on OOM. */
+json_t *store_victim_json(const struct store_victim *v);
+
+/* [{namespace, pod, used_mib, budget_mib, eligible, why_not}, ...]; budget_mib
+ * null without a budget, why_not null when eligible. New reference; NULL on OOM. */
+json_t *store_candidates_json(const struct store_candidate *c, size_t n);
+
+#endif

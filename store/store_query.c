@@ -1,0 +1,430 @@
+/* store_query.c -- reading decisions, alerts and summaries back for the audit CLI */
+#include "store_int.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DECISION_COLUMNS                                                                 \
+    "id, time_ms, node, trigger_name, fingerprint, result, reason, free_mib, floor_mib," \
+    " dry_run, action, victim, candidates, error, verify_free_mib, verify_seconds,"      \
+    " alert_id"
+enum {
+    /* clang-format off */
+    DC_ID, DC_TIME, DC_NODE, DC_TRIGGER, DC_FP, DC_RESULT, DC_REASON, DC_FREE, DC_FLOOR,
+    DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT
+    /* clang-format on */
+};
+
+/* SQL text assembled from fixed fragments only; values are always bound. */
+struct sql {
+    char q_text[1024];
+    size_t q_len;
+    int q_overflow;
+};
+
+static void
+sql_add(struct sql *q, const char *frag)
+{
+    size_t n = strlen(frag);
+
+    if (q->q_overflow || n >= sizeof(q->q_text) - q->q_len) {
+        q->q_overflow = 1; /* can't happen: the fragments are ours */
+        return;
+    }
+    memcpy(q->q_text + q->q_len, frag, n + 1);
+    q->q_len += n;
+}
+
+/* The WHERE terms for f (after a "WHERE <something>"). Each filter has an
+ * index on (column, time_ms), so a filtered listing reads only its rows. */
+static void
+sql_add_filter(struct sql *q, const struct store_filter *f, const char *time_col)
+{
+    if (f->sf_since_ms != 0) {
+        sql_add(q, " AND ");
+        sql_add(q, time_col);
+        sql_add(q, " >= :since");
+    }
+    if (f->sf_node != NULL)
+        sql_add(q, " AND node = :node");
+    if (f->sf_namespace != NULL)
+        sql_add(q, " AND victim_namespace = :ns");
+    if (f->sf_result != NULL)
+        sql_add(q, " AND result = :result");
+}
+
+/* Binds whichever of the named parameters the statement has. */
+static void
+bind_filter(sqlite3_stmt *st, const struct store_filter *f)
+{
+    int i;
+
+    if ((i = sqlite3_bind_parameter_index(st, ":since")) > 0)
+        sqlite3_bind_int64(st, i, f->sf_since_ms);
+    if ((i = sqlite3_bind_parameter_index(st, ":node")) > 0)
+        sqlite3_bind_text(st, i, f->sf_node, -1, SQLITE_STATIC);
+    if ((i = sqlite3_bind_parameter_index(st, ":ns")) > 0)
+        sqlite3_bind_text(st, i, f->sf_namespace, -1, SQLITE_STATIC);
+    if ((i = sqlite3_bind_parameter_index(st, ":result")) > 0)
+        sqlite3_bind_text(st, i, f->sf_result, -1, SQLITE_STATIC);
+    if ((i = sqlite3_bind_parameter_index(st, ":limit")) > 0) /* -1: no limit */
+        sqlite3_bind_int64(st, i, f->sf_limit > 0 ? f->sf_limit : -1);
+}
+
+static sqlite3_stmt *
+prepare(struct store *s, const struct sql *q, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+
+    if (q->q_overflow) {
+        store_seterr(err, errlen, "query too long"); /* can't happen */
+        return NULL;
+    }
+    if (sqlite3_prepare_v2(s->st_db, q->q_text, -1, &st, NULL) != SQLITE_OK) {
+        store_dberr(s, err, errlen, "query");
+        return NULL;
+    }
+    return st;
+}
+
+static const char *
+col_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+
+    return t ? (const char *)t : "";
+}
+
+static const char *
+col_text_or_null(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NULL : col_text(st, col);
+}
+
+/* A decision read back. The strings point into the row and into the parsed
+ * JSON, so it lives only as long as both. */
+struct decision_row {
+    struct store_decision dr_d;
+    struct store_victim dr_victim;
+    struct store_candidate *dr_cands; /* owned */
+    json_t *dr_victim_json;           /* owned */
+    json_t *dr_cands_json;            /* owned */
+};
+
+static void
+decision_row_free(struct decision_row *r)
+{
+    free(r->dr_cands);
+    json_decref(r->dr_victim_json);
+    json_decref(r->dr_cands_json);
+}
+
+static const char *
+jstr(json_t *o, const char *key, int *bad)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (json_is_null(v))
+        return NULL;
+    if (!json_is_string(v)) {
+        *bad = 1;
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+/* Reads an integer member; null or absent clears *known. */
+static int64_t
+jint(json_t *o, const char *key, int *known, int *bad)
+{
+    json_t *v = json_object_get(o, key);
+
+    *known = json_is_integer(v);
+    if (v != NULL && !json_is_null(v) && !*known)
+        *bad = 1;
+    return *known ? (int64_t)json_integer_value(v) : 0;
+}
+
+static int
+parse_victim(struct decision_row *r, const char *text)
+{
+    struct store_victim *v = &r->dr_victim;
+    int bad = 0, known, known2;
+
+    if (text == NULL)
+        return 0;
+    r->dr_victim_json = json_loads(text, 0, NULL);
+    if (!json_is_object(r->dr_victim_json))
+        return -1;
+    v->sv_namespace = jstr(r->dr_victim_json, "namespace", &bad);
+    v->sv_pod = jstr(r->dr_victim_json, "pod", &bad);
+    v->sv_used_mib = jint(r->dr_victim_json, "used_mib", &known, &bad);
+    v->sv_budget_mib = jint(r->dr_victim_json, "budget_mib", &v->sv_has_budget, &bad);
+    v->sv_overshoot_mib = jint(r->dr_victim_json, "overshoot_mib", &known2, &bad);
+    r->dr_d.sd_victim = v;
+    return bad ? -1 : 0;
+}
+
+static int
+parse_candidate(json_t *o, struct store_candidate *c)
+{
+    int bad = !json_is_object(o), known;
+
+    c->sc_namespace = jstr(o, "namespace", &bad);
+    c->sc_pod = jstr(o, "pod", &bad);
+    c->sc_used_mib = jint(o, "used_mib", &known, &bad);
+    c->sc_budget_mib = jint(o, "budget_mib", &c->sc_has_budget, &bad);
+    c->sc_eligible = json_is_true(json_object_get(o, "eligible"));
+    c->sc_why_not = jstr(o, "why_not", &bad);
+    return bad ? -1 : 0;
+}
+
+static int
+parse_candidates(struct decision_row *r, const char *text)
+{
+    size_t i, n;
+
+    r->dr_cands_json = json_loads(text, 0, NULL);
+    if (!json_is_array(r->dr_cands_json))
+        return -1;
+    n = json_array_size(r->dr_cands_json);
+    if (n == 0)
+        return 0;
+    if ((r->dr_cands = calloc(n, sizeof(*r->dr_cands))) == NULL)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (parse_candidate(json_array_get(r->dr_cands_json, i), &r->dr_cands[i]) == -1)
+            return -1;
+    r->dr_d.sd_candidates = r->dr_cands;
+    r->dr_d.sd_candidate_count = n;
+    return 0;
+}
+
+static void
+read_scalars(sqlite3_stmt *st, struct store_decision *d)
+{
+    d->sd_time_ms = sqlite3_column_int64(st, DC_TIME);
+    d->sd_node = col_text(st, DC_NODE);
+    d->sd_trigger = col_text(st, DC_TRIGGER);
+    d->sd_fingerprint = col_text(st, DC_FP);
+    d->sd_result = col_text(st, DC_RESULT);
+    d->sd_reason = col_text(st, DC_REASON);
+    d->sd_free_known = sqlite3_column_type(st, DC_FREE) != SQLITE_NULL;
+    d->sd_free_mib = sqlite3_column_int64(st, DC_FREE);
+    d->sd_floor_mib = sqlite3_column_int64(st, DC_FLOOR);
+    d->sd_dry_run = sqlite3_column_int(st, DC_DRY) != 0;
+    d->sd_action = col_text(st, DC_ACTION);
+    d->sd_error = col_text_or_null(st, DC_ERROR);
+    d->sd_verified = sqlite3_column_type(st, DC_VFREE) != SQLITE_NULL;
+    d->sd_verify_free_mib = sqlite3_column_int64(st, DC_VFREE);
+    d->sd_verify_seconds = sqlite3_column_double(st, DC_VSEC);
+    d->sd_alert_id = sqlite3_column_int64(st, DC_ALERT);
+}
+
+/* Decodes the current row into r (zeroed by the caller). The JSON columns
+ * are ours, so a parse failure means someone edited the file. */
+static int
+read_decision(sqlite3_stmt *st, struct decision_row *r, char *err, size_t errlen)
+{
+    int64_t id = sqlite3_column_int64(st, DC_ID);
+
+    read_scalars(st, &r->dr_d);
+    if (parse_victim(r, col_text_or_null(st, DC_VICTIM)) == -1 ||
+        parse_candidates(r, col_text(st, DC_CANDS)) == -1) {
+        store_seterr(err, errlen, "decision %lld: victim or candidates unreadable",
+                     (long long)id);
+        return -1;
+    }
+    return 0;
+}
+
+/* Steps st to the end, handing each decision to cb. Finalizes st. */
+static int64_t
+run_decisions(struct store *s, sqlite3_stmt *st, store_decision_cb cb, void *arg,
+              char *err, size_t errlen)
+{
+    struct decision_row r;
+    int64_t n = 0;
+    int rc, stop;
+
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&r, 0, sizeof(r));
+        if (read_decision(st, &r, err, errlen) == -1) {
+            decision_row_free(&r);
+            goto fail;
+        }
+        stop = cb(arg, sqlite3_column_int64(st, DC_ID), &r.dr_d);
+        decision_row_free(&r);
+        if (stop != 0) {
+            store_seterr(err, errlen, "stopped by the caller");
+            goto fail;
+        }
+        n++;
+    }
+    if (rc != SQLITE_DONE) {
+        store_dberr(s, err, errlen, "query");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    return n;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+int64_t
+store_query_decisions(struct store *s, const struct store_filter *f, store_decision_cb cb,
+                      void *arg, char *err, size_t errlen)
+{
+    struct sql q = {.q_len = 0};
+    sqlite3_stmt *st;
+
+    sql_add(&q, "SELECT " DECISION_COLUMNS " FROM decisions WHERE 1");
+    sql_add_filter(&q, f, "time_ms");
+    sql_add(&q, " ORDER BY time_ms DESC, id DESC LIMIT :limit");
+    if ((st = prepare(s, &q, err, errlen)) == NULL)
+        return -1;
+    bind_filter(st, f);
+    return run_decisions(s, st, cb, arg, err, errlen);
+}
+
+int
+store_get_decision(struct store *s, int64_t id, store_decision_cb cb, void *arg,
+                   char *err, size_t errlen)
+{
+    struct sql q = {.q_len = 0};
+    sqlite3_stmt *st;
+
+    sql_add(&q, "SELECT " DECISION_COLUMNS " FROM decisions WHERE id = :id");
+    if ((st = prepare(s, &q, err, errlen)) == NULL)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    return (int)run_decisions(s, st, cb, arg, err, errlen);
+}
+
+static void
+read_alert(sqlite3_stmt *st, struct store_alert *a)
+{
+    a->sa_received_ms = sqlite3_column_int64(st, 1);
+    a->sa_alertname = col_text(st, 2);
+    a->sa_status = col_text(st, 3);
+    a->sa_fingerprint = col_text(st, 4);
+    a->sa_starts_at = col_text_or_null(st, 5);
+    a->sa_ends_at = col_text_or_null(st, 6);
+    a->sa_labels_json = col_text(st, 7);
+    a->sa_annotations_json = col_text(st, 8);
+}
+
+int64_t
+store_query_alerts(struct store *s, const struct store_filter *f, store_alert_cb cb,
+                   void *arg, char *err, size_t errlen)
+{
+    struct store_filter only = {.sf_since_ms = f->sf_since_ms, .sf_limit = f->sf_limit};
+    struct sql q = {.q_len = 0};
+    struct store_alert a;
+    sqlite3_stmt *st;
+    int64_t n = 0;
+    int rc;
+
+    sql_add(&q,
+            "SELECT id, received_ms, alertname, status, fingerprint, starts_at, ends_at,"
+            " labels, annotations FROM alerts WHERE 1");
+    sql_add_filter(&q, &only, "received_ms");
+    sql_add(&q, " ORDER BY received_ms DESC, id DESC LIMIT :limit");
+    if ((st = prepare(s, &q, err, errlen)) == NULL)
+        return -1;
+    bind_filter(st, &only);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&a, 0, sizeof(a));
+        read_alert(st, &a);
+        if (cb(arg, sqlite3_column_int64(st, 0), &a) != 0) {
+            store_seterr(err, errlen, "stopped by the caller");
+            goto fail;
+        }
+        n++;
+    }
+    if (rc != SQLITE_DONE) {
+        store_dberr(s, err, errlen, "query");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    return n;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* Runs one GROUP BY query: columns (key, result, count) or (key, count). */
+static int64_t
+run_stats(struct store *s, struct sql *q, const struct store_filter *f, const char *by,
+          int with_result, store_stat_cb cb, void *arg, char *err, size_t errlen)
+{
+    struct store_stat line = {.ss_by = by};
+    sqlite3_stmt *st;
+    int64_t n = 0;
+    int rc;
+
+    if ((st = prepare(s, q, err, errlen)) == NULL)
+        return -1;
+    bind_filter(st, f);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        line.ss_key = col_text(st, 0);
+        line.ss_result = with_result ? col_text(st, 1) : NULL;
+        line.ss_count = sqlite3_column_int64(st, with_result ? 2 : 1);
+        if (cb(arg, &line) != 0) {
+            store_seterr(err, errlen, "stopped by the caller");
+            goto fail;
+        }
+        n++;
+    }
+    if (rc != SQLITE_DONE) {
+        store_dberr(s, err, errlen, "query");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    return n;
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* FROM and WHERE of a summary: the matching rows, or with a limit the newest
+ * sf_limit of them (a subquery), so stats count exactly what the listing
+ * shows. Without a limit the plain form lets SQLite group straight off an
+ * index instead of sorting a million rows first. Ends inside "WHERE". */
+static void
+sql_add_source(struct sql *q, const struct store_filter *f, const char *cols)
+{
+    if (f->sf_limit == 0) {
+        sql_add(q, " FROM decisions WHERE 1");
+        sql_add_filter(q, f, "time_ms");
+        return;
+    }
+    sql_add(q, " FROM (SELECT ");
+    sql_add(q, cols);
+    sql_add(q, " FROM decisions WHERE 1");
+    sql_add_filter(q, f, "time_ms");
+    sql_add(q, " ORDER BY time_ms DESC, id DESC LIMIT :limit) WHERE 1");
+}
+
+int64_t
+store_query_stats(struct store *s, const struct store_filter *f, store_stat_cb cb,
+                  void *arg, char *err, size_t errlen)
+{
+    struct sql by_result = {.q_len = 0}, by_ns = {.q_len = 0};
+    int64_t a, b;
+
+    sql_add(&by_result, "SELECT result, COUNT(*)");
+    sql_add_source(&by_result, f, "result");
+    sql_add(&by_result, " GROUP BY result ORDER BY 2 DESC, 1");
+    sql_add(&by_ns, "SELECT victim_namespace, result, COUNT(*)");
+    sql_add_source(&by_ns, f, "victim_namespace, result");
+    sql_add(&by_ns, " AND victim_namespace IS NOT NULL");
+    sql_add(&by_ns, " GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2");
+    if ((a = run_stats(s, &by_result, f, "result", 0, cb, arg, err, errlen)) == -1)
+        return -1;
+    if ((b = run_stats(s, &by_ns, f, "namespace", 1, cb, arg, err, errlen)) == -1)
+        return -1;
+    return a + b;
+}

@@ -1,0 +1,13 @@
+# store.cmake -- unit tests of the SQLite audit store and of the `audit` CLI
+if(TARGET gvw_store)
+  gvw_add_test(test_store
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store.c
+    LIBS gvw_store
+    LABELS unit)
+  if(TARGET gvw_audit)
+    gvw_add_test(test_audit_cli
+      SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_audit_cli.c
+      LIBS gvw_audit
+      LABELS unit)
+  endif()
+endif()

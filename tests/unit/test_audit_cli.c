@@ -1,0 +1,801 @@
+/* test_audit_cli.c -- `audit` end to end: a real database, argv in, stdout out */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "audit_cli.h"
+#include "audit_format.h"
+#include "store.h"
+
+#define T0 1717322400123LL /* 2024-06-02T10:00:00.123Z */
+#define HOUR_MS 3600000LL
+#define END ((const char *)NULL) /* ends run()'s words */
+
+struct fx {
+    char f_dir[64];
+    char f_db[128];
+    char *f_out; /* owned: stdout of the last run */
+    char *f_err; /* owned: stderr of the last run */
+};
+
+static void
+rm_tree(const char *dir)
+{
+    char p[512];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d != NULL)
+        closedir(d);
+    rmdir(dir);
+}
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const struct store_candidate cands[] = {
+    {"ml", "onnx-1", 10700, 1, 2000, 1, NULL},
+    {"llm", "vllm-0", 3000, 1, 4000, 0, "within_budget"},
+};
+static const struct store_victim v_ml = {"ml", "onnx-1", 10700, 1, 2000, 8700};
+static const struct store_victim v_batch = {
+    "batch", "trainer-with-a-very-long-name-0", 5000, 0, 0, 0};
+
+/*
+ * The database every test reads (ids in insert order):
+ *   alert 1  T0-1s   firing   GPUVRAMLow          alert 2  now-10m resolved Other
+ *   1 T0       gpu-1 recycled           victim ml/onnx-1, verify, alert 1
+ *   2 T0+60s   gpu-2 skipped_telemetry  free unknown, an error
+ *   3 T0+120s  gpu-1 would_recycle      victim batch/... (no budget), dry run
+ *   4 now-1h   gpu-1 skipped_recovered
+ *   5 now-48h  gpu-2 coalesced
+ *   6 now-30m  gpu-1 in_progress        interrupted by a restart
+ */
+static void
+seed(const char *path)
+{
+    char err[256];
+    int64_t now = now_ms(), a1, id;
+    struct store *s = store_open(path, STORE_READWRITE, err, sizeof(err));
+    struct store_alert alerts[] = {
+        {T0 - 1000, "GPUVRAMLow", "firing", "3f2a9c", "2024-06-02T09:59:00Z",
+         "0001-01-01T00:00:00Z", "{\"alertname\":\"GPUVRAMLow\",\"node\":\"gpu-1\"}",
+         "{\"summary\":\"free VRAM low\"}"},
+        {now - 600000, "Other", "resolved", "", NULL, NULL, NULL, NULL},
+    };
+    struct store_decision d[] = {
+        {.sd_time_ms = T0,
+         .sd_node = "gpu-1",
+         .sd_trigger = "GPUVRAMLow",
+         .sd_fingerprint = "3f2a9c",
+         .sd_result = "recycled",
+         .sd_reason = "ml/onnx-1 is 8700 MiB over its budget",
+         .sd_free_known = 1,
+         .sd_free_mib = 512,
+         .sd_floor_mib = 1536,
+         .sd_action = "evict",
+         .sd_victim = &v_ml,
+         .sd_candidates = cands,
+         .sd_candidate_count = 2,
+         .sd_verified = 1,
+         .sd_verify_free_mib = 9000,
+         .sd_verify_seconds = 12.25},
+        {.sd_time_ms = T0 + 60000,
+         .sd_node = "gpu-2",
+         .sd_trigger = "GPUVRAMLow",
+         .sd_result = "skipped_telemetry",
+         .sd_reason = "Prometheus could not be asked",
+         .sd_floor_mib = 1536,
+         .sd_action = "none",
+         .sd_error = "connect to prometheus:9090: connection refused"},
+        {.sd_time_ms = T0 + 120000,
+         .sd_node = "gpu-1",
+         .sd_trigger = "GPUVRAMLow",
+         .sd_result = "would_recycle",
+         .sd_reason = "largest user (fallback)",
+         .sd_free_known = 1,
+         .sd_free_mib = 100,
+         .sd_floor_mib = 1536,
+         .sd_dry_run = 1,
+         .sd_action = "evict",
+         .sd_victim = &v_batch},
+        {.sd_time_ms = now - HOUR_MS,
+         .sd_node = "gpu-1",
+         .sd_trigger = "GPUVRAMLow",
+         .sd_result = "skipped_recovered",
+         .sd_free_known = 1,
+         .sd_free_mib = 4000,
+         .sd_floor_mib = 1536},
+        {.sd_time_ms = now - 48 * HOUR_MS,
+         .sd_node = "gpu-2",
+         .sd_trigger = "GPUVRAMLow",
+         .sd_result = "coalesced",
+         .sd_floor_mib = 1536},
+    };
+    size_t i;
+
+    assert_non_null(s);
+    assert_int_equal(store_add_alert(s, &alerts[0], &a1, err, sizeof(err)), 0);
+    assert_int_equal(store_add_alert(s, &alerts[1], NULL, err, sizeof(err)), 0);
+    d[0].sd_alert_id = a1;
+    for (i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+        assert_int_equal(store_decision_record(s, &d[i], NULL, err, sizeof(err)), 0);
+    d[3].sd_time_ms = now - HOUR_MS / 2;
+    d[3].sd_result = "recycled";
+    assert_int_equal(store_decision_start(s, &d[3], &id, err, sizeof(err)), 0);
+    store_close(s);
+    /* The daemon restarts: decision 6 is now visibly interrupted. */
+    s = store_open(path, STORE_READWRITE, err, sizeof(err));
+    assert_non_null(s);
+    store_close(s);
+}
+
+static int
+setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+
+    if (f == NULL)
+        return -1;
+    snprintf(f->f_dir, sizeof(f->f_dir), "/tmp/gvw-audit-XXXXXX");
+    if (mkdtemp(f->f_dir) == NULL) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->f_db, sizeof(f->f_db), "%s/audit.db", f->f_dir);
+    seed(f->f_db);
+    unsetenv("AUDIT_DB");
+    *state = f;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    struct fx *f = *state;
+
+    rm_tree(f->f_dir);
+    free(f->f_out);
+    free(f->f_err);
+    free(f);
+    unsetenv("AUDIT_DB");
+    return 0;
+}
+
+static char *
+slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    char *buf;
+    long n;
+
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    n = ftell(fp);
+    rewind(fp);
+    buf = calloc(1, (size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    return buf;
+}
+
+/* Points fd at path and returns a copy of the old fd. */
+static int
+redirect(int fd, const char *path)
+{
+    int saved = dup(fd), nfd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+    assert_true(saved >= 0 && nfd >= 0);
+    dup2(nfd, fd);
+    close(nfd);
+    return saved;
+}
+
+static void
+restore(int fd, int saved)
+{
+    dup2(saved, fd);
+    close(saved);
+}
+
+/* Runs audit_main with the NULL-terminated words after "audit"; any "DB"
+ * word is replaced with the fixture's database. Captures stdout and stderr. */
+static int
+run(struct fx *f, ...)
+{
+    char *argv[32], out[160], err[160];
+    va_list ap;
+    int argc = 0, rc, so, se;
+    const char *w;
+
+    argv[argc++] = "audit";
+    va_start(ap, f);
+    while ((w = va_arg(ap, const char *)) != NULL && argc < 31)
+        argv[argc++] = strcmp(w, "DB") == 0 ? f->f_db : (char *)w;
+    va_end(ap);
+    argv[argc] = NULL;
+    snprintf(out, sizeof(out), "%s/stdout", f->f_dir);
+    snprintf(err, sizeof(err), "%s/stderr", f->f_dir);
+    fflush(stdout);
+    fflush(stderr);
+    so = redirect(1, out);
+    se = redirect(2, err);
+    rc = audit_main(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    restore(1, so);
+    restore(2, se);
+    free(f->f_out);
+    free(f->f_err);
+    f->f_out = slurp(out);
+    f->f_err = slurp(err);
+    unlink(out);
+    unlink(err);
+    return rc;
+}
+
+/* stdout as JSON (caller decrefs). */
+static json_t *
+out_json(struct fx *f)
+{
+    json_error_t je;
+    json_t *j = json_loads(f->f_out, 0, &je);
+
+    if (j == NULL)
+        fail_msg("stdout is not JSON (%s): %s", je.text, f->f_out);
+    return j;
+}
+
+/* The ids of a JSON array on stdout, as "[6,4,5]". */
+static void
+assert_ids(struct fx *f, const char *want)
+{
+    json_t *a = out_json(f), *ids = json_array();
+    size_t i;
+    char *got;
+
+    assert_true(json_is_array(a));
+    for (i = 0; i < json_array_size(a); i++)
+        json_array_append(ids, json_object_get(json_array_get(a, i), "id"));
+    got = json_dumps(ids, JSON_COMPACT);
+    if (strcmp(got, want) != 0)
+        fail_msg("ids %s, want %s", got, want);
+    free(got);
+    json_decref(ids);
+    json_decref(a);
+}
+
+static void
+assert_json_equal_text(json_t *got, const char *want_text)
+{
+    json_error_t je;
+    json_t *want = json_loads(want_text, 0, &je);
+
+    if (want == NULL)
+        fail_msg("bad expected JSON: %s", je.text);
+    if (!json_equal(got, want)) {
+        char *g = json_dumps(got, JSON_COMPACT);
+        print_error("got  %s\nwant %s\n", g, want_text);
+        free(g);
+        fail();
+    }
+    json_decref(want);
+}
+
+/* A usage or runtime error: the code, nothing on stdout, one line on stderr. */
+static void
+assert_one_error(struct fx *f, int rc, int want_rc, const char *needle)
+{
+    size_t len = strlen(f->f_err);
+
+    if (rc != want_rc || strstr(f->f_err, needle) == NULL)
+        fail_msg("rc %d (want %d), stderr \"%s\" lacks \"%s\"", rc, want_rc, f->f_err,
+                 needle);
+    assert_string_equal(f->f_out, "");
+    assert_true(len > 0 && f->f_err[len - 1] == '\n');
+    assert_ptr_equal(strchr(f->f_err, '\n'), f->f_err + len - 1);
+}
+
+static const char decision1[] =
+    "{\"id\":1,\"time\":\"2024-06-02T10:00:00.123Z\",\"node\":\"gpu-1\","
+    "\"trigger\":\"GPUVRAMLow\",\"fingerprint\":\"3f2a9c\",\"result\":\"recycled\","
+    "\"reason\":\"ml/onnx-1 is 8700 MiB over its "
+    "budget\",\"free_mib\":512,\"floor_mib\":1536,"
+    "\"dry_run\":false,\"action\":\"evict\","
+    "\"victim\":{\"namespace\":\"ml\",\"pod\":\"onnx-1\",\"used_mib\":10700,"
+    "\"budget_mib\":2000,\"overshoot_mib\":8700},"
+    "\"candidates\":[{\"namespace\":\"ml\",\"pod\":\"onnx-1\",\"used_mib\":10700,"
+    "\"budget_mib\":2000,\"eligible\":true,\"why_not\":null},"
+    "{\"namespace\":\"llm\",\"pod\":\"vllm-0\",\"used_mib\":3000,\"budget_mib\":4000,"
+    "\"eligible\":false,\"why_not\":\"within_budget\"}],"
+    "\"error\":null,\"verify\":{\"free_mib\":9000,\"seconds\":12.25}}";
+
+/* ---- listings ---- */
+
+static void
+test_list_json_all(void **state)
+{
+    struct fx *f = *state;
+    json_t *a;
+
+    assert_int_equal(run(f, "--db", "DB", "--format", "json", END), 0);
+    assert_string_equal(f->f_err, "");
+    assert_ids(f, "[6,4,5,3,2,1]");
+    a = out_json(f);
+    assert_json_equal_text(json_array_get(a, 5), decision1);
+    assert_json_equal_text(
+        json_array_get(a, 4),
+        "{\"id\":2,\"time\":\"2024-06-02T10:01:00.123Z\",\"node\":\"gpu-2\","
+        "\"trigger\":\"GPUVRAMLow\",\"fingerprint\":\"\","
+        "\"result\":\"skipped_telemetry\","
+        "\"reason\":\"Prometheus could not be asked\",\"free_mib\":null,"
+        "\"floor_mib\":1536,\"dry_run\":false,\"action\":\"none\","
+        "\"victim\":null,\"candidates\":[],"
+        "\"error\":\"connect to prometheus:9090: connection refused\","
+        "\"verify\":null}");
+    /* A fallback victim without a budget: budget and overshoot are null. */
+    assert_json_equal_text(
+        json_object_get(json_array_get(a, 3), "victim"),
+        "{\"namespace\":\"batch\",\"pod\":\"trainer-with-a-very-long-name-0\","
+        "\"used_mib\":5000,\"budget_mib\":null,\"overshoot_mib\":null}");
+    assert_true(json_is_true(json_object_get(json_array_get(a, 3), "dry_run")));
+    /* The interrupted decision says so. */
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(a, 0), "result")),
+        "in_progress");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "error")),
+                        STORE_INTERRUPTED_ERROR);
+    json_decref(a);
+}
+
+static void
+test_list_filters(void **state)
+{
+    struct fx *f = *state;
+    char dbopt[200];
+
+    snprintf(dbopt, sizeof(dbopt), "--db=%s", f->f_db);
+
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--node", "gpu-2", END), 0);
+    assert_ids(f, "[5,2]");
+    assert_int_equal(run(f, dbopt, "--format=json", "--node=gpu-1", END), 0);
+    assert_ids(f, "[6,4,3,1]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--namespace", "ml", END), 0);
+    assert_ids(f, "[1]");
+    assert_int_equal(
+        run(f, "--db", "DB", "--format=json", "--result", "would_recycle", END), 0);
+    assert_ids(f, "[3]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--result=in_progress", END),
+                     0);
+    assert_ids(f, "[6]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "24h", END), 0);
+    assert_ids(f, "[6,4]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since=50m", END), 0);
+    assert_ids(f, "[6]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "3d", END), 0);
+    assert_ids(f, "[6,4,5]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "7200s", END), 0);
+    assert_ids(f, "[6,4]");
+    assert_int_equal(
+        run(f, "--db", "DB", "--format=json", "--since", "2024-06-02T10:01:00.123Z", END),
+        0);
+    assert_ids(f, "[6,4,5,3,2]");
+    /* The same instant with an offset, and a fraction past milliseconds. */
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since",
+                         "2024-06-02T12:01:00.1239+02:00", END),
+                     0);
+    assert_ids(f, "[6,4,5,3,2]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--node", "gpu-1", "--result",
+                         "recycled", END),
+                     0);
+    assert_ids(f, "[1]");
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--node", "gpu-9", END), 0);
+    assert_string_equal(f->f_out, "[]\n");
+}
+
+static void
+test_list_limit(void **state)
+{
+    struct fx *f = *state;
+    char err[256];
+    struct store *s = store_open(f->f_db, STORE_READWRITE, err, sizeof(err));
+    struct store_decision d = {
+        .sd_node = "gpu-3", .sd_result = "coalesced", .sd_floor_mib = 1536};
+    json_t *a;
+    int i;
+
+    assert_non_null(s);
+    assert_int_equal(store_begin(s, err, sizeof(err)), 0);
+    for (i = 0; i < 150; i++) {
+        d.sd_time_ms = T0 - 1000000 + i;
+        assert_int_equal(store_decision_record(s, &d, NULL, err, sizeof(err)), 0);
+    }
+    assert_int_equal(store_commit(s, err, sizeof(err)), 0);
+    store_close(s);
+
+    assert_int_equal(run(f, "--db", "DB", "--format", "json", "--node", "gpu-3", END), 0);
+    a = out_json(f);
+    assert_int_equal(json_array_size(a), 100); /* the default */
+    json_decref(a);
+    assert_int_equal(
+        run(f, "--db", "DB", "--format", "json", "--node", "gpu-3", "--limit", "0", END),
+        0);
+    a = out_json(f);
+    assert_int_equal(json_array_size(a), 150);
+    json_decref(a);
+    assert_int_equal(run(f, "--limit=2", "--db", "DB", "--format", "json", END), 0);
+    assert_ids(f, "[6,4]");
+}
+
+/* Every table line fits in 80 columns (counting UTF-8 code points). */
+static void
+assert_fits_80(const char *text)
+{
+    size_t cols = 0;
+    const unsigned char *p;
+
+    for (p = (const unsigned char *)text; *p != '\0'; p++) {
+        if (*p == '\n') {
+            cols = 0;
+            continue;
+        }
+        if ((*p & 0xC0) != 0x80 && ++cols > 80)
+            fail_msg("line wider than 80 columns in:\n%s", text);
+    }
+}
+
+/* stdout contains needle; on failure shows the whole output. */
+static void
+assert_out_has(struct fx *f, const char *needle)
+{
+    if (strstr(f->f_out, needle) == NULL)
+        fail_msg("stdout lacks \"%s\":\n%s", needle, f->f_out);
+}
+
+static void
+test_list_table(void **state)
+{
+    struct fx *f = *state;
+
+    assert_int_equal(run(f, "--db", "DB", END), 0);
+    assert_fits_80(f->f_out);
+    assert_out_has(f, "ID TIME (UTC)");
+    assert_out_has(f, "FREE/FLOOR");
+    assert_out_has(f, "      1 06-02 10:00 gpu-1        recycled               512/1536"
+                      " ml/onnx-1\n");
+    assert_out_has(f, "?/1536");
+    /* A long victim is cut with an ellipsis. */
+    assert_out_has(f, "batch/trainer\xe2\x80\xa6\n");
+    assert_out_has(f, "in_progress");
+
+    assert_int_equal(run(f, "--db", "DB", "--node", "nope", END), 0);
+    assert_string_equal(f->f_out, "no decisions\n");
+}
+
+/* ---- show ---- */
+
+static void
+test_show(void **state)
+{
+    struct fx *f = *state;
+    json_t *j;
+
+    assert_int_equal(run(f, "show", "1", "--db", "DB", "--format", "json", END), 0);
+    j = out_json(f);
+    assert_json_equal_text(j, decision1);
+    json_decref(j);
+    assert_int_equal(run(f, "--format=json", "--db", "DB", "show", "1", END), 0);
+    j = out_json(f);
+    assert_json_equal_text(j, decision1);
+    json_decref(j);
+
+    assert_int_equal(run(f, "show", "1", "--db", "DB", END), 0);
+    assert_fits_80(f->f_out);
+    assert_out_has(f, "decision 1\n");
+    assert_out_has(f, "2024-06-02T10:00:00.123Z");
+    assert_out_has(f, "ml/onnx-1: used 10700 MiB, budget 2000 MiB, "
+                      "overshoot +8700 MiB");
+    assert_out_has(f, "9000 MiB free after 12.250 s");
+    assert_out_has(f, "no: within_budget");
+
+    assert_int_equal(run(f, "show", "6", "--db", "DB", END), 0);
+    assert_out_has(f, STORE_INTERRUPTED_ERROR);
+
+    assert_one_error(f, run(f, "show", "999", "--db", "DB", END), 1, "no decision 999");
+}
+
+/* ---- alerts ---- */
+
+static void
+test_alerts(void **state)
+{
+    struct fx *f = *state;
+    json_t *a;
+
+    assert_int_equal(run(f, "alerts", "--db", "DB", "--format", "json", END), 0);
+    assert_ids(f, "[2,1]");
+    a = out_json(f);
+    assert_json_equal_text(
+        json_array_get(a, 1),
+        "{\"id\":1,\"received_at\":\"2024-06-02T09:59:59.123Z\","
+        "\"alertname\":\"GPUVRAMLow\",\"status\":\"firing\","
+        "\"fingerprint\":\"3f2a9c\",\"starts_at\":\"2024-06-02T09:59:00Z\","
+        "\"ends_at\":\"0001-01-01T00:00:00Z\","
+        "\"labels\":{\"alertname\":\"GPUVRAMLow\",\"node\":\"gpu-1\"},"
+        "\"annotations\":{\"summary\":\"free VRAM low\"}}");
+    assert_true(json_is_null(json_object_get(json_array_get(a, 0), "starts_at")));
+    assert_json_equal_text(json_object_get(json_array_get(a, 0), "labels"), "{}");
+    json_decref(a);
+
+    /* --since and --limit apply to alerts too, options before the word. */
+    assert_int_equal(
+        run(f, "--db", "DB", "--since", "1h", "--format=json", "alerts", END), 0);
+    assert_ids(f, "[2]");
+    assert_int_equal(run(f, "--db", "DB", "--limit", "1", "--format=json", "alerts", END),
+                     0);
+    assert_ids(f, "[2]");
+
+    assert_int_equal(run(f, "alerts", "--db", "DB", END), 0);
+    assert_fits_80(f->f_out);
+    assert_out_has(f, "RECEIVED");
+    assert_out_has(f, "firing   GPUVRAMLow");
+
+    assert_int_equal(
+        run(f, "alerts", "--db", "DB", "--since", "2099-01-01T00:00:00Z", END), 0);
+    assert_string_equal(f->f_out, "no alerts\n");
+}
+
+/* ---- stats ---- */
+
+static void
+test_stats(void **state)
+{
+    struct fx *f = *state;
+    json_t *a;
+
+    assert_int_equal(run(f, "stats", "--db", "DB", "--format", "json", END), 0);
+    a = out_json(f);
+    assert_json_equal_text(
+        a, "[{\"by\":\"result\",\"key\":\"coalesced\",\"count\":1},"
+           "{\"by\":\"result\",\"key\":\"in_progress\",\"count\":1},"
+           "{\"by\":\"result\",\"key\":\"recycled\",\"count\":1},"
+           "{\"by\":\"result\",\"key\":\"skipped_recovered\",\"count\":1},"
+           "{\"by\":\"result\",\"key\":\"skipped_telemetry\",\"count\":1},"
+           "{\"by\":\"result\",\"key\":\"would_recycle\",\"count\":1},"
+           "{\"by\":\"namespace\",\"key\":\"batch\",\"result\":\"would_recycle\","
+           "\"count\":1},"
+           "{\"by\":\"namespace\",\"key\":\"ml\",\"result\":\"recycled\",\"count\":1}]");
+    json_decref(a);
+    assert_int_equal(
+        run(f, "--node", "gpu-2", "stats", "--db", "DB", "--format=json", END), 0);
+    a = out_json(f);
+    assert_json_equal_text(
+        a, "[{\"by\":\"result\",\"key\":\"coalesced\",\"count\":1},"
+           "{\"by\":\"result\",\"key\":\"skipped_telemetry\",\"count\":1}]");
+    json_decref(a);
+    /* An explicit --limit summarises the newest N, like the listing. */
+    assert_int_equal(run(f, "stats", "--db", "DB", "--limit", "1", "--format=json", END),
+                     0);
+    a = out_json(f);
+    assert_json_equal_text(a,
+                           "[{\"by\":\"result\",\"key\":\"in_progress\",\"count\":1}]");
+    json_decref(a);
+
+    assert_int_equal(run(f, "stats", "--db", "DB", END), 0);
+    assert_fits_80(f->f_out);
+    assert_out_has(f, "namespace ml");
+    assert_int_equal(run(f, "stats", "--db", "DB", "--result", "failed", END), 0);
+    assert_string_equal(f->f_out, "no decisions\n");
+    assert_int_equal(
+        run(f, "stats", "--db", "DB", "--result", "failed", "--format=json", END), 0);
+    assert_string_equal(f->f_out, "[]\n");
+}
+
+/* ---- database selection ---- */
+
+static void
+test_db_from_env_and_flag(void **state)
+{
+    struct fx *f = *state;
+    char missing[256];
+    struct stat sb;
+
+    setenv("AUDIT_DB", f->f_db, 1);
+    assert_int_equal(run(f, "--format=json", "--limit", "1", END), 0);
+    assert_ids(f, "[6]");
+
+    /* The flag wins over the environment. */
+    snprintf(missing, sizeof(missing), "%s/missing.db", f->f_dir);
+    assert_one_error(f, run(f, "--db", missing, END), 1, "does not exist");
+    assert_int_equal(stat(missing, &sb), -1); /* never created */
+
+    setenv("AUDIT_DB", missing, 1);
+    assert_one_error(f, run(f, END), 1, "audit database");
+    assert_int_equal(run(f, "--db", "DB", "--limit=1", "--format=json", END), 0);
+    assert_ids(f, "[6]");
+    assert_int_equal(stat(missing, &sb), -1);
+
+    setenv("AUDIT_DB", "", 1);
+    assert_one_error(f, run(f, END), 2, "AUDIT_DB is empty");
+}
+
+static void
+test_empty_database(void **state)
+{
+    struct fx *f = *state;
+    char err[256], path[256];
+    struct store *s;
+
+    snprintf(path, sizeof(path), "%s/empty.db", f->f_dir);
+    s = store_open(path, STORE_READWRITE, err, sizeof(err));
+    assert_non_null(s);
+    store_close(s);
+    assert_int_equal(run(f, "--db", path, "--format", "json", END), 0);
+    assert_string_equal(f->f_out, "[]\n");
+    assert_int_equal(run(f, "--db", path, END), 0);
+    assert_string_equal(f->f_out, "no decisions\n");
+    assert_int_equal(run(f, "alerts", "--db", path, "--format", "json", END), 0);
+    assert_string_equal(f->f_out, "[]\n");
+}
+
+/* ---- errors ---- */
+
+static void
+test_usage_errors(void **state)
+{
+    struct fx *f = *state;
+
+    assert_one_error(f, run(f, "--db", "DB", "--bogus", END), 2,
+                     "unknown option --bogus");
+    assert_one_error(f, run(f, "--db", "DB", "--bogus=1", END), 2,
+                     "unknown option --bogus");
+    assert_one_error(f, run(f, "--db", "DB", "-x", END), 2, "unknown option -x");
+    assert_one_error(f, run(f, "--db", "DB", "--limit", "abc", END), 2, "bad --limit");
+    assert_one_error(f, run(f, "--db", "DB", "--limit", "-1", END), 2, "bad --limit");
+    assert_one_error(f, run(f, "--db", "DB", "--limit=", END), 2, "bad --limit");
+    assert_one_error(f, run(f, "--db", "DB", "--limit", "99999999999999999999", END), 2,
+                     "bad --limit");
+    assert_one_error(f, run(f, "--db", "DB", "--result", "evicted", END), 2,
+                     "unknown --result \"evicted\"");
+    assert_one_error(f, run(f, "--db", "DB", "--format", "xml", END), 2,
+                     "unknown --format");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "yesterday", END), 2,
+                     "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "24x", END), 2, "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "-5m", END), 2, "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "2026-13-01T00:00:00Z", END), 2,
+                     "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "2026-02-29T00:00:00Z", END), 2,
+                     "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "2026-06-02T10:00:00", END), 2,
+                     "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--node", END), 2, "--node needs a value");
+    assert_one_error(f, run(f, "--db", "", END), 2, "--db is empty");
+    assert_one_error(f, run(f, "--db", "DB", "list", END), 2, "unknown command \"list\"");
+    assert_one_error(f, run(f, "--db", "DB", "alerts", "stats", END), 2,
+                     "unexpected argument \"stats\"");
+    assert_one_error(f, run(f, "--db", "DB", "show", END), 2, "show needs a decision ID");
+    assert_one_error(f, run(f, "--db", "DB", "show", "abc", END), 2, "bad decision ID");
+    assert_one_error(f, run(f, "--db", "DB", "show", "0", END), 2, "bad decision ID");
+    assert_one_error(f, run(f, "--db", "DB", "show", "1", "2", END), 2,
+                     "unexpected argument");
+    assert_one_error(f, run(f, "--db", "DB", "show", "1", "--node", "gpu-1", END), 2,
+                     "--node does not apply to show");
+    assert_one_error(f, run(f, "--db", "DB", "alerts", "--result", "recycled", END), 2,
+                     "--result does not apply to alerts");
+    assert_one_error(f, run(f, "--db", "DB", "--namespace", "ml", "alerts", END), 2,
+                     "--namespace does not apply to alerts");
+}
+
+static void
+test_runtime_errors(void **state)
+{
+    struct fx *f = *state;
+    char path[256];
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "%s/junk.db", f->f_dir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("not sqlite at all, and long enough to be read as a header..............\n"
+          "........................................................................\n",
+          fp);
+    fclose(fp);
+    assert_one_error(f, run(f, "--db", path, END), 1, "not a database");
+    snprintf(path, sizeof(path), "%s/zero.db", f->f_dir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_one_error(f, run(f, "--db", path, END), 1, "schema version 0");
+}
+
+static void
+test_help(void **state)
+{
+    struct fx *f = *state;
+
+    assert_int_equal(run(f, "--help", END), 0);
+    assert_out_has(f, "usage: gpu-vram-watchdog audit");
+    assert_fits_80(f->f_out);
+    assert_string_equal(f->f_err, "");
+    assert_int_equal(run(f, "stats", "-h", END), 0);
+    assert_out_has(f, "--since");
+    /* After "--" everything is a word. */
+    assert_one_error(f, run(f, "--db", "DB", "--", "--help", END), 2, "unknown command");
+}
+
+/* ---- the formatter the daemon's `check` uses ---- */
+
+static void
+test_check_object(void **state)
+{
+    struct store_decision d = {.sd_time_ms = 0,
+                               .sd_node = "gpu-1",
+                               .sd_result = "would_recycle",
+                               .sd_floor_mib = 1536,
+                               .sd_victim = &v_ml,
+                               .sd_dry_run = 1};
+    json_t *j = audit_decision_json(&d, -1);
+    char *text;
+
+    assert_non_null(j);
+    assert_true(json_is_null(json_object_get(j, "id")));
+    assert_string_equal(json_string_value(json_object_get(j, "time")),
+                        "1970-01-01T00:00:00.000Z");
+    assert_string_equal(json_string_value(json_object_get(j, "action")), "none");
+    assert_string_equal(json_string_value(json_object_get(j, "trigger")), "");
+    /* Keys in SPEC order when dumped. */
+    text = json_dumps(j, AUDIT_JSON_FLAGS);
+    assert_non_null(strstr(text, "{\"id\":null,\"time\":"));
+    assert_non_null(strstr(text, "\"error\":null,\"verify\":null}"));
+    free(text);
+    json_decref(j);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_list_json_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_show, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alerts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_db_from_env_and_flag, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runtime_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_help, setup, teardown),
+        cmocka_unit_test(test_check_object),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
