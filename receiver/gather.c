@@ -91,6 +91,19 @@ decide(struct gather *g, const struct pod_list *pods)
     policy_decide(&pp, &in, &g->g_result.gr_policy);
 }
 
+/* Keeps the reading and the outcome, drops the candidates. */
+static void
+drop_candidates(struct policy_result *p)
+{
+    struct policy_result keep = *p;
+
+    keep.pr_candidates = NULL;
+    keep.pr_candidate_count = 0;
+    keep.pr_ranked_count = 0;
+    policy_result_free(p);
+    *p = keep;
+}
+
 /* Every answer is in: judge them in SPEC's order (telemetry, recovered, pods). */
 static void
 conclude(struct gather *g)
@@ -116,6 +129,10 @@ conclude(struct gather *g)
             r->gr_policy.pr_outcome != POLICY_SKIPPED_RECOVERED) {
             r->gr_status = GATHER_KUBE;
             snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_pods_error);
+        } else if (r->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED) {
+            /* Without the pod list every series would read "not_on_node", a
+             * rule nobody checked: list no candidates instead. */
+            drop_candidates(&r->gr_policy);
         }
     }
     g->g_cb(g, r, g->g_arg);

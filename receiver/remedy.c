@@ -354,12 +354,23 @@ open_settle_window(struct decision *d, const struct policy_candidate *c, double 
              c->pc_namespace, c->pc_name);
 }
 
+/* The PodDisruptionBudget refusals that moved the decision down the ranking,
+ * so a victim other than the first ranked one is explained. */
+static void
+note_refusals(struct decision *d)
+{
+    if (d->d_refusals[0] != '\0')
+        verdict_reason_append(&d->d_v, "refused by a PodDisruptionBudget first: %s",
+                              d->d_refusals);
+}
+
 static void
 recycled(struct decision *d, const struct policy_candidate *c, const char *how)
 {
     double now = mono_now();
 
     verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
+    note_refusals(d);
     verdict_reason_append(&d->d_v, "%s %s/%s", how, c->pc_namespace, c->pc_name);
     count_recycle(d->d_r, now);
     open_settle_window(d, c, now);
@@ -438,6 +449,7 @@ act_cb(struct kube_answer *a, void *arg)
             return;
         }
         verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
+        note_refusals(d);
         verdict_error(&d->d_v, "%s", a->ka_error ? a->ka_error : "the API server refused");
         verdict_reason_append(&d->d_v, "the %s of %s/%s failed", action_name(d->d_r->r_cfg),
                               c->pc_namespace, c->pc_name);
