@@ -156,6 +156,42 @@ expect_eq "no other pod was touched" 1 "$(curl -s "$SIM/sim/events" | jq '[.[] |
 back=$(curl -s "$SIM/sim/state" | jq -r '[.pods[] | select(.namespace == "immich" and (.name | startswith("immich-ml")))] | length')
 expect_eq "the controller brought immich-ml back" 1 "$back"
 
+# check: the same decision, printed; nothing acted on or recorded.
+rows_before=$("$GVW_BINARY" audit --db "$DB" --format json --limit 0 | jq length)
+CHECK_ENV=(PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" KUBE_API_URL="$SIM"
+    USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})')
+out=$(env "${CHECK_ENV[@]}" "$GVW_BINARY" check --format json)
+expect_eq "check (every GPU node) prints an array of decisions" "array 1" "$(echo "$out" | jq -r '"\(type) \(length)"')"
+expect_eq "check sees the recovery, with id null" "gpu-node-1 skipped_recovered null" \
+    "$(echo "$out" | jq -r '.[0] | "\(.node) \(.result) \(.id)"')"
+out=$(env "${CHECK_ENV[@]}" FLOOR_MIB=15000 "$GVW_BINARY" check --node gpu-node-1 --format json)
+expect_eq "check --node: below a higher floor nobody is over budget" "skipped_no_candidate none" \
+    "$(echo "$out" | jq -r '"\(.result) \(.action)"')"
+out=$(env "${CHECK_ENV[@]}" FLOOR_MIB=15000 FALLBACK=largest "$GVW_BINARY" check --node gpu-node-1 --format json)
+expect_eq "check --node with FALLBACK=largest prints the victim it would recycle" \
+    "would_recycle evict frigate/frigate-5f6d8c7b9-h2m5t" \
+    "$(echo "$out" | jq -r '"\(.result) \(.action) \(.victim.namespace)/\(.victim.pod)"')"
+env "${CHECK_ENV[@]}" FLOOR_MIB=15000 "$GVW_BINARY" check --node gpu-node-1 >"$TMP/check.txt"
+expect_contains "check --format table names the node" "gpu-node-1" "$(cat "$TMP/check.txt")"
+expect_eq "check records nothing" "$rows_before" "$("$GVW_BINARY" audit --db "$DB" --format json --limit 0 | jq length)"
+expect_eq "check acts on nothing" 1 "$(evictions | jq 'length')"
+out=$(env "${CHECK_ENV[@]}" PROMETHEUS_URL=http://127.0.0.1:1 "$GVW_BINARY" check --node gpu-node-1 --format json)
+expect_eq "check without Prometheus is skipped_telemetry" skipped_telemetry "$(echo "$out" | jq -r .result)"
+
+# advertise --once patches every GPU node and says so.
+if out=$(KUBE_API_URL="$SIM" GPUMEM_CAPACITY_MIB=13824 "$GVW_BINARY" advertise --once 2>&1); then
+    pass "advertise --once exits 0 when every node was patched"
+else
+    fail "advertise --once exits 0" "$out"
+fi
+expect_eq "the node now advertises the new capacity" 13824 \
+    "$(curl -s "$SIM/api/v1/nodes/gpu-node-1" | jq -r '.status.capacity["viktorbarzin.me/gpumem"]')"
+if KUBE_API_URL="$SIM" GPU_NODE_SELECTOR=nvidia.com/gpu.present=nope "$GVW_BINARY" advertise --once >/dev/null 2>&1; then
+    fail "advertise --once fails when no node matches"
+else
+    pass "advertise --once fails when no node matches"
+fi
+
 metrics=$(curl -s "http://127.0.0.1:$SERVE_PORT/metrics")
 expect_contains "metrics count the recycle" 'gpu_vram_watchdog_decisions_total{result="recycled"} 1' "$metrics"
 expect_contains "metrics show the advertised capacity" 'gpu_vram_watchdog_capacity_advertised{node="gpu-node-1"} 1' "$metrics"
