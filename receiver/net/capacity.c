@@ -1,4 +1,5 @@
-/* capacity.c -- PATCH the gpumem capacity onto GPU nodes at start-up and every interval */
+/* capacity.c -- PATCH the gpumem capacity onto GPU nodes at start-up and every interval
+ */
 #include "capacity.h"
 
 #include <inttypes.h>
@@ -20,19 +21,19 @@ struct cap_node {
 struct cap_pass;
 
 struct capacity {
-    struct kube *c_kube;       /* borrowed */
-    char *c_resource;          /* owned */
-    char *c_selector;          /* owned */
+    struct kube *c_kube; /* borrowed */
+    char *c_resource;    /* owned */
+    char *c_selector;    /* owned */
     int64_t c_mib;
     long c_interval_ms;
     long c_retry_min_ms;
-    long c_retry_ms;           /* the next retry delay */
-    struct event *c_timer;     /* owned: the next pass (serve mode) */
+    long c_retry_ms;       /* the next retry delay */
+    struct event *c_timer; /* owned: the next pass (serve mode) */
     int c_started;
-    struct cap_node *c_nodes;  /* owned: the last successful list */
+    struct cap_node *c_nodes; /* owned: the last successful list */
     size_t c_node_count;
     uint64_t c_errors;
-    struct cap_pass *c_pass;   /* the pass in flight, or NULL */
+    struct cap_pass *c_pass; /* the pass in flight, or NULL */
 };
 
 /* One pass: list, then patch each node. Outlives the capacity if it is freed
@@ -43,8 +44,8 @@ struct cap_pass {
     size_t p_patched;
     size_t p_failed;
     int p_list_failed;
-    int p_cancelled;        /* kube was freed under us: do not reschedule */
-    char p_error[768];      /* the first failure, for the summary */
+    int p_cancelled;   /* kube was freed under us: do not reschedule */
+    char p_error[768]; /* the first failure, for the summary */
     int p_once;
     capacity_once_cb p_once_cb;
     void *p_once_arg;
@@ -73,11 +74,13 @@ capacity_new(struct event_base *base, struct kube *kube, const struct capacity_o
 
     if (o->co_resource == NULL || o->co_resource[0] == '\0' || o->co_capacity_mib < 0 ||
         o->co_interval_s < 0) {
-        log_warnx("%s: a resource name and non-negative capacity and interval are required",
-                  __func__);
+        log_warnx(
+            "%s: a resource name and non-negative capacity and interval are required",
+            __func__);
         return NULL;
     }
-    if ((c = calloc(1, sizeof(*c))) == NULL || (c->c_resource = strdup(o->co_resource)) == NULL ||
+    if ((c = calloc(1, sizeof(*c))) == NULL ||
+        (c->c_resource = strdup(o->co_resource)) == NULL ||
         (c->c_selector = strdup(o->co_selector ? o->co_selector : "")) == NULL ||
         (c->c_timer = evtimer_new(base, timer_cb, c)) == NULL) {
         log_warnx("%s: out of memory", __func__);
@@ -87,7 +90,8 @@ capacity_new(struct event_base *base, struct kube *kube, const struct capacity_o
     c->c_kube = kube;
     c->c_mib = o->co_capacity_mib;
     c->c_interval_ms = o->co_interval_s * 1000;
-    c->c_retry_min_ms = o->co_retry_min_ms > 0 ? o->co_retry_min_ms : CAPACITY_RETRY_MIN_MS;
+    c->c_retry_min_ms =
+        o->co_retry_min_ms > 0 ? o->co_retry_min_ms : CAPACITY_RETRY_MIN_MS;
     c->c_retry_ms = c->c_retry_min_ms;
     return c;
 }
@@ -134,7 +138,7 @@ pass_end(struct cap_pass *pass)
 {
     struct capacity *c = pass->p_cap;
     char summary[1024], errors[24];
-    long next;
+    long ceiling;
     int ok;
 
     if (c == NULL) {
@@ -154,7 +158,8 @@ pass_end(struct cap_pass *pass)
                  pass->p_patched, c->c_node_count, pass->p_error);
     snprintf(errors, sizeof(errors), "%" PRIu64, c->c_errors);
     log_event(ok ? LOG_LEVEL_INFO : LOG_LEVEL_WARN, "capacity pass done", "result",
-              ok ? "ok" : "failed", "summary", summary, "errors_total", errors, NULL);
+              ok ? "ok" : "failed", "summary", summary, "errors_total", errors,
+              (char *)NULL);
     if (pass->p_once) {
         pass->p_once_cb(ok, summary, pass->p_once_arg); /* may free c */
     } else if (!pass->p_cancelled) {
@@ -163,12 +168,10 @@ pass_end(struct cap_pass *pass)
             if (c->c_interval_ms > 0)
                 schedule(c, c->c_interval_ms);
         } else {
-            next = c->c_retry_ms;
-            if (c->c_interval_ms > 0 && next > c->c_interval_ms)
-                next = c->c_interval_ms;
-            schedule(c, next);
-            if (c->c_retry_ms < CAPACITY_RETRY_MAX_MS &&
-                (c->c_interval_ms == 0 || c->c_retry_ms < c->c_interval_ms))
+            /* Backoff from the minimum, doubling, up to the interval. */
+            ceiling = c->c_interval_ms > 0 ? c->c_interval_ms : CAPACITY_RETRY_MAX_MS;
+            schedule(c, c->c_retry_ms < ceiling ? c->c_retry_ms : ceiling);
+            if (c->c_retry_ms < ceiling)
                 c->c_retry_ms *= 2;
         }
     }
@@ -193,8 +196,8 @@ patch_done(struct kube_answer *a, void *arg)
         } else if (a->ka_class == KUBE_OK) {
             n->cn_ok = 1;
             pass->p_patched++;
-            log_event(LOG_LEVEL_INFO, "capacity advertised", "node", n->cn_name, "resource",
-                      c->c_resource, NULL);
+            log_event(LOG_LEVEL_INFO, "capacity advertised", "node", n->cn_name,
+                      "resource", c->c_resource, (char *)NULL);
         } else {
             n->cn_ok = 0;
             pass->p_failed++;
@@ -303,8 +306,10 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct capacity *c = arg;
 
-    if (c->c_pass != NULL) /* can't happen: the timer is armed only between passes */
+    if (c->c_pass != NULL) { /* a capacity_once() pass is running: come back later */
+        schedule(c, c->c_retry_min_ms);
         return;
+    }
     if (pass_begin(c, 0, NULL, NULL) == -1) {
         c->c_errors++;
         schedule(c, c->c_retry_min_ms);

@@ -1,4 +1,5 @@
-/* capacity.h -- advertise the gpumem extended resource on every GPU node, and keep it there */
+/* capacity.h -- advertise the gpumem extended resource on every GPU node, and keep it
+ * there */
 #ifndef GVW_CAPACITY_H
 #define GVW_CAPACITY_H
 
@@ -12,12 +13,12 @@ struct capacity;
 #define CAPACITY_RETRY_MAX_MS 300000L /* backoff ceiling when the interval is 0 */
 
 struct capacity_opts {
-    const char *co_resource;  /* borrowed (copied): GPUMEM_RESOURCE, domain/name */
-    int64_t co_capacity_mib;  /* GPUMEM_CAPACITY_MIB */
-    const char *co_selector;  /* borrowed (copied): GPU_NODE_SELECTOR; "" = every node */
-    long co_interval_s;       /* ADVERTISE_INTERVAL; 0 = only at start-up (but failures
-                                 are still retried until one pass succeeds) */
-    long co_retry_min_ms;     /* 0 = CAPACITY_RETRY_MIN_MS; tests set it short */
+    const char *co_resource; /* borrowed (copied): GPUMEM_RESOURCE, domain/name */
+    int64_t co_capacity_mib; /* GPUMEM_CAPACITY_MIB */
+    const char *co_selector; /* borrowed (copied): GPU_NODE_SELECTOR; "" = every node */
+    long co_interval_s;      /* ADVERTISE_INTERVAL; 0 = only at start-up (but failures
+                                are still retried until one pass succeeds) */
+    long co_retry_min_ms;    /* 0 = CAPACITY_RETRY_MIN_MS; tests set it short */
 };
 
 /*

@@ -1,19 +1,18 @@
-/* httpc.c -- libcurl multi socket API on the libevent loop (the glue of curl's hiperfifo.c) */
+/* httpc.c -- libcurl multi socket API on the libevent loop (the glue of curl's
+ * hiperfifo.c) */
 #include "httpc.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 #include <event2/event.h>
 
 #include "log.h"
+#include "token.h"
 
 /* One socket curl asked us to watch; curl keeps the pointer via curl_multi_assign(). */
 struct httpc_sock {
@@ -34,27 +33,27 @@ struct httpc_call {
     char *c_fail;                   /* owned: an error known before any transfer */
     struct event *c_fail_ev;        /* owned: delivers c_fail from the loop */
     struct timespec c_start;
+    int c_sock_failed; /* a socket of it could not be watched */
     httpc_done_cb c_cb;
     void *c_arg;
     struct httpc_call *c_prev, *c_next;
 };
 
 struct httpc {
-    struct event_base *h_base; /* borrowed */
-    CURLM *h_multi;            /* owned */
-    struct event *h_timer;     /* owned: the one timer curl asks for */
+    struct event_base *h_base;  /* borrowed */
+    CURLM *h_multi;             /* owned */
+    struct event *h_timer;      /* owned: the one timer curl asks for */
     struct httpc_call *h_calls; /* in flight */
     struct httpc_sock *h_socks; /* watched sockets, freed at the end if curl did not */
     size_t h_pending;
     int h_closing;
+    int h_sock_failed; /* some call has c_sock_failed set */
     long h_connect_ms;
     long h_timeout_ms;
-    long h_token_max_age_ms;
     size_t h_body_cap;
-    char *h_ca_file;           /* owned; NULL = system trust */
-    char *h_token_file;        /* owned; NULL = no Authorization */
-    char *h_token;             /* owned; the cached token, wiped when replaced */
-    struct timespec h_token_at; /* when h_token was read (monotonic) */
+    char *h_ca_file;      /* owned; NULL = system trust */
+    int h_auth;           /* h_token is set up: send Authorization */
+    struct token h_token; /* owned */
 };
 
 static int curl_ready;
@@ -65,91 +64,8 @@ ms_since(const struct timespec *t0)
     struct timespec now;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)((now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000);
-}
-
-/* Clears memory that held a secret; volatile so the stores are not elided. */
-static void
-wipe(char *p, size_t len)
-{
-    volatile char *v = p;
-
-    while (len-- > 0)
-        *v++ = 0;
-}
-
-static void
-token_drop(struct httpc *h)
-{
-    if (h->h_token != NULL) {
-        wipe(h->h_token, strlen(h->h_token));
-        free(h->h_token);
-        h->h_token = NULL;
-    }
-}
-
-/*
- * Returns the bearer token, re-read from its file when the cached copy is
- * older than h_token_max_age_ms. NULL with a reason in err when the file is
- * unreadable, empty or not a token; the reason never contains the token.
- */
-static const char *
-token_get(struct httpc *h, char *err, size_t errlen)
-{
-    char raw[HTTPC_TOKEN_MAX + 1];
-    size_t len = 0, start = 0;
-    ssize_t n;
-    int fd;
-
-    if (h->h_token != NULL && ms_since(&h->h_token_at) < h->h_token_max_age_ms)
-        return h->h_token;
-    token_drop(h); /* a token we cannot re-read must not outlive its file */
-    if ((fd = open(h->h_token_file, O_RDONLY | O_CLOEXEC)) == -1) {
-        snprintf(err, errlen, "token file %s: %s", h->h_token_file, strerror(errno));
-        return NULL;
-    }
-    while (len < sizeof(raw) &&
-           ((n = read(fd, raw + len, sizeof(raw) - len)) > 0 || (n == -1 && errno == EINTR)))
-        if (n > 0)
-            len += (size_t)n;
-    if (n == -1) {
-        snprintf(err, errlen, "token file %s: %s", h->h_token_file, strerror(errno));
-        close(fd);
-        goto fail;
-    }
-    close(fd);
-    if (len > HTTPC_TOKEN_MAX) {
-        snprintf(err, errlen, "token file %s: larger than %d bytes", h->h_token_file,
-                 HTTPC_TOKEN_MAX);
-        goto fail;
-    }
-    while (len > 0 && strchr(" \t\r\n", raw[len - 1]) != NULL)
-        len--;
-    while (start < len && strchr(" \t\r\n", raw[start]) != NULL)
-        start++;
-    if (start == len) {
-        snprintf(err, errlen, "token file %s: empty", h->h_token_file);
-        goto fail;
-    }
-    /* Only visible ASCII: anything else could split the Authorization header. */
-    for (size_t i = start; i < len; i++)
-        if ((unsigned char)raw[i] <= 0x20 || (unsigned char)raw[i] >= 0x7f) {
-            snprintf(err, errlen, "token file %s: not a token (spaces or control bytes)",
-                     h->h_token_file);
-            goto fail;
-        }
-    if ((h->h_token = malloc(len - start + 1)) == NULL) {
-        snprintf(err, errlen, "token file %s: out of memory", h->h_token_file);
-        goto fail;
-    }
-    memcpy(h->h_token, raw + start, len - start);
-    h->h_token[len - start] = '\0';
-    clock_gettime(CLOCK_MONOTONIC, &h->h_token_at);
-    wipe(raw, sizeof(raw));
-    return h->h_token;
-fail:
-    wipe(raw, sizeof(raw));
-    return NULL;
+    return (long)((now.tv_sec - t0->tv_sec) * 1000 +
+                  (now.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
 static void
@@ -167,18 +83,26 @@ call_unlink(struct httpc_call *c)
     h->h_pending--;
 }
 
-/* The one teardown of a call, whatever happened to it. It must be unlinked. */
+/* Takes the transfer out of curl; its easy handle is never touched again. */
 static void
-call_free(struct httpc_call *c)
+call_detach(struct httpc_call *c)
 {
     if (c->c_easy != NULL) {
         curl_multi_remove_handle(c->c_h->h_multi, c->c_easy);
         curl_easy_cleanup(c->c_easy);
+        c->c_easy = NULL;
     }
+}
+
+/* The one teardown of a call, whatever happened to it. It must be unlinked. */
+static void
+call_free(struct httpc_call *c)
+{
+    call_detach(c);
     if (c->c_fail_ev != NULL)
         event_free(c->c_fail_ev);
     for (struct curl_slist *l = c->c_headers; l != NULL; l = l->next)
-        wipe(l->data, strlen(l->data)); /* the Authorization header */
+        token_wipe(l->data, strlen(l->data)); /* the Authorization header */
     curl_slist_free_all(c->c_headers);
     free(c->c_body);
     free(c->c_method);
@@ -208,8 +132,9 @@ call_finish(struct httpc_call *c, const char *error, int cancelled, long status)
     }
     snprintf(statusbuf, sizeof(statusbuf), "%ld", status);
     snprintf(elapsedbuf, sizeof(elapsedbuf), "%ld", r.hr_elapsed_ms);
-    log_event(LOG_LEVEL_DEBUG, "http request done", "method", c->c_method, "url", c->c_url,
-              "status", statusbuf, "elapsed_ms", elapsedbuf, "error", error, NULL);
+    log_event(LOG_LEVEL_DEBUG, "http request done", "method", c->c_method, "url",
+              c->c_url, "status", statusbuf, "elapsed_ms", elapsedbuf, "error", error,
+              (char *)NULL);
     call_unlink(c);
     c->c_cb(&r, c->c_arg);
     call_free(c);
@@ -242,9 +167,7 @@ check_multi_info(struct httpc *h)
             curl_easy_cleanup(e);
             continue;
         }
-        curl_multi_remove_handle(h->h_multi, e);
-        curl_easy_cleanup(e);
-        c->c_easy = NULL; /* never touched again */
+        call_detach(c);
         error = NULL;
         if (c->c_resp.b_toobig || rc == CURLE_FILESIZE_EXCEEDED) {
             snprintf(toobig, sizeof(toobig), "response too large (over %zu bytes)",
@@ -256,6 +179,17 @@ check_multi_info(struct httpc *h)
             error = c->c_errbuf[0] != '\0' ? c->c_errbuf : curl_easy_strerror(rc);
         }
         call_finish(c, error, 0, status);
+    }
+    /* Transfers whose socket we could not watch would only stall: end them. */
+    while (h->h_sock_failed) {
+        h->h_sock_failed = 0;
+        for (c = h->h_calls; c != NULL; c = c->c_next)
+            if (c->c_sock_failed && c->c_easy != NULL) {
+                call_detach(c);
+                h->h_sock_failed = 1; /* the list changed under us: look again */
+                call_finish(c, "out of memory watching a socket", 0, 0);
+                break;
+            }
     }
 }
 
@@ -317,6 +251,7 @@ multi_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *sockp)
 {
     struct httpc *h = userp;
     struct httpc_sock *s = sockp;
+    struct httpc_call *c;
     short kind;
 
     if (what == CURL_POLL_REMOVE) {
@@ -344,8 +279,20 @@ multi_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *sockp)
     if (event_add(s->s_ev, NULL) == 0)
         return 0;
 fail:
+    /*
+     * Not -1: curl would then abort every transfer without telling us which.
+     * The transfer is marked and check_multi_info() ends it with an error
+     * right after this curl_multi_socket_action() returns. An internal curl
+     * handle (no call) was only closing a connection.
+     */
     log_warnx("%s: cannot watch socket %d: out of memory", __func__, (int)fd);
-    return -1; /* curl then fails the transfers on it */
+    c = NULL;
+    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&c);
+    if (c != NULL) {
+        c->c_sock_failed = 1;
+        h->h_sock_failed = 1;
+    }
+    return 0;
 }
 
 struct httpc *
@@ -367,21 +314,27 @@ httpc_new(struct event_base *base, const struct httpc_opts *o, char *err, size_t
                                                    : HTTPC_CONNECT_TIMEOUT_MS;
     h->h_timeout_ms = o->ho_timeout_ms > 0 ? o->ho_timeout_ms : HTTPC_TIMEOUT_MS;
     h->h_body_cap = o->ho_body_cap > 0 ? o->ho_body_cap : HTTPC_BODY_CAP;
-    h->h_token_max_age_ms = o->ho_token_max_age_ms > 0 ? o->ho_token_max_age_ms
-                                                       : HTTPC_TOKEN_MAX_AGE_MS;
     if (o->ho_ca_file != NULL && o->ho_ca_file[0] != '\0' &&
         (h->h_ca_file = strdup(o->ho_ca_file)) == NULL)
         goto nomem;
-    if (o->ho_token_file != NULL && o->ho_token_file[0] != '\0' &&
-        (h->h_token_file = strdup(o->ho_token_file)) == NULL)
-        goto nomem;
+    if (o->ho_token_file != NULL && o->ho_token_file[0] != '\0') {
+        if (token_init(&h->h_token, o->ho_token_file,
+                       o->ho_token_max_age_ms > 0 ? o->ho_token_max_age_ms
+                                                  : HTTPC_TOKEN_MAX_AGE_MS) == -1) {
+            token_free(&h->h_token);
+            goto nomem;
+        }
+        h->h_auth = 1;
+    }
     if ((h->h_timer = evtimer_new(base, timer_event_cb, h)) == NULL)
         goto nomem;
     if ((h->h_multi = curl_multi_init()) == NULL)
         goto nomem;
-    if (curl_multi_setopt(h->h_multi, CURLMOPT_SOCKETFUNCTION, multi_sock_cb) != CURLM_OK ||
+    if (curl_multi_setopt(h->h_multi, CURLMOPT_SOCKETFUNCTION, multi_sock_cb) !=
+            CURLM_OK ||
         curl_multi_setopt(h->h_multi, CURLMOPT_SOCKETDATA, h) != CURLM_OK ||
-        curl_multi_setopt(h->h_multi, CURLMOPT_TIMERFUNCTION, multi_timer_cb) != CURLM_OK ||
+        curl_multi_setopt(h->h_multi, CURLMOPT_TIMERFUNCTION, multi_timer_cb) !=
+            CURLM_OK ||
         curl_multi_setopt(h->h_multi, CURLMOPT_TIMERDATA, h) != CURLM_OK) {
         snprintf(err, errlen, "curl_multi_setopt failed");
         httpc_free(h);
@@ -403,11 +356,7 @@ httpc_free(struct httpc *h)
     while (h->h_calls != NULL) {
         struct httpc_call *c = h->h_calls;
 
-        if (c->c_easy != NULL) {
-            curl_multi_remove_handle(h->h_multi, c->c_easy);
-            curl_easy_cleanup(c->c_easy);
-            c->c_easy = NULL;
-        }
+        call_detach(c);
         call_finish(c, "cancelled", 1, 0);
     }
     if (h->h_multi != NULL)
@@ -416,9 +365,8 @@ httpc_free(struct httpc *h)
         sock_free(h, h->h_socks);
     if (h->h_timer != NULL)
         event_free(h->h_timer);
-    token_drop(h);
+    token_free(&h->h_token);
     free(h->h_ca_file);
-    free(h->h_token_file);
     free(h);
 }
 
@@ -435,7 +383,8 @@ httpc_urlencode(struct buf *b, const char *s)
 
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-            (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
+            (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' ||
+            *p == '~') {
             if (buf_append(b, p, 1) == -1)
                 return -1;
         } else {
@@ -494,8 +443,8 @@ call_headers(struct httpc_call *c, const struct httpc_req *req, const char *toke
         goto out;
     if (req->hq_body != NULL) {
         if (buf_printf(&hdr, "Content-Type: %s",
-                       req->hq_content_type ? req->hq_content_type : "application/json") ==
-                -1 ||
+                       req->hq_content_type ? req->hq_content_type
+                                            : "application/json") == -1 ||
             (l = curl_slist_append(c->c_headers, hdr.b_data)) == NULL)
             goto out;
         buf_reset(&hdr);
@@ -508,7 +457,7 @@ call_headers(struct httpc_call *c, const struct httpc_req *req, const char *toke
     rc = 0;
 out:
     if (hdr.b_data != NULL)
-        wipe(hdr.b_data, hdr.b_size);
+        token_wipe(hdr.b_data, hdr.b_size);
     buf_free(&hdr);
     return rc;
 }
@@ -521,10 +470,10 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
     CURL *e = c->c_easy;
     CURLcode rc = CURLE_OK;
 
-#define SET(opt, val)                                                                   \
-    do {                                                                                \
-        if (rc == CURLE_OK)                                                             \
-            rc = curl_easy_setopt(e, opt, val);                                         \
+#define SET(opt, val)                                                                    \
+    do {                                                                                 \
+        if (rc == CURLE_OK)                                                              \
+            rc = curl_easy_setopt(e, opt, val);                                          \
     } while (0)
     SET(CURLOPT_URL, req->hq_url);
     SET(CURLOPT_PRIVATE, (void *)c);
@@ -534,7 +483,8 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
     SET(CURLOPT_NOSIGNAL, 1L); /* no SIGALRM for DNS timeouts in a daemon */
     SET(CURLOPT_CONNECTTIMEOUT_MS,
         req->hq_connect_timeout_ms > 0 ? req->hq_connect_timeout_ms : h->h_connect_ms);
-    SET(CURLOPT_TIMEOUT_MS, req->hq_timeout_ms > 0 ? req->hq_timeout_ms : h->h_timeout_ms);
+    SET(CURLOPT_TIMEOUT_MS,
+        req->hq_timeout_ms > 0 ? req->hq_timeout_ms : h->h_timeout_ms);
     SET(CURLOPT_USERAGENT, "gpu-vram-watchdog/" GVW_VERSION);
     SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->h_body_cap);
     SET(CURLOPT_HTTPHEADER, c->c_headers);
@@ -560,7 +510,8 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
     }
 #undef SET
     if (rc != CURLE_OK) {
-        log_warnx("%s: %s %s: %s", __func__, c->c_method, c->c_url, curl_easy_strerror(rc));
+        log_warnx("%s: %s %s: %s", __func__, c->c_method, c->c_url,
+                  curl_easy_strerror(rc));
         return -1;
     }
     return 0;
@@ -579,7 +530,7 @@ httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, vo
         log_warnx("%s: client is shutting down", __func__);
         return -1;
     }
-    if (req->hq_url == NULL || !valid_method(method) ||
+    if (cb == NULL || req->hq_url == NULL || !valid_method(method) ||
         (strncasecmp(req->hq_url, "http://", 7) != 0 &&
          strncasecmp(req->hq_url, "https://", 8) != 0)) {
         log_warnx("%s: bad request: method %s url %s", __func__, method,
@@ -593,7 +544,8 @@ httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, vo
     c->c_arg = arg;
     clock_gettime(CLOCK_MONOTONIC, &c->c_start);
     buf_init(&c->c_resp, h->h_body_cap);
-    if ((c->c_method = strdup(method)) == NULL || (c->c_url = strdup(req->hq_url)) == NULL)
+    if ((c->c_method = strdup(method)) == NULL ||
+        (c->c_url = strdup(req->hq_url)) == NULL)
         goto nomem;
     if (req->hq_body != NULL) {
         if ((c->c_body = malloc(req->hq_body_len + 1)) == NULL)
@@ -601,7 +553,7 @@ httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, vo
         memcpy(c->c_body, req->hq_body, req->hq_body_len);
         c->c_body[req->hq_body_len] = '\0';
     }
-    if (h->h_token_file != NULL && (token = token_get(h, err, sizeof(err))) == NULL) {
+    if (h->h_auth && (token = token_get(&h->h_token, err, sizeof(err))) == NULL) {
         /* Delivered from the loop, so callers never see a callback re-entrantly. */
         if ((c->c_fail = strdup(err)) == NULL ||
             (c->c_fail_ev = evtimer_new(h->h_base, fail_event_cb, c)) == NULL ||
@@ -614,7 +566,8 @@ httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, vo
     if (call_setup(c, req) == -1)
         goto fail;
     if (curl_multi_add_handle(h->h_multi, c->c_easy) != CURLM_OK) {
-        log_warnx("%s: %s %s: curl_multi_add_handle failed", __func__, method, req->hq_url);
+        log_warnx("%s: %s %s: curl_multi_add_handle failed", __func__, method,
+                  req->hq_url);
         goto fail;
     }
 queued:
@@ -627,10 +580,9 @@ nomem:
     log_warnx("%s: %s %s: out of memory", __func__, method, req->hq_url);
 fail:
     if (c != NULL) {
-        if (c->c_easy != NULL) { /* not added: nothing to remove */
-            curl_easy_cleanup(c->c_easy);
-            c->c_easy = NULL;
-        }
+        /* Never added: curl_multi_remove_handle() on it would be wrong. */
+        curl_easy_cleanup(c->c_easy);
+        c->c_easy = NULL;
         call_free(c);
     }
     return -1;

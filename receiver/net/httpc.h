@@ -9,44 +9,44 @@
 struct event_base;
 struct httpc;
 
-#define HTTPC_CONNECT_TIMEOUT_MS 2000L   /* default connect timeout */
-#define HTTPC_TIMEOUT_MS 10000L          /* default total timeout */
+#define HTTPC_CONNECT_TIMEOUT_MS 2000L    /* default connect timeout */
+#define HTTPC_TIMEOUT_MS 10000L           /* default total timeout */
 #define HTTPC_BODY_CAP (8u * 1024 * 1024) /* default response body cap, bytes */
-#define HTTPC_TOKEN_MAX_AGE_MS 60000L    /* bound tokens rotate: re-read after this */
-#define HTTPC_TOKEN_MAX 16384            /* a token file larger than this is refused */
+#define HTTPC_TOKEN_MAX_AGE_MS 60000L     /* bound tokens rotate: re-read after this */
 
 /* Settings of one client; every field may be 0/NULL for its default. */
 struct httpc_opts {
     long ho_connect_timeout_ms; /* 0 = HTTPC_CONNECT_TIMEOUT_MS */
     long ho_timeout_ms;         /* whole transfer; 0 = HTTPC_TIMEOUT_MS */
     size_t ho_body_cap;         /* 0 = HTTPC_BODY_CAP */
-    const char *ho_ca_file;     /* borrowed (copied): PEM trust for TLS; NULL/"" = system store */
-    const char *ho_token_file;  /* borrowed (copied): bearer token file; NULL/"" = no auth */
+    const char *ho_ca_file;     /* borrowed (copied): PEM trust; NULL/"" = system store */
+    const char *ho_token_file;  /* borrowed (copied): bearer token; NULL/"" = no auth */
     long ho_token_max_age_ms;   /* 0 = HTTPC_TOKEN_MAX_AGE_MS; tests set it short */
 };
 
 /* One request. Everything is borrowed and copied before httpc_request returns. */
 struct httpc_req {
-    const char *hq_method;       /* "GET" (also when NULL), "POST", "PATCH", "DELETE", ... */
-    const char *hq_url;          /* absolute http:// or https:// URL, already encoded */
+    const char *hq_method; /* "GET" (also when NULL), "POST", "PATCH", "DELETE", ... */
+    const char *hq_url;    /* absolute http:// or https:// URL, already encoded */
     const char *hq_content_type; /* with a body; NULL = "application/json" */
     const char *hq_body;         /* NULL = no body */
     size_t hq_body_len;
-    long hq_connect_timeout_ms;  /* 0 = the client's */
-    long hq_timeout_ms;          /* 0 = the client's */
+    long hq_connect_timeout_ms; /* 0 = the client's */
+    long hq_timeout_ms;         /* 0 = the client's */
 };
 
 /* What came back. Everything is borrowed and valid only during the callback. */
 struct httpc_resp {
-    const char *hr_error;  /* NULL when an HTTP answer arrived whole (any status);
-                              else one sentence: curl's reason ("Failed to connect
-                              ...", "Operation timed out ..."), "response too large
-                              (over N bytes)", a token file problem, or "cancelled" */
-    int hr_cancelled;      /* the client was freed with the request in flight */
-    long hr_status;        /* HTTP status; 0 when no answer arrived */
-    const char *hr_body;   /* never NULL, NUL-terminated ("" when empty or on error) */
+    const char *hr_error; /* NULL when an HTTP answer arrived whole (any status);
+                             else one sentence: curl's reason ("Failed to connect
+                             ...", "Operation timed out ..."), "response too large
+                             (over N bytes)", a token file problem, "out of memory
+                             ...", or "cancelled" */
+    int hr_cancelled;     /* the client was freed with the request in flight */
+    long hr_status;       /* HTTP status; 0 when no answer arrived */
+    const char *hr_body;  /* never NULL, NUL-terminated ("" when empty or on error) */
     size_t hr_body_len;
-    long hr_elapsed_ms;    /* from httpc_request() to completion */
+    long hr_elapsed_ms; /* from httpc_request() to completion */
 };
 
 typedef void (*httpc_done_cb)(const struct httpc_resp *resp, void *arg);
@@ -75,7 +75,8 @@ void httpc_free(struct httpc *h);
  * memory, client being freed); the reason is logged.
  * An unreadable or empty token file is not -1: the callback gets the error.
  */
-int httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, void *arg);
+int httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb,
+                  void *arg);
 
 /* Number of requests in flight (for tests and shutdown decisions). */
 size_t httpc_pending(const struct httpc *h);

@@ -23,9 +23,9 @@ struct kube {
 /* One call in flight; the httpc callback argument. */
 struct kube_call {
     enum kube_op kc_op;
-    char *kc_method;    /* owned, for logs */
-    char *kc_path;      /* owned, for logs: the URL minus the base */
-    char kc_what[256];  /* the RBAC verb and resource: "create pods/eviction in namespace x" */
+    char *kc_method;   /* owned, for logs */
+    char *kc_path;     /* owned, for logs: the URL minus the base */
+    char kc_what[256]; /* RBAC verb and resource: "create pods/eviction in namespace x" */
     struct pod_parse_opts kc_po; /* owned strings (OP_LIST_PODS) */
     kube_cb kc_cb;
     void *kc_arg;
@@ -35,12 +35,18 @@ const char *
 kube_class_name(enum kube_class c)
 {
     switch (c) {
-    case KUBE_OK: return "ok";
-    case KUBE_GONE: return "gone";
-    case KUBE_CONFLICT: return "conflict";
-    case KUBE_PDB_REFUSED: return "pdb_refused";
-    case KUBE_FORBIDDEN: return "forbidden";
-    case KUBE_ERROR: return "error";
+    case KUBE_OK:
+        return "ok";
+    case KUBE_GONE:
+        return "gone";
+    case KUBE_CONFLICT:
+        return "conflict";
+    case KUBE_PDB_REFUSED:
+        return "pdb_refused";
+    case KUBE_FORBIDDEN:
+        return "forbidden";
+    case KUBE_ERROR:
+        return "error";
     }
     return "error"; /* can't happen */
 }
@@ -109,12 +115,17 @@ classify(enum kube_op op, long status)
     if (status >= 200 && status <= 299)
         return KUBE_OK;
     switch (status) {
-    case 404: return KUBE_GONE;
-    case 409: return KUBE_CONFLICT;
+    case 404:
+        return KUBE_GONE;
+    case 409:
+        return KUBE_CONFLICT;
     case 401:
-    case 403: return KUBE_FORBIDDEN;
-    case 429: return op == OP_EVICT ? KUBE_PDB_REFUSED : KUBE_ERROR;
-    default: return KUBE_ERROR;
+    case 403:
+        return KUBE_FORBIDDEN;
+    case 429:
+        return op == OP_EVICT ? KUBE_PDB_REFUSED : KUBE_ERROR;
+    default:
+        return KUBE_ERROR;
     }
 }
 
@@ -163,25 +174,29 @@ call_done(const struct httpc_resp *r, void *arg)
                      "kube: %s: HTTP 401: the API server rejected the token: %s",
                      kc->kc_what, msg);
         else if (r->hr_status == 403)
-            snprintf(why, sizeof(why), "kube: HTTP 403: missing RBAC permission to %s: %s",
-                     kc->kc_what, msg);
-        else
-            snprintf(why, sizeof(why), "kube: %s: HTTP %ld: %s", kc->kc_what, r->hr_status,
+            snprintf(why, sizeof(why),
+                     "kube: HTTP 403: missing RBAC permission to %s: %s", kc->kc_what,
                      msg);
+        else
+            snprintf(why, sizeof(why), "kube: %s: HTTP %ld: %s", kc->kc_what,
+                     r->hr_status, msg);
     }
     a.ka_error = a.ka_class == KUBE_OK ? NULL : why;
     snprintf(status, sizeof(status), "%ld", r->hr_status);
     snprintf(elapsed, sizeof(elapsed), "%ld", r->hr_elapsed_ms);
-    if (a.ka_class != KUBE_OK && !a.ka_cancelled)
+    if (a.ka_cancelled)
+        log_event(LOG_LEVEL_DEBUG, "kube call cancelled", "method", kc->kc_method, "path",
+                  kc->kc_path, (char *)NULL);
+    else if (a.ka_class != KUBE_OK)
         log_event(LOG_LEVEL_WARN, "kube call failed", "method", kc->kc_method, "path",
                   kc->kc_path, "status", status, "elapsed_ms", elapsed, "class",
-                  kube_class_name(a.ka_class), "error", why, NULL);
-    else
-        log_event(kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ? LOG_LEVEL_DEBUG
-                                                                          : LOG_LEVEL_INFO,
-                  "kube call done", "method", kc->kc_method, "path", kc->kc_path, "status",
-                  status, "elapsed_ms", elapsed, "class", kube_class_name(a.ka_class),
-                  NULL);
+                  kube_class_name(a.ka_class), "error", why, (char *)NULL);
+    else /* the writes are worth an info line; the lists run on every decision */
+        log_event(kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES
+                      ? LOG_LEVEL_DEBUG
+                      : LOG_LEVEL_INFO,
+                  "kube call done", "method", kc->kc_method, "path", kc->kc_path,
+                  "status", status, "elapsed_ms", elapsed, (char *)NULL);
     kc->kc_cb(&a, kc->kc_arg);
     pod_list_free(&a.ka_pods);
     kube_node_names_free(a.ka_nodes, a.ka_node_count);
@@ -199,7 +214,8 @@ call_start(struct kube *k, struct kube_call *kc, const char *method, struct buf 
     int rc = -1;
 
     buf_init(&url, KUBE_URL_MAX);
-    if (path->b_data == NULL || path->b_toobig || (kc->kc_method = strdup(method)) == NULL ||
+    if (path->b_data == NULL || path->b_toobig ||
+        (kc->kc_method = strdup(method)) == NULL ||
         (kc->kc_path = strdup(path->b_data)) == NULL ||
         buf_printf(&url, "%s%s", k->k_url, path->b_data) == -1) {
         log_warnx("%s: %s: out of memory or URL too long", __func__, kc->kc_what);
@@ -306,7 +322,6 @@ kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg)
     return rc;
 }
 
-
 /* Evict and delete differ in method, path suffix, body and RBAC verb only. */
 static int
 recycle(struct kube *k, enum kube_op op, const char *ns, const char *pod, const char *uid,
@@ -318,14 +333,16 @@ recycle(struct kube *k, enum kube_op op, const char *ns, const char *pod, const 
     int rc;
 
     if (empty(ns) || empty(pod) || empty(uid)) {
-        log_warnx("%s: namespace, pod and uid are required", __func__);
+        log_warnx("%s: namespace, pod and uid are required",
+                  op == OP_EVICT ? "kube_evict" : "kube_delete_pod");
         return -1;
     }
     if ((kc = call_new(op)) == NULL)
         return -1;
     snprintf(kc->kc_what, sizeof(kc->kc_what), "%s in namespace %s",
              op == OP_EVICT ? "create pods/eviction" : "delete pods", ns);
-    body = op == OP_EVICT ? kube_json_eviction(ns, pod, uid) : kube_json_delete_options(uid);
+    body =
+        op == OP_EVICT ? kube_json_eviction(ns, pod, uid) : kube_json_delete_options(uid);
     if (body == NULL) {
         log_warnx("%s: cannot build the request body", __func__);
         call_free(kc);
@@ -397,7 +414,8 @@ kube_incluster_url(char *out, size_t outlen, char *err, size_t errlen)
 
     if (empty(host) || empty(port)) {
         snprintf(err, errlen,
-                 "KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set (not in a cluster?)");
+                 "KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set (not in a "
+                 "cluster?)");
         return -1;
     }
     if (strpbrk(host, "/@[]?# \t\r\n") != NULL) {

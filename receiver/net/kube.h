@@ -35,16 +35,16 @@ enum kube_class {
 /* What a call returned. Valid only during the callback, except what is taken. */
 struct kube_answer {
     enum kube_class ka_class;
-    int ka_cancelled;      /* kube_free() ran with the call in flight */
-    long ka_status;        /* HTTP status; 0 when none arrived */
-    const char *ka_error;  /* NULL when KUBE_OK; else one line: what failed, with the
-                              Status message and causes ("...disruption budget...") */
+    int ka_cancelled;     /* kube_free() ran with the call in flight */
+    long ka_status;       /* HTTP status; 0 when none arrived */
+    const char *ka_error; /* NULL when KUBE_OK; else one line: what failed, with the
+                             Status message and causes ("...disruption budget...") */
     long ka_elapsed_ms;
     struct pod_list ka_pods; /* kube_list_pods on KUBE_OK. The callback may take it
                                 (copy the struct, then zero ka_pods); what is left is
                                 freed after the callback. */
-    char **ka_nodes;       /* kube_list_nodes on KUBE_OK: owned names, same rule
-                              (take by copying and NULLing ka_nodes) */
+    char **ka_nodes;         /* kube_list_nodes on KUBE_OK: owned names, same rule
+                                (take by copying and NULLing ka_nodes) */
     size_t ka_node_count;
 };
 

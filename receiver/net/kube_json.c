@@ -1,4 +1,5 @@
-/* kube_json.c -- builds Kubernetes request bodies and reads NodeList and Status answers */
+/* kube_json.c -- builds Kubernetes request bodies and reads NodeList and Status answers
+ */
 #include "kube_json.h"
 
 #include <inttypes.h>
@@ -23,9 +24,9 @@ kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
                      char *err, size_t errlen)
 {
     json_error_t jerr;
-    json_t *root, *items, *item;
+    json_t *root, *items;
     char **out = NULL;
-    size_t n = 0, i;
+    size_t n = 0;
 
     *names = NULL;
     *count = 0;
@@ -41,9 +42,10 @@ kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    json_array_foreach(items, i, item) {
-        const char *name = json_string_value(
-            json_object_get(json_object_get(item, "metadata"), "name"));
+    for (size_t i = 0; i < n; i++) {
+        const json_t *meta = json_object_get(json_array_get(items, i), "metadata");
+        const char *name = json_string_value(json_object_get(meta, "name"));
+
         if (name == NULL || name[0] == '\0') {
             snprintf(err, errlen, "NodeList item %zu has no metadata.name", i);
             goto fail;
@@ -76,37 +78,45 @@ append_clean(struct buf *b, const char *s, size_t len, int ascii)
     }
 }
 
+/* Appends " (reason: message; ...)" for the causes that carry a message. */
+static void
+append_causes(struct buf *b, const json_t *causes)
+{
+    size_t shown = 0;
+
+    for (size_t i = 0; i < json_array_size(causes); i++) {
+        const json_t *cause = json_array_get(causes, i);
+        const char *cr = json_string_value(json_object_get(cause, "reason"));
+        const char *cm = json_string_value(json_object_get(cause, "message"));
+
+        if (cm == NULL)
+            continue;
+        buf_append(b, shown++ == 0 ? " (" : "; ", 2);
+        if (cr != NULL) {
+            append_clean(b, cr, strlen(cr), 0);
+            buf_append(b, ": ", 2);
+        }
+        append_clean(b, cm, strlen(cm), 0);
+    }
+    if (shown > 0)
+        buf_append(b, ")", 1);
+}
+
 void
 kube_json_status_message(const char *body, size_t len, char *out, size_t outlen)
 {
-    json_t *root, *causes, *cause;
+    json_t *root;
     const char *msg;
     struct buf b;
-    size_t i, shown = 0;
 
     if (outlen == 0)
         return;
     out[0] = '\0';
-    buf_init(&b, outlen - 1);
+    buf_init(&b, outlen - 1); /* appends past it fail: the line is cut, not overrun */
     root = json_loadb(body, len, 0, NULL);
-    msg = json_string_value(json_object_get(root, "message"));
-    if (msg != NULL) {
+    if ((msg = json_string_value(json_object_get(root, "message"))) != NULL) {
         append_clean(&b, msg, strlen(msg), 0);
-        causes = json_object_get(json_object_get(root, "details"), "causes");
-        json_array_foreach(causes, i, cause) {
-            const char *cr = json_string_value(json_object_get(cause, "reason"));
-            const char *cm = json_string_value(json_object_get(cause, "message"));
-            if (cm == NULL)
-                continue;
-            buf_append(&b, shown++ == 0 ? " (" : "; ", 2);
-            if (cr != NULL) {
-                append_clean(&b, cr, strlen(cr), 0);
-                buf_append(&b, ": ", 2);
-            }
-            append_clean(&b, cm, strlen(cm), 0);
-        }
-        if (shown > 0)
-            buf_append(&b, ")", 1);
+        append_causes(&b, json_object_get(json_object_get(root, "details"), "causes"));
     } else if (len > 0) {
         append_clean(&b, body, len < 200 ? len : 200, 1);
     } else {
@@ -135,16 +145,16 @@ char *
 kube_json_eviction(const char *ns, const char *pod, const char *uid)
 {
     /* json_pack steals the "o" references and returns NULL on any failure. */
-    return dump(json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1",
-                          "kind", "Eviction", "metadata", "name", pod, "namespace", ns,
-                          "deleteOptions", "preconditions", "uid", uid));
+    return dump(json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion",
+                          "policy/v1", "kind", "Eviction", "metadata", "name", pod,
+                          "namespace", ns, "deleteOptions", "preconditions", "uid", uid));
 }
 
 char *
 kube_json_delete_options(const char *uid)
 {
-    return dump(json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "DeleteOptions",
-                          "preconditions", "uid", uid));
+    return dump(json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+                          "DeleteOptions", "preconditions", "uid", uid));
 }
 
 int
@@ -171,8 +181,8 @@ kube_json_capacity_patch(const char *resource, int64_t mib)
     snprintf(value, sizeof(value), "%" PRId64, mib);
     if (buf_append(&path, "/status/capacity/", 17) == 0 &&
         kube_json_pointer_escape(&path, resource) == 0)
-        out = dump(json_pack("[{s:s, s:s, s:s}]", "op", "add", "path", path.b_data, "value",
-                             value));
+        out = dump(json_pack("[{s:s, s:s, s:s}]", "op", "add", "path", path.b_data,
+                             "value", value));
     buf_free(&path);
     return out;
 }

@@ -1,4 +1,5 @@
-/* prom.c -- Prometheus instant queries; every failure becomes one "telemetry unavailable" */
+/* prom.c -- Prometheus instant queries; every failure becomes one "telemetry unavailable"
+ */
 #include "prom.h"
 
 #include <math.h>
@@ -130,7 +131,8 @@ parse_answer(struct prom_call *pc, const struct httpc_resp *r, struct prom_answe
             goto fail;
         /* A free amount of NaN or Inf cannot be acted on. */
         if (!isfinite(a->pa_value)) {
-            snprintf(why, whylen, "prometheus: the query returned %f, not a number of MiB",
+            snprintf(why, whylen,
+                     "prometheus: the query returned %f, not a number of MiB",
                      a->pa_value);
             return -1;
         }
@@ -179,14 +181,15 @@ call_done(const struct httpc_resp *r, void *arg)
     log_event(a.pa_ok || a.pa_cancelled ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN,
               a.pa_ok ? "prometheus query done" : "prometheus query failed", "query",
               pc->pc_query, "status", status, "elapsed_ms", elapsed, "error", a.pa_error,
-              NULL);
+              (char *)NULL);
     pc->pc_cb(&a, pc->pc_arg);
     usage_reading_free(&a.pa_usage);
     call_free(pc);
 }
 
 static int
-query_start(struct prom *p, struct prom_call *pc, const char *promql, prom_cb cb, void *arg)
+query_start(struct prom *p, struct prom_call *pc, const char *promql, prom_cb cb,
+            void *arg)
 {
     struct httpc_req req;
     struct buf url;
@@ -220,7 +223,8 @@ prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
         log_warnx("%s: query and labels are required", __func__);
         return -1;
     }
-    if ((pc = calloc(1, sizeof(*pc))) == NULL || (pc->pc_ns_label = strdup(ns_label)) == NULL ||
+    if ((pc = calloc(1, sizeof(*pc))) == NULL ||
+        (pc->pc_ns_label = strdup(ns_label)) == NULL ||
         (pc->pc_pod_label = strdup(pod_label)) == NULL) {
         log_warnx("%s: out of memory", __func__);
         call_free(pc);
@@ -278,7 +282,8 @@ prom_substitute_node(const char *query, const char *node, char *err, size_t errl
     out = b.b_data; /* ownership moves to the caller */
     return out;
 fail:
-    snprintf(err, errlen, "query too long after substituting $node (max %u bytes) or out of memory",
+    snprintf(err, errlen,
+             "query too long after substituting $node (max %u bytes) or out of memory",
              PROM_QUERY_MAX);
     buf_free(&b);
     return NULL;

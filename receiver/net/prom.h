@@ -1,4 +1,5 @@
-/* prom.h -- Prometheus instant queries, non-blocking; every failure is "telemetry unavailable" */
+/* prom.h -- Prometheus instant queries, non-blocking; every failure is "telemetry
+ * unavailable" */
 #ifndef GVW_PROM_H
 #define GVW_PROM_H
 
@@ -10,8 +11,8 @@ struct event_base;
 struct prom;
 
 struct prom_opts {
-    const char *po_url;         /* borrowed (copied): PROMETHEUS_URL, http(s)://host:port[/prefix] */
-    const char *po_ca_file;     /* borrowed (copied): PEM trust for https; NULL = system */
+    const char *po_url;     /* borrowed (copied): PROMETHEUS_URL, http(s)://host[:port] */
+    const char *po_ca_file; /* borrowed (copied): PEM trust for https; NULL = system */
     long po_connect_timeout_ms; /* 0 = 2 s */
     long po_timeout_ms;         /* 0 = 10 s */
     size_t po_body_cap;         /* 0 = 8 MiB */
@@ -19,15 +20,15 @@ struct prom_opts {
 
 /* One answer. Valid only during the callback, except what is taken. */
 struct prom_answer {
-    int pa_ok;             /* 1: pa_usage / pa_value hold the answer. 0: telemetry
-                              unavailable, whatever the cause */
-    int pa_cancelled;      /* prom_free() ran with the query in flight (pa_ok = 0) */
-    const char *pa_error;  /* when !pa_ok, one line: "prometheus: HTTP 503: ...",
-                              "prometheus: bad_data: parse error ...", curl's reason */
+    int pa_ok;            /* 1: pa_usage / pa_value hold the answer. 0: telemetry
+                             unavailable, whatever the cause */
+    int pa_cancelled;     /* prom_free() ran with the query in flight (pa_ok = 0) */
+    const char *pa_error; /* when !pa_ok, one line: "prometheus: HTTP 503: ...",
+                             "prometheus: bad_data: parse error ...", curl's reason */
     struct usage_reading pa_usage; /* prom_query_usage on success, never empty. The
                               callback may take it (copy the struct, zero pa_usage);
                               what is left is freed after the callback. */
-    double pa_value;       /* prom_query_scalar on success */
+    double pa_value;               /* prom_query_scalar on success */
     long pa_elapsed_ms;
 };
 

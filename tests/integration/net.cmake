@@ -1,0 +1,29 @@
+# tests/integration/net.cmake -- the network clients against a fake HTTP server on loopback
+if(TARGET gvw_net)
+  if(NOT TARGET gvw_fake)
+    add_library(gvw_fake STATIC ${CMAKE_CURRENT_LIST_DIR}/../fake/fake.c)
+    target_include_directories(gvw_fake PUBLIC ${CMAKE_CURRENT_LIST_DIR}/../fake)
+    target_link_libraries(gvw_fake PUBLIC PkgConfig::LIBEVENT)
+  endif()
+  set(gvw_net_tests test_httpc)
+  # prom.c and kube.c call the parsers: those tests wait for gvw_parse.
+  if(TARGET gvw_parse)
+    list(APPEND gvw_net_tests test_prom test_kube test_capacity test_net_oom)
+  endif()
+  foreach(t ${gvw_net_tests})
+    gvw_add_test(${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${t}.c
+                 LIBS gvw_net gvw_fake LABELS integration)
+  endforeach()
+  if(TARGET test_net_oom)
+    # Fails each allocation the clients make in turn (see the test's header).
+    target_link_options(test_net_oom PRIVATE
+      -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup)
+  endif()
+  # gvw_add_test names the daemon binary in the environment; built alone
+  # (GVW_AREAS) that target is missing and would stop CMake. These tests
+  # never run the binary.
+  if(NOT TARGET gpu-vram-watchdog)
+    set_tests_properties(${gvw_net_tests} PROPERTIES ENVIRONMENT
+      "GVW_TEST_DATA=${CMAKE_SOURCE_DIR}/tests/data;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  endif()
+endif()
