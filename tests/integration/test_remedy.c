@@ -1,0 +1,2047 @@
+/* test_remedy.c -- the remediation engine end to end against a loopback fake
+ * Prometheus + API server: what the audit shows and what the API server got */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "alert.h"
+#include "audit_cli.h"
+#include "clients.h"
+#include "config.h"
+#include "fake.h"
+#include "kube.h"
+#include "log.h"
+#include "metrics.h"
+#include "prom.h"
+#include "remedy.h"
+#include "store.h"
+
+/* --- the 2026-06-02 cast (tests/data/remedy-*.json) ----------------------- */
+
+#define NODE "gpu-node-1"
+#define QUERY_PATH "/api/v1/query"
+#define PODS_PATH "/api/v1/pods"
+#define NODES_PATH "/api/v1/nodes"
+
+#define ML_NS "immich"
+#define ML_POD "immich-ml-5f7c9d8b6-qx2lp"
+#define ML_UID "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d01"
+#define ML_UID2 "4d6e8f0a-2b4c-4d6e-8f0a-2b4c6d8e0f12" /* remedy-pods-replaced.json */
+#define ML_PATH "/api/v1/namespaces/" ML_NS "/pods/" ML_POD
+#define ML_EVICT ML_PATH "/eviction"
+
+#define FR_NS "frigate"
+#define FR_POD "frigate-84d5c6b7f9-h4n8s"
+#define FR_UID "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d04"
+#define FR_EVICT "/api/v1/namespaces/" FR_NS "/pods/" FR_POD "/eviction"
+
+#define LS_POD "llama-swap-6d8f7b5c4-w7r2k"
+#define SV_POD "immich-server-7c4b9d6f8-m2t9z"
+#define ST_POD "portal-stt-59b7d8c6f5-j6v3q"
+
+#define FINGERPRINT "4f1c2b9e8d7a6c5b"
+#define DEFAULT_USED_QUERY "sum by (namespace, pod) (gpu_pod_memory_used_bytes)"
+#define POD_DELETED                                                                      \
+    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" ML_POD "\"}}"
+
+/* --- the harness ---------------------------------------------------------- */
+
+struct kv {
+    const char *k, *v; /* v NULL = unset */
+};
+
+struct env {
+    struct event_base *base;
+    struct fake *fake;
+    char dir[64];
+    char db[96];
+    struct config cfg;
+    int cfg_loaded;
+    struct prom *prom;
+    struct kube *kube;
+    struct store *store;
+    struct remedy *r;
+    char prom_url[64];
+    const struct kv *extra; /* the test's settings, consulted first */
+    const struct kv *base_env;
+};
+
+static struct env *cur; /* for the fake getenv */
+
+/* Runs the loop for ms. (Not fake_run_for: its wake timer can fire before its
+ * own clock says the time is up, libevent's clock being coarser, and the next
+ * EVLOOP_ONCE then sleeps with nothing to wake it.) */
+static void
+run_ms(struct event_base *base, long ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+    event_base_loopexit(base, &tv);
+    event_base_dispatch(base);
+}
+
+static const char *
+env_getenv(const char *name)
+{
+    for (const struct kv *p = cur->extra; p != NULL && p->k != NULL; p++)
+        if (strcmp(p->k, name) == 0)
+            return p->v;
+    for (const struct kv *p = cur->base_env; p != NULL && p->k != NULL; p++)
+        if (strcmp(p->k, name) == 0)
+            return p->v;
+    return NULL;
+}
+
+/* The event loop, the fake and a scratch directory; the engine comes later,
+ * from start(), with the test's settings. */
+static void
+env_init(struct env *e)
+{
+    memset(e, 0, sizeof(*e));
+    assert_non_null(e->base = event_base_new());
+    assert_non_null(e->fake = fake_new(e->base));
+    snprintf(e->dir, sizeof(e->dir), "/tmp/gvw-remedy-XXXXXX");
+    assert_non_null(mkdtemp(e->dir));
+    snprintf(e->db, sizeof(e->db), "%s/audit.db", e->dir);
+}
+
+/* Shutdown in the documented order: clients, engine, store. */
+static void
+engine_stop(struct env *e)
+{
+    kube_free(e->kube);
+    e->kube = NULL;
+    prom_free(e->prom);
+    e->prom = NULL;
+    if (e->r != NULL)
+        assert_int_equal(remedy_in_flight(e->r), 0);
+    remedy_free(e->r);
+    e->r = NULL;
+    store_close(e->store);
+    e->store = NULL;
+    if (e->cfg_loaded)
+        config_free(&e->cfg);
+    e->cfg_loaded = 0;
+}
+
+static void
+env_fini(struct env *e)
+{
+    char p[128];
+
+    engine_stop(e);
+    fake_free(e->fake);
+    event_base_free(e->base);
+    unlink(e->db);
+    snprintf(p, sizeof(p), "%s-wal", e->db);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s-shm", e->db);
+    unlink(p);
+    rmdir(e->dir);
+}
+
+static int
+setup(void **state)
+{
+    struct env *e = malloc(sizeof(*e));
+
+    if (e == NULL)
+        return -1;
+    env_init(e);
+    *state = e;
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    env_fini(*state);
+    free(*state);
+    return 0;
+}
+
+/* Loads the settings (defaults for a test, then extra), makes the clients, the
+ * store and the engine. http_timeout_ms 0 = 3 s. */
+static void
+start_with(struct env *e, const struct kv *extra, long http_timeout_ms)
+{
+    const struct kv base_env[] = {
+        {"PROMETHEUS_URL", fake_url(e->fake)},
+        {"KUBE_API_URL", fake_url(e->fake)},
+        {"WEBHOOK_AUTH", "none"},
+        {"MIN_RUNTIME", "1s"},
+        {"SETTLE", "1s"},
+        {"DRY_RUN", "false"},
+        {"AUDIT_DB", e->db},
+        {"LOG_FORMAT", "text"},
+        {"HTTP_TIMEOUT", "3s"},
+        {"HTTP_CONNECT_TIMEOUT", "1s"},
+        {NULL, NULL},
+    };
+    int rest[4], nrest = 0;
+    char err[512];
+
+    cur = e;
+    e->extra = extra;
+    e->base_env = base_env;
+    if (config_load(&e->cfg, 0, NULL, env_getenv, rest, &nrest, err, sizeof(err)) == -1)
+        fail_msg("config_load: %s", err);
+    e->cfg_loaded = 1;
+    e->extra = e->base_env = NULL;
+    if (http_timeout_ms > 0)
+        e->cfg.c_http_timeout_ms = http_timeout_ms; /* the setting has whole seconds */
+    if (clients_new(e->base, &e->cfg, &e->prom, &e->kube, err, sizeof(err)) == -1)
+        fail_msg("clients_new: %s", err);
+    if ((e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err))) == NULL)
+        fail_msg("store_open: %s", err);
+    assert_non_null(e->r = remedy_new(e->base, &e->cfg, e->prom, e->kube));
+    remedy_set_store(e->r, e->store);
+}
+
+static void
+start(struct env *e, const struct kv *extra)
+{
+    start_with(e, extra, 0);
+}
+
+/* Records every alert of a webhook body and hands each to the engine, as
+ * serve does. Returns how many alerts the body held. */
+static size_t
+deliver_body(struct env *e, const char *body)
+{
+    struct alert_batch b;
+    char err[512];
+    int64_t id;
+    size_t n;
+
+    if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
+        fail_msg("alert_batch_parse: %s", err);
+    for (size_t i = 0; i < b.ab_count; i++) {
+        const struct alert *a = &b.ab_alerts[i];
+        struct store_alert sa = {
+            .sa_received_ms = 1780394400000,
+            .sa_alertname = a->a_alertname,
+            .sa_status = alert_status_name(a),
+            .sa_fingerprint = a->a_fingerprint,
+            .sa_starts_at = a->a_starts_at,
+            .sa_ends_at = a->a_ends_at,
+            .sa_labels_json = a->a_labels_json,
+            .sa_annotations_json = a->a_annotations_json,
+        };
+        if (store_add_alert(e->store, &sa, &id, err, sizeof(err)) == -1)
+            fail_msg("store_add_alert: %s", err);
+        remedy_on_alert(e->r, a, id);
+    }
+    n = b.ab_count;
+    alert_batch_free(&b);
+    return n;
+}
+
+/* One Alertmanager delivery of copies identical alerts. labels: extra label
+ * members ("\"node\":\"gpu-node-1\"") or "". */
+static void
+deliver_n(struct env *e, const char *alertname, const char *status, const char *labels,
+          int copies)
+{
+    size_t cap = 512 + (size_t)copies * (400 + strlen(labels)), off = 0;
+    char *body = malloc(cap);
+
+    assert_non_null(body);
+    off +=
+        (size_t)snprintf(body + off, cap - off,
+                         "{\"version\":\"4\",\"status\":\"%s\",\"receiver\":\"gvw\","
+                         "\"groupKey\":\"{}:{alertname=\\\"%s\\\"}\",\"groupLabels\":{},"
+                         "\"commonLabels\":{},\"commonAnnotations\":{},"
+                         "\"externalURL\":\"http://alertmanager:9093\",\"alerts\":[",
+                         status, alertname);
+    for (int i = 0; i < copies; i++)
+        off += (size_t)snprintf(
+            body + off, cap - off,
+            "%s{\"status\":\"%s\",\"labels\":{\"alertname\":\"%s\",\"severity\":"
+            "\"critical\"%s%s},"
+            "\"annotations\":{\"summary\":\"free VRAM low\"},"
+            "\"startsAt\":\"2026-06-02T09:30:00Z\",\"endsAt\":\"0001-01-01T00:00:00Z\","
+            "\"generatorURL\":\"http://prometheus:9090/"
+            "graph\",\"fingerprint\":\"" FINGERPRINT "\"}",
+            i ? "," : "", status, alertname, labels[0] ? "," : "", labels);
+    snprintf(body + off, cap - off, "]}");
+    assert_int_equal(deliver_body(e, body), copies);
+    free(body);
+}
+
+static void
+deliver(struct env *e, const char *labels)
+{
+    deliver_n(e, "GPUVRAMLow", "firing", labels, 1);
+}
+
+#define ON_NODE "\"node\":\"" NODE "\""
+
+static int
+count_cb(void *arg, int64_t id, const struct store_decision *d)
+{
+    size_t *n = arg;
+
+    if (strcmp(d->sd_result, "in_progress") != 0)
+        n[0]++;
+    n[1]++;
+    return 0;
+}
+
+/* Decision rows: finished ones in n[0], all in n[1]. */
+static void
+count_rows(struct env *e, size_t n[2])
+{
+    struct store_filter f = {0};
+    char err[256];
+
+    n[0] = n[1] = 0;
+    if (store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)) == -1)
+        fail_msg("store_query_decisions: %s", err);
+}
+
+/* Runs the loop until exactly want decisions are finished and nothing is in
+ * flight, then a little longer so that an extra decision would show. */
+static void
+wait_rows(struct env *e, size_t want, long timeout_ms)
+{
+    long end = fake_now_ms() + timeout_ms;
+    size_t n[2];
+
+    for (;;) {
+        count_rows(e, n);
+        if (n[0] >= want && remedy_in_flight(e->r) == 0)
+            break;
+        if (fake_now_ms() >= end)
+            fail_msg("waited %ld ms for %zu finished decisions: %zu finished, %zu rows, "
+                     "%zu in flight",
+                     timeout_ms, want, n[0], n[1], remedy_in_flight(e->r));
+        run_ms(e->base, 10);
+    }
+    run_ms(e->base, 60);
+    count_rows(e, n);
+    assert_int_equal(n[0], want);
+    assert_int_equal(n[1], want);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+}
+
+/* Runs `audit ARGS --db DB --format json` in-process and parses its stdout. */
+static json_t *
+audit_json(struct env *e, const char *word)
+{
+    char *argv[10];
+    int argc = 0, saved, fd, rc;
+    char path[128], *text;
+    size_t len;
+    json_t *j;
+    json_error_t jerr;
+    FILE *fp;
+
+    argv[argc++] = "audit";
+    if (word != NULL)
+        argv[argc++] = (char *)word;
+    argv[argc++] = "--db";
+    argv[argc++] = e->db;
+    argv[argc++] = "--format";
+    argv[argc++] = "json";
+    argv[argc++] = "--limit";
+    argv[argc++] = "0";
+    argv[argc] = NULL;
+    snprintf(path, sizeof(path), "%s/stdout", e->dir);
+    fflush(stdout);
+    assert_true((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0);
+    assert_true((saved = dup(STDOUT_FILENO)) >= 0);
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+    rc = audit_main(argc, argv);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    assert_int_equal(rc, AUDIT_EXIT_OK);
+    assert_non_null(fp = fopen(path, "r"));
+    fseek(fp, 0, SEEK_END);
+    len = (size_t)ftell(fp);
+    rewind(fp);
+    assert_non_null(text = calloc(1, len + 1));
+    assert_int_equal(fread(text, 1, len, fp), len);
+    fclose(fp);
+    unlink(path);
+    if ((j = json_loads(text, 0, &jerr)) == NULL)
+        fail_msg("audit output is not JSON (%s): %s", jerr.text, text);
+    free(text);
+    assert_true(json_is_array(j));
+    return j;
+}
+
+/* The decisions the audit lists, oldest first (it prints newest first). */
+static json_t *
+decisions(struct env *e)
+{
+    json_t *newest = audit_json(e, NULL), *oldest = json_array();
+    size_t n = json_array_size(newest);
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append(oldest, json_array_get(newest, n - 1 - i));
+    json_decref(newest);
+    return oldest;
+}
+
+/* --- assertions on what the audit shows ----------------------------------- */
+
+static json_t *
+jget(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+
+    if (v == NULL) {
+        char *s = json_dumps(o, JSON_COMPACT);
+        fail_msg("no \"%s\" in %s", k, s ? s : "?");
+    }
+    return v;
+}
+
+static void
+jstr(json_t *o, const char *k, const char *want)
+{
+    json_t *v = jget(o, k);
+
+    if (!json_is_string(v))
+        fail_msg("\"%s\" is not a string", k);
+    assert_string_equal(json_string_value(v), want);
+}
+
+static void
+jint(json_t *o, const char *k, long long want)
+{
+    json_t *v = jget(o, k);
+
+    if (!json_is_integer(v))
+        fail_msg("\"%s\" is not an integer", k);
+    assert_int_equal(json_integer_value(v), want);
+}
+
+static void
+jnull(json_t *o, const char *k)
+{
+    if (!json_is_null(jget(o, k)))
+        fail_msg("\"%s\" is not null", k);
+}
+
+static void
+jbool(json_t *o, const char *k, int want)
+{
+    json_t *v = jget(o, k);
+
+    if (!json_is_boolean(v))
+        fail_msg("\"%s\" is not a boolean", k);
+    assert_int_equal(json_is_true(v), want);
+}
+
+static void
+jhas(json_t *o, const char *k, const char *needle)
+{
+    json_t *v = jget(o, k);
+
+    if (!json_is_string(v))
+        fail_msg("\"%s\" is not a string", k);
+    if (strstr(json_string_value(v), needle) == NULL)
+        fail_msg("\"%s\" is \"%s\", without \"%s\"", k, json_string_value(v), needle);
+}
+
+/* Every field of the contract is there. */
+static void
+check_shape(json_t *d)
+{
+    static const char *const keys[] = {"id",          "time",    "node",   "trigger",
+                                       "fingerprint", "result",  "reason", "free_mib",
+                                       "floor_mib",   "dry_run", "action", "victim",
+                                       "candidates",  "error",   "verify"};
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        jget(d, keys[i]);
+    assert_true(json_is_integer(jget(d, "id")));
+    assert_true(json_is_array(jget(d, "candidates")));
+}
+
+/* A decision that acted on nothing and names nobody. */
+static void
+check_no_victim(json_t *d)
+{
+    jnull(d, "victim");
+    jstr(d, "action", "none");
+    jnull(d, "verify");
+}
+
+static void
+check_victim(json_t *d, const char *ns, const char *pod, long long used, long long budget,
+             long long overshoot)
+{
+    json_t *v = jget(d, "victim");
+
+    if (!json_is_object(v))
+        fail_msg("victim is not an object");
+    jstr(v, "namespace", ns);
+    jstr(v, "pod", pod);
+    jint(v, "used_mib", used);
+    jint(v, "budget_mib", budget);
+    jint(v, "overshoot_mib", overshoot);
+}
+
+static json_t *
+candidate(json_t *d, const char *pod)
+{
+    json_t *c, *arr = jget(d, "candidates");
+    size_t i;
+
+    json_array_foreach(arr, i, c)
+    {
+        if (strcmp(json_string_value(jget(c, "pod")), pod) == 0)
+            return c;
+    }
+    fail_msg("no candidate %s", pod);
+    return NULL;
+}
+
+/* why NULL = eligible. budget -1 = null. */
+static void
+check_candidate(json_t *d, const char *ns, const char *pod, long long used,
+                long long budget, const char *why)
+{
+    json_t *c = candidate(d, pod);
+
+    jstr(c, "namespace", ns);
+    jint(c, "used_mib", used);
+    if (budget < 0)
+        jnull(c, "budget_mib");
+    else
+        jint(c, "budget_mib", budget);
+    jbool(c, "eligible", why == NULL);
+    if (why == NULL)
+        jnull(c, "why_not");
+    else
+        jstr(c, "why_not", why);
+}
+
+/* The five tenants of the incident, as every look at remedy-prom-incident.json
+ * lists them. */
+static void
+check_incident_candidates(json_t *d)
+{
+    assert_int_equal(json_array_size(jget(d, "candidates")), 5);
+    check_candidate(d, ML_NS, ML_POD, 10957, 3000, NULL);
+    check_candidate(d, "llama-swap", LS_POD, 1100, 5000, "within_budget");
+    check_candidate(d, FR_NS, FR_POD, 1400, 2000, "within_budget");
+    check_candidate(d, "immich", SV_POD, 900, 1800, "within_budget");
+    check_candidate(d, "portal-stt", ST_POD, 450, 1500, "within_budget");
+    /* Ranked: the victim first. */
+    jstr(json_array_get(jget(d, "candidates"), 0), "pod", ML_POD);
+}
+
+/* --- assertions on what the API server received --------------------------- */
+
+static size_t
+count_reqs(struct env *e, const char *method, const char *path)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        if ((method == NULL || strcmp(r->fr_method, method) == 0) &&
+            (path == NULL || strcmp(r->fr_path, path) == 0))
+            n++;
+    }
+    return n;
+}
+
+/* The nth request to method path, or a failure. */
+static const struct fake_req *
+req_nth(struct env *e, const char *method, const char *path, size_t nth)
+{
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        if (strcmp(r->fr_method, method) == 0 && strcmp(r->fr_path, path) == 0 &&
+            nth-- == 0)
+            return r;
+    }
+    fail_msg("no such request: %s %s", method, path);
+    return NULL;
+}
+
+/* Requests that change something, or could: anything but GET, and anything
+ * to a pod's own path. */
+static size_t
+count_mutating(struct env *e)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        if (strcmp(r->fr_method, "GET") != 0 ||
+            strncmp(r->fr_path, "/api/v1/namespaces/", 19) == 0)
+            n++;
+    }
+    return n;
+}
+
+static void
+check_param(const struct fake_req *r, const char *key, const char *want)
+{
+    char *v = fake_query_param(r, key);
+
+    if (want == NULL) {
+        if (v != NULL)
+            fail_msg("%s %s has %s=%s", r->fr_method, r->fr_path, key, v);
+        return;
+    }
+    if (v == NULL)
+        fail_msg("%s %s has no %s", r->fr_method, r->fr_path, key);
+    assert_string_equal(v, want);
+    free(v);
+}
+
+/* A policy/v1 Eviction of ns/pod whose precondition is uid. */
+static void
+check_eviction_body(const struct fake_req *r, const char *ns, const char *pod,
+                    const char *uid)
+{
+    json_error_t jerr;
+    json_t *b = json_loads(r->fr_body, 0, &jerr), *md, *pre;
+
+    if (b == NULL)
+        fail_msg("eviction body is not JSON: %s", r->fr_body);
+    jstr(b, "apiVersion", "policy/v1");
+    jstr(b, "kind", "Eviction");
+    md = jget(b, "metadata");
+    jstr(md, "name", pod);
+    jstr(md, "namespace", ns);
+    pre = jget(jget(b, "deleteOptions"), "preconditions");
+    jstr(pre, "uid", uid);
+    json_decref(b);
+}
+
+/* Prometheus answers first, then the pods. */
+static void
+routes(struct env *e, const char *prom_file, const char *pods_file)
+{
+    if (prom_file != NULL)
+        assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200, prom_file, 0),
+                         0);
+    if (pods_file != NULL)
+        assert_int_equal(fake_route_file(e->fake, "GET", PODS_PATH, 200, pods_file, 0),
+                         0);
+}
+
+static void
+then_prom(struct env *e, const char *prom_file)
+{
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200, prom_file, 0), 0);
+}
+
+static void
+route_file(struct env *e, const char *method, const char *path, int status,
+           const char *file, long delay_ms)
+{
+    assert_int_equal(fake_route_file(e->fake, method, path, status, file, delay_ms), 0);
+}
+
+/* --- 1. the incident replay ----------------------------------------------- */
+
+static void
+test_incident_replay(void **state)
+{
+    struct env *e = *state;
+    const struct fake_req *r;
+    json_t *all, *d, *v;
+    double secs;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    /* The API server saw: the usage query, the pod list, ONE eviction, and the
+     * verify query. Nothing else changed anything. */
+    assert_int_equal(fake_count(e->fake), 4);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    assert_int_equal(count_reqs(e, "GET", PODS_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_mutating(e), 1);
+    r = req_nth(e, "GET", QUERY_PATH, 0);
+    check_param(r, "query", DEFAULT_USED_QUERY);
+    r = req_nth(e, "GET", PODS_PATH, 0);
+    check_param(r, "fieldSelector", "spec.nodeName=" NODE);
+    r = req_nth(e, "POST", ML_EVICT, 0);
+    check_param(r, "dryRun", NULL);
+    check_eviction_body(r, ML_NS, ML_POD, ML_UID);
+
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "node", NODE);
+    jstr(d, "trigger", "GPUVRAMLow");
+    jstr(d, "fingerprint", FINGERPRINT);
+    jstr(d, "result", "recycled");
+    jint(d, "free_mib", 553);
+    jint(d, "floor_mib", 1536);
+    jbool(d, "dry_run", 0);
+    jstr(d, "action", "evict");
+    jnull(d, "error");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    check_incident_candidates(d);
+    jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
+    jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
+    jhas(d, "reason", "free VRAM back to 11510 MiB");
+    v = jget(d, "verify");
+    assert_true(json_is_object(v));
+    jint(v, "free_mib", 11510);
+    secs = json_number_value(jget(v, "seconds"));
+    assert_true(json_is_number(jget(v, "seconds")));
+    /* One verify tick: clamp(SETTLE/10, 0.2 s, 2 s) = 0.2 s after the eviction. */
+    if (!(secs >= 0.19 && secs < 1.0))
+        fail_msg("verify.seconds %.3f", secs);
+    json_decref(all);
+}
+
+/* Still below the floor when SETTLE runs out: recycled, and the verify shows
+ * the last reading. */
+static void
+test_verify_never_recovers(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *v;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    /* SETTLE=1s, a reading every 0.2 s: the first look and up to six more
+     * (fewer on a slow machine: each waits for the previous answer). */
+    if (count_reqs(e, "GET", QUERY_PATH) < 4 || count_reqs(e, "GET", QUERY_PATH) > 7)
+        fail_msg("%zu queries", count_reqs(e, "GET", QUERY_PATH));
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    v = jget(d, "verify");
+    assert_true(json_is_object(v));
+    jint(v, "free_mib", 553);
+    assert_true(json_number_value(jget(v, "seconds")) >= 0.95);
+    jhas(d, "reason",
+         "free VRAM still 553 MiB, below the floor, when SETTLE (1s) ran out");
+    json_decref(all);
+}
+
+/* --- 2. dry-run ------------------------------------------------------------ */
+
+static void
+test_dry_run(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", NULL}, {NULL, NULL}}; /* the default: true */
+    const struct fake_req *r;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_reqs(e, "DELETE", NULL), 0);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1); /* no verify */
+    r = req_nth(e, "POST", ML_EVICT, 0);
+    check_param(r, "dryRun", "All");
+    check_eviction_body(r, ML_NS, ML_POD, ML_UID);
+
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "result", "would_recycle");
+    jbool(d, "dry_run", 1);
+    jstr(d, "action", "evict");
+    jint(d, "free_mib", 553);
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    check_incident_candidates(d);
+    jnull(d, "verify");
+    jnull(d, "error");
+    jhas(d, "reason", "DRY_RUN: nothing was changed");
+    jhas(d, "reason", "a dry-run eviction was accepted by the API server");
+    json_decref(all);
+}
+
+/* The probe says a PodDisruptionBudget would refuse: still would_recycle, and
+ * the reason carries the API server's words. */
+static void
+test_dry_run_probe_pdb(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", "true"}, {NULL, NULL}};
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 429, "remedy-status-429-pdb.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    check_param(req_nth(e, "POST", ML_EVICT, 0), "dryRun", "All");
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "would_recycle");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "a dry-run eviction says a PodDisruptionBudget would refuse");
+    jhas(d, "reason", "The disruption budget immich-ml-pdb needs 1 healthy pods");
+    json_decref(all);
+}
+
+/* ACTION=delete in dry-run probes with a dry-run DELETE. */
+static void
+test_dry_run_delete_probe(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", "true"}, {"ACTION", "delete"}, {NULL, NULL}};
+    const struct fake_req *r;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    assert_int_equal(fake_route(e->fake, "DELETE", ML_PATH, 200, NULL, POD_DELETED, 0),
+                     0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    r = req_nth(e, "DELETE", ML_PATH, 0);
+    check_param(r, "dryRun", "All");
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "would_recycle");
+    jstr(d, "action", "delete");
+    jhas(d, "reason", "a dry-run deletion was accepted by the API server");
+    json_decref(all);
+}
+
+/* --- 3. nothing to do, nobody to take, nothing to trust -------------------- */
+
+static void
+test_recovered_at_floor(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-at-floor.json", "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 0);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "result", "skipped_recovered");
+    jint(d, "free_mib", 1536);
+    jstr(d, "reason", "free 1536 MiB >= floor 1536 MiB; nothing to do");
+    check_no_victim(d);
+    jnull(d, "error");
+    json_decref(all);
+}
+
+/* One MiB less and the same reading acts (the boundary is free >= floor). */
+static void
+test_below_floor_by_one(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-below-floor.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "would_recycle");
+    jint(d, "free_mib", 1535);
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
+static void
+test_no_candidate(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-no-candidate.json", "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 0);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "result", "skipped_no_candidate");
+    jint(d, "free_mib", 60);
+    check_no_victim(d);
+    jnull(d, "error");
+    jhas(d, "reason", "free 60 MiB < floor 1536 MiB; no eligible victim among 6 pods");
+    jhas(d, "reason", "1 not_on_node");
+    jhas(d, "reason", "5 within_budget");
+    assert_int_equal(json_array_size(jget(d, "candidates")), 6);
+    check_candidate(d, ML_NS, ML_POD, 2900, 3000, "within_budget");
+    check_candidate(d, "gpu-batch", "ghost-job-0", 2500, -1, "not_on_node");
+    json_decref(all);
+}
+
+/* FALLBACK=largest: nobody over budget, so the largest eligible holder goes,
+ * and its overshoot is negative. */
+static void
+test_fallback_largest(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"FALLBACK", "largest"}, {NULL, NULL}};
+    const char *path = "/api/v1/namespaces/llama-swap/pods/" LS_POD "/eviction";
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-no-candidate.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", path, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    check_eviction_body(req_nth(e, "POST", path, 0), "llama-swap", LS_POD,
+                        "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d03");
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jint(d, "free_mib", 60);
+    check_victim(d, "llama-swap", LS_POD, 4900, 5000, -100);
+    jhas(d, "reason", "FALLBACK=largest picks llama-swap/" LS_POD);
+    check_candidate(d, "gpu-batch", "ghost-job-0", 2500, -1, "not_on_node");
+    json_decref(all);
+}
+
+struct telemetry_case {
+    const char *name;
+    int status;
+    const char *ctype;
+    const char *body;
+    long delay_ms;
+    const char *error; /* what the decision's error must contain */
+};
+
+#define SERIES(ns, pod, v)                                                               \
+    "{\"metric\":{\"namespace\":\"" ns "\",\"pod\":\"" pod                               \
+    "\"},\"value\":[1780394400.1,\"" v "\"]}"
+#define VECTOR(...)                                                                      \
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":"            \
+    "[" __VA_ARGS__ "]}}"
+#define PROM_ERROR                                                                       \
+    "{\"status\":\"error\",\"errorType\":\"execution\",\"error\":\"query timed out in "  \
+    "expression evaluation\"}"
+
+static const struct telemetry_case telemetry_cases[] = {
+    {"HTTP 500", 500, "text/plain", "upstream connect error\n", 0, "HTTP 500"},
+    {"status:error with 422", 422, NULL, PROM_ERROR, 0, "query timed out in expression"},
+    {"status:error with 200", 200, NULL, PROM_ERROR, 0, "query timed out in expression"},
+    {"empty vector", 200, NULL, VECTOR(), 0, "no series"},
+    {"garbage", 200, "text/html", "<html><body>502 Bad Gateway</body></html>", 0,
+     "prometheus"},
+    {"negative", 200, NULL,
+     VECTOR(SERIES(ML_NS, ML_POD, "-1048576") "," SERIES("llama-swap", LS_POD,
+                                                         "1153433600")),
+     0, ML_POD},
+    {"NaN", 200, NULL,
+     VECTOR(SERIES(ML_NS, ML_POD, "NaN") "," SERIES("llama-swap", LS_POD, "1153433600")),
+     0, ML_POD},
+    {"one pod above GPU_TOTAL_MIB", 200, NULL,
+     VECTOR(SERIES(ML_NS, ML_POD, "17179869184") "," SERIES("llama-swap", LS_POD,
+                                                            "1153433600")),
+     0, ML_POD},
+    {"all together above GPU_TOTAL_MIB", 200, NULL,
+     VECTOR(SERIES(ML_NS, ML_POD, "8388608000") "," SERIES("llama-swap", LS_POD,
+                                                           "8388608000")),
+     0, "GPU_TOTAL_MIB"},
+    {"slower than HTTP_TIMEOUT", 200, NULL, VECTOR(SERIES(ML_NS, ML_POD, "11489247232")),
+     3000, "prometheus"},
+    {"connection refused", 0, NULL, NULL, 0, "prometheus"},
+};
+
+static void
+test_telemetry(void **state)
+{
+    struct env *e = *state;
+
+    for (size_t i = 0; i < sizeof(telemetry_cases) / sizeof(telemetry_cases[0]); i++) {
+        const struct telemetry_case *tc = &telemetry_cases[i];
+        struct kv extra[2] = {{NULL, NULL}, {NULL, NULL}};
+        char url[64];
+        json_t *all, *d;
+        long t0;
+
+        print_message("skipped_telemetry: %s\n", tc->name);
+        if (i > 0) {
+            env_fini(e);
+            env_init(e);
+        }
+        if (tc->body != NULL) {
+            assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, tc->status, tc->ctype,
+                                        tc->body, tc->delay_ms),
+                             0);
+        } else {
+            snprintf(url, sizeof(url), "http://127.0.0.1:%d", fake_closed_port());
+            extra[0] = (struct kv){"PROMETHEUS_URL", url};
+        }
+        routes(e, NULL, "remedy-pods-incident.json");
+        route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+        assert_int_equal(
+            fake_route(e->fake, "DELETE", ML_PATH, 200, NULL, POD_DELETED, 0), 0);
+        start_with(e, extra, 500);
+        t0 = fake_now_ms();
+        deliver(e, ON_NODE);
+        wait_rows(e, 1, 5000);
+        if (fake_now_ms() - t0 > 2500) /* HTTP_TIMEOUT is 500 ms; the slow answer 3 s */
+            fail_msg("%s: took %ld ms", tc->name, fake_now_ms() - t0);
+
+        /* Never act blind: the pod list may have been asked for, nothing else. */
+        assert_int_equal(count_mutating(e), 0);
+        assert_int_equal(fake_count(e->fake) - count_reqs(e, "GET", QUERY_PATH) -
+                             count_reqs(e, "GET", PODS_PATH),
+                         0);
+        all = decisions(e);
+        assert_int_equal(json_array_size(all), 1);
+        d = json_array_get(all, 0);
+        check_shape(d);
+        jstr(d, "result", "skipped_telemetry");
+        jnull(d, "free_mib");
+        check_no_victim(d);
+        assert_int_equal(json_array_size(jget(d, "candidates")), 0);
+        jhas(d, "error", tc->error);
+        json_decref(all);
+    }
+}
+
+/* With FREE_QUERY set its answer is the free VRAM; one that cannot be true on
+ * the card is a telemetry failure. Both queries share the path, so each gets
+ * the same one-sample vector: usage (bytes) and free (MiB) at once. */
+static void
+run_free_query(struct env *e, const char *value)
+{
+    const struct kv extra[] = {{"FREE_QUERY", "gpu_free_mib{node=\"$node\"}"},
+                               {NULL, NULL}};
+    char body[512];
+    char *q0, *q1;
+
+    snprintf(body, sizeof(body),
+             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+             "{\"metric\":{\"namespace\":\"" ML_NS "\",\"pod\":\"" ML_POD "\"},"
+             "\"value\":[1780394400.1,\"%s\"]}]}}",
+             value);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 0), 0);
+    routes(e, NULL, "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    assert_int_equal(count_mutating(e), 0);
+    q0 = fake_query_param(req_nth(e, "GET", QUERY_PATH, 0), "query");
+    q1 = fake_query_param(req_nth(e, "GET", QUERY_PATH, 1), "query");
+    assert_non_null(q0);
+    assert_non_null(q1);
+    assert_true((strcmp(q0, DEFAULT_USED_QUERY) == 0 &&
+                 strcmp(q1, "gpu_free_mib{node=\"" NODE "\"}") == 0) ||
+                (strcmp(q1, DEFAULT_USED_QUERY) == 0 &&
+                 strcmp(q0, "gpu_free_mib{node=\"" NODE "\"}") == 0));
+    free(q0);
+    free(q1);
+}
+
+static void
+test_free_query_used(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    run_free_query(e, "100"); /* 100 MiB free; immich-ml holds 100 bytes */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_no_candidate");
+    jint(d, "free_mib", 100);
+    check_candidate(d, ML_NS, ML_POD, 0, 3000, "within_budget");
+    json_decref(all);
+}
+
+static void
+test_free_query_implausible(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    run_free_query(e, "1e9"); /* 1e9 MiB free on a 15360 MiB card */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jnull(d, "free_mib");
+    check_no_victim(d);
+    jhas(d, "error", "FREE_QUERY reports");
+    json_decref(all);
+}
+
+/* --- 4. the API server cannot be asked ------------------------------------ */
+
+static void
+check_skipped_kube(struct env *e, const char *error)
+{
+    json_t *all = decisions(e), *d;
+
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "node", NODE);
+    jstr(d, "result", "skipped_kube");
+    jint(d, "free_mib", 553);
+    check_no_victim(d);
+    assert_int_equal(json_array_size(jget(d, "candidates")), 0);
+    jhas(d, "reason", "could not be listed");
+    jhas(d, "error", error);
+    json_decref(all);
+}
+
+static void
+test_kube_pods_500(void **state)
+{
+    struct env *e = *state;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_file(e, "GET", PODS_PATH, 500, "remedy-status-500.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_mutating(e), 0);
+    check_skipped_kube(e, "etcdserver: request timed out");
+    {
+        json_t *all = decisions(e);
+        jhas(json_array_get(all, 0), "error", "HTTP 500");
+        json_decref(all);
+    }
+}
+
+static void
+test_kube_pods_403(void **state)
+{
+    struct env *e = *state;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_file(e, "GET", PODS_PATH, 403, "remedy-status-403-pods.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_mutating(e), 0);
+    check_skipped_kube(e, "cannot list resource \"pods\"");
+}
+
+/* Recovered needs no pod list: skipped_recovered even when the pods cannot be
+ * listed, and no pod is shown with a reason the engine never checked. */
+static void
+test_kube_fails_but_recovered(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-at-floor.json", NULL);
+    route_file(e, "GET", PODS_PATH, 500, "remedy-status-500.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_mutating(e), 0);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_recovered");
+    jint(d, "free_mib", 1536);
+    check_no_victim(d);
+    jnull(d, "error");
+    assert_int_equal(json_array_size(jget(d, "candidates")), 0);
+    json_decref(all);
+}
+
+static void
+test_kube_unset(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"KUBE_API_URL", NULL}, {NULL, NULL}};
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    start(e, extra);
+    assert_null(e->kube);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(fake_count(e->fake), 1); /* the usage query only */
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1);
+    check_skipped_kube(e, "no Kubernetes API server is configured");
+}
+
+/* --- 5. PodDisruptionBudgets ---------------------------------------------- */
+
+static void
+test_pdb_next_candidate(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-two-over.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 429, "remedy-status-429-pdb.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 2);
+    assert_int_equal(fake_req(e->fake, 2)->fr_path[0], '/');
+    /* In rank order: the largest overshoot first, then the next. */
+    assert_string_equal(fake_req(e->fake, fake_count(e->fake) - 2)->fr_path, FR_EVICT);
+    check_eviction_body(req_nth(e, "POST", ML_EVICT, 0), ML_NS, ML_POD, ML_UID);
+    check_eviction_body(req_nth(e, "POST", FR_EVICT, 0), FR_NS, FR_POD, FR_UID);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_reqs(e, "POST", FR_EVICT), 1);
+
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jint(d, "free_mib", 453);
+    check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    check_candidate(d, ML_NS, ML_POD, 9957, 3000, NULL);
+    check_candidate(d, FR_NS, FR_POD, 2500, 2000, NULL);
+    jhas(d, "reason", "evicted " FR_NS "/" FR_POD);
+    /* The refusal that moved it on is on the record. */
+    jhas(d, "reason",
+         "refused by a PodDisruptionBudget first: " ML_NS "/" ML_POD ": kube: ");
+    jhas(d, "reason", "The disruption budget immich-ml-pdb needs 1 healthy pods");
+    jnull(d, "error");
+    jint(jget(d, "verify"), "free_mib", 11510);
+    json_decref(all);
+}
+
+static void
+test_pdb_all_refused(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-two-over.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 429, "remedy-status-429-pdb.json", 0);
+    route_file(e, "POST", FR_EVICT, 429, "remedy-status-429-pdb.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 2);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_reqs(e, "POST", FR_EVICT), 1);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1); /* nothing to verify */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "blocked");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 9957, 3000, 6957);
+    jnull(d, "verify");
+    jhas(d, "reason", "every candidate was refused by a PodDisruptionBudget");
+    jhas(d, "error", "Cannot evict pod as it would violate the pod's disruption budget");
+    jhas(d, "error", ML_NS "/" ML_POD);
+    jhas(d, "error", FR_NS "/" FR_POD);
+    json_decref(all);
+
+    /* Blocked changed nothing: no SETTLE window, the next alert looks again. */
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    jstr(json_array_get(all, 1), "result", "blocked");
+    json_decref(all);
+}
+
+/* Refused, then the next one fails otherwise: failed, with both on record. */
+static void
+test_pdb_then_forbidden(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-two-over.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 429, "remedy-status-429-pdb.json", 0);
+    route_file(e, "POST", FR_EVICT, 403, "remedy-status-403-evict.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 2);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    jhas(d, "error", "HTTP 403");
+    jhas(d, "reason", "refused by a PodDisruptionBudget first: " ML_NS "/" ML_POD);
+    jhas(d, "reason", "the evict of " FR_NS "/" FR_POD " failed");
+    jnull(d, "verify");
+    json_decref(all);
+}
+
+/* --- 6. other answers to the eviction ------------------------------------- */
+
+static void
+test_evict_404(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 404, "remedy-status-404.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "already gone");
+    jnull(d, "error");
+    jint(jget(d, "verify"), "free_mib", 11510);
+    json_decref(all);
+}
+
+static void
+test_evict_409_twice(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 409, "remedy-status-409.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    /* One fresh look after the first 409, then no further chase. */
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
+    assert_int_equal(count_mutating(e), 2);
+    assert_int_equal(count_reqs(e, "GET", PODS_PATH), 2);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    check_incident_candidates(d);
+    jhas(d, "error", "HTTP 409");
+    jhas(d, "error", "Precondition failed");
+    jhas(d, "reason", "the evict of " ML_NS "/" ML_POD " failed");
+    jnull(d, "verify");
+    json_decref(all);
+}
+
+/* A 409 because the pod was recreated under the same name: the fresh look
+ * finds the new UID and the eviction names it. */
+static void
+test_evict_409_then_replacement(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-replaced.json", 0);
+    route_file(e, "POST", ML_EVICT, 409, "remedy-status-409.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
+    assert_int_equal(count_mutating(e), 2);
+    check_eviction_body(req_nth(e, "POST", ML_EVICT, 0), ML_NS, ML_POD, ML_UID);
+    check_eviction_body(req_nth(e, "POST", ML_EVICT, 1), ML_NS, ML_POD, ML_UID2);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jnull(d, "error");
+    jint(jget(d, "verify"), "free_mib", 11510);
+    json_decref(all);
+}
+
+static void
+test_evict_403(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 403, "remedy-status-403-evict.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "error", "HTTP 403");
+    jhas(d, "error", "cannot create resource \"pods/eviction\"");
+    jnull(d, "verify");
+    json_decref(all);
+}
+
+/* --- 7. ACTION=delete ------------------------------------------------------ */
+
+static void
+test_action_delete(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"ACTION", "delete"}, {NULL, NULL}};
+    const struct fake_req *r;
+    json_error_t jerr;
+    json_t *all, *d, *b;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    assert_int_equal(fake_route(e->fake, "DELETE", ML_PATH, 200, NULL, POD_DELETED, 0),
+                     0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "POST", NULL), 0);
+    r = req_nth(e, "DELETE", ML_PATH, 0);
+    check_param(r, "dryRun", NULL);
+    assert_non_null(b = json_loads(r->fr_body, 0, &jerr));
+    jstr(b, "kind", "DeleteOptions");
+    jstr(b, "apiVersion", "v1");
+    jstr(jget(b, "preconditions"), "uid", ML_UID);
+    json_decref(b);
+
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jstr(d, "action", "delete");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "deleted " ML_NS "/" ML_POD);
+    jint(jget(d, "verify"), "free_mib", 11510);
+    json_decref(all);
+}
+
+/* --- 8. brakes ------------------------------------------------------------ */
+
+static size_t
+count_result(json_t *all, const char *result)
+{
+    size_t i, n = 0;
+    json_t *d;
+
+    json_array_foreach(all, i, d)
+    {
+        n += strcmp(json_string_value(jget(d, "result")), result) == 0;
+    }
+    return n;
+}
+
+static void
+test_thirty_at_once(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+    size_t i;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver_n(e, "GPUVRAMLow", "firing", ON_NODE, 30); /* one loop turn */
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    wait_rows(e, 30, 5000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 30);
+    assert_int_equal(count_result(all, "recycled"), 1);
+    assert_int_equal(count_result(all, "coalesced"), 29);
+    json_array_foreach(all, i, d)
+    {
+        check_shape(d);
+        jstr(d, "node", NODE);
+        jstr(d, "fingerprint", FINGERPRINT);
+        if (strcmp(json_string_value(jget(d, "result")), "coalesced") == 0) {
+            check_no_victim(d);
+            jnull(d, "free_mib");
+            jhas(d, "reason", "a decision for " NODE " is already in flight");
+        }
+    }
+    json_decref(all);
+}
+
+static void
+test_settle_window(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    then_prom(e, "remedy-prom-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000); /* recovered on the first verify, 0.2 s in */
+
+    /* Inside SETTLE: coalesced at once, no query. */
+    deliver(e, ON_NODE);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    wait_rows(e, 2, 1000);
+    assert_int_equal(fake_count(e->fake), 4);
+
+    /* After SETTLE: a new decision, which acts again. */
+    run_ms(e->base, 900);
+    deliver(e, ON_NODE);
+    wait_rows(e, 3, 5000);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
+    assert_int_equal(count_mutating(e), 2);
+
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 3);
+    jstr(json_array_get(all, 0), "result", "recycled");
+    d = json_array_get(all, 1);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "inside the SETTLE window after recycling " ML_NS "/" ML_POD);
+    check_no_victim(d);
+    jstr(json_array_get(all, 2), "result", "recycled");
+    json_decref(all);
+}
+
+/* The in-flight brake is per node: another node's alert is not held back. */
+static void
+test_brake_per_node(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", "true"}, {NULL, NULL}};
+    json_t *all;
+    const char *n0, *n1;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    deliver(e, "\"node\":\"gpu-node-2\"");
+    deliver(e, ON_NODE);
+    assert_int_equal(remedy_in_flight(e->r), 2);
+    wait_rows(e, 3, 5000);
+
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
+    all = decisions(e);
+    assert_int_equal(count_result(all, "would_recycle"), 2);
+    assert_int_equal(count_result(all, "coalesced"), 1);
+    n0 = json_string_value(jget(json_array_get(all, 0), "node"));
+    n1 = json_string_value(jget(json_array_get(all, 1), "node"));
+    assert_true(strcmp(n0, n1) != 0);
+    jstr(json_array_get(all, 2), "node", NODE);
+    jstr(json_array_get(all, 2), "result", "coalesced");
+    json_decref(all);
+}
+
+static void
+test_hourly_brake(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {
+        {"MAX_RECYCLES_PER_HOUR", "1"}, {"SETTLE", "0"}, {NULL, NULL}};
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    then_prom(e, "remedy-prom-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_mutating(e), 1);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "recycled");
+    d = json_array_get(all, 1);
+    jstr(d, "result", "rate_limited");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jint(d, "free_mib", 553);
+    jhas(d, "reason", "MAX_RECYCLES_PER_HOUR=1");
+    jnull(d, "verify");
+    json_decref(all);
+}
+
+/* In dry-run a would_recycle opens the SETTLE window like a recycle. */
+static void
+test_dry_run_settle(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", "true"}, {NULL, NULL}};
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 1000);
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "would_recycle");
+    jstr(json_array_get(all, 1), "result", "coalesced");
+    jhas(json_array_get(all, 1), "reason", "inside the SETTLE window");
+    json_decref(all);
+}
+
+/* ... and counts toward the hourly brake. */
+static void
+test_dry_run_hourly(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", "true"},
+                               {"MAX_RECYCLES_PER_HOUR", "1"},
+                               {"SETTLE", "0"},
+                               {NULL, NULL}};
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "would_recycle");
+    jstr(json_array_get(all, 1), "result", "rate_limited");
+    jbool(json_array_get(all, 1), "dry_run", 1);
+    json_decref(all);
+}
+
+/* --- 9. no node label ------------------------------------------------------ */
+
+static void
+test_every_gpu_node(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    const struct fake_req *r;
+    json_t *all;
+    int seen1 = 0, seen2 = 0;
+    char *v;
+
+    route_file(e, "GET", NODES_PATH, 200, "remedy-nodes.json", 0);
+    routes(e, "remedy-prom-recovered.json", "remedy-pods-incident.json");
+    start(e, extra);
+    deliver(e, "");
+    wait_rows(e, 2, 5000);
+
+    assert_int_equal(count_reqs(e, "GET", NODES_PATH), 1);
+    check_param(req_nth(e, "GET", NODES_PATH, 0), "labelSelector",
+                "nvidia.com/gpu.present=true");
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    assert_int_equal(count_reqs(e, "GET", PODS_PATH), 2);
+    assert_int_equal(count_mutating(e), 0);
+    for (size_t i = 0; i < 2; i++) {
+        r = req_nth(e, "GET", QUERY_PATH, i);
+        assert_non_null(v = fake_query_param(r, "query"));
+        seen1 += strcmp(v, "sum by (namespace, pod) "
+                           "(gpu_pod_memory_used_bytes{node=\"gpu-node-1\"})") == 0;
+        seen2 += strcmp(v, "sum by (namespace, pod) "
+                           "(gpu_pod_memory_used_bytes{node=\"gpu-node-2\"})") == 0;
+        free(v);
+        r = req_nth(e, "GET", PODS_PATH, i);
+        assert_non_null(v = fake_query_param(r, "fieldSelector"));
+        seen1 += strcmp(v, "spec.nodeName=gpu-node-1") == 0;
+        seen2 += strcmp(v, "spec.nodeName=gpu-node-2") == 0;
+        free(v);
+    }
+    assert_int_equal(seen1, 2);
+    assert_int_equal(seen2, 2);
+
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    assert_int_equal(count_result(all, "skipped_recovered"), 2);
+    seen1 = seen2 = 0;
+    for (size_t i = 0; i < 2; i++) {
+        const char *node = json_string_value(jget(json_array_get(all, i), "node"));
+        seen1 += strcmp(node, "gpu-node-1") == 0;
+        seen2 += strcmp(node, "gpu-node-2") == 0;
+        jstr(json_array_get(all, i), "fingerprint", FINGERPRINT);
+    }
+    assert_int_equal(seen1, 1);
+    assert_int_equal(seen2, 1);
+    json_decref(all);
+}
+
+static void
+check_one_skipped_kube_nodeless(struct env *e, const char *reason, const char *error)
+{
+    json_t *all = decisions(e), *d;
+
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "node", "");
+    jstr(d, "result", "skipped_kube");
+    jstr(d, "trigger", "GPUVRAMLow");
+    jnull(d, "free_mib");
+    check_no_victim(d);
+    jhas(d, "reason", reason);
+    if (error == NULL)
+        jnull(d, "error");
+    else
+        jhas(d, "error", error);
+    json_decref(all);
+}
+
+static void
+test_node_list_fails(void **state)
+{
+    struct env *e = *state;
+
+    route_file(e, "GET", NODES_PATH, 500, "remedy-status-500.json", 0);
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, "");
+    wait_rows(e, 1, 5000);
+    assert_int_equal(fake_count(e->fake), 1);
+    assert_int_equal(count_reqs(e, "GET", NODES_PATH), 1);
+    check_one_skipped_kube_nodeless(e, "the GPU nodes could not be listed", "HTTP 500");
+}
+
+static void
+test_node_list_empty(void **state)
+{
+    struct env *e = *state;
+
+    assert_int_equal(
+        fake_route(e->fake, "GET", NODES_PATH, 200, NULL,
+                   "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                   "\"items\":[]}",
+                   0),
+        0);
+    start(e, NULL);
+    deliver(e, "");
+    wait_rows(e, 1, 5000);
+    assert_int_equal(fake_count(e->fake), 1);
+    check_one_skipped_kube_nodeless(
+        e, "no node matches GPU_NODE_SELECTOR=nvidia.com/gpu.present=true", NULL);
+}
+
+static void
+test_no_node_label_no_kube(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"KUBE_API_URL", NULL}, {NULL, NULL}};
+
+    start(e, extra);
+    deliver(e, "");
+    wait_rows(e, 1, 5000);
+    assert_int_equal(fake_count(e->fake), 0);
+    check_one_skipped_kube_nodeless(e, "no Kubernetes API server is configured", NULL);
+}
+
+/* --- 10. what starts nothing ----------------------------------------------- */
+
+static void
+test_not_triggers(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver_n(e, "GPUVRAMLow", "resolved", ON_NODE, 1);
+    deliver_n(e, "GPUVRAMTelemetryDown", "firing", ON_NODE, 1);
+    deliver_n(e, "gpuvramlow", "firing", ON_NODE, 1); /* names are exact */
+    /* A firing delivery holding a resolved trigger: judged by its own status. */
+    deliver_body(e, "{\"version\":\"4\",\"status\":\"firing\",\"alerts\":["
+                    "{\"status\":\"resolved\",\"labels\":{\"alertname\":\"GPUVRAMLow\","
+                    "\"node\":\"" NODE "\"},\"fingerprint\":\"aa\"},"
+                    "{\"status\":\"firing\",\"labels\":{\"alertname\":\"Watchdog\","
+                    "\"node\":\"" NODE "\"},\"fingerprint\":\"bb\"}]}");
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    run_ms(e->base, 300);
+    assert_int_equal(fake_count(e->fake), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 0);
+    json_decref(all);
+    all = audit_json(e, "alerts"); /* only recorded */
+    assert_int_equal(json_array_size(all), 5);
+    json_decref(all);
+}
+
+static void
+test_trigger_alerts_setting(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"TRIGGER_ALERTS", "GPUVRAMLow,GPUVRAMCritical"},
+                               {"ALERT_NODE_LABEL", "instance_node"},
+                               {NULL, NULL}};
+    json_t *all;
+
+    routes(e, "remedy-prom-recovered.json", "remedy-pods-incident.json");
+    start(e, extra);
+    deliver_n(e, "GPUVRAMCritical", "firing", "\"instance_node\":\"" NODE "\"", 1);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "trigger", "GPUVRAMCritical");
+    jstr(json_array_get(all, 0), "node", NODE);
+    jstr(json_array_get(all, 0), "result", "skipped_recovered");
+    json_decref(all);
+}
+
+static void
+test_starving_namespace(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE ",\"namespace\":\"immich\"");
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 0);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_no_candidate");
+    check_no_victim(d);
+    check_candidate(d, ML_NS, ML_POD, 10957, 3000, "starving_namespace");
+    check_candidate(d, "immich", SV_POD, 900, 1800, "starving_namespace");
+    check_candidate(d, "llama-swap", LS_POD, 1100, 5000, "within_budget");
+    json_decref(all);
+}
+
+/* --- 11. the row while it runs, and at shutdown ---------------------------- */
+
+static void
+run_until_requests(struct env *e, const char *method, const char *path, size_t n)
+{
+    long end = fake_now_ms() + 3000;
+
+    while (count_reqs(e, method, path) < n) {
+        if (fake_now_ms() > end)
+            fail_msg("no %s %s", method, path);
+        run_ms(e->base, 10);
+    }
+}
+
+static void
+test_in_progress_row(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 800);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+
+    /* Written when it starts: visible before anything is known. */
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    jstr(json_array_get(all, 0), "result", "in_progress");
+    json_decref(all);
+
+    run_until_requests(e, "POST", ML_EVICT, 1);
+    run_ms(e->base, 200);
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "result", "in_progress");
+    jstr(d, "node", NODE);
+    jstr(d, "trigger", "GPUVRAMLow");
+    jstr(d, "fingerprint", FINGERPRINT);
+    jnull(d, "error");
+    jnull(d, "verify");
+    json_decref(all);
+
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    jstr(json_array_get(all, 0), "result", "recycled");
+    json_decref(all);
+}
+
+/* Stopping with the eviction held open: the row stays in_progress, nothing
+ * leaks, and the next start marks it interrupted. */
+static void
+test_shutdown_mid_eviction(void **state)
+{
+    struct env *e = *state;
+    char err[256];
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 2000);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", ML_EVICT, 1);
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    kube_free(e->kube);
+    e->kube = NULL;
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    engine_stop(e);
+
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    jstr(json_array_get(all, 0), "result", "in_progress");
+    json_decref(all);
+
+    assert_non_null(e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err)));
+    assert_int_equal(store_interrupted_count(e->store), 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "in_progress");
+    jstr(d, "error", STORE_INTERRUPTED_ERROR);
+    json_decref(all);
+}
+
+/* Stopping while the verify loop waits on Prometheus. */
+static void
+test_shutdown_mid_verify(void **state)
+{
+    struct env *e = *state;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
+                                     "remedy-prom-recovered.json", 2000),
+                     0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 2);
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    kube_free(e->kube);
+    e->kube = NULL;
+    prom_free(e->prom);
+    e->prom = NULL;
+    assert_int_equal(remedy_in_flight(e->r), 0);
+}
+
+static int
+group_setup(void **state)
+{
+    const char *v = getenv("GVW_TEST_VERBOSE");
+
+    fake_isolate();
+    log_init(LOG_FORMAT_TEXT, v && *v ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR);
+    metrics_init(0);
+    return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+    metrics_cleanup();
+    return 0;
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_incident_replay),
+        T(test_verify_never_recovers),
+        T(test_dry_run),
+        T(test_dry_run_probe_pdb),
+        T(test_dry_run_delete_probe),
+        T(test_recovered_at_floor),
+        T(test_below_floor_by_one),
+        T(test_no_candidate),
+        T(test_fallback_largest),
+        T(test_telemetry),
+        T(test_free_query_used),
+        T(test_free_query_implausible),
+        T(test_kube_pods_500),
+        T(test_kube_pods_403),
+        T(test_kube_unset),
+        T(test_kube_fails_but_recovered),
+        T(test_pdb_next_candidate),
+        T(test_pdb_all_refused),
+        T(test_pdb_then_forbidden),
+        T(test_evict_404),
+        T(test_evict_409_twice),
+        T(test_evict_409_then_replacement),
+        T(test_evict_403),
+        T(test_action_delete),
+        T(test_thirty_at_once),
+        T(test_settle_window),
+        T(test_brake_per_node),
+        T(test_hourly_brake),
+        T(test_dry_run_settle),
+        T(test_dry_run_hourly),
+        T(test_every_gpu_node),
+        T(test_node_list_fails),
+        T(test_node_list_empty),
+        T(test_no_node_label_no_kube),
+        T(test_not_triggers),
+        T(test_trigger_alerts_setting),
+        T(test_starving_namespace),
+        T(test_in_progress_row),
+        T(test_shutdown_mid_eviction),
+        T(test_shutdown_mid_verify),
+    };
+
+    return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
+}
