@@ -193,6 +193,13 @@ else
 fi
 
 metrics=$(curl -s "http://127.0.0.1:$SERVE_PORT/metrics")
+if printf '%s\n' "$metrics" | promtool check metrics >"$TMP/promtool.out" 2>&1; then
+    pass "promtool check metrics is clean after a decision (histogram filled)"
+else
+    fail "promtool check metrics is clean after a decision" "$(cat "$TMP/promtool.out")"
+fi
+expect_contains "the duration histogram counted the decision" \
+    'gpu_vram_watchdog_decision_duration_seconds_count 1' "$metrics"
 expect_contains "metrics count the recycle" 'gpu_vram_watchdog_decisions_total{result="recycled"} 1' "$metrics"
 expect_contains "metrics show the advertised capacity" 'gpu_vram_watchdog_capacity_advertised{node="gpu-node-1"} 1' "$metrics"
 expect_eq "Prometheus sees the watchdog up" 1 "$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode 'query=up{job="gpu-vram-watchdog"}' | jq -r '.data.result[0].value[1]')"
