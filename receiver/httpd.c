@@ -172,6 +172,11 @@ commit_pending(struct httpd *h, char *err, size_t errlen)
         snprintf(err, errlen, "audit store is not open");
         return -1;
     }
+    /* A 200 written into a removed file would be a lost alert; serve.c reopens. */
+    if (store_moved(h->h_store)) {
+        snprintf(err, errlen, "the audit database file was removed or replaced");
+        return -1;
+    }
     if (store_begin(h->h_store, err, errlen) == -1)
         return -1;
     for (struct pending *p = h->h_pending; p != NULL; p = p->p_next) {
@@ -343,7 +348,7 @@ route(struct evhttp_request *req, void *arg)
             handle_metrics(req);
         } else if (path[1] == 'h') {
             reply(req, 200, "OK", "text/plain", "ok\n", 3);
-        } else if (h->h_store != NULL) {
+        } else if (h->h_store != NULL && !store_moved(h->h_store)) {
             reply(req, 200, "OK", "text/plain", "ready\n", 6);
         } else {
             reply(req, 503, "Service Unavailable", "text/plain",

@@ -19,6 +19,7 @@
 #include "store.h"
 
 #define STORE_RETRY_S 5
+#define STORE_WATCH_S 1
 #define PRUNE_EVERY_S 86400
 
 struct daemon {
@@ -31,6 +32,7 @@ struct daemon {
     struct remedy *d_remedy;      /* owned */
     struct capacity *d_capacity;  /* owned; NULL without an API server */
     struct event *d_store_retry;  /* owned */
+    struct event *d_store_watch;  /* owned */
     struct event *d_prune_timer;  /* owned */
     struct event *d_sigterm, *d_sigint; /* owned */
 };
@@ -77,6 +79,26 @@ store_open_cb(evutil_socket_t fd, short what, void *arg)
     httpd_set_store(d->d_httpd, d->d_store);
     remedy_set_store(d->d_remedy, d->d_store);
     prune_cb(-1, 0, d);
+}
+
+/* The database file was removed or replaced under the daemon. Webhooks get
+ * 503 meanwhile (httpd checks before each commit); the store is reopened at
+ * its path once no decision is in flight, as their rows live in the old file. */
+static void
+store_watch_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct daemon *d = arg;
+
+    if (d->d_store == NULL || !store_moved(d->d_store) ||
+        remedy_in_flight(d->d_remedy) > 0)
+        return;
+    log_event(LOG_LEVEL_ERROR, "audit database file removed or replaced; reopening it",
+              "path", d->d_cfg->c_audit_db, NULL);
+    httpd_set_store(d->d_httpd, NULL);
+    remedy_set_store(d->d_remedy, NULL);
+    store_close(d->d_store);
+    d->d_store = NULL;
+    store_open_cb(-1, 0, d);
 }
 
 static void
@@ -151,6 +173,8 @@ daemon_teardown(struct daemon *d)
     store_close(d->d_store);
     if (d->d_store_retry)
         event_free(d->d_store_retry);
+    if (d->d_store_watch)
+        event_free(d->d_store_watch);
     if (d->d_prune_timer)
         event_free(d->d_prune_timer);
     if (d->d_sigterm)
@@ -168,6 +192,7 @@ serve_main(const struct config *cfg)
     struct daemon d;
     char err[512], port[16];
     struct timeval daily = {PRUNE_EVERY_S, 0};
+    struct timeval watch = {STORE_WATCH_S, 0};
     struct httpd_opts ho = {
         .ho_listen_addr = cfg->c_listen_addr,
         .ho_token_file = cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER
@@ -206,15 +231,18 @@ serve_main(const struct config *cfg)
     }
     d.d_store_retry = evtimer_new(d.d_base, store_open_cb, &d);
     d.d_prune_timer = event_new(d.d_base, -1, EV_PERSIST, prune_cb, &d);
+    d.d_store_watch = event_new(d.d_base, -1, EV_PERSIST, store_watch_cb, &d);
     d.d_sigterm = evsignal_new(d.d_base, SIGTERM, signal_cb, &d);
     d.d_sigint = evsignal_new(d.d_base, SIGINT, signal_cb, &d);
-    if (!d.d_store_retry || !d.d_prune_timer || !d.d_sigterm || !d.d_sigint) {
+    if (!d.d_store_retry || !d.d_prune_timer || !d.d_store_watch || !d.d_sigterm ||
+        !d.d_sigint) {
         log_warnx("%s: out of memory", __func__);
         goto done;
     }
     event_add(d.d_sigterm, NULL);
     event_add(d.d_sigint, NULL);
     event_add(d.d_prune_timer, &daily);
+    event_add(d.d_store_watch, &watch);
     store_open_cb(-1, 0, &d);
     snprintf(port, sizeof(port), "%d", httpd_port(d.d_httpd));
     log_event(LOG_LEVEL_INFO, "serving", "listen", cfg->c_listen_addr, "port", port,

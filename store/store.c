@@ -252,6 +252,17 @@ store_interrupted_count(const struct store *s)
 }
 
 int
+store_moved(struct store *s)
+{
+    int moved = 0;
+
+    if (s == NULL || s->st_db == NULL ||
+        sqlite3_file_control(s->st_db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK)
+        return 0;
+    return moved != 0;
+}
+
+int
 store_begin(struct store *s, char *err, size_t errlen)
 {
     if (store_cached(s, &s->st_begin, "BEGIN IMMEDIATE", err, errlen) == -1)

@@ -44,6 +44,10 @@ struct store *store_open(const char *path, enum store_mode mode, char *err,
 void store_close(struct store *s);
 /* How many in_progress rows this READWRITE open marked interrupted (for a log line). */
 int64_t store_interrupted_count(const struct store *s);
+/* 1 when the database file at the path this store opened has been removed or
+ * replaced since: writes would go to the old file, which nothing can read at
+ * the path and which is gone at the next restart. Costs one stat(). */
+int store_moved(struct store *s);
 
 /* Group commit: BEGIN IMMEDIATE ... COMMIT around every write of one loop
  * turn. On a failed commit the transaction is rolled back before -1. */
