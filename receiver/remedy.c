@@ -17,7 +17,9 @@
 
 #define MAX_NODES 1024       /* node states kept; alert labels are not trusted */
 #define HOUR_S 3600.0
-#define MAX_BRAKE_RING 4096  /* MAX_RECYCLES_PER_HOUR above this is no limit in practice */
+#define MAX_BRAKE_RING 4096
+#define FINISH_RETRY_S 1     /* a decision row that could not be completed is retried */
+#define FINISH_RETRIES 600   /* ... for ten minutes */  /* MAX_RECYCLES_PER_HOUR above this is no limit in practice */
 
 /* Per node: one decision at a time, and the quiet window after a recycle. */
 struct node_state {
@@ -44,7 +46,8 @@ struct decision {
     int d_relisted;              /* a 409 already led to one fresh look */
     char d_refusals[1024];       /* PodDisruptionBudget refusals so far */
     struct gather *d_vg;         /* owned: a verify reading in flight */
-    struct event *d_verify_ev;   /* owned */
+    struct event *d_verify_ev;   /* owned; then the row-completion retry timer */
+    int d_finish_tries;
     double d_recycled_at, d_verify_deadline;
     struct decision *d_next_in_list;
 };
@@ -243,22 +246,66 @@ decision_free(struct decision *d)
     free(d);
 }
 
-/* Completes the audit row, counts, logs, frees. */
-static void
-finish(struct decision *d, const char *result)
+static int
+record_finish(struct decision *d)
 {
     struct remedy *r = d->d_r;
     char err[512];
 
+    if (r->r_store != NULL &&
+        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0)
+        return 0;
+    log_event(LOG_LEVEL_ERROR, "decision row not completed; retrying", "node",
+              d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, "error",
+              r->r_store ? err : "audit store not open", NULL);
+    return -1;
+}
+
+/* The store was busy or full when the decision ended: its outcome (a real
+ * eviction, perhaps) must still reach the audit, so keep trying. The node
+ * stays busy meanwhile; new decisions could not be recorded anyway. */
+static void
+finish_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct decision *d = arg;
+    struct timeval again = {FINISH_RETRY_S, 0};
+
+    if (record_finish(d) == 0) {
+        log_event(LOG_LEVEL_INFO, "decision row completed late", "node",
+                  d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, NULL);
+        decision_free(d);
+        return;
+    }
+    if (++d->d_finish_tries >= FINISH_RETRIES) {
+        log_event(LOG_LEVEL_ERROR, "decision row abandoned: the audit store kept failing",
+                  "node", d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, NULL);
+        decision_free(d);
+        return;
+    }
+    evtimer_add(d->d_verify_ev, &again);
+}
+
+/* Counts, logs, completes the audit row, frees. */
+static void
+finish(struct decision *d, const char *result)
+{
+    struct timeval again = {FINISH_RETRY_S, 0};
+
     verdict_set_result(&d->d_v, result);
-    if (r->r_store == NULL ||
-        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == -1)
-        log_event(LOG_LEVEL_ERROR, "decision row not completed", "node",
-                  d->d_v.vd_d.sd_node, "result", result, "error",
-                  r->r_store ? err : "audit store not open", NULL);
     metrics_decision(result, mono_now() - d->d_t0);
     log_decision(&d->d_v, d->d_row);
-    decision_free(d);
+    if (record_finish(d) == 0) {
+        decision_free(d);
+        return;
+    }
+    /* The verify timer is done with; the retry reuses its slot. */
+    if (d->d_verify_ev != NULL)
+        event_free(d->d_verify_ev);
+    if ((d->d_verify_ev = evtimer_new(d->d_r->r_base, finish_retry_cb, d)) == NULL) {
+        decision_free(d);
+        return;
+    }
+    evtimer_add(d->d_verify_ev, &again);
 }
 
 /* --- verify -------------------------------------------------------------- */

@@ -503,10 +503,10 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
             SET(CURLOPT_POST, 1L);
         else
             SET(CURLOPT_CUSTOMREQUEST, c->c_method);
-        if (c->c_body != NULL) {
-            SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->hq_body_len);
-            SET(CURLOPT_POSTFIELDS, c->c_body);
-        }
+        /* Without a body, curl's POST would read one from stdin: send none. */
+        SET(CURLOPT_POSTFIELDSIZE_LARGE,
+            (curl_off_t)(c->c_body != NULL ? req->hq_body_len : 0));
+        SET(CURLOPT_POSTFIELDS, c->c_body != NULL ? c->c_body : "");
     }
 #undef SET
     if (rc != CURLE_OK) {

@@ -143,13 +143,8 @@ wait_for 5 grep -q '"prometheus query failed"' "$TMP/serve-d.log"
 sleep 0.5
 unlock_db
 wait_for 5 sh -c "'$GVW_BINARY' audit --db '$DB' --format json | jq -e '.[0].result == \"skipped_telemetry\"'"
-result=$(decisions "$DB" | jq -r '.[0].result')
-if [ "$result" = skipped_telemetry ]; then
-    pass "D: a decision that ended during a store stall is completed in the audit once it clears"
-else
-    known "D: a decision that ended during a store stall stays '$result' in the audit" \
-        "remedy.c finish() does not retry (docs/robustness.md)"
-fi
+expect_eq "D: a decision that ended during a store stall is completed in the audit once it clears" \
+    skipped_telemetry "$(decisions "$DB" | jq -r '.[0].result')"
 expect_eq "D: /healthz is 200" 200 "$(get /healthz)"
 stop "$SERVE_PID"
 
