@@ -14,6 +14,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <event2/util.h>
 #include <jansson.h>
 
@@ -43,6 +44,7 @@ struct httpd {
     size_t h_token_len;
     int h_auth;                   /* bearer auth on */
     struct event *h_token_timer;  /* owned */
+    struct event *h_accept_timer; /* owned; resumes accepting after a pause */
     struct event *h_commit_ev;    /* owned; runs once per turn with pending work */
     struct pending *h_pending;    /* owned queue, in arrival order */
     struct pending **h_pending_tail;
@@ -113,6 +115,38 @@ token_refresh_cb(evutil_socket_t fd, short what, void *arg)
     }
     memcpy(h->h_token, tok, len + 1);
     h->h_token_len = len;
+}
+
+#define ACCEPT_PAUSE_MS 100
+
+/* The listener whose accept() failures pause it; one daemon, one listener. */
+static struct httpd *accept_owner;
+
+static void
+accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct httpd *h = arg;
+
+    evconnlistener_enable(evhttp_bound_socket_get_listener(h->h_sock));
+}
+
+/* accept() failed for a reason retrying at once cannot fix (EMFILE, ENFILE,
+ * ENOBUFS): pause the listener briefly instead of spinning on it, and say so
+ * once per pause rather than once per attempt. */
+static void
+accept_error_cb(struct evconnlistener *l, void *arg)
+{
+    struct httpd *h = accept_owner;
+    struct timeval pause = {0, ACCEPT_PAUSE_MS * 1000};
+    int err = EVUTIL_SOCKET_ERROR();
+
+    (void)arg;
+    if (h == NULL || evhttp_bound_socket_get_listener(h->h_sock) != l)
+        return;
+    evconnlistener_disable(l);
+    evtimer_add(h->h_accept_timer, &pause);
+    log_warnx("%s: accept failed (%s); pausing the listener for %d ms", __func__,
+              evutil_socket_error_to_string(err), ACCEPT_PAUSE_MS);
 }
 
 static void
@@ -407,7 +441,8 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
         goto fail;
     if ((h->h_http = evhttp_new(base)) == NULL ||
         (h->h_commit_ev = event_new(base, -1, 0, commit_cb, h)) == NULL ||
-        (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL) {
+        (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL ||
+        (h->h_accept_timer = evtimer_new(base, accept_resume_cb, h)) == NULL) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -425,6 +460,8 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
                  strerror(errno));
         goto fail;
     }
+    accept_owner = h;
+    evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h->h_sock), accept_error_cb);
     if (h->h_auth)
         event_add(h->h_token_timer, &every);
     return h;
@@ -450,6 +487,10 @@ httpd_free(struct httpd *h)
         event_free(h->h_commit_ev);
     if (h->h_token_timer != NULL)
         event_free(h->h_token_timer);
+    if (h->h_accept_timer != NULL)
+        event_free(h->h_accept_timer);
+    if (accept_owner == h)
+        accept_owner = NULL;
     wipe(h->h_token, sizeof(h->h_token));
     free(h);
 }

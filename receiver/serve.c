@@ -150,6 +150,14 @@ start_capacity(struct daemon *d)
     return 0;
 }
 
+/* libevent's own warnings become JSON lines like everything else. */
+static void
+libevent_log(int severity, const char *msg)
+{
+    log_event(severity >= EVENT_LOG_WARN ? LOG_LEVEL_WARN : LOG_LEVEL_DEBUG, "libevent",
+              "detail", msg, NULL);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -207,6 +215,7 @@ serve_main(const struct config *cfg)
     memset(&d, 0, sizeof(d));
     d.d_cfg = cfg;
     signal(SIGPIPE, SIG_IGN);
+    event_set_log_callback(libevent_log);
     metrics_init(cfg->c_dry_run);
     if ((d.d_base = event_base_new()) == NULL) {
         log_warnx("%s: cannot create the event loop", __func__);
