@@ -5,42 +5,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "lib/testdata.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alert.h"
 
-/* Reads tests/data/NAME into a malloc'd buffer. */
-static char *
-slurp(const char *name, size_t *len)
-{
-    char path[1024];
-    const char *dir = getenv("GVW_TEST_DATA");
-    FILE *f;
-    char *data;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    data = malloc((size_t)n + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    data[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return data;
-}
-
 static void
 test_real_025_delivery(void **state)
 {
     size_t len;
-    char *body = slurp("alertmanager-0.25-webhook.json", &len);
+    char *body = test_data_load("alertmanager-0.25-webhook.json", &len);
     struct alert_batch b;
     char err[256];
 
@@ -64,7 +41,7 @@ static void
 test_newer_delivery_mixed_status(void **state)
 {
     size_t len;
-    char *body = slurp("alertmanager-0.27-webhook.json", &len);
+    char *body = test_data_load("alertmanager-0.27-webhook.json", &len);
     struct alert_batch b;
     char err[256];
 

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "lib/testdata.h"
 #include <jansson.h>
 
 #include "pods_json.h"
@@ -93,30 +95,6 @@ disarm(void)
     return failures > 0;
 }
 
-static char *
-load(const char *name, size_t *len)
-{
-    const char *dir = getenv("GVW_TEST_DATA");
-    char path[1024];
-    FILE *f;
-    char *data;
-    long n;
-
-    assert_non_null(dir);
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    rewind(f);
-    data = malloc((size_t)n);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return data;
-}
-
 static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
                                            "gpu-vram-watchdog/protected"};
 
@@ -131,7 +109,7 @@ test_pods_json(void **state)
     int rc;
 
     for (i = 0; i < 2; i++) {
-        body = load(files[i], &len);
+        body = test_data_load(files[i], &len);
         assert_int_equal(pods_json_parse(body, len, &opts, &l, err, sizeof(err)), 0);
         want = l.pl_count;
         pod_list_free(&l);
@@ -178,7 +156,7 @@ test_prom_json(void **state)
     int rc;
 
     for (i = 0; i < 2; i++) {
-        body = load(files[i], &len);
+        body = test_data_load(files[i], &len);
         for (n = 0;; n++) {
             arm(n);
             rc = prom_json_parse_vector(body, len, "exported_namespace", "pod", &r, err,
@@ -197,7 +175,7 @@ test_prom_json(void **state)
         }
         free(body);
     }
-    body = load("prom-free.json", &len);
+    body = test_data_load("prom-free.json", &len);
     for (n = 0;; n++) {
         arm(n);
         rc = prom_json_parse_scalar(body, len, &v, err, sizeof(err));
@@ -215,10 +193,10 @@ build(struct pod_list *pl, struct usage_reading *ur)
     char err[256], *body;
     size_t len;
 
-    body = load("pods-incident.json", &len);
+    body = test_data_load("pods-incident.json", &len);
     assert_int_equal(pods_json_parse(body, len, &opts, pl, err, sizeof(err)), 0);
     free(body);
-    body = load("prom-incident.json", &len);
+    body = test_data_load("prom-incident.json", &len);
     assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, ur, err, sizeof(err)),
                      0);
     free(body);

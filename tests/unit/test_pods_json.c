@@ -9,38 +9,13 @@
 
 #include <cmocka.h>
 
+#include "lib/testdata.h"
+
 #include "pods_json.h"
 
 #define RES "viktorbarzin.me/gpumem"
 
 static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected"};
-
-/* Reads tests/data/name whole; the caller frees it. */
-static char *
-load(const char *name, size_t *len)
-{
-    const char *dir = getenv("GVW_TEST_DATA");
-    char path[1024];
-    FILE *f;
-    char *data;
-    long n;
-
-    assert_non_null(dir);
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("cannot open %s", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    data = malloc((size_t)n);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return data;
-}
 
 static const struct pod *
 find(const struct pod_list *l, const char *name)
@@ -63,7 +38,7 @@ test_incident(void **state)
     char err[256], *body;
     size_t len;
 
-    body = load("pods-incident.json", &len);
+    body = test_data_load("pods-incident.json", &len);
     /* Not NUL-terminated: the parser must honour len. */
     assert_int_equal(pods_json_parse(body, len, &opts, &l, err, sizeof(err)), 0);
     free(body);
@@ -160,7 +135,7 @@ test_rules(void **state)
     char err[256], *body;
     size_t len, i;
 
-    body = load("pods-rules.json", &len);
+    body = test_data_load("pods-rules.json", &len);
     assert_int_equal(pods_json_parse(body, len, &opts, &l, err, sizeof(err)), 0);
     free(body);
     assert_int_equal(l.pl_count, sizeof(rules) / sizeof(rules[0]));

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "lib/testdata.h"
+
 #include "pods_json.h"
 #include "policy.h"
 #include "prom_json.h"
@@ -175,31 +177,6 @@ test_incident(void **state)
     assert_false(cand(f, "frigate")->pc_eligible);
 }
 
-/* Reads a fixture from tests/data; the caller frees it. */
-static char *
-load(const char *name, size_t *len)
-{
-    const char *dir = getenv("GVW_TEST_DATA");
-    char path[1024];
-    FILE *fp;
-    char *data;
-    long n;
-
-    assert_non_null(dir);
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    fp = fopen(path, "rb");
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    n = ftell(fp);
-    rewind(fp);
-    data = malloc((size_t)n);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
-    return data;
-}
-
 /* The same incident from the bodies the API server and Prometheus sent. */
 static void
 test_incident_from_bodies(void **state)
@@ -212,10 +189,10 @@ test_incident_from_bodies(void **state)
     char err[256], *body;
     size_t len;
 
-    body = load("pods-incident.json", &len);
+    body = test_data_load("pods-incident.json", &len);
     assert_int_equal(pods_json_parse(body, len, &o, &pl, err, sizeof(err)), 0);
     free(body);
-    body = load("prom-incident.json", &len);
+    body = test_data_load("prom-incident.json", &len);
     assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &ur, err, sizeof(err)),
                      0);
     free(body);

@@ -10,34 +10,9 @@
 
 #include <cmocka.h>
 
+#include "lib/testdata.h"
+
 #include "prom_json.h"
-
-/* Reads tests/data/name whole; the caller frees it. */
-static char *
-load(const char *name, size_t *len)
-{
-    const char *dir = getenv("GVW_TEST_DATA");
-    char path[1024];
-    FILE *f;
-    char *data;
-    long n;
-
-    assert_non_null(dir);
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("cannot open %s", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    data = malloc((size_t)n);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return data;
-}
 
 static void
 test_incident(void **state)
@@ -46,7 +21,7 @@ test_incident(void **state)
     char err[256], *body;
     size_t len;
 
-    body = load("prom-incident.json", &len);
+    body = test_data_load("prom-incident.json", &len);
     assert_int_equal(
         prom_json_parse_vector(body, len, "namespace", "pod", &r, err, sizeof(err)), 0);
     free(body);
@@ -73,7 +48,7 @@ test_labels(void **state)
     char err[256], *body;
     size_t len;
 
-    body = load("prom-processes.json", &len);
+    body = test_data_load("prom-processes.json", &len);
     assert_int_equal(prom_json_parse_vector(body, len, "exported_namespace",
                                             "exported_pod", &r, err, sizeof(err)),
                      0);
@@ -261,7 +236,7 @@ test_files(void **state)
     size_t len;
     double v;
 
-    body = load("prom-error.json", &len);
+    body = test_data_load("prom-error.json", &len);
     assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &r, err, sizeof(err)),
                      -1);
     assert_string_equal(err, "Prometheus answered an error (bad_data): invalid parameter "
@@ -271,7 +246,7 @@ test_files(void **state)
     assert_non_null(strstr(err, "(bad_data)"));
     free(body);
 
-    body = load("prom-matrix.json", &len);
+    body = test_data_load("prom-matrix.json", &len);
     assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &r, err, sizeof(err)),
                      -1);
     assert_string_equal(err, "resultType is \"matrix\", not a vector");
@@ -279,7 +254,7 @@ test_files(void **state)
     assert_string_equal(err, "resultType is \"matrix\", not a vector");
     free(body);
 
-    body = load("prom-empty.json", &len);
+    body = test_data_load("prom-empty.json", &len);
     assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, &r, err, sizeof(err)),
                      0);
     assert_int_equal(r.ur_count, 0);
@@ -289,13 +264,13 @@ test_files(void **state)
     assert_string_equal(err, "the query returned 0 samples, expected one");
     free(body);
 
-    body = load("prom-free.json", &len);
+    body = test_data_load("prom-free.json", &len);
     v = 0;
     assert_int_equal(prom_json_parse_scalar(body, len, &v, err, sizeof(err)), 0);
     assert_true(v == 560.0);
     free(body);
 
-    body = load("prom-incident.json", &len);
+    body = test_data_load("prom-incident.json", &len);
     assert_int_equal(prom_json_parse_scalar(body, len, &v, err, sizeof(err)), -1);
     assert_string_equal(err, "the query returned 6 samples, expected one");
     free(body);

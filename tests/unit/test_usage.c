@@ -10,37 +10,12 @@
 
 #include <cmocka.h>
 
+#include "lib/testdata.h"
+
 #include "prom_json.h"
 #include "usage.h"
 
 #define MIB 1048576.0
-
-/* Reads tests/data/name whole; the caller frees it. */
-static char *
-load(const char *name, size_t *len)
-{
-    const char *dir = getenv("GVW_TEST_DATA");
-    char path[1024];
-    FILE *f;
-    char *data;
-    long n;
-
-    assert_non_null(dir);
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    f = fopen(path, "rb");
-    if (f == NULL)
-        fail_msg("cannot open %s", path);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    assert_true(n > 0);
-    rewind(f);
-    data = malloc((size_t)n);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return data;
-}
 
 static void
 read_file(const char *name, const char *ns_label, const char *pod_label,
@@ -49,7 +24,7 @@ read_file(const char *name, const char *ns_label, const char *pod_label,
     char err[256], *body;
     size_t len;
 
-    body = load(name, &len);
+    body = test_data_load(name, &len);
     if (prom_json_parse_vector(body, len, ns_label, pod_label, r, err, sizeof(err)) != 0)
         fail_msg("%s: %s", name, err);
     free(body);
