@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
 {

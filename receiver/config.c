@@ -111,6 +111,9 @@ static const struct setting settings[] = {
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
 {
