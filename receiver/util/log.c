@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static enum log_format log_fmt = LOG_FORMAT_JSON;
 static enum log_level log_min = LOG_LEVEL_INFO;
@@ -19,24 +20,90 @@ log_init(enum log_format format, enum log_level min_level)
     log_min = min_level;
 }
 
-/* Writes s as the inside of a JSON string; control bytes become \u00XX. */
+#define LINE_MAX_BYTES 16384 /* one record at most */
+#define VALUE_MAX_BYTES 4096  /* of one value; longer ones end in "..." */
+#define LINE_RESERVE 256      /* kept for the punctuation that closes a record */
+
+/* One log line being built; written with a single write(2) so lines from
+ * one process never interleave and a line costs one system call. */
+struct line {
+    char l_buf[LINE_MAX_BYTES];
+    size_t l_len;
+};
+
+/* Appends fixed punctuation; the reserve guarantees it fits. */
 static void
-json_escape_to(FILE *f, const char *s)
+put(struct line *l, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
+    size_t n = strlen(s);
+
+    if (n > sizeof(l->l_buf) - l->l_len)
+        n = sizeof(l->l_buf) - l->l_len; /* can't happen: LINE_RESERVE */
+    memcpy(l->l_buf + l->l_len, s, n);
+    l->l_len += n;
+}
+
+/* The escaped form of byte c (NULL = the byte itself). */
+static const char *
+json_escape(unsigned char c, char esc[8])
+{
+    switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default:
+        if (c >= 0x20)
+            return NULL;
+        snprintf(esc, 8, "\\u%04x", c);
+        return esc;
     }
+}
+
+/* Appends s (quoted and escaped when json) whole or not at all, so a record
+ * always stays valid JSON: a value past VALUE_MAX_BYTES is cut at a UTF-8
+ * boundary and ends in "...", one that does not fit becomes "...". */
+static void
+put_value(struct line *l, const char *s, int json)
+{
+    size_t in = strlen(s), need = 0, room;
+    int cut = 0;
+    char esc[8];
+
+    if (in > VALUE_MAX_BYTES) {
+        in = VALUE_MAX_BYTES;
+        while (in > 0 && ((unsigned char)s[in] & 0xC0) == 0x80)
+            in--;
+        cut = 1;
+    }
+    for (size_t i = 0; i < in; i++) {
+        const char *rep = json ? json_escape((unsigned char)s[i], esc) : NULL;
+        need += rep ? strlen(rep) : 1;
+    }
+    need += (json ? 2 : 0) + (cut ? 3 : 0);
+    room = sizeof(l->l_buf) - l->l_len;
+    room = room > LINE_RESERVE ? room - LINE_RESERVE : 0;
+    if (need > room) {
+        in = 0;
+        cut = 1;
+    }
+    if (json)
+        put(l, "\"");
+    for (size_t i = 0, run = 0; i <= in; i++) {
+        const char *rep = i < in && json ? json_escape((unsigned char)s[i], esc) : NULL;
+        if (i < in && rep == NULL)
+            continue;
+        memcpy(l->l_buf + l->l_len, s + run, i - run);
+        l->l_len += i - run;
+        if (rep != NULL)
+            put(l, rep);
+        run = i + 1;
+    }
+    if (cut)
+        put(l, "...");
+    if (json)
+        put(l, "\"");
 }
 
 static void
@@ -54,39 +121,48 @@ timestamp(char *buf, size_t len)
 static void
 emit(enum log_level level, const char *msg, va_list *kv)
 {
+    struct line l;
     char ts[40];
+    int json = log_fmt == LOG_FORMAT_JSON;
+    ssize_t n;
+    size_t off = 0;
 
     if (level < log_min)
         return;
+    l.l_len = 0;
     timestamp(ts, sizeof(ts));
-    flockfile(stderr);
-    if (log_fmt == LOG_FORMAT_JSON) {
-        fprintf(stderr, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":\"", ts,
-                level_names[level]);
-        json_escape_to(stderr, msg);
-        fputc('"', stderr);
+    if (json) {
+        put(&l, "{\"ts\":\"");
+        put(&l, ts);
+        put(&l, "\",\"level\":\"");
+        put(&l, level_names[level]);
+        put(&l, "\",\"msg\":");
     } else {
-        fprintf(stderr, "%s %-5s %s", ts, level_names[level], msg);
+        put(&l, ts);
+        put(&l, " ");
+        put(&l, level_names[level]);
+        put(&l, strlen(level_names[level]) < 5 ? "  " : " "); /* aligned messages */
     }
+    put_value(&l, msg, json);
     if (kv != NULL) {
         const char *key;
         while ((key = va_arg(*kv, const char *)) != NULL) {
             const char *val = va_arg(*kv, const char *);
-            if (val == NULL)
-                val = "";
-            if (log_fmt == LOG_FORMAT_JSON) {
-                fputs(",\"", stderr);
-                json_escape_to(stderr, key);
-                fputs("\":\"", stderr);
-                json_escape_to(stderr, val);
-                fputc('"', stderr);
-            } else {
-                fprintf(stderr, " %s=%s", key, val);
-            }
+            put(&l, json ? "," : " ");
+            put_value(&l, key, json);
+            put(&l, json ? ":" : "=");
+            put_value(&l, val ? val : "", json);
         }
     }
-    fputs(log_fmt == LOG_FORMAT_JSON ? "}\n" : "\n", stderr);
-    funlockfile(stderr);
+    put(&l, json ? "}\n" : "\n");
+    while (off < l.l_len) {
+        n = write(STDERR_FILENO, l.l_buf + off, l.l_len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* stderr is gone: nothing sensible is left to do */
+        off += (size_t)n;
+    }
 }
 
 static void

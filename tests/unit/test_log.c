@@ -1,0 +1,140 @@
+/* test_log.c -- log records: one valid JSON object a line, whatever the values */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* Runs fn with stderr sent to a temporary file and returns what it wrote. */
+static char *
+capture(void (*fn)(void))
+{
+    char path[] = "/tmp/gvw-test-log-XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    char *text;
+    off_t n;
+
+    assert_true(fd >= 0 && saved >= 0);
+    unlink(path);
+    dup2(fd, STDERR_FILENO);
+    fn();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    n = lseek(fd, 0, SEEK_END);
+    text = calloc(1, (size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(pread(fd, text, (size_t)n, 0), n);
+    close(fd);
+    return text;
+}
+
+/* Checks every line of text is a JSON object and returns how many. */
+static size_t
+json_lines(char *text, json_t **last)
+{
+    size_t count = 0;
+
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        json_error_t err;
+        json_t *obj = json_loads(line, 0, &err);
+        if (!json_is_object(obj))
+            fail_msg("not a JSON object (%s): %.200s", err.text, line);
+        json_decref(*last);
+        *last = obj;
+        count++;
+    }
+    return count;
+}
+
+static void
+log_awkward(void)
+{
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    log_event(LOG_LEVEL_INFO, "quote \" backslash \\ newline \n tab \t bell \a", "key",
+              "\x01\x1f value \"x\"", "empty", "", "null", NULL, NULL);
+    log_debug("%s", "below the level: not written");
+    log_warn("%s: failing on purpose", "log_awkward");
+}
+
+static void
+test_awkward_values_stay_json(void **state)
+{
+    char *text = capture(log_awkward);
+    json_t *last = NULL;
+
+    assert_int_equal(json_lines(text, &last), 2);
+    assert_string_equal(json_string_value(json_object_get(last, "level")), "warn");
+    assert_non_null(strstr(json_string_value(json_object_get(last, "msg")),
+                           "log_awkward: failing on purpose: "));
+    json_decref(last);
+    free(text);
+}
+
+static char huge[64 * 1024];
+
+static void
+log_huge(void)
+{
+    memset(huge, 'x', sizeof(huge) - 1);
+    /* A multi-byte character straddles the cut point. */
+    memcpy(huge + 4094, "\xc3\xa9\xc3\xa9", 4);
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    log_event(LOG_LEVEL_INFO, "huge", "a", huge, "b", huge, "c", huge, "d", huge, "e", huge,
+              "tail", "kept?", NULL);
+    /* Control bytes escape six-fold: the line must still close. */
+    memset(huge, '\x01', sizeof(huge) - 1);
+    log_event(LOG_LEVEL_INFO, "controls", "a", huge, "b", huge, "c", huge, NULL);
+}
+
+static void
+test_huge_values_are_cut_not_broken(void **state)
+{
+    char *text = capture(log_huge);
+    json_t *last = NULL;
+    size_t lines;
+
+    lines = json_lines(text, &last);
+    assert_int_equal(lines, 2);
+    assert_string_equal(json_string_value(json_object_get(last, "msg")), "controls");
+    json_decref(last);
+    free(text);
+}
+
+static void
+log_text(void)
+{
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_DEBUG);
+    log_event(LOG_LEVEL_INFO, "decision", "node", "gpu-node-1", "result", "recycled", NULL);
+    log_debug("%s", "debug shown");
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+}
+
+static void
+test_text_format(void **state)
+{
+    char *text = capture(log_text);
+
+    assert_non_null(strstr(text, " info  decision node=gpu-node-1 result=recycled\n"));
+    assert_non_null(strstr(text, " debug debug shown\n"));
+    free(text);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_awkward_values_stay_json),
+        cmocka_unit_test(test_huge_values_are_cut_not_broken),
+        cmocka_unit_test(test_text_format),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
