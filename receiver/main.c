@@ -217,6 +217,13 @@ main(int argc, char **argv)
         printf("gpu-vram-watchdog %s\n", GVW_VERSION);
         return 0;
     }
+    /* `serve --help` and friends: the same help, not an unknown argument. */
+    if (strcmp(cmd, "audit") != 0)
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                usage(stdout);
+                return 0;
+            }
     if (strcmp(cmd, "serve") == 0)
         return cmd_serve(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)

@@ -110,4 +110,13 @@ expect_eq "with one line naming it" "gpu-vram-watchdog: FLOOR_MIB: 'abc' is not 
 out=$(WEBHOOK_TOKEN_FILE= "$GVW_BINARY" serve 2>&1); rc=$?
 expect_contains "bearer auth without a token file stops start-up" "WEBHOOK_TOKEN_FILE: required" "$out"
 
+out=$("$GVW_BINARY" serve --help); rc=$?
+expect_eq "serve --help exits 0" 0 "$rc"
+expect_contains "and lists every setting with its default" "FLOOR_MIB" "$out"
+expect_contains "with the flag form" "--floor-mib" "$out"
+expect_eq "--version names the version" "gpu-vram-watchdog" "$("$GVW_BINARY" --version | cut -d' ' -f1)"
+out=$("$GVW_BINARY" frobnicate 2>&1); rc=$?
+expect_eq "an unknown command exits 2" 2 "$rc"
+expect_contains "and says so" "unknown command 'frobnicate'" "$out"
+
 finish
