@@ -12,7 +12,6 @@
 
 /* The daemon is one event loop: waiting long for a lock would stall every
  * webhook, so it fails fast (503, Alertmanager retries). The CLI can wait. */
-#define BUSY_TIMEOUT_RW_MS 200
 #define BUSY_TIMEOUT_RO_MS 5000
 
 void
@@ -224,6 +223,8 @@ store_open(const char *path, enum store_mode mode, char *err, size_t errlen)
         goto fail;
     if (mode == STORE_READWRITE && mark_interrupted(s, err, errlen) == -1)
         goto fail;
+    if (mode == STORE_READWRITE)
+        checkpointer_start(s);
     return s;
 fail:
     store_close(s);
@@ -235,6 +236,7 @@ store_close(struct store *s)
 {
     if (s == NULL)
         return;
+    checkpointer_stop(s); /* first: its connection must not be the last one */
     sqlite3_finalize(s->st_add_alert);
     sqlite3_finalize(s->st_dec_insert);
     sqlite3_finalize(s->st_dec_finish);

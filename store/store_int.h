@@ -41,4 +41,14 @@ int store_exec(struct store *s, const char *sql, char *err, size_t errlen);
  * there (READONLY). 0 or -1 with err. */
 int store_schema_migrate(struct store *s, char *err, size_t errlen);
 
+/* How long a writer waits for SQLite's lock before a write fails (then the
+ * webhook answers 503): short, because the wait blocks the event loop. */
+#define BUSY_TIMEOUT_RW_MS 200
+
+/* Moves a READWRITE store's WAL checkpoints to a thread of their own
+ * (store_checkpoint.c); on any failure SQLite's automatic checkpoint stays. */
+void checkpointer_start(struct store *s);
+/* Stops that thread; before the store's connection closes. */
+void checkpointer_stop(struct store *s);
+
 #endif
