@@ -217,12 +217,6 @@ metrics_capacity_set(const char *node, int ok)
 }
 
 void
-metrics_capacity_error(void)
-{
-    m.capacity_errors++;
-}
-
-void
 metrics_capacity_errors_set(uint64_t total)
 {
     m.capacity_errors = (double)total;

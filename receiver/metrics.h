@@ -20,7 +20,6 @@ void metrics_alert_received(const char *alertname, const char *status);
 void metrics_decision(const char *result, double seconds);
 void metrics_free_vram(const char *node, int64_t free_mib);
 void metrics_capacity_set(const char *node, int ok);
-void metrics_capacity_error(void);
 void metrics_capacity_errors_set(uint64_t total);
 
 /* A function run at the start of every render, to pull state that lives

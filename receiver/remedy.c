@@ -82,12 +82,6 @@ mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static char *
-strdup_or_null(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
-
 static const char *
 action_name(const struct config *cfg)
 {
@@ -775,7 +769,7 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     }
     if ((f = calloc(1, sizeof(*f))) == NULL || (f->f_trigger = strdup(a->a_alertname)) == NULL ||
         (f->f_fingerprint = strdup(a->a_fingerprint)) == NULL ||
-        (starving != NULL && (f->f_starving_ns = strdup_or_null(starving)) == NULL)) {
+        (starving != NULL && (f->f_starving_ns = strdup(starving)) == NULL)) {
         if (f != NULL)
             fanout_free(f);
         log_warnx("%s: out of memory", __func__);

@@ -65,7 +65,7 @@ static void
 store_open_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct daemon *d = arg;
-    char err[512];
+    char err[512], interrupted[32];
     struct timeval retry = {STORE_RETRY_S, 0};
 
     d->d_store = store_open(d->d_cfg->c_audit_db, STORE_READWRITE, err, sizeof(err));
@@ -75,7 +75,11 @@ store_open_cb(evutil_socket_t fd, short what, void *arg)
         evtimer_add(d->d_store_retry, &retry);
         return;
     }
-    log_event(LOG_LEVEL_INFO, "audit store open", "path", d->d_cfg->c_audit_db, NULL);
+    snprintf(interrupted, sizeof(interrupted), "%lld",
+             (long long)store_interrupted_count(d->d_store));
+    /* Rows a previous run left in_progress are marked interrupted: say how many. */
+    log_event(LOG_LEVEL_INFO, "audit store open", "path", d->d_cfg->c_audit_db,
+              "interrupted_decisions", interrupted, NULL);
     httpd_set_store(d->d_httpd, d->d_store);
     remedy_set_store(d->d_remedy, d->d_store);
     prune_cb(-1, 0, d);

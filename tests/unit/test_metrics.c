@@ -38,7 +38,7 @@ test_families_and_values(void **state)
     metrics_free_vram("gpu-node-1", 560);
     metrics_capacity_set("gpu-node-1", 1);
     metrics_capacity_set("gpu-node-2", 0);
-    metrics_capacity_error();
+    metrics_capacity_errors_set(1);
     text = render();
     const char *expect[] = {
         "# TYPE gpu_vram_watchdog_build_info gauge\n",
