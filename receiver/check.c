@@ -40,36 +40,9 @@ struct check {
 static void
 conclude(struct look *l, const struct gather_result *gr, const struct config *cfg)
 {
-    const struct policy_result *p = &gr->gr_policy;
-
-    switch (gr->gr_status) {
-    case GATHER_CANCELLED: /* can't happen: nothing is freed while waiting */
-    case GATHER_TELEMETRY:
-        verdict_set_result(&l->l_v, "skipped_telemetry");
-        verdict_reason(&l->l_v, "cannot re-verify free VRAM on %s, so acting on nothing",
-                       l->l_node);
-        verdict_error(&l->l_v, "%s", gr->gr_error);
-        return;
-    case GATHER_KUBE:
-        verdict_set_policy(&l->l_v, &(struct policy_result){.pr_free_known = p->pr_free_known,
-                                                             .pr_free_mib = p->pr_free_mib});
-        verdict_set_result(&l->l_v, "skipped_kube");
-        verdict_reason(&l->l_v,
-                       "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
-                       "listed, so acting on nothing",
-                       (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, l->l_node);
-        verdict_error(&l->l_v, "%s", gr->gr_error);
-        return;
-    case GATHER_DECIDED:
-        break;
-    }
-    verdict_set_policy(&l->l_v, p);
-    verdict_reason(&l->l_v, "%s", p->pr_reason);
-    verdict_set_result(&l->l_v, verdict_policy_result(p->pr_outcome));
-    if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
-        verdict_error(&l->l_v, "%s", p->pr_reason);
-    if (p->pr_outcome == POLICY_VICTIM)
-        verdict_set_victim(&l->l_v, &p->pr_candidates[0],
+    verdict_set_result(&l->l_v, verdict_from_gather(&l->l_v, gr, cfg));
+    if (gr->gr_status == GATHER_DECIDED && gr->gr_policy.pr_outcome == POLICY_VICTIM)
+        verdict_set_victim(&l->l_v, &gr->gr_policy.pr_candidates[0],
                            cfg->c_action == ACTION_DELETE ? "delete" : "evict");
 }
 

@@ -598,46 +598,21 @@ gathered(struct gather *g, const struct gather_result *gr, void *arg)
 {
     struct decision *d = arg;
     const struct policy_result *p = &gr->gr_policy;
-    const char *node = d->d_v.vd_d.sd_node;
+    const char *result;
 
     d->d_gr = gr;
-    switch (gr->gr_status) {
-    case GATHER_CANCELLED:
+    if (gr->gr_status == GATHER_CANCELLED) {
         decision_free(d); /* shutdown: the row stays in_progress */
         return;
-    case GATHER_TELEMETRY:
-        verdict_reason(&d->d_v, "cannot re-verify free VRAM on %s, so acting on nothing",
-                       node);
-        verdict_error(&d->d_v, "%s", gr->gr_error);
-        finish(d, "skipped_telemetry");
-        return;
-    case GATHER_KUBE:
-        /* No pod list: only the free VRAM is evidence worth recording. */
-        verdict_set_policy(&d->d_v, &(struct policy_result){.pr_free_known = p->pr_free_known,
-                                                             .pr_free_mib = p->pr_free_mib});
-        metrics_free_vram(node, p->pr_free_mib);
-        verdict_reason(&d->d_v,
-                       "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
-                       "listed, so acting on nothing",
-                       (long long)p->pr_free_mib, (long long)d->d_r->r_cfg->c_floor_mib, node);
-        verdict_error(&d->d_v, "%s", gr->gr_error);
-        finish(d, "skipped_kube");
-        return;
-    case GATHER_DECIDED:
-        break;
     }
-    if (verdict_set_policy(&d->d_v, p) == -1)
-        log_warnx("%s: out of memory listing candidates", __func__);
-    if (p->pr_free_known && p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
-        metrics_free_vram(node, p->pr_free_mib);
-    verdict_reason(&d->d_v, "%s", p->pr_reason);
-    if (p->pr_outcome != POLICY_VICTIM) {
-        if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
-            verdict_error(&d->d_v, "%s", p->pr_reason);
-        finish(d, verdict_policy_result(p->pr_outcome));
-        return;
-    }
-    act_begin(d);
+    result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
+    if (gr->gr_status != GATHER_TELEMETRY && p->pr_free_known &&
+        p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
+        metrics_free_vram(d->d_v.vd_d.sd_node, p->pr_free_mib);
+    if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_VICTIM)
+        act_begin(d);
+    else
+        finish(d, result);
 }
 
 /* Starts one node's decision, or records why it is held back. */

@@ -118,6 +118,36 @@ verdict_error(struct verdict *v, const char *fmt, ...)
     v->vd_d.sd_error = v->vd_error;
 }
 
+const char *
+verdict_from_gather(struct verdict *v, const struct gather_result *gr,
+                    const struct config *cfg)
+{
+    const struct policy_result *p = &gr->gr_policy;
+    const char *node = v->vd_d.sd_node;
+
+    if (gr->gr_status == GATHER_TELEMETRY || gr->gr_status == GATHER_CANCELLED) {
+        verdict_reason(v, "cannot re-verify free VRAM on %s, so acting on nothing", node);
+        verdict_error(v, "%s", gr->gr_error);
+        return "skipped_telemetry";
+    }
+    if (gr->gr_status == GATHER_KUBE) {
+        /* No pod list: only the free VRAM is evidence worth recording. */
+        verdict_set_policy(v, &(struct policy_result){.pr_free_known = p->pr_free_known,
+                                                       .pr_free_mib = p->pr_free_mib});
+        verdict_reason(v,
+                       "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
+                       "listed, so acting on nothing",
+                       (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, node);
+        verdict_error(v, "%s", gr->gr_error);
+        return "skipped_kube";
+    }
+    verdict_set_policy(v, p); /* on OOM the candidates are left out, nothing else */
+    verdict_reason(v, "%s", p->pr_reason);
+    if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
+        verdict_error(v, "%s", p->pr_reason);
+    return verdict_policy_result(p->pr_outcome);
+}
+
 void
 verdict_free(struct verdict *v)
 {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "gather.h"
 #include "policy.h"
 #include "store.h"
 
@@ -39,6 +40,14 @@ void verdict_reason_append(struct verdict *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void verdict_error(struct verdict *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Fills v's candidates, free VRAM, reason and error from what a gather found
+ * (not GATHER_CANCELLED), the same for `serve` and `check`. Returns the result
+ * word: skipped_telemetry, skipped_kube, or the policy's (would_recycle when
+ * it chose a victim, which the caller then names). gr is borrowed as by
+ * verdict_set_policy(). */
+const char *verdict_from_gather(struct verdict *v, const struct gather_result *gr,
+                                const struct config *cfg);
 
 void verdict_free(struct verdict *v);
 
