@@ -1,14 +1,22 @@
-/* pods_json.c -- reads a Kubernetes PodList into the pods the decision core judges */
+/* pods_json.c -- reads a Kubernetes PodList into the pods the decision core judges
+ *
+ * One pass with the jscan pull reader, no DOM: a 5,000-pod list is ~5 MB and
+ * the daemon reads a dozen fields of each pod. Members may come in any order,
+ * so what a judgement needs is collected first and judged when its object
+ * closes. A wrong shape does not stop the walk (the rest must still be JSON,
+ * and kind may come after items); the first such error is reported unless
+ * the body turns out not to be JSON at all. */
 #include "pods_json.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "jscan.h"
 #include "quantity.h"
+#include "rfc3339.h"
 
 #define MIRROR_ANNOTATION "kubernetes.io/config.mirror"
 /* quote() shows at most QUOTE_MAX bytes, each as at most 4 characters. */
@@ -16,6 +24,29 @@
 #define QUOTED (QUOTE_MAX * 4 + sizeof("..."))
 /* A budget reason: two quoted strings, a quantity error and the words. */
 #define REASON 1024
+#define WHY 512
+
+/* The walk's state. Shape errors are kept in why (the first wins); syntax
+ * errors are the reader's (s.js_err). */
+struct walk {
+    struct js_scan w_s;
+    const struct pod_parse_opts *w_opts;
+    int w_oom;
+    char w_why[WHY]; /* "" until an item's shape is wrong */
+};
+
+/* A member value kept for judging once its object closes (borrowed). */
+struct held {
+    enum js_type h_type; /* JS_ERROR: absent */
+    struct js_str h_str; /* when JS_STRING */
+    double h_num;        /* when JS_NUMBER */
+};
+
+/* limits or requests of one container. */
+struct res_map {
+    enum js_type m_type; /* JS_ERROR: absent; JS_NULL counts as absent */
+    struct held m_value; /* the resource's value, when m_type is JS_OBJECT */
+};
 
 /* Copies len bytes of s into out (QUOTED bytes) for a message: printable
  * ASCII as is, anything else as \xNN, cut at QUOTE_MAX bytes, so API text
@@ -39,370 +70,678 @@ quote(const char *s, size_t len, char *out)
     out[o] = '\0';
 }
 
+/* quote() of a string value, decoded. */
+static void
+quote_str(const struct js_str *v, char *out)
+{
+    char head[QUOTE_MAX + 8];
+    size_t full = js_str_copy(v, head, sizeof(head));
+
+    quote(head, full, out);
+}
+
 /* The JSON type of a value that should have been a string, a number or an
  * object (those are read before anything asks). */
 static const char *
-type_name(const json_t *v)
+type_name(enum js_type t)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
+    switch (t) {
+    case JS_OBJECT:
         return "object";
-    case JSON_ARRAY:
+    case JS_ARRAY:
         return "array";
-    case JSON_TRUE:
-    case JSON_FALSE:
+    case JS_TRUE:
+    case JS_FALSE:
         return "boolean";
     default:
         return "null";
     }
 }
 
-/* A present, non-empty string without NUL bytes, or NULL. (jansson refuses
- * \u0000 unless asked; the length check keeps that true if it ever is.) */
-static const char *
-clean_string(const json_t *v)
-{
-    const char *s = json_string_value(v);
-
-    if (s == NULL || s[0] == '\0' || strlen(s) != json_string_length(v))
-        return NULL;
-    return s;
-}
-
+/* A repeated key among those read: two readers (us and the API server's
+ * other clients) could see two different pods, so the body is refused. */
 static int
-days_in_month(int64_t y, int m)
+duplicate(struct walk *w, unsigned *seen, unsigned bit, const char *key)
 {
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    char msg[96];
 
-    return days[m - 1] + (m == 2 && leap);
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil): pure arithmetic, so the result never depends on TZ. */
-static int64_t
-days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    int64_t era, yoe, doy, doe;
-
-    y -= m <= 2;
-    era = y / 400; /* y >= 1969 here: the parser refuses earlier years */
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* Reads n digits at s into *v. */
-static int
-digits(const char *s, int n, int64_t *v)
-{
-    int i;
-
-    for (*v = 0, i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        *v = *v * 10 + (s[i] - '0');
-    }
-    return 0;
-}
-
-/* RFC 3339 ("2026-06-02T10:00:00Z", fraction and offset allowed) to unix
- * seconds; 0 (unknown) for anything else or a time not after the epoch. */
-static int64_t
-parse_rfc3339(const char *s)
-{
-    int64_t y, mo, d, h, mi, sec, oh, om, off = 0, t;
-    size_t len = strlen(s), pos = 19;
-
-    if (len < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) ||
-        s[7] != '-' || digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
-        digits(s + 17, 2, &sec))
-        return 0;
-    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, (int)mo) ||
-        h > 23 || mi > 59 || sec > 60)
-        return 0;
-    if (s[pos] == '.') {
-        for (pos++; s[pos] >= '0' && s[pos] <= '9'; pos++)
-            ;
-        if (s[pos - 1] == '.')
-            return 0;
-    }
-    if ((s[pos] == 'Z' || s[pos] == 'z') && pos + 1 == len) {
-        off = 0;
-    } else if ((s[pos] == '+' || s[pos] == '-') && pos + 6 == len &&
-               digits(s + pos + 1, 2, &oh) == 0 && s[pos + 3] == ':' &&
-               digits(s + pos + 4, 2, &om) == 0 && oh <= 23 && om <= 59) {
-        off = (oh * 3600 + om * 60) * (s[pos] == '-' ? -1 : 1);
-    } else {
+    if (!(*seen & bit)) {
+        *seen |= bit;
         return 0;
     }
-    t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
-    return t > 0 ? t : 0;
+    snprintf(msg, sizeof(msg), "duplicate key \"%s\"", key);
+    return js_fail(&w->w_s, msg);
 }
 
-/* One container's declared value in *mib: 0, 1 when it declares none, or -1
- * with why in msg. */
+/* Reads the next value into *h when it is a string or a number; skips (and
+ * types) anything else. */
 static int
-value_mib(const json_t *v, const char *word, const char *cname, int64_t *mib, char *msg,
-          size_t msglen)
+hold(struct walk *w, struct held *h)
 {
-    char shown[QUOTED], qerr[128];
-    const char *s;
-    double d;
+    h->h_type = js_peek(&w->w_s);
+    if (h->h_type == JS_STRING)
+        return js_string(&w->w_s, &h->h_str);
+    if (h->h_type == JS_NUMBER)
+        return js_number(&w->w_s, &h->h_num);
+    return js_skip(&w->w_s);
+}
 
-    if (json_is_string(v)) {
-        s = json_string_value(v);
-        quote(s, json_string_length(v), shown);
-        if (quantity_parse_n(s, json_string_length(v), mib, qerr, sizeof(qerr)) == -1) {
+/* A container's name for a message: quoted, or "#idx" when it has none. */
+static void
+container_name(const struct held *name, size_t idx, char *cname)
+{
+    if (name->h_type == JS_STRING)
+        quote_str(&name->h_str, cname);
+    else
+        snprintf(cname, QUOTED, "#%zu", idx);
+}
+
+/* One container's declared value in *mib: 0, or -1 with why in msg. The
+ * container's name is quoted only for a message. */
+static int
+value_mib(const struct held *v, const char *word, const struct held *name, size_t idx,
+          int64_t *mib, char *msg, size_t msglen)
+{
+    char shown[QUOTED], qerr[128], small[64], cname[QUOTED], *heap = NULL;
+    const char *s = v->h_str.jv_raw;
+    size_t len = v->h_str.jv_len;
+    int rc;
+
+    if (v->h_type == JS_STRING) {
+        quote_str(&v->h_str, shown);
+        if (v->h_str.jv_escaped) {
+            len = js_str_len(&v->h_str);
+            if (len < sizeof(small)) {
+                s = small;
+            } else if ((s = heap = malloc(len + 1)) == NULL) {
+                snprintf(msg, msglen, "out of memory");
+                return -1;
+            }
+            js_str_decode(&v->h_str, (char *)s);
+        }
+        rc = quantity_parse_n(s, len, mib, qerr, sizeof(qerr));
+        free(heap);
+        if (rc == -1) {
+            container_name(name, idx, cname);
             snprintf(msg, msglen, "container %s: %s \"%s\" is not a quantity (%s)", cname,
                      word, shown, qerr);
             return -1;
         }
         if (*mib < 0) {
+            container_name(name, idx, cname);
             snprintf(msg, msglen, "container %s: %s \"%s\" is negative", cname, word,
                      shown);
             return -1;
         }
         return 0;
     }
-    if (json_is_number(v)) {
+    if (v->h_type == JS_NUMBER) {
         /* Defensive: the API sends strings, but a hand-written manifest
          * echoed by a proxy might not. Round up, like a quantity. */
-        d = json_number_value(v);
-        if (d < 0) {
-            snprintf(msg, msglen, "container %s: %s %g is negative", cname, word, d);
+        container_name(name, idx, cname); /* cheap next to the rare number */
+        if (v->h_num < 0) {
+            snprintf(msg, msglen, "container %s: %s %g is negative", cname, word,
+                     v->h_num);
             return -1;
         }
-        if (!(d < 9223372036854775807.0)) {
+        if (!(v->h_num < 9223372036854775807.0)) {
             snprintf(msg, msglen, "container %s: %s %g does not fit in 64 bits", cname,
-                     word, d);
+                     word, v->h_num);
             return -1;
         }
-        *mib = (int64_t)ceil(d);
+        *mib = (int64_t)ceil(v->h_num);
         return 0;
     }
+    container_name(name, idx, cname);
     snprintf(msg, msglen, "container %s: %s is a JSON %s, not a quantity", cname, word,
-             type_name(v));
+             type_name(v->h_type));
     return -1;
 }
 
-/* The limit for the resource, else the request. 0, 1 (none), or -1. */
+/* resources.limits or .requests: its type, and the resource's value. */
 static int
-container_value(const json_t *ctr, const char *res, const char *cname, int64_t *mib,
-                char *msg, size_t msglen)
+read_res_map(struct walk *w, struct res_map *m)
 {
-    static const char *const maps[] = {"limits", "requests"};
-    static const char *const words[] = {"limit", "request"};
-    const json_t *resources = json_object_get(ctr, "resources"), *m, *v;
-    int k;
+    struct js_str key;
+    unsigned seen = 0;
+    int rc;
 
-    if (resources == NULL || json_is_null(resources))
-        return 1;
-    if (!json_is_object(resources)) {
-        snprintf(msg, msglen, "container %s: resources is not an object", cname);
+    m->m_value.h_type = JS_ERROR;
+    m->m_type = js_peek(&w->w_s);
+    if (m->m_type != JS_OBJECT)
+        return js_skip(&w->w_s);
+    if (js_object_begin(&w->w_s) == -1)
         return -1;
-    }
-    for (k = 0; k < 2; k++) {
-        m = json_object_get(resources, maps[k]);
-        if (m == NULL || json_is_null(m))
-            continue;
-        if (!json_is_object(m)) {
-            snprintf(msg, msglen, "container %s: resources.%s is not an object", cname,
-                     maps[k]);
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, w->w_opts->po_resource)) {
+            if (duplicate(w, &seen, 1, w->w_opts->po_resource) == -1 ||
+                hold(w, &m->m_value) == -1)
+                return -1;
+        } else if (js_skip(&w->w_s) == -1) {
             return -1;
         }
-        if ((v = json_object_get(m, res)) != NULL)
-            return value_mib(v, words[k], cname, mib, msg, msglen);
+    }
+    return rc;
+}
+
+/* A container's resources: *rtype is its type, maps[0] limits, maps[1]
+ * requests. */
+static int
+read_resources(struct walk *w, enum js_type *rtype, struct res_map maps[2])
+{
+    struct js_str key;
+    unsigned seen = 0;
+    int rc, k;
+
+    maps[0].m_type = maps[1].m_type = JS_ERROR;
+    *rtype = js_peek(&w->w_s);
+    if (*rtype != JS_OBJECT)
+        return js_skip(&w->w_s);
+    if (js_object_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        k = js_str_eq(&key, "limits") ? 0 : js_str_eq(&key, "requests") ? 1 : -1;
+        if (k == -1) {
+            if (js_skip(&w->w_s) == -1)
+                return -1;
+        } else if (duplicate(w, &seen, 1u << k, k ? "requests" : "limits") == -1 ||
+                   read_res_map(w, &maps[k]) == -1) {
+            return -1;
+        }
+    }
+    return rc;
+}
+
+/* Reads one container object and judges it: 0 and *mib, 1 when it declares
+ * nothing, 2 when its declaration is broken (why in msg), -1 on a read error. */
+static int
+read_container(struct walk *w, size_t idx, int64_t *mib, char *msg, size_t msglen)
+{
+    static const char *const words[] = {"limit", "request"};
+    static const char *const names[] = {"limits", "requests"};
+    struct res_map maps[2] = {{JS_ERROR, {JS_ERROR, {NULL, 0, 0}, 0}},
+                              {JS_ERROR, {JS_ERROR, {NULL, 0, 0}, 0}}};
+    enum js_type rtype = JS_ERROR;
+    struct held name = {JS_ERROR, {NULL, 0, 0}, 0};
+    char cname[QUOTED];
+    struct js_str key;
+    unsigned seen = 0;
+    int rc, k;
+
+    if (js_object_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "name"))
+            rc = duplicate(w, &seen, 1, "name") == -1 ? -1 : hold(w, &name);
+        else if (js_str_eq(&key, "resources"))
+            rc = duplicate(w, &seen, 2, "resources") == -1
+                     ? -1
+                     : read_resources(w, &rtype, maps);
+        else
+            rc = js_skip(&w->w_s);
+        if (rc == -1)
+            return -1;
+    }
+    if (rc == -1)
+        return -1;
+    if (rtype == JS_ERROR || rtype == JS_NULL)
+        return 1;
+    if (rtype != JS_OBJECT) {
+        container_name(&name, idx, cname);
+        snprintf(msg, msglen, "container %s: resources is not an object", cname);
+        return 2;
+    }
+    for (k = 0; k < 2; k++) {
+        if (maps[k].m_type == JS_ERROR || maps[k].m_type == JS_NULL)
+            continue;
+        if (maps[k].m_type != JS_OBJECT) {
+            container_name(&name, idx, cname);
+            snprintf(msg, msglen, "container %s: resources.%s is not an object", cname,
+                     names[k]);
+            return 2;
+        }
+        if (maps[k].m_value.h_type != JS_ERROR)
+            return value_mib(&maps[k].m_value, words[k], &name, idx, mib, msg, msglen) == -1
+                       ? 2
+                       : 0;
     }
     return 1;
 }
 
-/* Sums spec.containers (init containers do not count) into p. A broken
- * declaration is BUDGET_BAD with a reason; -1 only when out of memory. */
+/* spec.containers (init containers do not count), summed into p. A broken
+ * declaration makes the pod BUDGET_BAD with a reason (the first); -1 only on
+ * a read error or out of memory. */
 static int
-pod_budget(const json_t *spec, const char *res, struct pod *p)
+read_containers(struct walk *w, struct pod *p, char *msg, size_t msglen)
 {
-    const json_t *ctrs = json_object_get(spec, "containers"), *ctr, *name;
-    char msg[REASON], cname[QUOTED];
     int64_t v, total = 0;
-    size_t i;
-    int rc, declared = 0;
+    size_t i = 0;
+    int rc, declared = 0, bad = 0;
 
-    msg[0] = '\0';
-    if (spec != NULL && !json_is_object(spec) && !json_is_null(spec)) {
-        snprintf(msg, sizeof(msg), "spec is not an object");
-        goto bad;
-    }
-    if (ctrs == NULL || json_is_null(ctrs))
-        goto done;
-    if (!json_is_array(ctrs)) {
-        snprintf(msg, sizeof(msg), "spec.containers is not an array");
-        goto bad;
-    }
-    json_array_foreach(ctrs, i, ctr)
-    {
-        if (!json_is_object(ctr)) {
-            snprintf(msg, sizeof(msg), "spec.containers[%zu] is not an object", i);
-            goto bad;
+    if (js_array_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_array_next(&w->w_s)) == 1) {
+        if (bad) { /* the first broken container is the reason */
+            rc = js_skip(&w->w_s);
+        } else if (js_peek(&w->w_s) != JS_OBJECT) {
+            snprintf(msg, msglen, "spec.containers[%zu] is not an object", i);
+            bad = 1;
+            rc = js_skip(&w->w_s);
+        } else if ((rc = read_container(w, i, &v, msg, msglen)) == 2) {
+            bad = 1;
+        } else if (rc == 0) {
+            if (v > INT64_MAX - total) {
+                snprintf(msg, msglen, "the containers' values together overflow 64 bits");
+                bad = 1;
+            } else {
+                total += v;
+                declared = 1;
+            }
         }
-        name = json_object_get(ctr, "name");
-        if (json_is_string(name))
-            quote(json_string_value(name), json_string_length(name), cname);
-        else
-            snprintf(cname, sizeof(cname), "#%zu", i);
-        if ((rc = container_value(ctr, res, cname, &v, msg, sizeof(msg))) == -1)
-            goto bad;
-        if (rc == 1)
-            continue;
-        if (v > INT64_MAX - total) {
-            snprintf(msg, sizeof(msg),
-                     "the containers' values together overflow 64 bits");
-            goto bad;
-        }
-        total += v;
-        declared = 1;
+        if (rc == -1)
+            return -1;
+        i++;
     }
-done:
+    if (rc == -1)
+        return -1;
+    if (bad)
+        return 1;
     p->p_budget_state = declared ? BUDGET_OK : BUDGET_NONE;
     p->p_budget_mib = total;
     return 0;
-bad:
+}
+
+/* The pod's spec into its budget. */
+static int
+read_spec(struct walk *w, struct pod *p)
+{
+    char msg[REASON];
+    struct js_str key;
+    unsigned seen = 0;
+    enum js_type t;
+    int rc, bad = 0;
+
+    msg[0] = '\0';
+    p->p_budget_state = BUDGET_NONE;
+    t = js_peek(&w->w_s);
+    if (t != JS_OBJECT) {
+        if (t != JS_NULL) {
+            snprintf(msg, sizeof(msg), "spec is not an object");
+            bad = 1;
+        }
+        if (js_skip(&w->w_s) == -1)
+            return -1;
+    } else {
+        if (js_object_begin(&w->w_s) == -1)
+            return -1;
+        while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+            if (!js_str_eq(&key, "containers")) {
+                rc = js_skip(&w->w_s);
+            } else if (duplicate(w, &seen, 1, "containers") == -1) {
+                rc = -1;
+            } else if ((t = js_peek(&w->w_s)) == JS_ARRAY) {
+                rc = read_containers(w, p, msg, sizeof(msg));
+                bad = rc == 1;
+            } else {
+                if (t != JS_NULL) {
+                    snprintf(msg, sizeof(msg), "spec.containers is not an array");
+                    bad = 1;
+                }
+                rc = js_skip(&w->w_s);
+            }
+            if (rc == -1)
+                return -1;
+        }
+        if (rc == -1)
+            return -1;
+    }
+    if (!bad)
+        return 0;
     p->p_budget_state = BUDGET_BAD;
     p->p_budget_mib = 0;
-    return (p->p_budget_error = strdup(msg)) == NULL ? -1 : 0;
+    if ((p->p_budget_error = strdup(msg)) == NULL)
+        return w->w_oom = 1, -1;
+    return 0;
 }
 
-/* Annotations: mirror and protected. A malformed map or protect value counts
- * as protected: when in doubt, never a victim. */
+/* metadata.annotations: mirror and protected. A malformed map or protect
+ * value counts as protected: when in doubt, never a victim. */
+static int
+read_annotations(struct walk *w, struct pod *p)
+{
+    const char *protect = w->w_opts->po_protect_annotation;
+    struct js_str key, v;
+    char value[8];
+    unsigned seen = 0;
+    enum js_type t = js_peek(&w->w_s);
+    int rc;
+
+    if (t != JS_OBJECT) {
+        p->p_protected = t != JS_NULL;
+        return js_skip(&w->w_s);
+    }
+    if (js_object_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, MIRROR_ANNOTATION)) {
+            if (duplicate(w, &seen, 1, MIRROR_ANNOTATION) == -1)
+                return -1;
+            p->p_mirror = 1;
+        }
+        if (protect != NULL && protect[0] != '\0' && js_str_eq(&key, protect)) {
+            if (duplicate(w, &seen, 2, protect) == -1)
+                return -1;
+            if (js_peek(&w->w_s) != JS_STRING) {
+                p->p_protected = 1;
+            } else {
+                if (js_string(&w->w_s, &v) == -1)
+                    return -1;
+                p->p_protected = js_str_copy(&v, value, sizeof(value)) == 4 &&
+                                 strcasecmp(value, "true") == 0;
+                continue;
+            }
+        }
+        if (js_skip(&w->w_s) == -1)
+            return -1;
+    }
+    return rc;
+}
+
+/* metadata.ownerReferences: whether one has controller: true. */
+static int
+read_owners(struct walk *w, struct pod *p)
+{
+    struct js_str key;
+    int rc, rc2;
+
+    if (js_peek(&w->w_s) != JS_ARRAY)
+        return js_skip(&w->w_s);
+    if (js_array_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_array_next(&w->w_s)) == 1) {
+        if (js_peek(&w->w_s) != JS_OBJECT) {
+            if (js_skip(&w->w_s) == -1)
+                return -1;
+            continue;
+        }
+        if (js_object_begin(&w->w_s) == -1)
+            return -1;
+        while ((rc2 = js_object_next(&w->w_s, &key)) == 1) {
+            if (js_str_eq(&key, "controller") && js_peek(&w->w_s) == JS_TRUE)
+                p->p_has_controller = 1;
+            if (js_skip(&w->w_s) == -1)
+                return -1;
+        }
+        if (rc2 == -1)
+            return -1;
+    }
+    return rc;
+}
+
+/* A required metadata string: *dst stays NULL when it is missing, empty,
+ * not a string or holds U+0000; the item is judged when it closes. */
+static int
+read_required(struct walk *w, char **dst)
+{
+    struct js_str v;
+    int nul = 0;
+
+    if (js_peek(&w->w_s) != JS_STRING)
+        return js_skip(&w->w_s);
+    if (js_string(&w->w_s, &v) == -1)
+        return -1;
+    if (v.jv_len == 0)
+        return 0;
+    if ((*dst = js_strdup(&v, &nul)) == NULL && !nul)
+        return w->w_oom = 1, -1;
+    return 0;
+}
+
+static int
+read_metadata(struct walk *w, struct pod *p)
+{
+    static const char *const keys[] = {"namespace", "name", "uid"};
+    char **dsts[] = {&p->p_namespace, &p->p_name, &p->p_uid};
+    struct js_str key;
+    unsigned seen = 0;
+    int rc, k;
+
+    if (js_object_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        for (k = 0; k < 3 && !js_str_eq(&key, keys[k]); k++)
+            ;
+        if (k < 3) {
+            rc = duplicate(w, &seen, 1u << k, keys[k]) == -1 ? -1
+                                                               : read_required(w, dsts[k]);
+        } else if (js_str_eq(&key, "deletionTimestamp")) {
+            /* Present and not null: any other value still means "being deleted". */
+            p->p_terminating = js_peek(&w->w_s) != JS_NULL;
+            rc = duplicate(w, &seen, 8, "deletionTimestamp") == -1 ? -1 : js_skip(&w->w_s);
+        } else if (js_str_eq(&key, "ownerReferences")) {
+            rc = duplicate(w, &seen, 16, "ownerReferences") == -1 ? -1 : read_owners(w, p);
+        } else if (js_str_eq(&key, "annotations")) {
+            rc = duplicate(w, &seen, 32, "annotations") == -1 ? -1
+                                                               : read_annotations(w, p);
+        } else {
+            rc = js_skip(&w->w_s);
+        }
+        if (rc == -1)
+            return -1;
+    }
+    return rc;
+}
+
+/* status: phase and startTime. */
+static int
+read_status(struct walk *w, struct pod *p)
+{
+    struct js_str key, v;
+    char when[64];
+    unsigned seen = 0;
+    int rc;
+
+    if (js_peek(&w->w_s) != JS_OBJECT)
+        return js_skip(&w->w_s);
+    if (js_object_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        int is_phase = js_str_eq(&key, "phase");
+        if (!is_phase && !js_str_eq(&key, "startTime")) {
+            rc = js_skip(&w->w_s);
+        } else if (duplicate(w, &seen, is_phase ? 1 : 2, is_phase ? "phase" : "startTime") ==
+                   -1) {
+            rc = -1;
+        } else if (js_peek(&w->w_s) != JS_STRING) {
+            rc = js_skip(&w->w_s);
+        } else if ((rc = js_string(&w->w_s, &v)) == 0) {
+            if (is_phase)
+                p->p_running = js_str_eq(&v, "Running");
+            else if (js_str_copy(&v, when, sizeof(when)) < sizeof(when) &&
+                     strlen(when) == js_str_len(&v))
+                p->p_started = rfc3339_parse(when);
+        }
+        if (rc == -1)
+            return -1;
+    }
+    return rc;
+}
+
+/* Records the first shape error of an item. */
 static void
-pod_annotations(const json_t *md, const char *protect, struct pod *p)
+item_error(struct walk *w, size_t idx, const char *what)
 {
-    const json_t *ann = json_object_get(md, "annotations"), *v;
-
-    if (ann == NULL || json_is_null(ann))
-        return;
-    if (!json_is_object(ann)) {
-        p->p_protected = 1;
-        return;
-    }
-    p->p_mirror = json_object_get(ann, MIRROR_ANNOTATION) != NULL;
-    if (protect == NULL || protect[0] == '\0' ||
-        (v = json_object_get(ann, protect)) == NULL)
-        return;
-    p->p_protected = !json_is_string(v) || strcasecmp(json_string_value(v), "true") == 0;
+    if (w->w_why[0] == '\0')
+        snprintf(w->w_why, sizeof(w->w_why), "not a PodList: items[%zu] %s", idx, what);
 }
 
+/* One item into p. A wrong shape is recorded and the item skipped: 0; -1 on
+ * a read error or out of memory. */
 static int
-has_controller(const json_t *md)
+read_item(struct walk *w, size_t idx, struct pod *p)
 {
-    const json_t *refs = json_object_get(md, "ownerReferences"), *ref;
-    size_t i;
+    static const char *const req[] = {"namespace", "name", "uid"};
+    char what[96];
+    struct js_str key;
+    unsigned seen = 0, depth = w->w_s.js_depth;
+    int rc, have_md = 0;
 
-    json_array_foreach(refs, i, ref)
-    {
-        if (json_is_true(json_object_get(ref, "controller")))
-            return 1;
+    if (js_peek(&w->w_s) != JS_OBJECT) {
+        item_error(w, idx, "has no metadata object");
+        return js_skip(&w->w_s);
+    }
+    if (js_object_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "metadata")) {
+            if (duplicate(w, &seen, 1, "metadata") == -1)
+                return -1;
+            if (js_peek(&w->w_s) != JS_OBJECT) {
+                item_error(w, idx, "has no metadata object");
+                return js_leave(&w->w_s, depth);
+            }
+            have_md = 1;
+            rc = read_metadata(w, p);
+        } else if (js_str_eq(&key, "spec")) {
+            rc = duplicate(w, &seen, 2, "spec") == -1 ? -1 : read_spec(w, p);
+        } else if (js_str_eq(&key, "status")) {
+            rc = duplicate(w, &seen, 4, "status") == -1 ? -1 : read_status(w, p);
+        } else {
+            rc = js_skip(&w->w_s);
+        }
+        if (rc == -1)
+            return -1;
+    }
+    if (rc == -1)
+        return -1;
+    if (!have_md) {
+        item_error(w, idx, "has no metadata object");
+        return 0;
+    }
+    for (int k = 0; k < 3; k++) {
+        char *const *v = k == 0 ? &p->p_namespace : k == 1 ? &p->p_name : &p->p_uid;
+        if (*v == NULL) {
+            snprintf(what, sizeof(what), "metadata.%s is missing, empty or not a string",
+                     req[k]);
+            item_error(w, idx, what);
+            return 0;
+        }
     }
     return 0;
 }
 
-/* Copies metadata.key, which a PodList item must have. */
+/* The items array into out; the pods array grows by doubling. */
 static int
-required(const json_t *md, const char *key, size_t idx, char **dst, char *err,
-         size_t errlen)
+read_items(struct walk *w, struct pod_list *out)
 {
-    const char *s = clean_string(json_object_get(md, key));
+    size_t cap = 0;
+    struct pod *grown;
+    int rc;
 
-    if (s == NULL) {
-        snprintf(
-            err, errlen,
-            "not a PodList: items[%zu] metadata.%s is missing, empty or not a string",
-            idx, key);
+    if (js_array_begin(&w->w_s) == -1)
         return -1;
+    while ((rc = js_array_next(&w->w_s)) == 1) {
+        if (w->w_why[0] != '\0') { /* an item was wrong: only check the rest */
+            if (js_skip(&w->w_s) == -1)
+                return -1;
+            continue;
+        }
+        if (out->pl_count == cap) {
+            cap = cap ? cap * 2 : 16;
+            if (cap > SIZE_MAX / sizeof(*grown) ||
+                (grown = realloc(out->pl_pods, cap * sizeof(*grown))) == NULL)
+                return w->w_oom = 1, -1;
+            out->pl_pods = grown;
+        }
+        /* Counted first, so pod_list_free() sees a half-read pod too. */
+        memset(&out->pl_pods[out->pl_count], 0, sizeof(*grown));
+        out->pl_count++;
+        if (read_item(w, out->pl_count - 1, &out->pl_pods[out->pl_count - 1]) == -1)
+            return -1;
     }
-    if ((*dst = strdup(s)) == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
-}
-
-static int
-parse_pod(const json_t *item, size_t idx, const struct pod_parse_opts *o, struct pod *p,
-          char *err, size_t errlen)
-{
-    const json_t *md = json_object_get(item, "metadata"), *status, *v;
-    const char *s;
-
-    if (!json_is_object(md)) {
-        snprintf(err, errlen, "not a PodList: items[%zu] has no metadata object", idx);
-        return -1;
-    }
-    if (required(md, "namespace", idx, &p->p_namespace, err, errlen) == -1 ||
-        required(md, "name", idx, &p->p_name, err, errlen) == -1 ||
-        required(md, "uid", idx, &p->p_uid, err, errlen) == -1)
-        return -1;
-    /* Present and not null: any other value still means "being deleted". */
-    v = json_object_get(md, "deletionTimestamp");
-    p->p_terminating = v != NULL && !json_is_null(v);
-    p->p_has_controller = has_controller(md);
-    pod_annotations(md, o->po_protect_annotation, p);
-    status = json_object_get(item, "status");
-    s = json_string_value(json_object_get(status, "phase"));
-    p->p_running = s != NULL && strcmp(s, "Running") == 0;
-    s = clean_string(json_object_get(status, "startTime"));
-    p->p_started = s != NULL ? parse_rfc3339(s) : 0;
-    if (pod_budget(json_object_get(item, "spec"), o->po_resource, p) == -1) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* The top level must be a PodList; a Status (an API error) says why not. */
-static const json_t *
-items_of(const json_t *root, char *err, size_t errlen)
+static int
+kind_error(const struct held *kind, const struct held *message, char *why)
 {
-    const json_t *kind = json_object_get(root, "kind"), *items, *msg;
     char shown[QUOTED];
 
-    if (!json_is_object(root)) {
-        snprintf(err, errlen, "not a PodList: the document is a JSON %s",
-                 type_name(root));
-        return NULL;
+    if (kind->h_type != JS_STRING || js_str_eq(&kind->h_str, "PodList"))
+        return 0;
+    if (js_str_eq(&kind->h_str, "Status") && message->h_type == JS_STRING) {
+        quote_str(&message->h_str, shown);
+        snprintf(why, WHY, "not a PodList: the API server answered \"%s\"", shown);
+    } else {
+        quote_str(&kind->h_str, shown);
+        snprintf(why, WHY, "not a PodList: kind is \"%s\"", shown);
     }
-    if (json_is_string(kind) && strcmp(json_string_value(kind), "PodList") != 0) {
-        msg = json_object_get(root, "message");
-        if (strcmp(json_string_value(kind), "Status") == 0 && json_is_string(msg)) {
-            quote(json_string_value(msg), json_string_length(msg), shown);
-            snprintf(err, errlen, "not a PodList: the API server answered \"%s\"", shown);
-        } else {
-            quote(json_string_value(kind), json_string_length(kind), shown);
-            snprintf(err, errlen, "not a PodList: kind is \"%s\"", shown);
+    return -1;
+}
+
+/* Walks the whole body. 0 when it is JSON (why may then hold a shape
+ * error), -1 when it is not or memory ran out. */
+static int
+walk_top(struct walk *w, struct pod_list *out, char *why)
+{
+    struct held kind = {JS_ERROR, {NULL, 0, 0}, 0}, message = kind;
+    enum js_type t = js_peek(&w->w_s);
+    struct js_str key;
+    unsigned seen = 0;
+    int rc, items = 0;
+
+    if (t != JS_OBJECT) {
+        if (t == JS_ARRAY && js_skip(&w->w_s) == 0 && js_end(&w->w_s) == 0) {
+            snprintf(why, WHY, "not a PodList: the document is a JSON array");
+            return 0;
         }
-        return NULL;
+        /* Like any JSON library taking only an object or array at the top. */
+        return t == JS_ARRAY ? -1 : js_fail(&w->w_s, "expected an object");
     }
-    items = json_object_get(root, "items");
-    if (!json_is_array(items)) {
-        snprintf(err, errlen, "not a PodList: no items array");
-        return NULL;
+    if (js_object_begin(&w->w_s) == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "items")) {
+            if (duplicate(w, &seen, 1, "items") == -1)
+                return -1;
+            if (js_peek(&w->w_s) == JS_ARRAY) {
+                items = 1;
+                rc = read_items(w, out);
+            } else {
+                rc = js_skip(&w->w_s);
+            }
+        } else if (js_str_eq(&key, "kind")) {
+            rc = duplicate(w, &seen, 2, "kind") == -1 ? -1 : hold(w, &kind);
+        } else if (js_str_eq(&key, "message")) {
+            rc = duplicate(w, &seen, 4, "message") == -1 ? -1 : hold(w, &message);
+        } else {
+            rc = js_skip(&w->w_s);
+        }
+        if (rc == -1)
+            return -1;
     }
-    return items;
+    if (rc == -1 || js_end(&w->w_s) == -1)
+        return -1;
+    /* Judged in this order: what the document is, then what it holds. */
+    if (kind_error(&kind, &message, why) == -1)
+        return 0;
+    if (!items)
+        snprintf(why, WHY, "not a PodList: no items array");
+    else if (w->w_why[0] != '\0')
+        snprintf(why, WHY, "%s", w->w_why);
+    return 0;
 }
 
 int
 pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
                 struct pod_list *out, char *err, size_t errlen)
 {
-    json_t *root = NULL;
-    const json_t *items, *item;
-    json_error_t jerr;
-    char why[512];
-    size_t i, n;
+    struct walk *w = NULL;
+    char why[WHY];
 
     memset(out, 0, sizeof(*out));
+    why[0] = '\0';
     if (opts == NULL || opts->po_resource == NULL || opts->po_resource[0] == '\0') {
         snprintf(why, sizeof(why), "no resource name to read budgets from");
         goto fail;
@@ -411,35 +750,27 @@ pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
         snprintf(why, sizeof(why), "not a PodList: empty body");
         goto fail;
     }
-    /* Duplicate keys could make two readers see two different pods; jansson
-     * also caps nesting depth, so a hostile body cannot exhaust the stack.
-     * Integers are read as reals so an out-of-range number in a field we
-     * ignore cannot reject the whole list. */
-    root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
-    if (root == NULL) {
-        snprintf(why, sizeof(why), "not JSON: %s (line %d, column %d)", jerr.text,
-                 jerr.line, jerr.column);
-        goto fail;
-    }
-    if ((items = items_of(root, why, sizeof(why))) == NULL)
-        goto fail;
-    n = json_array_size(items);
-    if (n > 0 && (out->pl_pods = calloc(n, sizeof(*out->pl_pods))) == NULL) {
+    /* On the heap: the reader's frames are a few hundred bytes. */
+    if ((w = calloc(1, sizeof(*w))) == NULL) {
         snprintf(why, sizeof(why), "out of memory");
         goto fail;
     }
-    json_array_foreach(items, i, item)
-    {
-        /* Counted first, so pod_list_free() sees a half-read pod too. */
-        out->pl_count++;
-        if (parse_pod(item, i, opts, &out->pl_pods[i], why, sizeof(why)) == -1)
-            goto fail;
+    w->w_opts = opts;
+    js_init(&w->w_s, body, len);
+    if (walk_top(w, out, why) == -1) {
+        if (w->w_oom)
+            snprintf(why, sizeof(why), "out of memory");
+        else
+            snprintf(why, sizeof(why), "not JSON: %s", w->w_s.js_err);
+        goto fail;
     }
-    json_decref(root);
+    if (why[0] != '\0')
+        goto fail;
+    free(w);
     return 0;
 
 fail:
-    json_decref(root);
+    free(w);
     pod_list_free(out);
     if (err != NULL && errlen > 0)
         snprintf(err, errlen, "%s", why);

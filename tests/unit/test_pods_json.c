@@ -438,10 +438,29 @@ static const struct bad_doc bad_docs[] = {
     {"{\"items\":[],\"items\":[]}", 0, "not JSON"},
     {"{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}", 0, "not JSON"},
     {"{\"items\":[{\"metadata\":{\"name\":\"\xc0\xaf\"}}]}", 0, "not JSON"},
+    /* JSON, but a C string cannot hold U+0000: no such name */
     {"{\"items\":[{\"metadata\":{\"name\":\"a\\u0000b\",\"namespace\":\"n\",\"uid\":"
      "\"u\"}}]}",
-     0, "not JSON"},
-    {"{\"items\":[1e400]}", 0, "not JSON"},
+     0, "items[0] metadata.name is missing, empty or not a string"},
+    {"{\"items\":[1e400]}", 0, "items[0] has no metadata object"},
+    /* a repeated key the parser reads, at any depth */
+    {"{\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\","
+     "\"uid\":\"v\"}}]}",
+     0, "not JSON: duplicate key \"uid\""},
+    {"{\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\"},"
+     "\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"" RES "\":\"1\",\"" RES
+     "\":\"9\"}}}]}}]}",
+     0, "not JSON: duplicate key"},
+    /* a wrong item, then bytes that are not JSON: the body is not JSON */
+    {"{\"items\":[7,{\"metadata\":{\"name\":\"a\"}},{]}", 0, "not JSON"},
+    {"{\"items\":[{\"metadata\":7,\"spec\":{]}", 0, "not JSON"},
+    /* kind is judged before the items, wherever it comes */
+    {"{\"items\":[7],\"kind\":\"NodeList\"}", 0, "kind is \"NodeList\""},
+    {"{\"items\":[{\"metadata\":7}],\"kind\":\"Status\",\"message\":\"gone\"}", 0,
+     "the API server answered \"gone\""},
+    /* the top level is an object or an array */
+    {"  7 ", 0, "not JSON"},
+    {"[1,]", 0, "not JSON"},
     {"{\"items\":[]}\0{", 14, "not JSON"},
     {"[]", 0, "the document is a JSON array"},
     /* jansson takes only an object or array at the top */
@@ -533,6 +552,35 @@ test_deep_nesting(void **state)
     free(doc);
 }
 
+/* The API server's member order is not a contract: the same pod written
+ * inside out reads the same. Fields the parser ignores may hold anything
+ * JSON allows, an out-of-range number or escapes included. */
+static void
+test_member_order(void **state)
+{
+    const char *doc =
+        "{\"items\":[{\"status\":{\"startTime\":\"2026-06-02T10:00:00Z\",\"phase\":"
+        "\"Runn\\u0069ng\"},\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"" RES
+        "\":\"1Gi\"},\"limits\":{\"" RES "\":\"5q\"}},\"name\":\"m\\u00e9\"}]},"
+        "\"huge\":1e400,\"metadata\":{\"annotations\":{\"gpu-vram-watchdog/protected\":"
+        "\"TRUE\"},\"uid\":\"u\\/1\",\"ownerReferences\":[7,{\"controller\":true}],"
+        "\"namespace\":\"ns\",\"name\":\"p\"}}],\"kind\":\"PodList\"}";
+    struct pod_list l;
+
+    parse_one(doc, &l);
+    assert_string_equal(l.pl_pods[0].p_uid, "u/1");
+    assert_true(l.pl_pods[0].p_running);
+    assert_int_equal(l.pl_pods[0].p_started, 1780394400);
+    assert_true(l.pl_pods[0].p_has_controller);
+    assert_true(l.pl_pods[0].p_protected);
+    /* the limit wins over the request even when it comes second, and the
+     * container's name (after its resources) is in the reason, as \xNN */
+    assert_int_equal(l.pl_pods[0].p_budget_state, BUDGET_BAD);
+    assert_non_null(strstr(l.pl_pods[0].p_budget_error,
+                           "container m\\xc3\\xa9: limit \"5q\" is not a quantity"));
+    pod_list_free(&l);
+}
+
 static void
 test_empty_list(void **state)
 {
@@ -555,6 +603,7 @@ main(void)
         cmocka_unit_test(test_start_time),     cmocka_unit_test(test_fields),
         cmocka_unit_test(test_protect_option), cmocka_unit_test(test_bad_documents),
         cmocka_unit_test(test_deep_nesting),   cmocka_unit_test(test_empty_list),
+        cmocka_unit_test(test_member_order),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

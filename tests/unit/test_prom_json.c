@@ -134,7 +134,7 @@ test_values(void **state)
         if (prom_json_parse_vector(doc, strlen(doc), NULL, NULL, &r, err, sizeof(err)) !=
             -1)
             fail_msg("%s accepted", bad_values[i]);
-        /* \u0000 never reaches us: jansson refuses it */
+        /* a \u0000 inside the value is not a number either */
         if (strstr(err, "is not a number") == NULL && strstr(err, "not JSON") == NULL)
             fail_msg("%s: %s", bad_values[i], err);
         assert_int_equal(r.ur_count, 0);
@@ -198,6 +198,21 @@ static const struct bad_doc bad_docs[] = {
      "\"1\"}]}}",
      "value is not a [time, value] pair"},
     {"{\"status\":\"success\",\"status\":\"error\"}", "not JSON"},
+    /* a repeated key the parser reads, at any depth */
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+     "\"metric\":{\"pod\":\"a\",\"pod\":\"b\"},\"value\":[1,\"1\"]}]}}",
+     "not JSON: duplicate key \"pod\""},
+    /* a wrong series, then bytes that are not JSON: the body is not JSON */
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[7,{]}}",
+     "not JSON"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+     "\"value\":[1,2,{]}]}}",
+     "not JSON"},
+    /* an error status wins over a result that came first */
+    {"{\"data\":{\"result\":[7],\"resultType\":\"vector\"},\"error\":\"boom\","
+     "\"status\":\"error\"}",
+     "Prometheus answered an error (): boom"},
+    {"7", "not JSON"},
     {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
      "\"metric\":"
      "{\"pod\":\"\xff\"},\"value\":[1,\"1\"]}]}}",
@@ -226,6 +241,35 @@ test_bad_documents(void **state)
     err[0] = 'x';
     assert_int_equal(prom_json_parse_vector(NULL, 0, NULL, NULL, &r, err, 0), -1);
     assert_int_equal(err[0], 'x');
+}
+
+/* Prometheus writes status, data.resultType, data.result in that order, but
+ * the order is not a contract: the same answer inside out reads the same. */
+static void
+test_member_order(void **state)
+{
+    const char *doc =
+        "{\"data\":{\"result\":[{\"value\":[1.5,\"2048\"],\"metric\":{\"pod\":"
+        "\"p\\u00e9\",\"__name__\":\"x\",\"namespace\":\"\"}},{\"metric\":{\"namespace\":"
+        "\"ns\"},\"value\":[2,\"+Inf\"]}],\"resultType\":\"vector\"},\"status\":\"success\","
+        "\"warnings\":[\"big\"]}";
+    const char *one = "{\"data\":{\"result\":[{\"value\":[1,\"560\"]}],\"resultType\":"
+                      "\"vector\"},\"status\":\"success\"}";
+    struct usage_reading r;
+    char err[256];
+    double v = 0;
+
+    assert_int_equal(
+        prom_json_parse_vector(doc, strlen(doc), NULL, NULL, &r, err, sizeof(err)), 0);
+    assert_int_equal(r.ur_count, 2);
+    assert_string_equal(r.ur_series[0].us_pod, "p\xc3\xa9");
+    assert_null(r.ur_series[0].us_namespace); /* empty is absent */
+    assert_true(r.ur_series[0].us_bytes == 2048.0);
+    assert_string_equal(r.ur_series[1].us_namespace, "ns");
+    assert_true(isinf(r.ur_series[1].us_bytes));
+    usage_reading_free(&r);
+    assert_int_equal(prom_json_parse_scalar(one, strlen(one), &v, err, sizeof(err)), 0);
+    assert_true(v == 560.0);
 }
 
 static void
@@ -353,7 +397,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_incident),   cmocka_unit_test(test_labels),
         cmocka_unit_test(test_values),     cmocka_unit_test(test_bad_documents),
-        cmocka_unit_test(test_files),      cmocka_unit_test(test_scalar),
+        cmocka_unit_test(test_files), cmocka_unit_test(test_member_order),      cmocka_unit_test(test_scalar),
         cmocka_unit_test(test_long_error),
     };
 
