@@ -76,6 +76,8 @@ cc $CFLAGS -o "$BB/gvw-decide" "$ROOT/bench/decide.c" $(pkg-config --cflags --li
 cc $CFLAGS -I"$ROOT/receiver/core" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
     "$BUILD/receiver/core/libgvw_parse.a" "$BUILD/receiver/core/libgvw_core.a" \
     $(pkg-config --libs jansson) -lm
+cc $CFLAGS -o "$BB/gvw-rss-floor" "$ROOT/bench/rss_floor.c" \
+    $(pkg-config --cflags --libs libevent libcurl sqlite3 jansson) -lm
 cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-gen-audit" "$ROOT/bench/gen_audit.c" \
     "$BUILD/store/libgvw_store.a" $(pkg-config --libs sqlite3 jansson)
 cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-commit" "$ROOT/bench/commit.c" \
@@ -323,6 +325,11 @@ section_footprint() {
     FOOT_ANON_IDLE=$(anon_kib "$SERVE_PID")
     FOOT_PSS_IDLE=$(pss_kib "$SERVE_PID")
     FOOT_MAPS_IDLE=$(top_maps "$SERVE_PID")
+    # The same libraries in a program that does nothing else: the floor.
+    "$BB/gvw-rss-floor" >"$TMP/floor.out"
+    FOOT_FLOOR_LOADED=$(grep 'stage=loaded' "$TMP/floor.out" | field rss_kib)
+    FOOT_FLOOR_INIT=$(grep 'stage=curl_init' "$TMP/floor.out" | field rss_kib)
+    FOOT_FLOOR=$(grep 'stage=event_sqlite' "$TMP/floor.out" | field rss_kib)
     c0=$(cpu_ticks "$SERVE_PID")
     sleep 30
     c1=$(cpu_ticks "$SERVE_PID")
@@ -489,7 +496,7 @@ Medians of $REPS runs. Benchmarks print numbers; no test asserts a timing.
 | intake, 10 alerts/request | (reported) | $INTAKE_TEN_RPS req/s ($(awk -v r="$INTAKE_TEN_RPS" 'BEGIN {printf "%d", r * 10}') alerts/s), p99 $INTAKE_TEN_P99 ms | |
 | every 200 durable | rows = 200s | $INTAKE_ROWS_OK | |
 | decision latency, 200 → eviction, p99 | < 10 ms | p50 $(us2ms "$DEC_P50") ms, p99 $(us2ms "$DEC_P99") ms | $(verdict "$(us2ms "$DEC_P99")" 10 "<") |
-| RSS idle | < 10 MiB | $(awk -v k="$FOOT_RSS_IDLE" 'BEGIN {printf "%.1f", k / 1024}') MiB VmRSS; $(awk -v k="$FOOT_ANON_IDLE" 'BEGIN {printf "%.1f", k / 1024}') MiB private, PSS $(awk -v k="$FOOT_PSS_IDLE" 'BEGIN {printf "%.1f", k / 1024}') MiB | $(verdict "$FOOT_RSS_IDLE" 10240 "<") (VmRSS) |
+| RSS idle | < 10 MiB | $(awk -v k="$FOOT_RSS_IDLE" 'BEGIN {printf "%.1f", k / 1024}') MiB VmRSS; $(awk -v k="$FOOT_ANON_IDLE" 'BEGIN {printf "%.1f", k / 1024}') MiB private, PSS $(awk -v k="$FOOT_PSS_IDLE" 'BEGIN {printf "%.1f", k / 1024}') MiB; its libraries alone: $(awk -v k="$FOOT_FLOOR" 'BEGIN {printf "%.1f", k / 1024}') MiB | $(verdict "$FOOT_RSS_IDLE" 10240 "<") (VmRSS) |
 | RSS after $FOOT_N requests | < 32 MiB, no growth | max $(awk -v k="$FOOT_RSS_MAX" 'BEGIN {printf "%.1f", k / 1024}') MiB (see steps) | $(verdict "$FOOT_RSS_MAX" 32768 "<") |
 | CPU while idle, 30 s | ~0 | $FOOT_IDLE_CPU_MS ms | |
 | 5,000 pods + 20,000 series: parse + policy | < 50 ms | $SCALE_TOTAL ms, +$(awk -v k="$SCALE_RSS" 'BEGIN {printf "%.0f", k / 1024}') MiB peak | $(verdict "$SCALE_TOTAL" 50 "<") |
@@ -572,6 +579,9 @@ Rerun: serve as in section 1, then \`grep -E 'VmRSS|RssAnon' /proc/PID/status\`,
 $(cat "$TMP/foot.machine")
 idle: RSS ${FOOT_RSS_IDLE} KiB after 1 s (private anonymous ${FOOT_ANON_IDLE} KiB, PSS ${FOOT_PSS_IDLE} KiB), ${FOOT_RSS_IDLE30} KiB after 30 s; CPU over 30 s idle: ${FOOT_IDLE_CPU_MS} ms
 largest resident mappings (KiB): ${FOOT_MAPS_IDLE}
+floor (bench/rss_floor.c: the daemon's libraries linked into a program that does
+nothing else): ${FOOT_FLOOR_LOADED} KiB once loaded, ${FOOT_FLOOR_INIT} KiB after
+curl_global_init (OpenSSL), ${FOOT_FLOOR} KiB with an event base and a SQLite database
 requests  RSS_KiB  peak_KiB  anon_KiB  rate
 $(cat "$TMP/foot.steps")
 2 s after the load: RSS ${FOOT_RSS_AFTER_IDLE} KiB; rows stored: $FOOT_ROWS; database $FOOT_DB_MIB MiB

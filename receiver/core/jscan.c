@@ -7,11 +7,14 @@
 
 #define JS_F_ARRAY 1u  /* the open container is an array (else an object) */
 #define JS_F_MEMBER 2u /* it has had a member: the next needs a comma */
+#define JS_F_VALUE 4u  /* a member announced (js_*_next gave 1), its value unread */
 #define NUMBER_MAX 511 /* longest number js_number converts (skipping has no cap) */
 
 void
 js_init(struct js_scan *s, const char *buf, size_t len)
 {
+    if (buf == NULL) /* NULL + 0 is undefined behaviour: read "" instead */
+        buf = "", len = 0;
     s->js_start = buf;
     s->js_p = buf;
     s->js_end = buf + len;
@@ -54,6 +57,14 @@ skip_ws(struct js_scan *s)
     s->js_p = p;
 }
 
+/* A value was read whole: the open container's announced member is done. */
+static void
+took_value(struct js_scan *s)
+{
+    if (s->js_depth > 0)
+        s->js_frame[s->js_depth - 1] &= (uint8_t)~JS_F_VALUE;
+}
+
 enum js_type
 js_peek(struct js_scan *s)
 {
@@ -94,6 +105,7 @@ open_container(struct js_scan *s, char c, uint8_t flags)
         return js_fail(s, c == '{' ? "expected an object" : "expected an array");
     if (s->js_depth >= JS_MAX_DEPTH)
         return js_fail(s, "nested too deep");
+    took_value(s); /* the container is the parent's member, read from here on */
     s->js_frame[s->js_depth++] = flags;
     s->js_p++;
     return 0;
@@ -274,6 +286,7 @@ js_string(struct js_scan *s, struct js_str *out)
         if (*p == '"') {
             out->jv_len = (size_t)(p - out->jv_raw);
             s->js_p = p + 1;
+            took_value(s);
             return 0;
         }
         if (*p == '\\') {
@@ -306,15 +319,20 @@ js_object_next(struct js_scan *s, struct js_str *key)
     if (s->js_p >= s->js_end || *s->js_p != ':')
         return js_fail(s, "expected ':' after a key");
     s->js_p++;
+    s->js_frame[s->js_depth - 1] |= JS_F_VALUE;
     return 1;
 }
 
 int
 js_array_next(struct js_scan *s)
 {
+    int rc;
+
     if (s->js_depth > 0 && !(s->js_frame[s->js_depth - 1] & JS_F_ARRAY))
         return js_fail(s, "not in an array"); /* a caller's bug */
-    return next_member(s, ']');
+    if ((rc = next_member(s, ']')) == 1)
+        s->js_frame[s->js_depth - 1] |= JS_F_VALUE;
+    return rc;
 }
 
 static int
@@ -366,6 +384,7 @@ js_number(struct js_scan *s, double *out)
         *out = strtod(buf, NULL);
     }
     s->js_p = p;
+    took_value(s);
     return 0;
 }
 
@@ -387,6 +406,7 @@ js_literal(struct js_scan *s, enum js_type *out)
             s->js_p += lits[i].len;
             if (out != NULL)
                 *out = lits[i].type;
+            took_value(s);
             return 0;
         }
     }
@@ -445,19 +465,15 @@ js_leave(struct js_scan *s, unsigned depth)
 {
     struct js_str key;
     uint8_t f;
-    char close;
     int rc;
 
     while (s->js_depth > depth) {
         if (s->js_failed)
             return -1;
         f = s->js_frame[s->js_depth - 1];
-        close = (f & JS_F_ARRAY) ? ']' : '}';
-        skip_ws(s);
-        /* After a key (or an announced element) comes either its value or,
-         * once the caller read it, a separator: valid JSON tells them apart. */
-        if ((f & JS_F_MEMBER) && s->js_p < s->js_end && *s->js_p != ',' &&
-            *s->js_p != close && js_skip(s) == -1)
+        /* A member announced but not read: its value comes first. (The next
+         * byte cannot tell: "[1," + "]" and "[1" + " 2]" are malformed.) */
+        if ((f & JS_F_VALUE) && js_skip(s) == -1)
             return -1;
         rc = (f & JS_F_ARRAY) ? js_array_next(s) : js_object_next(s, &key);
         if (rc == -1 || (rc == 1 && js_skip(s) == -1))
@@ -479,8 +495,8 @@ js_end(struct js_scan *s)
     return 0;
 }
 
-/* Decodes one unit at *pp (a byte or an escape, already validated) into out
- * (4 bytes); returns how many bytes it gives. */
+/* Decodes one unit at *pp (a character or an escape, already validated)
+ * into out (4 bytes); returns how many bytes it gives. */
 static size_t
 decode_one(const char **pp, const char *end, char *out, int *has_nul)
 {
@@ -489,9 +505,14 @@ decode_one(const char **pp, const char *end, char *out, int *has_nul)
     char e;
 
     if (*p != '\\') {
-        *pp = p + 1;
-        out[0] = *p;
-        return 1;
+        /* A raw character whole (its UTF-8 is validated), so that
+         * js_str_copy never cuts one. */
+        unsigned char c = (unsigned char)*p;
+        size_t k = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+
+        memcpy(out, p, k);
+        *pp = p + k;
+        return k;
     }
     e = p[1];
     if (e != 'u') {
@@ -581,6 +602,8 @@ js_str_copy(const struct js_str *v, char *dst, size_t cap)
 
     if (!v->jv_escaped) {
         n = v->jv_len < cap ? v->jv_len : cap - 1;
+        while (n < v->jv_len && n > 0 && ((unsigned char)p[n] & 0xC0) == 0x80)
+            n--; /* not inside a character: before its lead byte */
         memcpy(dst, p, n);
         dst[n] = '\0';
         return v->jv_len;

@@ -17,7 +17,7 @@ command -v jq >/dev/null 2>&1 || {
     exit 1
 }
 rm -rf "$C"
-mkdir -p "$C/alert" "$C/quantity" "$C/prom" "$C/pods"
+mkdir -p "$C/alert" "$C/quantity" "$C/prom" "$C/pods" "$C/jscan"
 
 # seed TARGET NAME TEXT: one file, no trailing newline.
 seed() {
@@ -146,3 +146,25 @@ seed pods no-kind '{"items":[{"metadata":{"name":"p","namespace":"n","uid":"u"}}
 seed pods start-offsets '{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"n","uid":"u","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2024-02-29T23:59:60.123456789+14:00"},"spec":{"containers":[{"name":"a","resources":{"limits":{"viktorbarzin.me/gpumem":"1536Mi"}}}]}},{"metadata":{"name":"q","namespace":"n","uid":"v"},"status":{"phase":"Running","startTime":"1970-01-01T00:00:01-00:01"}}]}'
 seed pods duplicate-names '{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"n","uid":"u1","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2026-06-02T10:00:00Z"},"spec":{"containers":[{"resources":{"limits":{"viktorbarzin.me/gpumem":"1k"}}}]}},{"metadata":{"name":"p","namespace":"n","uid":"u2","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2026-06-02T10:00:00Z"},"spec":{"containers":[{"resources":{"requests":{"viktorbarzin.me/gpumem":"2k"}}}]}}]}'
 seed pods huge-budgets '{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"n","uid":"u","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2026-06-02T10:00:00Z"},"spec":{"containers":[{"resources":{"limits":{"viktorbarzin.me/gpumem":"8Ei"}}},{"resources":{"limits":{"viktorbarzin.me/gpumem":9.3e18}}}]}}]}'
+
+# --- the JSON reader itself (fuzz_jscan, differential against jansson) -----
+seed jscan object '{"kind":"PodList","items":[{"metadata":{"name":"p","uid":"u"},"n":-12.5e+3,"b":[true,false,null],"e":{}}]}'
+seed jscan escapes '["\u00e9\ud83d\ude00\"\\\/\b\f\n\r\t","h\u0000x"]'
+seed jscan numbers '[0,-0,1e3,1E+2,-0.5,123456789012345678901234567890,1e400,1e-400]'
+seed jscan duplicate-key '{"a":1,"a":[2]}'
+seed jscan nul-key '{"\u0000":1}'
+seed jscan nested '[[[[{"a":[[],{}]}]]]]'
+seed jscan scalar '"top"'
+seed jscan whitespace $' \t\r\n {} \n'
+seed jscan trailing-comma '[1,2,]'
+seed jscan missing-colon '{"a" 1}'
+seed jscan leading-zero '[01]'
+seed jscan lone-surrogate '["\ud800","\udc00"]'
+seed jscan truncated '{"a":[1,{"b":"c'
+seed jscan trailing-bytes '{} x'
+seed jscan misspelt '[tru,nul]'
+printf '"h\303\251llo \342\202\254 \360\237\230\200"' >"$C/jscan/utf8"
+printf '["\300\257","\355\240\200","\364\220\200\200"]' >"$C/jscan/utf8-invalid"
+printf '[12\0]' >"$C/jscan/nul-after-number"
+# A number of 600 characters: js_number converts at most 511, js_skip any.
+printf '[%s,1]' "$(printf '1.%0598d' 0)" >"$C/jscan/long-number"
