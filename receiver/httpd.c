@@ -22,6 +22,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
+#include "utf8.h"
 
 #define TOKEN_MAX 4096
 #define TOKEN_REFRESH_S 60
@@ -166,9 +167,11 @@ static void
 reply_error(struct evhttp_request *req, int code, const char *reason, const char *msg,
             int webhook)
 {
-    json_t *obj = json_pack("{s:s}", "error", msg);
+    char *text = strdup(msg);
+    json_t *obj = text ? json_pack("{s:s}", "error", utf8_scrub(text)) : NULL;
     char *body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
 
+    free(text);
     if (body != NULL)
         reply(req, code, reason, "application/json", body, strlen(body));
     else

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 static enum log_format log_fmt = LOG_FORMAT_JSON;
 static enum log_level log_min = LOG_LEVEL_INFO;
 
@@ -68,14 +70,21 @@ static void
 put_value(struct line *l, const char *s, int json)
 {
     size_t in = strlen(s), need = 0, room;
+    char esc[8], clean[VALUE_MAX_BYTES + 1];
     int cut = 0;
-    char esc[8];
 
     if (in > VALUE_MAX_BYTES) {
         in = VALUE_MAX_BYTES;
         while (in > 0 && ((unsigned char)s[in] & 0xC0) == 0x80)
             in--;
         cut = 1;
+    }
+    if (json) {
+        /* Values quote what clients and servers sent, possibly cut mid-
+         * character: a JSON line must stay valid UTF-8. */
+        memcpy(clean, s, in);
+        clean[in] = '\0';
+        s = utf8_scrub(clean);
     }
     for (size_t i = 0; i < in; i++) {
         const char *rep = json ? json_escape((unsigned char)s[i], esc) : NULL;

@@ -1,5 +1,6 @@
 /* fuzz_alert.c -- libFuzzer target: the Alertmanager webhook payload parser */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -13,8 +14,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct alert_batch b;
     char err[512];
     const struct alert *a;
-    json_t *labels;
-    size_t i;
+    json_t *labels, *v;
+    char *again;
+    size_t i, j;
 
     err[0] = '\0';
     if (alert_batch_parse((const char *)data, size, &b, err, sizeof(err)) == -1) {
@@ -32,7 +34,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(a->a_fingerprint != NULL && a->a_starts_at != NULL &&
                        a->a_ends_at != NULL && a->a_annotations_json != NULL,
                    "alerts[%zu]: a string member left NULL", i);
-        FUZZ_CHECK(json_is_object(a->a_labels), "alerts[%zu]: labels not an object", i);
+        for (j = 0; j < a->a_nlabels; j++) {
+            FUZZ_CHECK(alert_label(a, a->a_labels[j].al_name) == a->a_labels[j].al_value,
+                       "alerts[%zu]: label %zu not found by alert_label", i, j);
+            FUZZ_CHECK(j == 0 ||
+                           strcmp(a->a_labels[j - 1].al_name, a->a_labels[j].al_name) < 0,
+                       "alerts[%zu]: labels not sorted or not unique", i);
+        }
         FUZZ_CHECK(alert_label(a, "alertname") != NULL &&
                        strcmp(alert_label(a, "alertname"), a->a_alertname) == 0,
                    "alerts[%zu]: alertname and labels.alertname differ", i);
@@ -40,15 +48,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        strcmp(alert_status_name(a), "resolved") == 0,
                    "alerts[%zu]: status", i);
         /* The stored JSON is what the audit keeps: it must read back as the
-         * same labels. */
+         * same labels, and be what json_dumps(JSON_COMPACT | JSON_SORT_KEYS)
+         * writes for them. */
         labels = json_loads(a->a_labels_json, 0, NULL);
-        FUZZ_CHECK(labels != NULL && json_equal(labels, a->a_labels),
+        FUZZ_CHECK(json_is_object(labels) && json_object_size(labels) == a->a_nlabels,
                    "alerts[%zu]: labels_json does not read back: %s", i,
                    a->a_labels_json);
+        for (j = 0; j < a->a_nlabels; j++) {
+            v = json_object_get(labels, a->a_labels[j].al_name);
+            FUZZ_CHECK(json_is_string(v) &&
+                           strcmp(json_string_value(v), a->a_labels[j].al_value) == 0,
+                       "alerts[%zu]: labels_json differs at %s: %s", i,
+                       a->a_labels[j].al_name, a->a_labels_json);
+        }
+        again = json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS);
+        FUZZ_CHECK(again != NULL && strcmp(again, a->a_labels_json) == 0,
+                   "alerts[%zu]: labels_json is not as jansson writes it: %s", i,
+                   a->a_labels_json);
+        free(again);
         json_decref(labels);
         labels = json_loads(a->a_annotations_json, 0, NULL);
         FUZZ_CHECK(json_is_object(labels), "alerts[%zu]: annotations_json: %s", i,
                    a->a_annotations_json);
+        again = json_dumps(labels, JSON_COMPACT | JSON_SORT_KEYS);
+        FUZZ_CHECK(again != NULL && strcmp(again, a->a_annotations_json) == 0,
+                   "alerts[%zu]: annotations_json is not as jansson writes it: %s", i,
+                   a->a_annotations_json);
+        free(again);
         json_decref(labels);
     }
     alert_batch_free(&b);

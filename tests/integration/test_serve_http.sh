@@ -46,6 +46,14 @@ code=$(http_code POST /webhook "${AUTH[@]}" \
     --data-binary '{"alerts":[{"status":"pending","labels":{"alertname":"X"}}]}')
 expect_eq "an unknown alert status is 400" 400 "$code"
 expect_contains "the 400 says which alert" "alerts[0].status" "$(cat "$TMP/body")"
+# The message quotes 64 bytes of the status: that cut lands inside an "é" (2 bytes
+# each, the 33rd starts at byte 65). The answer is still the reason, as valid JSON.
+status=$(printf 'x%.0s' 1; printf '\u00e9%.0s' $(seq 1 40))
+code=$(http_code POST /webhook "${AUTH[@]}" \
+    --data-binary "{\"alerts\":[{\"status\":\"$status\",\"labels\":{\"alertname\":\"X\"}}]}")
+expect_eq "a long non-ASCII status is 400" 400 "$code"
+expect_eq "its 400 is JSON naming the field" "alerts[0].status" \
+    "$(jq -r '.error | split(":")[0]' "$TMP/body")"
 
 head -c $((1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' >"$TMP/big"
 code=$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$TMP/big")

@@ -79,6 +79,33 @@ test_awkward_values_stay_json(void **state)
     free(text);
 }
 
+static void
+log_broken_utf8(void)
+{
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    /* A client's text cut mid-character, a stray continuation byte, an
+     * overlong form, a surrogate, and good UTF-8 around them. */
+    log_event(LOG_LEVEL_WARN, "rejected", "error", "status '\xc3\xa9\xc3' x", "b",
+              "\x80\xc0\xaf\xed\xa0\x80 caf\xc3\xa9 \xf0\x9f\x98\x80", NULL);
+}
+
+/* jansson (the test's reader) refuses invalid UTF-8: the lines load only if
+ * the logger replaced each bad byte, and kept the good characters. */
+static void
+test_broken_utf8_stays_json(void **state)
+{
+    char *text = capture(log_broken_utf8);
+    json_t *last = NULL;
+
+    assert_int_equal(json_lines(text, &last), 1);
+    assert_string_equal(json_string_value(json_object_get(last, "error")),
+                        "status '\xc3\xa9?' x");
+    assert_string_equal(json_string_value(json_object_get(last, "b")),
+                        "?????? caf\xc3\xa9 \xf0\x9f\x98\x80");
+    json_decref(last);
+    free(text);
+}
+
 static char huge[64 * 1024];
 
 static void
@@ -135,6 +162,7 @@ main(void)
         cmocka_unit_test(test_awkward_values_stay_json),
         cmocka_unit_test(test_huge_values_are_cut_not_broken),
         cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_broken_utf8_stays_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
