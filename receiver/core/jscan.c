@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 #define JS_F_ARRAY 1u  /* the open container is an array (else an object) */
 #define JS_F_MEMBER 2u /* it has had a member: the next needs a comma */
 #define JS_F_VALUE 4u  /* a member announced (js_*_next gave 1), its value unread */
@@ -87,8 +89,16 @@ js_peek(struct js_scan *s)
     case 'n':
         return JS_NULL;
     case '-':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+    case '8':
+    case '9':
         return JS_NUMBER;
     default:
         return js_fail(s, "unexpected character"), JS_ERROR;
@@ -145,7 +155,8 @@ next_member(struct js_scan *s, char close)
     }
     if (*f & JS_F_MEMBER) {
         if (*s->js_p != ',')
-            return js_fail(s, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+            return js_fail(s,
+                           close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
         s->js_p++;
         skip_ws(s);
     }
@@ -205,30 +216,15 @@ scan_escape(struct js_scan *s)
     return 0;
 }
 
-/* One UTF-8 sequence of 2-4 bytes at s->js_p, shortest form, no surrogates,
- * at most U+10FFFF (the table of RFC 3629 section 4). */
+/* One non-ASCII character at s->js_p, well-formed (utf8.c). */
 static int
 scan_utf8(struct js_scan *s)
 {
-    const unsigned char *p = (const unsigned char *)s->js_p;
-    const unsigned char *end = (const unsigned char *)s->js_end;
-    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
-    int n;
+    size_t n = utf8_char_len(s->js_p, (size_t)(s->js_end - s->js_p));
 
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 1;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    else
+    if (n < 2)
         return js_fail(s, "invalid UTF-8 in a string");
-    if (end - p <= n || p[1] < lo || p[1] > hi)
-        return js_fail(s, "invalid UTF-8 in a string");
-    for (int i = 2; i <= n; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return js_fail(s, "invalid UTF-8 in a string");
-    s->js_p += n + 1;
+    s->js_p += n;
     return 0;
 }
 
@@ -483,6 +479,30 @@ js_leave(struct js_scan *s, unsigned depth)
 }
 
 int
+js_hold(struct js_scan *s, struct js_held *h)
+{
+    h->h_type = js_peek(s);
+    if (h->h_type == JS_STRING)
+        return js_string(s, &h->h_str);
+    if (h->h_type == JS_NUMBER)
+        return js_number(s, &h->h_num);
+    return js_skip(s);
+}
+
+int
+js_once(struct js_scan *s, unsigned *seen, unsigned bit, const char *key)
+{
+    char msg[96];
+
+    if (!(*seen & bit)) {
+        *seen |= bit;
+        return 0;
+    }
+    snprintf(msg, sizeof(msg), "duplicate key \"%s\"", key);
+    return js_fail(s, msg);
+}
+
+int
 js_end(struct js_scan *s)
 {
     if (s->js_failed)
@@ -518,8 +538,12 @@ decode_one(const char **pp, const char *end, char *out, int *has_nul)
     if (e != 'u') {
         *pp = p + 2;
         /* '"', '\\' and '/' stand for themselves. */
-        out[0] = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r'
-                 : e == 't' ? '\t' : e;
+        out[0] = e == 'b'   ? '\b'
+                 : e == 'f' ? '\f'
+                 : e == 'n' ? '\n'
+                 : e == 'r' ? '\r'
+                 : e == 't' ? '\t'
+                            : e;
         return 1;
     }
     hex4(p + 2, end, &cp);

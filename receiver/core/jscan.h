@@ -46,6 +46,14 @@ struct js_str {
     int jv_escaped;     /* has a backslash: must be decoded before use */
 };
 
+/* A member's value kept until its object closes, for a caller that judges
+ * members together (they may come in any order). */
+struct js_held {
+    enum js_type h_type; /* JS_ERROR: absent */
+    struct js_str h_str; /* when JS_STRING (borrowed) */
+    double h_num;        /* when JS_NUMBER */
+};
+
 struct js_scan {
     const char *js_start; /* borrowed input */
     const char *js_p;     /* next byte */
@@ -95,6 +103,15 @@ int js_skip(struct js_scan *s);
  * still wants the rest checked, so a body that is not JSON is always told
  * as such. 0, or -1. */
 int js_leave(struct js_scan *s, unsigned depth);
+
+/* Reads the next value into *h when it is a string or a number; skips (and
+ * types) anything else. 0, or -1. */
+int js_hold(struct js_scan *s, struct js_held *h);
+
+/* For a caller that reads a few keys of an object: marks bit in *seen, or
+ * fails with "duplicate key \"key\"" when it was already marked. A key twice
+ * could make two readers see two different objects. 0, or -1. */
+int js_once(struct js_scan *s, unsigned *seen, unsigned bit, const char *key);
 
 /* Checks that only whitespace is left. 0, or -1. */
 int js_end(struct js_scan *s);

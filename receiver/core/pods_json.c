@@ -35,17 +35,10 @@ struct walk {
     char w_why[WHY]; /* "" until an item's shape is wrong */
 };
 
-/* A member value kept for judging once its object closes (borrowed). */
-struct held {
-    enum js_type h_type; /* JS_ERROR: absent */
-    struct js_str h_str; /* when JS_STRING */
-    double h_num;        /* when JS_NUMBER */
-};
-
 /* limits or requests of one container. */
 struct res_map {
-    enum js_type m_type; /* JS_ERROR: absent; JS_NULL counts as absent */
-    struct held m_value; /* the resource's value, when m_type is JS_OBJECT */
+    enum js_type m_type;    /* JS_ERROR: absent; JS_NULL counts as absent */
+    struct js_held m_value; /* the resource's value, when m_type is JS_OBJECT */
 };
 
 /* Copies len bytes of s into out (QUOTED bytes) for a message: printable
@@ -98,37 +91,9 @@ type_name(enum js_type t)
     }
 }
 
-/* A repeated key among those read: two readers (us and the API server's
- * other clients) could see two different pods, so the body is refused. */
-static int
-duplicate(struct walk *w, unsigned *seen, unsigned bit, const char *key)
-{
-    char msg[96];
-
-    if (!(*seen & bit)) {
-        *seen |= bit;
-        return 0;
-    }
-    snprintf(msg, sizeof(msg), "duplicate key \"%s\"", key);
-    return js_fail(&w->w_s, msg);
-}
-
-/* Reads the next value into *h when it is a string or a number; skips (and
- * types) anything else. */
-static int
-hold(struct walk *w, struct held *h)
-{
-    h->h_type = js_peek(&w->w_s);
-    if (h->h_type == JS_STRING)
-        return js_string(&w->w_s, &h->h_str);
-    if (h->h_type == JS_NUMBER)
-        return js_number(&w->w_s, &h->h_num);
-    return js_skip(&w->w_s);
-}
-
 /* A container's name for a message: quoted, or "#idx" when it has none. */
 static void
-container_name(const struct held *name, size_t idx, char *cname)
+container_name(const struct js_held *name, size_t idx, char *cname)
 {
     if (name->h_type == JS_STRING)
         quote_str(&name->h_str, cname);
@@ -139,8 +104,8 @@ container_name(const struct held *name, size_t idx, char *cname)
 /* One container's declared value in *mib: 0, or -1 with why in msg. The
  * container's name is quoted only for a message. */
 static int
-value_mib(const struct held *v, const char *word, const struct held *name, size_t idx,
-          int64_t *mib, char *msg, size_t msglen)
+value_mib(const struct js_held *v, const char *word, const struct js_held *name,
+          size_t idx, int64_t *mib, char *msg, size_t msglen)
 {
     char shown[QUOTED], qerr[128], small[64], cname[QUOTED], *heap = NULL;
     const char *s = v->h_str.jv_raw;
@@ -214,8 +179,8 @@ read_res_map(struct walk *w, struct res_map *m)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, w->w_opts->po_resource)) {
-            if (duplicate(w, &seen, 1, w->w_opts->po_resource) == -1 ||
-                hold(w, &m->m_value) == -1)
+            if (js_once(&w->w_s, &seen, 1, w->w_opts->po_resource) == -1 ||
+                js_hold(&w->w_s, &m->m_value) == -1)
                 return -1;
         } else if (js_skip(&w->w_s) == -1) {
             return -1;
@@ -244,7 +209,7 @@ read_resources(struct walk *w, enum js_type *rtype, struct res_map maps[2])
         if (k == -1) {
             if (js_skip(&w->w_s) == -1)
                 return -1;
-        } else if (duplicate(w, &seen, 1u << k, k ? "requests" : "limits") == -1 ||
+        } else if (js_once(&w->w_s, &seen, 1u << k, k ? "requests" : "limits") == -1 ||
                    read_res_map(w, &maps[k]) == -1) {
             return -1;
         }
@@ -262,7 +227,7 @@ read_container(struct walk *w, size_t idx, int64_t *mib, char *msg, size_t msgle
     struct res_map maps[2] = {{JS_ERROR, {JS_ERROR, {NULL, 0, 0}, 0}},
                               {JS_ERROR, {JS_ERROR, {NULL, 0, 0}, 0}}};
     enum js_type rtype = JS_ERROR;
-    struct held name = {JS_ERROR, {NULL, 0, 0}, 0};
+    struct js_held name = {JS_ERROR, {NULL, 0, 0}, 0};
     char cname[QUOTED];
     struct js_str key;
     unsigned seen = 0;
@@ -272,9 +237,9 @@ read_container(struct walk *w, size_t idx, int64_t *mib, char *msg, size_t msgle
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, "name"))
-            rc = duplicate(w, &seen, 1, "name") == -1 ? -1 : hold(w, &name);
+            rc = js_once(&w->w_s, &seen, 1, "name") == -1 ? -1 : js_hold(&w->w_s, &name);
         else if (js_str_eq(&key, "resources"))
-            rc = duplicate(w, &seen, 2, "resources") == -1
+            rc = js_once(&w->w_s, &seen, 2, "resources") == -1
                      ? -1
                      : read_resources(w, &rtype, maps);
         else
@@ -301,7 +266,8 @@ read_container(struct walk *w, size_t idx, int64_t *mib, char *msg, size_t msgle
             return 2;
         }
         if (maps[k].m_value.h_type != JS_ERROR)
-            return value_mib(&maps[k].m_value, words[k], &name, idx, mib, msg, msglen) == -1
+            return value_mib(&maps[k].m_value, words[k], &name, idx, mib, msg, msglen) ==
+                           -1
                        ? 2
                        : 0;
     }
@@ -377,7 +343,7 @@ read_spec(struct walk *w, struct pod *p)
         while ((rc = js_object_next(&w->w_s, &key)) == 1) {
             if (!js_str_eq(&key, "containers")) {
                 rc = js_skip(&w->w_s);
-            } else if (duplicate(w, &seen, 1, "containers") == -1) {
+            } else if (js_once(&w->w_s, &seen, 1, "containers") == -1) {
                 rc = -1;
             } else if ((t = js_peek(&w->w_s)) == JS_ARRAY) {
                 rc = read_containers(w, p, msg, sizeof(msg));
@@ -424,12 +390,12 @@ read_annotations(struct walk *w, struct pod *p)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, MIRROR_ANNOTATION)) {
-            if (duplicate(w, &seen, 1, MIRROR_ANNOTATION) == -1)
+            if (js_once(&w->w_s, &seen, 1, MIRROR_ANNOTATION) == -1)
                 return -1;
             p->p_mirror = 1;
         }
         if (protect != NULL && protect[0] != '\0' && js_str_eq(&key, protect)) {
-            if (duplicate(w, &seen, 2, protect) == -1)
+            if (js_once(&w->w_s, &seen, 2, protect) == -1)
                 return -1;
             if (js_peek(&w->w_s) != JS_STRING) {
                 p->p_protected = 1;
@@ -512,17 +478,21 @@ read_metadata(struct walk *w, struct pod *p)
         for (k = 0; k < 3 && !js_str_eq(&key, keys[k]); k++)
             ;
         if (k < 3) {
-            rc = duplicate(w, &seen, 1u << k, keys[k]) == -1 ? -1
-                                                               : read_required(w, dsts[k]);
+            rc = js_once(&w->w_s, &seen, 1u << k, keys[k]) == -1
+                     ? -1
+                     : read_required(w, dsts[k]);
         } else if (js_str_eq(&key, "deletionTimestamp")) {
             /* Present and not null: any other value still means "being deleted". */
             p->p_terminating = js_peek(&w->w_s) != JS_NULL;
-            rc = duplicate(w, &seen, 8, "deletionTimestamp") == -1 ? -1 : js_skip(&w->w_s);
+            rc = js_once(&w->w_s, &seen, 8, "deletionTimestamp") == -1 ? -1
+                                                                       : js_skip(&w->w_s);
         } else if (js_str_eq(&key, "ownerReferences")) {
-            rc = duplicate(w, &seen, 16, "ownerReferences") == -1 ? -1 : read_owners(w, p);
+            rc = js_once(&w->w_s, &seen, 16, "ownerReferences") == -1 ? -1
+                                                                      : read_owners(w, p);
         } else if (js_str_eq(&key, "annotations")) {
-            rc = duplicate(w, &seen, 32, "annotations") == -1 ? -1
-                                                               : read_annotations(w, p);
+            rc = js_once(&w->w_s, &seen, 32, "annotations") == -1
+                     ? -1
+                     : read_annotations(w, p);
         } else {
             rc = js_skip(&w->w_s);
         }
@@ -549,8 +519,8 @@ read_status(struct walk *w, struct pod *p)
         int is_phase = js_str_eq(&key, "phase");
         if (!is_phase && !js_str_eq(&key, "startTime")) {
             rc = js_skip(&w->w_s);
-        } else if (duplicate(w, &seen, is_phase ? 1 : 2, is_phase ? "phase" : "startTime") ==
-                   -1) {
+        } else if (js_once(&w->w_s, &seen, is_phase ? 1 : 2,
+                           is_phase ? "phase" : "startTime") == -1) {
             rc = -1;
         } else if (js_peek(&w->w_s) != JS_STRING) {
             rc = js_skip(&w->w_s);
@@ -594,7 +564,7 @@ read_item(struct walk *w, size_t idx, struct pod *p)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, "metadata")) {
-            if (duplicate(w, &seen, 1, "metadata") == -1)
+            if (js_once(&w->w_s, &seen, 1, "metadata") == -1)
                 return -1;
             if (js_peek(&w->w_s) != JS_OBJECT) {
                 item_error(w, idx, "has no metadata object");
@@ -603,9 +573,9 @@ read_item(struct walk *w, size_t idx, struct pod *p)
             have_md = 1;
             rc = read_metadata(w, p);
         } else if (js_str_eq(&key, "spec")) {
-            rc = duplicate(w, &seen, 2, "spec") == -1 ? -1 : read_spec(w, p);
+            rc = js_once(&w->w_s, &seen, 2, "spec") == -1 ? -1 : read_spec(w, p);
         } else if (js_str_eq(&key, "status")) {
-            rc = duplicate(w, &seen, 4, "status") == -1 ? -1 : read_status(w, p);
+            rc = js_once(&w->w_s, &seen, 4, "status") == -1 ? -1 : read_status(w, p);
         } else {
             rc = js_skip(&w->w_s);
         }
@@ -664,7 +634,7 @@ read_items(struct walk *w, struct pod_list *out)
 
 /* The top level must be a PodList; a Status (an API error) says why not. */
 static int
-kind_error(const struct held *kind, const struct held *message, char *why)
+kind_error(const struct js_held *kind, const struct js_held *message, char *why)
 {
     char shown[QUOTED];
 
@@ -685,7 +655,7 @@ kind_error(const struct held *kind, const struct held *message, char *why)
 static int
 walk_top(struct walk *w, struct pod_list *out, char *why)
 {
-    struct held kind = {JS_ERROR, {NULL, 0, 0}, 0}, message = kind;
+    struct js_held kind = {JS_ERROR, {NULL, 0, 0}, 0}, message = kind;
     enum js_type t = js_peek(&w->w_s);
     struct js_str key;
     unsigned seen = 0;
@@ -703,7 +673,7 @@ walk_top(struct walk *w, struct pod_list *out, char *why)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, "items")) {
-            if (duplicate(w, &seen, 1, "items") == -1)
+            if (js_once(&w->w_s, &seen, 1, "items") == -1)
                 return -1;
             if (js_peek(&w->w_s) == JS_ARRAY) {
                 items = 1;
@@ -712,9 +682,10 @@ walk_top(struct walk *w, struct pod_list *out, char *why)
                 rc = js_skip(&w->w_s);
             }
         } else if (js_str_eq(&key, "kind")) {
-            rc = duplicate(w, &seen, 2, "kind") == -1 ? -1 : hold(w, &kind);
+            rc = js_once(&w->w_s, &seen, 2, "kind") == -1 ? -1 : js_hold(&w->w_s, &kind);
         } else if (js_str_eq(&key, "message")) {
-            rc = duplicate(w, &seen, 4, "message") == -1 ? -1 : hold(w, &message);
+            rc = js_once(&w->w_s, &seen, 4, "message") == -1 ? -1
+                                                             : js_hold(&w->w_s, &message);
         } else {
             rc = js_skip(&w->w_s);
         }

@@ -24,13 +24,6 @@
 #define LONG 96  /* an error sentence */
 #define WHY 512
 
-/* A member value kept until its object closes (borrowed from the body). */
-struct held {
-    enum js_type h_type; /* JS_ERROR: absent */
-    struct js_str h_str; /* when JS_STRING */
-    double h_num;        /* when JS_NUMBER */
-};
-
 /* Copies len bytes of s into out (QUOTED(max) bytes) for a message, printable
  * ASCII only (others as \xNN), cut at max bytes: Prometheus text ends up in
  * logs and the audit. */
@@ -56,7 +49,7 @@ quote(const char *s, size_t len, size_t max, char *out)
 /* quote() of a held value, decoded; "" for anything but a string, so a
  * message can always show it. */
 static void
-quote_held(const struct held *v, size_t max, char *out)
+quote_held(const struct js_held *v, size_t max, char *out)
 {
     char head[LONG + 8];
     size_t full;
@@ -112,58 +105,30 @@ parse_float(const char *s, size_t len, double *out)
     return end == s + len ? 0 : -1;
 }
 
-
 /* The answer's frame: what the walk found, judged once it ends. */
 struct answer {
     struct js_scan a_s;
-    struct held a_status, a_error_type, a_error, a_result_type;
-    int a_data_object;      /* data was an object */
-    int a_have_result;      /* data.result was there */
+    struct js_held a_status, a_error_type, a_error, a_result_type;
+    int a_data_object; /* data was an object */
+    int a_have_result; /* data.result was there */
     enum js_type a_result_kind;
-    const char *a_result;   /* its bytes, when read after the walk */
+    const char *a_result; /* its bytes, when read after the walk */
     size_t a_result_len;
-    int a_result_read;      /* read during the walk */
+    int a_result_read; /* read during the walk */
     int a_oom;
 };
 
 /* What the caller wants from the result, and what it found. */
 struct want {
-    int w_scalar;                /* prom_json_parse_scalar: else a vector */
+    int w_scalar; /* prom_json_parse_scalar: else a vector */
     const char *w_ns_label, *w_pod_label;
     struct usage_reading *w_out; /* vector */
     double *w_value;             /* scalar */
     char w_why[WHY];             /* a shape error, "" if none */
 };
 
-/* A repeated key among those read is refused, as it was by jansson. */
 static int
-duplicate(struct js_scan *s, unsigned *seen, unsigned bit, const char *key)
-{
-    char msg[64];
-
-    if (!(*seen & bit)) {
-        *seen |= bit;
-        return 0;
-    }
-    snprintf(msg, sizeof(msg), "duplicate key \"%s\"", key);
-    return js_fail(s, msg);
-}
-
-/* Reads the next value into *h when it is a string or a number; skips (and
- * types) anything else. */
-static int
-hold(struct js_scan *s, struct held *h)
-{
-    h->h_type = js_peek(s);
-    if (h->h_type == JS_STRING)
-        return js_string(s, &h->h_str);
-    if (h->h_type == JS_NUMBER)
-        return js_number(s, &h->h_num);
-    return js_skip(s);
-}
-
-static int
-held_is(const struct held *h, const char *lit)
+held_is(const struct js_held *h, const char *lit)
 {
     return h->h_type == JS_STRING && js_str_eq(&h->h_str, lit);
 }
@@ -175,7 +140,7 @@ read_sample(struct js_scan *s, double *out, char *why, size_t whylen, const char
 {
     unsigned depth = s->js_depth;
     char text[128], shown[QUOTED(LONG)];
-    struct held v = {JS_ERROR, {NULL, 0, 0}, 0};
+    struct js_held v = {JS_ERROR, {NULL, 0, 0}, 0};
     size_t full;
     int rc, opened = 0;
 
@@ -186,8 +151,8 @@ read_sample(struct js_scan *s, double *out, char *why, size_t whylen, const char
     opened = 1;
     if ((rc = js_array_next(s)) != 1 || js_peek(s) != JS_NUMBER)
         goto not_pair;
-    if (js_number(s, NULL) == -1 || (rc = js_array_next(s)) != 1 || hold(s, &v) == -1 ||
-        (rc = js_array_next(s)) != 0)
+    if (js_number(s, NULL) == -1 || (rc = js_array_next(s)) != 1 ||
+        js_hold(s, &v) == -1 || (rc = js_array_next(s)) != 0)
         goto not_pair;
     if (v.h_type == JS_NUMBER) { /* Defensive: the API sends strings. */
         *out = v.h_num;
@@ -259,7 +224,7 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
         return -1;
     while ((rc = js_object_next(s, &key)) == 1) {
         if (js_str_eq(&key, "metric")) {
-            if (duplicate(s, &seen, 1, "metric") == -1)
+            if (js_once(s, &seen, 1, "metric") == -1)
                 return -1;
             if (js_peek(s) != JS_OBJECT) {
                 not_object = 1;
@@ -272,8 +237,8 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
                                                               : -1;
                     if (k == -1) {
                         rc2 = js_skip(s);
-                    } else if (duplicate(s, &seen_l, 1u << k,
-                                         k ? w->w_pod_label : w->w_ns_label) == -1) {
+                    } else if (js_once(s, &seen_l, 1u << k,
+                                       k ? w->w_pod_label : w->w_ns_label) == -1) {
                         rc2 = -1;
                     } else if ((rc2 = read_label(s, k ? &ser->us_pod : &ser->us_namespace,
                                                  oom)) == 1) {
@@ -287,10 +252,11 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
                 rc = rc2;
             }
         } else if (js_str_eq(&key, "value")) {
-            if (duplicate(s, &seen, 2, "value") == -1)
+            if (js_once(s, &seen, 2, "value") == -1)
                 return -1;
             have_value = 1;
-            rc = read_sample(s, &ser->us_bytes, sample_why, sizeof(sample_why), NULL, idx);
+            rc =
+                read_sample(s, &ser->us_bytes, sample_why, sizeof(sample_why), NULL, idx);
             sample_bad = rc == 1;
             rc = rc == 1 ? 0 : rc;
         } else {
@@ -369,16 +335,16 @@ read_one(struct js_scan *s, struct want *w)
             rc = js_skip(s);
         } else {
             struct js_str key;
-            int have_value = 0;
+            unsigned have_value = 0;
             if (js_object_begin(s) == -1)
                 return -1;
             while ((rc = js_object_next(s, &key)) == 1) {
                 if (!js_str_eq(&key, "value")) {
                     rc = js_skip(s);
-                } else if (have_value++) {
-                    rc = js_fail(s, "duplicate key \"value\"");
-                } else if ((rc = read_sample(s, w->w_value, why, sizeof(why),
-                                             "result[0]", 0)) == 1) {
+                } else if (js_once(s, &have_value, 1, "value") == -1) {
+                    rc = -1;
+                } else if ((rc = read_sample(s, w->w_value, why, sizeof(why), "result[0]",
+                                             0)) == 1) {
                     bad = 1;
                     rc = 0;
                 }
@@ -386,7 +352,8 @@ read_one(struct js_scan *s, struct want *w)
                     return -1;
             }
             if (rc == 0 && !have_value) {
-                snprintf(why, sizeof(why), "result[0]: value is not a [time, value] pair");
+                snprintf(why, sizeof(why),
+                         "result[0]: value is not a [time, value] pair");
                 bad = 1;
             }
         }
@@ -448,11 +415,11 @@ read_data(struct answer *a, struct want *w)
         return -1;
     while ((rc = js_object_next(s, &key)) == 1) {
         if (js_str_eq(&key, "resultType")) {
-            rc = duplicate(s, &seen, 1, "resultType") == -1 ? -1
-                                                              : hold(s, &a->a_result_type);
+            rc = js_once(s, &seen, 1, "resultType") == -1 ? -1
+                                                          : js_hold(s, &a->a_result_type);
         } else if (!js_str_eq(&key, "result")) {
             rc = js_skip(s);
-        } else if (duplicate(s, &seen, 2, "result") == -1) {
+        } else if (js_once(s, &seen, 2, "result") == -1) {
             rc = -1;
         } else {
             a->a_have_result = 1;
@@ -478,7 +445,7 @@ static int
 walk_answer(struct answer *a, struct want *w)
 {
     static const char *const keys[] = {"status", "errorType", "error"};
-    struct held *dsts[] = {&a->a_status, &a->a_error_type, &a->a_error};
+    struct js_held *dsts[] = {&a->a_status, &a->a_error_type, &a->a_error};
     struct js_scan *s = &a->a_s;
     enum js_type t = js_peek(s);
     struct js_str key;
@@ -495,9 +462,9 @@ walk_answer(struct answer *a, struct want *w)
         for (k = 0; k < 3 && !js_str_eq(&key, keys[k]); k++)
             ;
         if (k < 3)
-            rc = duplicate(s, &seen, 1u << k, keys[k]) == -1 ? -1 : hold(s, dsts[k]);
+            rc = js_once(s, &seen, 1u << k, keys[k]) == -1 ? -1 : js_hold(s, dsts[k]);
         else if (js_str_eq(&key, "data"))
-            rc = duplicate(s, &seen, 8, "data") == -1 ? -1 : read_data(a, w);
+            rc = js_once(s, &seen, 8, "data") == -1 ? -1 : read_data(a, w);
         else
             rc = js_skip(s);
         if (rc == -1)
@@ -540,7 +507,8 @@ read_answer(const char *body, size_t len, struct want *w, char *why, size_t whyl
         snprintf(why, whylen, "not a Prometheus answer: no \"status\":\"success\"");
     } else if (!a->a_data_object || a->a_result_type.h_type != JS_STRING ||
                !a->a_have_result) {
-        snprintf(why, whylen, "not a Prometheus answer: no data.resultType and data.result");
+        snprintf(why, whylen,
+                 "not a Prometheus answer: no data.resultType and data.result");
     } else if (!a->a_result_read) {
         /* Already checked as JSON: this read can only fail for memory. */
         js_init(&sub, a->a_result, a->a_result_len);

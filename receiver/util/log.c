@@ -79,9 +79,10 @@ put_value(struct line *l, const char *s, int json)
             in--;
         cut = 1;
     }
-    if (json) {
+    if (json && !utf8_valid(s, in)) {
         /* Values quote what clients and servers sent, possibly cut mid-
-         * character: a JSON line must stay valid UTF-8. */
+         * character: a JSON line must stay valid UTF-8. (Copied only then:
+         * this runs for every value of every line.) */
         memcpy(clean, s, in);
         clean[in] = '\0';
         s = utf8_scrub(clean);
