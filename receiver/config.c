@@ -91,7 +91,7 @@ static const struct setting settings[] = {
      "evict (policy/v1 Eviction, honours PDBs) or delete"},
     {"MIN_RUNTIME", "2m", K_DURATION, OFF(c_min_runtime_s), NULL,
      "pods running for less than this are not victims"},
-    {"SETTLE", "60s", K_DURATION, OFF(c_settle_s), NULL,
+    {"SETTLE", "60s", K_DURATION_MS, OFF(c_settle_ms), NULL,
      "after a recycle, wait this long for VRAM to show as freed"},
     {"MAX_RECYCLES_PER_HOUR", "6", K_INT, OFF(c_max_recycles_per_hour), NULL,
      "global brake over a sliding hour (0 = no limit)"},
@@ -101,6 +101,17 @@ static const struct setting settings[] = {
      "comma list of namespaces that are never victims"},
     {"FALLBACK", "none", K_ENUM, OFF(c_fallback), fallback_words,
      "none, or largest: recycle the largest eligible holder when nobody is over budget"},
+    {"GPU_LABEL", "uuid", K_STRING, OFF(c_gpu_label), NULL,
+     "series label naming the GPU; when the used series carry it, decisions are per GPU"},
+    {"ALERT_GPU_LABEL", "uuid", K_STRING, OFF(c_alert_gpu_label), NULL,
+     "alert label naming the GPU; absent = every GPU of the node"},
+    {"RELEASE_ANNOTATION", "gpu-vram-watchdog/release", K_NONEMPTY,
+     OFF(c_release_annotation), NULL,
+     "pod annotation PORT/PATH: ask the tenant to free VRAM before it is recycled"},
+    {"RELEASE_WAIT", "20s", K_DURATION_MS, OFF(c_release_wait_ms), NULL,
+     "how long a release may take to show as free VRAM (0 = never ask)"},
+    {"EVENTS", "true", K_BOOL, OFF(c_events), NULL,
+     "write a Kubernetes Event on the victim for every decision that names one"},
     {"LOG_FORMAT", "json", K_ENUM, OFF(c_log_text), logfmt_words,
      "json (one object a line) or text"},
     {"HTTP_CONNECT_TIMEOUT", "2s", K_DURATION_MS, OFF(c_http_connect_timeout_ms), NULL,
@@ -125,10 +136,10 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 }
 
 int
-config_parse_duration(const char *s, int64_t *seconds)
+config_parse_duration_ms(const char *s, int64_t *ms)
 {
     char *end;
-    long long n, mult = 1;
+    long long n, mult = 1000;
 
     if (s == NULL || !isdigit((unsigned char)s[0]))
         return -1;
@@ -136,12 +147,14 @@ config_parse_duration(const char *s, int64_t *seconds)
     n = strtoll(s, &end, 10);
     if (errno != 0)
         return -1;
-    if (*end != '\0') {
+    if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (*end != '\0') {
         switch (*end) {
-        case 's': mult = 1; break;
-        case 'm': mult = 60; break;
-        case 'h': mult = 3600; break;
-        case 'd': mult = 86400; break;
+        case 's': mult = 1000; break;
+        case 'm': mult = 60 * 1000; break;
+        case 'h': mult = 3600 * 1000; break;
+        case 'd': mult = 86400 * 1000LL; break;
         default: return -1;
         }
         if (end[1] != '\0')
@@ -149,7 +162,20 @@ config_parse_duration(const char *s, int64_t *seconds)
     }
     if (n > LLONG_MAX / mult)
         return -1;
-    *seconds = n * mult;
+    *ms = n * mult;
+    return 0;
+}
+
+/* Whole seconds; a value in ms that is not whole seconds rounds up, so a
+ * positive duration never becomes 0 ("never"). */
+int
+config_parse_duration(const char *s, int64_t *seconds)
+{
+    int64_t ms;
+
+    if (config_parse_duration_ms(s, &ms) == -1)
+        return -1;
+    *seconds = ms / 1000 + (ms % 1000 != 0);
     return 0;
 }
 
@@ -390,13 +416,12 @@ apply(struct config *cfg, const struct setting *st, const char *v, int explicit,
         return 0;
     case K_DURATION:
     case K_DURATION_MS:
-        if (config_parse_duration(v, &n) == -1)
+        if ((st->s_kind == K_DURATION_MS ? config_parse_duration_ms(v, &n)
+                                         : config_parse_duration(v, &n)) == -1)
             return seterr(err, errlen,
-                          "%s: '%s' is not a duration (a number with s, m, h or d)",
+                          "%s: '%s' is not a duration (a number with ms, s, m, h or d)",
                           st->s_name, v), -1;
-        if (st->s_kind == K_DURATION_MS && n > INT64_MAX / 1000)
-            return seterr(err, errlen, "%s: '%s' is too large", st->s_name, v), -1;
-        *(int64_t *)base = st->s_kind == K_DURATION_MS ? n * 1000 : n;
+        *(int64_t *)base = n;
         return 0;
     case K_ENUM:
         if ((idx = enum_index(st, v)) < 0) {

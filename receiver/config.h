@@ -42,11 +42,16 @@ struct config {
     char *c_alert_node_label;   /* ALERT_NODE_LABEL */
     enum action_kind c_action;  /* ACTION */
     int64_t c_min_runtime_s;    /* MIN_RUNTIME */
-    int64_t c_settle_s;         /* SETTLE */
+    int64_t c_settle_ms;        /* SETTLE */
     int64_t c_max_recycles_per_hour; /* MAX_RECYCLES_PER_HOUR, 0 = no limit */
     char *c_protect_annotation; /* PROTECT_ANNOTATION */
     struct strlist c_exclude_namespaces; /* EXCLUDE_NAMESPACES */
     enum fallback_kind c_fallback; /* FALLBACK */
+    char *c_gpu_label;          /* GPU_LABEL, "" = never GPU scope */
+    char *c_alert_gpu_label;    /* ALERT_GPU_LABEL */
+    char *c_release_annotation; /* RELEASE_ANNOTATION */
+    int64_t c_release_wait_ms;  /* RELEASE_WAIT, 0 = never ask */
+    int c_events;               /* EVENTS */
     int c_log_text;             /* LOG_FORMAT=text */
     int64_t c_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
     int64_t c_http_timeout_ms;  /* HTTP_TIMEOUT */
@@ -81,8 +86,11 @@ void config_free(struct config *cfg);
 /* Prints every setting with its default and meaning (for --help). */
 void config_print_help(FILE *out);
 
-/* Parses "90", "90s", "15m", "2h", "7d" into seconds. 0 or -1. */
+/* Parses "90", "90s", "15m", "2h", "7d" into seconds ("1500ms" rounds up
+ * to 2). 0 or -1. */
 int config_parse_duration(const char *s, int64_t *seconds);
+/* The same in milliseconds, with "ms" accepted ("250ms", "20s"). 0 or -1. */
+int config_parse_duration_ms(const char *s, int64_t *ms);
 
 /* 1 if name is among the list's items. */
 int strlist_contains(const struct strlist *l, const char *name);

@@ -309,7 +309,7 @@ static void verify_tick(evutil_socket_t fd, short what, void *arg);
 static void
 verify_schedule(struct decision *d)
 {
-    double settle = (double)d->d_r->r_cfg->c_settle_s;
+    double settle = ((double)d->d_r->r_cfg->c_settle_ms / 1000.0);
     double every = settle / 10.0;
     struct timeval tv;
 
@@ -358,7 +358,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
                                   "free VRAM still %lld MiB, below the floor, when SETTLE "
                                   "(%llds) ran out",
                                   (long long)d->d_v.vd_d.sd_verify_free_mib,
-                                  (long long)d->d_r->r_cfg->c_settle_s);
+                                  (long long)(d->d_r->r_cfg->c_settle_ms / 1000));
         else
             verdict_reason_append(&d->d_v, "free VRAM could not be read back within SETTLE");
         finish(d, "recycled");
@@ -390,7 +390,7 @@ static void act_try(struct decision *d);
 static void
 open_settle_window(struct decision *d, const struct policy_candidate *c, double now)
 {
-    d->d_node->n_settle_until = now + (double)d->d_r->r_cfg->c_settle_s;
+    d->d_node->n_settle_until = now + ((double)d->d_r->r_cfg->c_settle_ms / 1000.0);
     snprintf(d->d_node->n_last_victim, sizeof(d->d_node->n_last_victim), "%s/%s",
              c->pc_namespace, c->pc_name);
 }
@@ -416,7 +416,7 @@ recycled(struct decision *d, const struct policy_candidate *c, const char *how)
     count_recycle(d->d_r, now);
     open_settle_window(d, c, now);
     d->d_recycled_at = now;
-    d->d_verify_deadline = now + (double)d->d_r->r_cfg->c_settle_s;
+    d->d_verify_deadline = now + ((double)d->d_r->r_cfg->c_settle_ms / 1000.0);
     if ((d->d_verify_ev = evtimer_new(d->d_r->r_base, verify_tick, d)) == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
         finish(d, "recycled");

@@ -81,7 +81,7 @@ test_defaults(void **state)
     assert_string_equal(c.c_alert_node_label, "node");
     assert_int_equal(c.c_action, ACTION_EVICT);
     assert_int_equal(c.c_min_runtime_s, 120);
-    assert_int_equal(c.c_settle_s, 60);
+    assert_int_equal(c.c_settle_ms, 60000);
     assert_int_equal(c.c_max_recycles_per_hour, 6);
     assert_string_equal(c.c_protect_annotation, "gpu-vram-watchdog/protected");
     assert_true(strlist_contains(&c.c_exclude_namespaces, "kube-system"));
@@ -89,6 +89,11 @@ test_defaults(void **state)
     assert_false(c.c_log_text);
     assert_int_equal(c.c_http_connect_timeout_ms, 2000);
     assert_int_equal(c.c_http_timeout_ms, 10000);
+    assert_string_equal(c.c_gpu_label, "uuid");
+    assert_string_equal(c.c_alert_gpu_label, "uuid");
+    assert_string_equal(c.c_release_annotation, "gpu-vram-watchdog/release");
+    assert_int_equal(c.c_release_wait_ms, 20000);
+    assert_true(c.c_events);
     config_free(&c);
 }
 
@@ -146,7 +151,22 @@ test_durations(void **state)
     assert_int_equal(s, 90 * 86400);
     assert_int_equal(config_parse_duration("0", &s), 0);
     assert_int_equal(s, 0);
-    const char *bad[] = {"", "m", "-1s", "1w", "1.5h", "1ms", "1 s", " 1s", "1s ", "1hh",
+    /* ms is accepted; a seconds setting rounds a partial second up. */
+    assert_int_equal(config_parse_duration("1ms", &s), 0);
+    assert_int_equal(s, 1);
+    assert_int_equal(config_parse_duration("2000ms", &s), 0);
+    assert_int_equal(s, 2);
+    int64_t ms;
+    assert_int_equal(config_parse_duration_ms("250ms", &ms), 0);
+    assert_int_equal(ms, 250);
+    assert_int_equal(config_parse_duration_ms("20s", &ms), 0);
+    assert_int_equal(ms, 20000);
+    assert_int_equal(config_parse_duration_ms("7", &ms), 0);
+    assert_int_equal(ms, 7000);
+    const char *bad_ms[] = {"ms", "1m s", "1mss", "1 ms", "-5ms", "1.5ms", "1sm"};
+    for (size_t i = 0; i < sizeof(bad_ms) / sizeof(bad_ms[0]); i++)
+        assert_int_equal(config_parse_duration_ms(bad_ms[i], &ms), -1);
+    const char *bad[] = {"", "m", "-1s", "1w", "1.5h", "1msx", "1 s", " 1s", "1s ", "1hh",
                          "99999999999999999999", "9999999999999999d", "+5s"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(config_parse_duration(bad[i], &s), -1);
