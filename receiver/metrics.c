@@ -25,6 +25,7 @@ struct family {
      * scan cost 3 µs an alert with 255 alertnames in the family (bench/NOTES.md);
      * this keeps every alert O(1) whatever names Alertmanager sends. */
     uint16_t f_index[INDEX_SLOTS];
+    int f_l2_optional; /* a series without l2 is written without the second label */
 };
 
 static const double duration_buckets[] = {0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1,
@@ -36,7 +37,7 @@ static struct {
     struct family requests;  /* code */
     struct family alerts;    /* alertname, status */
     struct family decisions; /* result */
-    struct family free_vram; /* node, bytes */
+    struct family free_vram; /* node, gpu (NULL in node scope); bytes */
     struct family capacity;  /* node, 0/1 */
     double capacity_errors;
     metrics_collector_fn collector;
@@ -73,6 +74,7 @@ metrics_init(int dry_run)
     metrics_cleanup();
     memset(&m, 0, sizeof(m));
     m.dry_run = dry_run;
+    m.free_vram.f_l2_optional = 1;
 }
 
 static int
@@ -211,6 +213,12 @@ metrics_free_vram(const char *node, int64_t free_mib)
 }
 
 void
+metrics_free_vram_gpu(const char *node, const char *gpu, int64_t free_mib)
+{
+    set(&m.free_vram, node, gpu, (double)free_mib * 1048576.0);
+}
+
+void
 metrics_capacity_set(const char *node, int ok)
 {
     set(&m.capacity, node, NULL, ok ? 1 : 0);
@@ -263,7 +271,8 @@ family(struct buf *out, const char *name, const char *type, const char *help,
         const struct series *s = &f->f_series[i];
         if (buf_printf(out, "%s{%s=\"", name, k1) == -1 || escaped(out, s->s_l1) == -1)
             return -1;
-        if (k2 != NULL && (buf_printf(out, "\",%s=\"", k2) == -1 ||
+        if (k2 != NULL && (s->s_l2 != NULL || !f->f_l2_optional) &&
+            (buf_printf(out, "\",%s=\"", k2) == -1 ||
                            escaped(out, s->s_l2 ? s->s_l2 : "") == -1))
             return -1;
         if (buf_printf(out, "\"} %.17g\n", s->s_value) == -1)
@@ -297,7 +306,7 @@ metrics_render(struct buf *out)
                "Decisions completed, by result.", &m.decisions, "result", NULL) == -1 ||
         family(out, "gpu_vram_watchdog_free_vram_bytes", "gauge",
                "Free VRAM on the node when last re-verified.", &m.free_vram, "node",
-               NULL) == -1 ||
+               "gpu") == -1 ||
         family(out, "gpu_vram_watchdog_capacity_advertised", "gauge",
                "1 when the last capacity patch of the node succeeded, else 0.",
                &m.capacity, "node", NULL) == -1 ||
