@@ -5,6 +5,7 @@
 #include "audit_cli.h"
 #include "cli.h"
 #include "config.h"
+#include "exporter.h"
 
 /* One subcommand. run gets the arguments after the command's name. */
 struct command {
@@ -24,6 +25,7 @@ static const struct command commands[] = {
     {"check", receiver_cmd_check, 0},
     {"advertise", receiver_cmd_advertise, 0},
     {"audit", run_audit, 1},
+    {"exporter", exporter_main, 0},
 };
 
 static void
@@ -40,9 +42,12 @@ usage(FILE *out)
             "  check [--node N] [--format table|json]\n"
             "                         re-verify now and print the decision it would take\n"
             "  advertise [--once]     patch the gpumem capacity onto GPU nodes and exit\n"
+            "  exporter               the node agent: per-pod, per-GPU VRAM from NVML as "
+            "Prometheus metrics\n"
             "  --help, --version\n"
             "\n");
     config_print_help(out);
+    exporter_print_help(out);
 }
 
 static int
