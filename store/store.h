@@ -101,6 +101,18 @@ struct store_victim {
     int64_t sv_overshoot_mib; /* used - budget; valid when sv_has_budget */
 };
 
+/* The cooperative release asked of the victim (SPEC "Cooperative release").
+ * Strings borrowed. A dry run records the URL it would ask and nothing else. */
+struct store_release {
+    const char *sr_url;   /* http://POD_IP:PORT/PATH */
+    int sr_status_known;  /* 0: status is null (not asked, or no HTTP answer) */
+    long sr_status;
+    int sr_freed_known;   /* 0: freed_mib is null */
+    int64_t sr_freed_mib; /* free VRAM at the end of the wait minus before it */
+    int sr_seconds_known; /* 0: seconds is null */
+    double sr_seconds;    /* from the POST to the end of the wait */
+};
+
 /* One decision, as SPEC §"A decision" describes it. Everything borrowed. */
 struct store_decision {
     int64_t sd_time_ms;         /* decision start, unix ms */
@@ -123,6 +135,7 @@ struct store_decision {
     double sd_verify_seconds;
     int64_t sd_alert_id; /* the alert row that triggered it; 0 = none */
     int sd_verify_pending; /* written only: the recycle is done, its verify runs */
+    const struct store_release *sd_release; /* NULL = no release asked (null) */
 };
 
 /* Inserts d with result "in_progress" (whatever sd_result says) and no

@@ -19,4 +19,8 @@ json_t *store_victim_json(const struct store_victim *v);
  * null without a budget, why_not null when eligible. New reference; NULL on OOM. */
 json_t *store_candidates_json(const struct store_candidate *c, size_t n);
 
+/* {url, status, freed_mib, seconds} or JSON null for NULL; NULL when out of
+ * memory. */
+json_t *store_release_json(const struct store_release *r);
+
 #endif

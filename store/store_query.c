@@ -8,11 +8,12 @@
 #define DECISION_COLUMNS                                                                 \
     "id, time_ms, node, trigger_name, fingerprint, result, reason, free_mib, floor_mib," \
     " dry_run, action, victim, candidates, error, verify_free_mib, verify_seconds,"      \
-    " alert_id"
+    " alert_id, release"
 enum {
     /* clang-format off */
     DC_ID, DC_TIME, DC_NODE, DC_TRIGGER, DC_FP, DC_RESULT, DC_REASON, DC_FREE, DC_FLOOR,
-    DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT
+    DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT,
+    DC_RELEASE
     /* clang-format on */
 };
 
@@ -110,6 +111,8 @@ struct decision_row {
     struct store_candidate *dr_cands; /* owned */
     json_t *dr_victim_json;           /* owned */
     json_t *dr_cands_json;            /* owned */
+    struct store_release dr_release;
+    json_t *dr_release_json;          /* owned */
 };
 
 static void
@@ -118,6 +121,7 @@ decision_row_free(struct decision_row *r)
     free(r->dr_cands);
     json_decref(r->dr_victim_json);
     json_decref(r->dr_cands_json);
+    json_decref(r->dr_release_json);
 }
 
 static const char *
@@ -163,6 +167,28 @@ parse_victim(struct decision_row *r, const char *text)
     v->sv_budget_mib = jint(r->dr_victim_json, "budget_mib", &v->sv_has_budget, &bad);
     v->sv_overshoot_mib = jint(r->dr_victim_json, "overshoot_mib", &known2, &bad);
     r->dr_d.sd_victim = v;
+    return bad ? -1 : 0;
+}
+
+static int
+parse_release(struct decision_row *r, const char *text)
+{
+    struct store_release *rl = &r->dr_release;
+    json_t *secs;
+    int bad = 0;
+
+    if (text == NULL)
+        return 0;
+    r->dr_release_json = json_loads(text, 0, NULL);
+    if (!json_is_object(r->dr_release_json))
+        return -1;
+    rl->sr_url = jstr(r->dr_release_json, "url", &bad);
+    rl->sr_status = (long)jint(r->dr_release_json, "status", &rl->sr_status_known, &bad);
+    rl->sr_freed_mib = jint(r->dr_release_json, "freed_mib", &rl->sr_freed_known, &bad);
+    secs = json_object_get(r->dr_release_json, "seconds");
+    rl->sr_seconds_known = json_is_number(secs);
+    rl->sr_seconds = rl->sr_seconds_known ? json_number_value(secs) : 0;
+    r->dr_d.sd_release = rl;
     return bad ? -1 : 0;
 }
 
@@ -231,8 +257,9 @@ read_decision(sqlite3_stmt *st, struct decision_row *r, char *err, size_t errlen
 
     read_scalars(st, &r->dr_d);
     if (parse_victim(r, col_text_or_null(st, DC_VICTIM)) == -1 ||
-        parse_candidates(r, col_text(st, DC_CANDS)) == -1) {
-        store_seterr(err, errlen, "decision %lld: victim or candidates unreadable",
+        parse_candidates(r, col_text(st, DC_CANDS)) == -1 ||
+        parse_release(r, col_text_or_null(st, DC_RELEASE)) == -1) {
+        store_seterr(err, errlen, "decision %lld: victim, candidates or release unreadable",
                      (long long)id);
         return -1;
     }

@@ -62,8 +62,10 @@ static const char *const migrations[] = {
     "PRAGMA user_version = 1;",
     /* 1 -> 2: a recycle is recorded the moment it happens, before its verify;
      * verify_pending marks such a row until the verify ends, so a crash in
-     * between is found and said at the next start. */
+     * between is found and said at the next start. release: the cooperative
+     * release asked of the victim, JSON or NULL. */
     "ALTER TABLE decisions ADD COLUMN verify_pending INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE decisions ADD COLUMN release TEXT;"
     "CREATE INDEX decisions_verify_pending ON decisions(id) WHERE verify_pending = 1;"
     "PRAGMA user_version = 2;",
 };

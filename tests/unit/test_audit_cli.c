@@ -334,7 +334,7 @@ static const char decision1[] =
     "\"budget_mib\":2000,\"eligible\":true,\"why_not\":null},"
     "{\"namespace\":\"llm\",\"pod\":\"vllm-0\",\"used_mib\":3000,\"budget_mib\":4000,"
     "\"eligible\":false,\"why_not\":\"within_budget\"}],"
-    "\"error\":null,\"verify\":{\"free_mib\":9000,\"seconds\":12.25}}";
+    "\"error\":null,\"verify\":{\"free_mib\":9000,\"seconds\":12.25},\"release\":null}";
 
 /* ---- listings ---- */
 
@@ -358,7 +358,7 @@ test_list_json_all(void **state)
         "\"floor_mib\":1536,\"dry_run\":false,\"action\":\"none\","
         "\"victim\":null,\"candidates\":[],"
         "\"error\":\"connect to prometheus:9090: connection refused\","
-        "\"verify\":null}");
+        "\"verify\":null,\"release\":null}");
     /* A fallback victim without a budget: budget and overshoot are null. */
     assert_json_equal_text(
         json_object_get(json_array_get(a, 3), "victim"),
@@ -773,7 +773,7 @@ test_check_object(void **state)
     /* Keys in SPEC order when dumped. */
     text = json_dumps(j, AUDIT_JSON_FLAGS);
     assert_non_null(strstr(text, "{\"id\":null,\"time\":"));
-    assert_non_null(strstr(text, "\"error\":null,\"verify\":null}"));
+    assert_non_null(strstr(text, "\"error\":null,\"verify\":null,\"release\":null}"));
     free(text);
     json_decref(j);
 }
