@@ -102,6 +102,7 @@ done(struct release *rl, int released, const char *fmt, ...)
 static void
 done(struct release *rl, int released, const char *fmt, ...)
 {
+    struct release_outcome o;
     va_list ap;
 
     rl->rl_o.ro_released = released;
@@ -111,7 +112,8 @@ done(struct release *rl, int released, const char *fmt, ...)
         vsnprintf(rl->rl_o.ro_why, sizeof(rl->rl_o.ro_why), fmt, ap);
         va_end(ap);
     }
-    rl->rl_cb(&rl->rl_o, rl->rl_arg);
+    o = rl->rl_o; /* the callback may free rl */
+    rl->rl_cb(&o, rl->rl_arg);
 }
 
 /* The next reading: in RELEASE_POLL_MS, but never past the deadline, so the

@@ -31,7 +31,7 @@ struct parse {
 static const char *const results[] = {
     "recycled",          "would_recycle", "skipped_recovered", "skipped_no_candidate",
     "skipped_telemetry", "skipped_kube",  "blocked",           "rate_limited",
-    "coalesced",         "failed",        "in_progress",
+    "coalesced",         "failed",        "in_progress",       "released",
 };
 
 static const char usage_text[] =
@@ -49,8 +49,8 @@ static const char usage_text[] =
     "  --since WHEN         24h, 90m, 7d, 30s, or an RFC 3339 time (default: all)\n"
     "  --node N             decisions on node N\n"
     "  --namespace NS       decisions whose victim is in NS\n"
-    "  --result R           decisions that ended R (recycled, would_recycle,\n"
-    "                       skipped_recovered, skipped_no_candidate,\n"
+    "  --result R           decisions that ended R (recycled, released,\n"
+    "                       would_recycle, skipped_recovered, skipped_no_candidate,\n"
     "                       skipped_telemetry, skipped_kube, blocked,\n"
     "                       rate_limited, coalesced, failed, in_progress)\n"
     "  --limit N            at most N rows, newest first (default 100, 0 = all;\n"
@@ -266,7 +266,7 @@ set_result(struct parse *p, const char *v)
             return 0;
         }
     }
-    return usage_error("unknown --result \"%s\": want one of recycled, would_recycle,"
+    return usage_error("unknown --result \"%s\": want one of recycled, released, would_recycle,"
                        " skipped_recovered, skipped_no_candidate, skipped_telemetry,"
                        " skipped_kube, blocked, rate_limited, coalesced, failed,"
                        " in_progress",
