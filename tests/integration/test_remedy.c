@@ -2610,6 +2610,32 @@ test_release_wait_holds_node(void **state)
     json_decref(all);
 }
 
+/* A stop while the POST itself is in flight: completed at once, no status
+ * yet; the POST is abandoned without a leak (the sanitizer run checks). */
+static void
+test_release_stop_mid_post(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+    int drained = 0;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 3000), 0);
+    start(e, release_env);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", TENANT_PATH, 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    r = release_obj(d);
+    jnull(r, "status");
+    jnull(r, "freed_mib");
+    json_decref(all);
+}
+
 static int
 group_setup(void **state)
 {
@@ -2689,6 +2715,7 @@ main(void)
         T(test_release_dry_run),
         T(test_release_not_asked),
         T(test_release_wait_holds_node),
+        T(test_release_stop_mid_post),
     };
 
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
