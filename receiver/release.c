@@ -27,12 +27,12 @@ struct release {
     char *rl_url;                /* owned */
     release_cb rl_cb;
     void *rl_arg;
-    int rl_posting;              /* the POST is in flight */
-    int rl_dead;                 /* release_free() ran during the POST: the answer frees */
-    struct gather *rl_g;         /* owned: a reading in flight */
-    struct event *rl_tick;       /* owned: the next reading */
+    int rl_posting;        /* the POST is in flight */
+    int rl_dead;           /* release_free() ran during the POST: the answer frees */
+    struct gather *rl_g;   /* owned: a reading in flight */
+    struct event *rl_tick; /* owned: the next reading */
     int64_t rl_free_before;
-    double rl_t0, rl_deadline;   /* monotonic seconds */
+    double rl_t0, rl_deadline; /* monotonic seconds */
     struct release_outcome rl_o;
 };
 
@@ -54,7 +54,7 @@ release_client_new(struct event_base *base, char *err, size_t errlen)
         .ho_body_cap = RELEASE_BODY_CAP,
         .ho_token_file = NULL, /* never the API server's credentials */
         .ho_ca_file = NULL,
-        .ho_no_proxy = 1,      /* a pod IP is reached directly */
+        .ho_no_proxy = 1, /* a pod IP is reached directly */
     };
 
     return httpc_new(base, &o, err, errlen);
@@ -95,8 +95,7 @@ release_outcome_now(const struct release *rl, struct release_outcome *o)
 }
 
 /* Ends the ask: the callback is the last thing that touches rl. */
-static void
-done(struct release *rl, int released, const char *fmt, ...)
+static void done(struct release *rl, int released, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -167,10 +166,12 @@ reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
     if (mono_now() >= rl->rl_deadline) {
         wait_text(rl, wait, sizeof(wait));
         if (rl->rl_o.ro_free_known)
-            done(rl, 0, "free VRAM still %lld MiB, below the floor, after RELEASE_WAIT (%s)",
+            done(rl, 0,
+                 "free VRAM still %lld MiB, below the floor, after RELEASE_WAIT (%s)",
                  (long long)rl->rl_o.ro_free_mib, wait);
         else
-            done(rl, 0, "free VRAM could not be read back within RELEASE_WAIT (%s)", wait);
+            done(rl, 0, "free VRAM could not be read back within RELEASE_WAIT (%s)",
+                 wait);
         return;
     }
     schedule(rl);
@@ -218,8 +219,8 @@ post_cb(const struct httpc_resp *resp, void *arg)
 
 struct release *
 release_start(struct event_base *base, const struct config *cfg, struct httpc *client,
-              struct prom *prom, const char *node, const char *url, int64_t free_before_mib,
-              release_cb cb, void *arg)
+              struct prom *prom, const char *node, const char *url,
+              int64_t free_before_mib, release_cb cb, void *arg)
 {
     struct release *rl;
     struct httpc_req req = {

@@ -20,16 +20,16 @@ struct release;
 
 /* How an ask ended. */
 struct release_outcome {
-    int ro_released;        /* free >= FLOOR_MIB was read before RELEASE_WAIT passed */
-    int ro_cancelled;       /* a client was freed under it (the daemon stops) */
-    long ro_status;         /* the tenant's HTTP status; 0 when none arrived */
-    int ro_free_known;      /* a reading came back since the POST */
-    int64_t ro_free_mib;    /* the last one */
-    int64_t ro_freed_mib;   /* ro_free_mib minus the free VRAM before the ask */
-    double ro_seconds;      /* from the POST to the end */
-    char ro_why[512];       /* when not released: why, one clause ("the tenant
-                               answered HTTP 500", "free VRAM still 553 MiB after
-                               RELEASE_WAIT (20s)") */
+    int ro_released;      /* free >= FLOOR_MIB was read before RELEASE_WAIT passed */
+    int ro_cancelled;     /* a client was freed under it (the daemon stops) */
+    long ro_status;       /* the tenant's HTTP status; 0 when none arrived */
+    int ro_free_known;    /* a reading came back since the POST */
+    int64_t ro_free_mib;  /* the last one */
+    int64_t ro_freed_mib; /* ro_free_mib minus the free VRAM before the ask */
+    double ro_seconds;    /* from the POST to the end */
+    char ro_why[512];     /* when not released: why, one clause ("the tenant
+                             answered HTTP 500", "free VRAM still 553 MiB after
+                             RELEASE_WAIT (20s)") */
 };
 
 /* Called once, from the loop, when the ask ends; o is valid only during the

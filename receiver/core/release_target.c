@@ -79,8 +79,9 @@ parse_port(const char *v, unsigned *port, size_t *used, char *err, size_t errlen
         return -1;
     }
     if (v[0] == '0') {
-        snprintf(err, errlen, i == 1 ? "port 0 is out of range (1-65535)"
-                                     : "the port has a leading zero");
+        snprintf(err, errlen,
+                 i == 1 ? "port 0 is out of range (1-65535)"
+                        : "the port has a leading zero");
         return -1;
     }
     if (n > 65535) {
@@ -92,8 +93,8 @@ parse_port(const char *v, unsigned *port, size_t *used, char *err, size_t errlen
             snprintf(err, errlen, "it has no path after the port (PORT/PATH)");
         } else {
             shown((unsigned char)v[i], b);
-            snprintf(err, errlen, "after the port comes '%s', not '/' (a host is not allowed)",
-                     b);
+            snprintf(err, errlen,
+                     "after the port comes '%s', not '/' (a host is not allowed)", b);
         }
         return -1;
     }

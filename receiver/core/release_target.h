@@ -11,8 +11,8 @@
 #define RELEASE_URL_MAX (RELEASE_ANNOTATION_MAX + 64)
 
 struct release_target {
-    unsigned rt_port;                          /* 1..65535 */
-    char rt_path[RELEASE_ANNOTATION_MAX + 2];  /* starts with '/' */
+    unsigned rt_port;                         /* 1..65535 */
+    char rt_path[RELEASE_ANNOTATION_MAX + 2]; /* starts with '/' */
 };
 
 /*

@@ -103,7 +103,8 @@ test_refused(void **state)
         err[0] = '\0';
         memset(&t, 0x55, sizeof(t));
         if (release_annotation_parse(bads[i].in, &t, err, sizeof(err)) != -1)
-            fail_msg("\"%s\" accepted as port %u path %s", bads[i].in, t.rt_port, t.rt_path);
+            fail_msg("\"%s\" accepted as port %u path %s", bads[i].in, t.rt_port,
+                     t.rt_path);
         if (strstr(err, bads[i].why) == NULL)
             fail_msg("\"%s\": reason \"%s\" lacks \"%s\"", bads[i].in, err, bads[i].why);
         assert_int_equal(t.rt_port, 0); /* nothing half-filled */
@@ -137,16 +138,21 @@ test_url(void **state)
     struct release_target t;
     char url[RELEASE_URL_MAX], err[256];
 
-    assert_int_equal(release_annotation_parse("8080/api/models/unload", &t, err, sizeof(err)), 0);
-    assert_int_equal(release_url("10.42.0.17", &t, url, sizeof(url), err, sizeof(err)), 0);
+    assert_int_equal(
+        release_annotation_parse("8080/api/models/unload", &t, err, sizeof(err)), 0);
+    assert_int_equal(release_url("10.42.0.17", &t, url, sizeof(url), err, sizeof(err)),
+                     0);
     assert_string_equal(url, "http://10.42.0.17:8080/api/models/unload");
     assert_int_equal(release_url("fd00::17", &t, url, sizeof(url), err, sizeof(err)), 0);
     assert_string_equal(url, "http://[fd00::17]:8080/api/models/unload");
     /* Only an IP literal: never a name to resolve. */
-    assert_int_equal(release_url("evil.example", &t, url, sizeof(url), err, sizeof(err)), -1);
+    assert_int_equal(release_url("evil.example", &t, url, sizeof(url), err, sizeof(err)),
+                     -1);
     assert_non_null(strstr(err, "not an IP address"));
-    assert_int_equal(release_url("10.0.0.1:80", &t, url, sizeof(url), err, sizeof(err)), -1);
-    assert_int_equal(release_url("fe80::1%eth0", &t, url, sizeof(url), err, sizeof(err)), -1);
+    assert_int_equal(release_url("10.0.0.1:80", &t, url, sizeof(url), err, sizeof(err)),
+                     -1);
+    assert_int_equal(release_url("fe80::1%eth0", &t, url, sizeof(url), err, sizeof(err)),
+                     -1);
     assert_int_equal(release_url("", &t, url, sizeof(url), err, sizeof(err)), -1);
     assert_non_null(strstr(err, "no IP"));
     assert_int_equal(release_url(NULL, &t, url, sizeof(url), err, sizeof(err)), -1);
