@@ -174,8 +174,8 @@ c_alerts_unit_tested() {
 # The rule's constants are the daemon's defaults, as deployed.
 c_constants_match_deployment() {
 	local total floor d_total d_floor rc=0
-	total=$(grep -E '^[[:space:]]*[0-9]+ - sum by \(node\) \(gpu_pod_memory_used_bytes\)' "$SRC" | grep -oE '^[[:space:]]*[0-9]+' | tr -d '[:space:]')
-	floor=$(grep -oE 'total_minus_used < [0-9]+' "$SRC" | grep -oE '[0-9]+$')
+	total=$(grep -E '^[[:space:]]*[0-9]+ - sum by \(node, gpu, uuid\) \(gpu_pod_memory_used_bytes\)' "$SRC" | grep -oE '^[[:space:]]*[0-9]+' | tr -d '[:space:]')
+	floor=$(grep -oE 'node_gpu:gpu_vram_free_mib < [0-9]+' "$SRC" | grep -oE '[0-9]+$')
 	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
 	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
 	echo "rule: total=$total floor=$floor; deployment: GPU_TOTAL_MIB=$d_total FLOOR_MIB=$d_floor; SPEC defaults 15360/1536"
@@ -325,8 +325,8 @@ PATTERNS
 # Only what SPEC defines: subcommands, flags, audit words, settings.
 c_runbooks_follow_spec() {
 	local rc=0 f line flag word sub
-	local flags=" --node --format --db --since --namespace --result --limit --once --help --version "
-	local settings=" LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT "
+	local flags=" --node --gpu --format --db --since --namespace --result --limit --once --help --version "
+	local settings=" EXPORTER_LISTEN_ADDR NODE_NAME NVML_LIBRARY PROC_ROOT POLL_INTERVAL GPU_LABEL ALERT_GPU_LABEL LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT "
 	# not settings: an exporter metric and the runbook's own shell variables
 	local others=" DCGM_FI_DEV_FB_USED REPLACE_WITH_THE_JOB_ABOVE "
 	for f in runbooks/*.md; do
@@ -337,7 +337,7 @@ c_runbooks_follow_spec() {
 		while IFS= read -r line; do
 			sub=$(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog ([^ ]+).*/\1/')
 			case $sub in
-			serve | audit | check | advertise | --help | --version) ;;
+			serve | audit | check | advertise | budgets | exporter | --help | --version) ;;
 			*) echo "$f: unknown subcommand '$sub': $line"; rc=1 ;;
 			esac
 			for flag in $(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog //' | grep -oE -- '--[a-z][a-z-]*' || true); do
