@@ -229,7 +229,7 @@ c_am_receiver_matches_service() {
 c_kustomize_default() {
 	local rc=0 kind
 	kubectl kustomize deploy/ > "$tmp/rendered.yaml" || return 1
-	for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding PersistentVolumeClaim Secret Deployment Service; do
+	for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding PersistentVolumeClaim Secret Deployment DaemonSet Service; do
 		grep -q "^kind: $kind\$" "$tmp/rendered.yaml" || { echo "rendered output has no $kind"; rc=1; }
 	done
 	for kind in ServiceMonitor PrometheusRule; do
@@ -302,6 +302,56 @@ PATTERNS
 		echo "rbac.yaml grants more than SPEC needs"
 		rc=1
 	fi
+	return $rc
+}
+
+# The node exporter: hostPID, node name from the downward API, NVML through the
+# nvidia runtime class, restricted-profile hardening otherwise, list-pods-only RBAC.
+c_exporter_daemonset() {
+	local rc=0 d=deploy/exporter-daemonset.yaml p
+	while IFS= read -r p; do
+		grep -qE -- "$p" "$d" || { echo "$d: missing: $p"; rc=1; }
+	done <<'PATTERNS'
+^kind: DaemonSet$
+^  namespace: gpu-vram-watchdog-exporter$
+hostPID: true$
+runtimeClassName: nvidia$
+nvidia.com/gpu.present: "true"$
+key: nvidia.com/gpu$
+command: \["gpu-vram-watchdog", "exporter"\]$
+fieldPath: spec.nodeName$
+name: NODE_NAME$
+containerPort: 9809$
+path: /healthz$
+runAsNonRoot: true$
+runAsUser: 65532$
+readOnlyRootFilesystem: true$
+allowPrivilegeEscalation: false$
+drop: \["ALL"\]$
+type: RuntimeDefault$
+cpu: 10m$
+memory: 64Mi
+serviceAccountName: gpu-vram-watchdog-exporter$
+PATTERNS
+	if grep -v '^[[:space:]]*#' "$d" | grep -nE 'privileged: true|hostNetwork: true|hostPath:|add: '; then
+		echo "$d: the exporter needs hostPID only (no privileged, host network, hostPath or added capabilities)"
+		rc=1
+	fi
+	# RBAC: list pods, nothing else
+	if [ "$(grep -v '^[[:space:]]*#' deploy/exporter-rbac.yaml | grep -cE '^[[:space:]]*verbs:')" -ne 1 ] ||
+		! grep -qE '^[[:space:]]*verbs: \["list"\]$' deploy/exporter-rbac.yaml ||
+		! grep -qE '^[[:space:]]*resources: \["pods"\]$' deploy/exporter-rbac.yaml; then
+		echo "deploy/exporter-rbac.yaml must grant exactly: list pods"
+		rc=1
+	fi
+	grep -q '^  clusterIP: None$' deploy/exporter-service.yaml || { echo "exporter Service is not headless"; rc=1; }
+	grep -q 'port: 9809$' deploy/exporter-service.yaml || { echo "exporter Service port is not 9809"; rc=1; }
+	grep -q '^  name: gpu-vram-watchdog-exporter$' deploy/exporter-service.yaml ||
+		{ echo "exporter Service must be named gpu-vram-watchdog-exporter (the rules' job)"; rc=1; }
+	grep -q 'honorLabels: true$' deploy/servicemonitor.yaml ||
+		{ echo "the exporter's ServiceMonitor must honour its namespace/pod labels"; rc=1; }
+	grep -q 'pod-security.kubernetes.io/enforce: privileged$' deploy/exporter-namespace.yaml ||
+		{ echo "hostPID needs Pod Security enforce=privileged in the exporter's namespace"; rc=1; }
 	return $rc
 }
 
@@ -406,6 +456,7 @@ else
 fi
 check "every deploy/*.yaml is in the kustomization or documented optional" c_deploy_files_accounted
 check "Deployment/PVC/RBAC follow the contract (hardening, probes, dry-run)" c_deployment_hardening
+check "exporter DaemonSet/RBAC/Service: hostPID only, hardened, list pods only" c_exporter_daemonset
 check "deploy/Dockerfile: multi-stage bookworm, non-root, serve entrypoint" c_dockerfile
 check "runbooks: sections, links, only SPEC subcommands/flags/settings" c_runbooks_follow_spec
 
