@@ -109,6 +109,15 @@ check "every process in the state file has a cgroup file" \
 req GET /sim/nvml
 check "GET /sim/nvml shows the same world" grep -qx 'proc 0 2411 2044723200 compute' "$TMP/body"
 
+# Its own exporter, read at the same frozen instant.
+req GET /metrics
+cp "$TMP/body" "$TMP/metrics1"
+if command -v promtool >/dev/null; then
+  check "promtool check metrics" promtool check metrics <"$TMP/metrics1"
+fi
+check "exporter has immich-ml's process" has "$TMP/metrics1" "pod=\"$ML\",pid=\"2411\"}"
+check "llama-swap exports two processes" [ "$(grep -c 'pod="llama-swap-' "$TMP/metrics1")" -eq 2 ]
+
 kill -TERM "$LAST_PID"
 wait "$LAST_PID"
 
@@ -135,13 +144,6 @@ req GET "$ML_PATH"
 UID_ML=$(grep -o '"uid":"[^"]*"' "$TMP/body" | head -n 1 | cut -d'"' -f4)
 check "immich-ml has a uid" [ -n "$UID_ML" ]
 
-req GET /metrics
-cp "$TMP/body" "$TMP/metrics1"
-if command -v promtool >/dev/null; then
-  check "promtool check metrics" promtool check metrics <"$TMP/metrics1"
-fi
-check "exporter has immich-ml's process" has "$TMP/metrics1" "pod=\"$ML\",pid=\"2411\"}"
-check "llama-swap exports two processes" [ "$(grep -c 'pod="llama-swap-' "$TMP/metrics1")" -eq 2 ]
 
 req GET "/api/v1/nodes?labelSelector=nvidia.com%2Fgpu.present%3Dtrue"
 check "node selector finds gpu-node-1" has "$TMP/body" '"kind":"NodeList"'
