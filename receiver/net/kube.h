@@ -5,32 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kubec.h" /* struct kube_opts, enum kube_class, kube_class_name(),
+                       kube_incluster_url() */
 #include "pods_json.h"
 #include "policy.h"
 
 struct event_base;
 struct kube;
-
-struct kube_opts {
-    const char *ko_url;         /* borrowed (copied): http(s)://host[:port][/prefix] */
-    const char *ko_token_file;  /* borrowed (copied): bearer token, re-read every minute;
-                                   NULL/"" = no Authorization header */
-    const char *ko_ca_file;     /* borrowed (copied): PEM trust; NULL/"" = system store */
-    long ko_connect_timeout_ms; /* 0 = 2 s */
-    long ko_timeout_ms;         /* 0 = 10 s */
-    size_t ko_body_cap;         /* 0 = 32 MiB (a big node's PodList) */
-    long ko_token_max_age_ms;   /* 0 = 60 s; tests set it short */
-};
-
-/* How an answer is judged. */
-enum kube_class {
-    KUBE_OK,          /* any 2xx */
-    KUBE_GONE,        /* 404: the object is already gone */
-    KUBE_CONFLICT,    /* 409: the UID precondition failed (a replacement pod) */
-    KUBE_PDB_REFUSED, /* 429 to an eviction: a PodDisruptionBudget said no */
-    KUBE_FORBIDDEN,   /* 401/403: the token or RBAC is wrong */
-    KUBE_ERROR,       /* anything else: 5xx, other 4xx, transport, timeout, bad body */
-};
 
 /* What a call returned. Valid only during the callback, except what is taken. */
 struct kube_answer {
@@ -91,15 +72,5 @@ int kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char 
 /* PATCH /api/v1/nodes/NODE/status (json-patch): capacity[resource] = "MIB". */
 int kube_patch_capacity(struct kube *k, const char *node, const char *resource,
                         int64_t mib, kube_cb cb, void *arg);
-
-/* "ok", "gone", "conflict", "pdb_refused", "forbidden", "error". */
-const char *kube_class_name(enum kube_class c);
-
-/*
- * The in-cluster API server: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
- * an IPv6 host in brackets. Returns 0 with the URL in out, or -1 with a reason
- * in err (unset or malformed variables, or out too small).
- */
-int kube_incluster_url(char *out, size_t outlen, char *err, size_t errlen);
 
 #endif
