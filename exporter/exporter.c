@@ -10,7 +10,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <netinet/in.h>
 #include <time.h>
 
 #include <event2/buffer.h>
@@ -257,6 +259,10 @@ run(const struct exporter_config *cfg)
 {
     struct exporter x;
     struct evhttp *http = NULL;
+    struct evhttp_bound_socket *sock = NULL;
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof(ss);
+    char portstr[16] = "";
     struct event *sigterm = NULL, *sigint = NULL;
     struct kube_opts ko;
     char host[256], err[512];
@@ -289,7 +295,7 @@ run(const struct exporter_config *cfg)
     }
     if (split_addr(cfg->ec_listen_addr, host, sizeof(host), &port) == -1 ||
         (http = evhttp_new(x.x_base)) == NULL ||
-        evhttp_bind_socket(http, host, (ev_uint16_t)port) == -1) {
+        (sock = evhttp_bind_socket_with_handle(http, host, (ev_uint16_t)port)) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: EXPORTER_LISTEN_ADDR: cannot listen on %s: %s\n",
                 cfg->ec_listen_addr, strerror(errno));
         goto done;
@@ -306,8 +312,14 @@ run(const struct exporter_config *cfg)
         fprintf(stderr, "gpu-vram-watchdog: exporter: out of memory\n");
         goto done;
     }
-    log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "node",
-              cfg->ec_node_name, "nvml", cfg->ec_nvml_library, (char *)NULL);
+    /* The bound port, for a listener given port 0 (tests). */
+    if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) == 0)
+        snprintf(portstr, sizeof(portstr), "%d",
+                 ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                : ((struct sockaddr_in *)&ss)->sin_port));
+    log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "port",
+              portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
+              (char *)NULL);
     poll_cb(-1, 0, &x); /* the first poll now: /metrics is never empty */
     event_base_dispatch(x.x_base);
     rc = 0;
