@@ -229,6 +229,19 @@ wait "$LAST_PID"
 rc=$?
 check "SIGTERM exits 0" [ "$rc" -eq 0 ]
 
+# --- what NVML cannot attribute: driver reservation, a process it cannot measure --
+cat >"$TMP/na.json" <<'JSON'
+{"gpus": [{"uuid": "GPU-na", "name": "NVIDIA A10", "total_mib": 1000, "reserved_mib": 100}],
+ "pods": [{"namespace": "a", "name": "app-x1", "processes": [{"pid": 10, "mib": 200, "na": true}, {"pid": 11, "mib": 300}]}]}
+JSON
+mkdir "$TMP/procna"
+SCENARIO="$TMP/na.json" start na --time-scale 1000 --nvml-state "$TMP/nvml-na" --proc-root "$TMP/procna"
+check "reserved and unmeasurable memory still count as used: 400 MiB free" grep -qx 'gpu 0 GPU-na 1048576000 419430400 NVIDIA A10' "$TMP/nvml-na"
+check "a process NVML cannot measure is listed as na" grep -qx 'proc 0 10 na compute' "$TMP/nvml-na"
+check "  ... and still has its cgroup file" [ -f "$TMP/procna/10/cgroup" ]
+kill -TERM "$LAST_PID"
+wait "$LAST_PID"
+
 # --- two GPUs (issue #15) ---------------------------------------------------
 mkdir "$TMP/proc2"
 SCENARIO=$(dirname "$SCENARIO")/two-gpus.json start two --time-scale 0.05 --nvml-state "$TMP/nvml2" --proc-root "$TMP/proc2"
