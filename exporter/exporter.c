@@ -65,9 +65,11 @@ now_mono(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Joins the last read to the pods, re-lists when needed, renders the text. */
+/* Joins the last read to the pods, renders the text, and (from a poll,
+ * may_relist) lists the pods again when a process names one the cache lacks:
+ * at most one list per poll. */
 static void
-render(struct exporter *x)
+render(struct exporter *x, int may_relist)
 {
     struct expo_status st = {x->x_cfg->ec_node_name, x->x_up, x->x_last_poll,
                              x->x_poll_seconds};
@@ -83,7 +85,7 @@ render(struct exporter *x)
             return;
         }
         have_attr = 1;
-        if (attr.ar_unknown_seen)
+        if (may_relist && attr.ar_unknown_seen)
             podmap_relist(x->x_pods, attr.ar_unknown);
     }
     buf_init(&text, METRICS_CAP);
@@ -166,7 +168,7 @@ poll_once(struct exporter *x)
         }
     }
     x->x_poll_seconds = now_mono() - t0;
-    render(x);
+    render(x, 1);
 }
 
 static void
@@ -188,7 +190,7 @@ poll_cb(evutil_socket_t fd, short what, void *arg)
 static void
 pods_changed(void *arg)
 {
-    render(arg);
+    render(arg, 0);
 }
 
 static void

@@ -2,6 +2,7 @@
 #include "exporter_config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const logfmt_words[] = {"json", "text", NULL};
@@ -10,12 +11,21 @@ static const char *const logfmt_words[] = {"json", "text", NULL};
 #define SA_TOKEN "/var/run/secrets/kubernetes.io/serviceaccount/token"
 #define SA_CA "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 
+/* NODE_NAME has no default: unset reads as "", refused after loading. */
+static int
+unset(settings_getenv_fn env, char **out)
+{
+    *out = strdup("");
+    return *out != NULL ? 0 : -1;
+}
+
 /* The exporter's own settings first: --help prints those alone (NOWN). */
 static const struct setting settings[] = {
     {"EXPORTER_LISTEN_ADDR", "0.0.0.0:9809", SK_ADDR, OFF(ec_listen_addr), NULL,
      "exporter: HTTP listener for /metrics and /healthz", NULL, NULL},
-    {"NODE_NAME", "", SK_NONEMPTY, OFF(ec_node_name), NULL,
-     "exporter: this node's name (required; the downward API's spec.nodeName)", NULL, NULL},
+    {"NODE_NAME", NULL, SK_NONEMPTY, OFF(ec_node_name), NULL,
+     "exporter: this node's name (the downward API's spec.nodeName)", unset,
+     "(required)"},
     {"NVML_LIBRARY", "libnvidia-ml.so.1", SK_NONEMPTY, OFF(ec_nvml_library), NULL,
      "exporter: NVML, loaded with dlopen", NULL, NULL},
     {"PROC_ROOT", "/proc", SK_NONEMPTY, OFF(ec_proc_root), NULL,
@@ -47,12 +57,13 @@ exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
 {
     memset(cfg, 0, sizeof(*cfg));
     if (settings_load(settings, NSETTINGS, cfg, argc, argv, env, rest, nrest, err,
-                      errlen) == -1) {
-        /* NODE_NAME unset reads as its empty default: say what is missing. */
-        if (strncmp(err, "NODE_NAME: must not be empty", 28) == 0)
-            snprintf(err, errlen,
-                     "NODE_NAME: required (this node's name; in a DaemonSet, from the "
-                     "downward API's spec.nodeName)");
+                      errlen) == -1)
+        return -1;
+    if (cfg->ec_node_name[0] == '\0') {
+        snprintf(err, errlen,
+                 "NODE_NAME: required (this node's name; in a DaemonSet, from the "
+                 "downward API's spec.nodeName)");
+        exporter_config_free(cfg);
         return -1;
     }
     if (cfg->ec_poll_interval_ms <= 0) {

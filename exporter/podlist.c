@@ -42,6 +42,19 @@ podlist_free(struct pl_pods *l)
     l->pl_count = 0;
 }
 
+/* Opens the object or array that must come next; a value of another type is
+ * told as the shape error what, a byte that starts no value as the reader's
+ * syntax error. 0 or -1. */
+static int
+shape(struct js_scan *s, enum js_type want, const char *what)
+{
+    enum js_type t = js_peek(s);
+
+    if (t != want && t != JS_ERROR)
+        return js_fail(s, what);
+    return want == JS_OBJECT ? js_object_begin(s) : js_array_begin(s);
+}
+
 /* Reads a string value into *dst (owned), refusing other types and \u0000. */
 static int
 read_string(struct walk *w, char **dst, const char *what)
@@ -69,8 +82,8 @@ read_metadata(struct walk *w, struct pl_pod *p)
     unsigned seen = 0;
     int rc;
 
-    if (js_object_begin(&w->w_s) == -1)
-        return js_fail(&w->w_s, "metadata is not an object");
+    if (shape(&w->w_s, JS_OBJECT, "metadata is not an object") == -1)
+        return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, "uid")) {
             if (js_once(&w->w_s, &seen, 1, "uid") == -1 ||
@@ -102,8 +115,8 @@ read_status(struct walk *w, struct pl_pod *p)
     const char *bare;
     int rc;
 
-    if (js_object_begin(&w->w_s) == -1)
-        return js_fail(&w->w_s, "a container status is not an object");
+    if (shape(&w->w_s, JS_OBJECT, "a container status is not an object") == -1)
+        return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, "name")) {
             if (js_once(&w->w_s, &seen, 1, "name") == -1 ||
@@ -155,8 +168,8 @@ read_statuses(struct walk *w, struct pl_pod *p)
 
     if (js_peek(&w->w_s) == JS_NULL)
         return js_skip(&w->w_s);
-    if (js_array_begin(&w->w_s) == -1)
-        return js_fail(&w->w_s, "containerStatuses is not an array");
+    if (shape(&w->w_s, JS_ARRAY, "containerStatuses is not an array") == -1)
+        return -1;
     while ((rc = js_array_next(&w->w_s)) == 1)
         if (read_status(w, p) == -1)
             return -1;
@@ -170,8 +183,8 @@ read_pod_status(struct walk *w, struct pl_pod *p)
     unsigned seen = 0;
     int rc;
 
-    if (js_object_begin(&w->w_s) == -1)
-        return js_fail(&w->w_s, "status is not an object");
+    if (shape(&w->w_s, JS_OBJECT, "status is not an object") == -1)
+        return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, "containerStatuses")) {
             if (js_once(&w->w_s, &seen, 1, "containerStatuses") == -1 ||
@@ -195,8 +208,8 @@ read_item(struct walk *w, struct pl_pod *p)
     unsigned seen = 0;
     int rc;
 
-    if (js_object_begin(&w->w_s) == -1)
-        return js_fail(&w->w_s, "an item is not an object");
+    if (shape(&w->w_s, JS_OBJECT, "an item is not an object") == -1)
+        return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         if (js_str_eq(&key, "metadata")) {
             if (js_once(&w->w_s, &seen, 1, "metadata") == -1 || read_metadata(w, p) == -1)
@@ -224,8 +237,8 @@ read_items(struct walk *w, struct pl_pods *out)
 {
     int rc;
 
-    if (js_array_begin(&w->w_s) == -1)
-        return js_fail(&w->w_s, "items is not an array");
+    if (shape(&w->w_s, JS_ARRAY, "items is not an array") == -1)
+        return -1;
     while ((rc = js_array_next(&w->w_s)) == 1) {
         struct pl_pod *grown = realloc(out->pl_items, (out->pl_count + 1) * sizeof(*grown));
         if (grown == NULL) {
@@ -252,10 +265,8 @@ podlist_parse(const char *body, size_t len, struct pl_pods *out, char *err, size
     memset(out, 0, sizeof(*out));
     memset(&w, 0, sizeof(w));
     js_init(&w.w_s, body, len);
-    if (js_object_begin(&w.w_s) == -1) {
-        js_fail(&w.w_s, "not a PodList: not an object");
+    if (shape(&w.w_s, JS_OBJECT, "not a PodList: not an object") == -1)
         goto fail;
-    }
     while ((rc = js_object_next(&w.w_s, &key)) == 1) {
         if (js_str_eq(&key, "items")) {
             if (js_once(&w.w_s, &seen, 1, "items") == -1 || read_items(&w, out) == -1)

@@ -9,7 +9,9 @@
  *     proc INDEX PID USED_BYTES|na compute|graphics|both
  *     lost INDEX
  * A missing or unreadable file makes nvmlInit fail with
- * NVML_ERROR_DRIVER_NOT_LOADED. A malformed line is reported on stderr and
+ * NVML_ERROR_DRIVER_NOT_LOADED; so does "init fail", and once it appears in
+ * a running process nvmlDeviceGetCount* answers the same (the driver went
+ * away), so the caller has to init again. A malformed line is reported on stderr and
  * ignored. Signatures and codes are NVIDIA's public ones. */
 #include <errno.h>
 #include <stdint.h>
@@ -256,6 +258,8 @@ nvmlDeviceGetCount_v2(unsigned int *count)
     if (count == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
     refresh(); /* a vanished file keeps the last state */
+    if (st.init_fail) /* the driver went away under a running process */
+        return NVML_ERROR_DRIVER_NOT_LOADED;
     *count = st.ngpus;
     return NVML_SUCCESS;
 }
