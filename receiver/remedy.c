@@ -21,17 +21,29 @@
 #define FINISH_RETRY_S 1     /* a decision row that could not be completed is retried */
 #define FINISH_RETRIES 600   /* ... for ten minutes */  /* MAX_RECYCLES_PER_HOUR above this is no limit in practice */
 
-/* Per node: one decision at a time, and the quiet window after a recycle. */
+/* Per node (in GPU scope per node and GPU): one decision at a time, and the
+ * quiet window after a recycle. */
 struct node_state {
     char *n_name;             /* owned */
+    char *n_gpu;              /* owned; "" = the node (node scope, or GPUs not known yet) */
     int n_busy;               /* a decision is in flight */
     double n_settle_until;    /* monotonic seconds; 0 = no window */
     char n_last_victim[512];  /* for the coalesced reason */
     struct node_state *n_next;
 };
 
+/* Where a decision stands: what it waits on, and so how a stop completes it. */
+enum phase {
+    PH_GATHER,    /* reading Prometheus and the pod list */
+    PH_ACT,       /* an eviction or deletion is in flight */
+    PH_PROBE,     /* the dry-run probe is in flight */
+    PH_VERIFY,    /* recycled (and recorded); waiting for the VRAM to show */
+    PH_FINISHING, /* ended; its row could not be completed yet */
+};
+
 struct decision {
     struct remedy *d_r;
+    enum phase d_phase;
     struct node_state *d_node;   /* borrowed from d_r */
     char *d_trigger;             /* owned */
     char *d_fingerprint;         /* owned */
@@ -64,12 +76,15 @@ struct remedy {
     size_t r_in_flight;
     double *r_recycles;          /* owned ring: monotonic times of recent recycles */
     size_t r_recycle_count;
+    int r_stopping;              /* remedy_shutdown() ran: no new decisions */
+    void (*r_drained)(void *);   /* called once when the last decision is done */
+    void *r_drained_arg;
 };
 
 /* Alert context carried while the GPU nodes are listed. */
 struct fanout {
     struct remedy *f_r;
-    char *f_trigger, *f_fingerprint, *f_starving_ns; /* owned */
+    char *f_trigger, *f_fingerprint, *f_starving_ns, *f_gpu; /* owned */
     int64_t f_alert_id;
 };
 
@@ -127,13 +142,15 @@ count_recycle(struct remedy *r, double now)
 /* The state of node, created on first use; NULL when out of memory or full
  * of busy nodes. */
 static struct node_state *
-node_get(struct remedy *r, const char *name)
+node_get(struct remedy *r, const char *name, const char *gpu)
 {
     struct node_state *n, **pp;
     double now = mono_now();
 
+    if (gpu == NULL)
+        gpu = "";
     for (n = r->r_nodes; n != NULL; n = n->n_next)
-        if (strcmp(n->n_name, name) == 0)
+        if (strcmp(n->n_name, name) == 0 && strcmp(n->n_gpu, gpu) == 0)
             return n;
     if (r->r_node_count >= MAX_NODES) {
         /* Forget idle nodes whose window has passed. */
@@ -142,6 +159,7 @@ node_get(struct remedy *r, const char *name)
             if (!n->n_busy && n->n_settle_until <= now) {
                 *pp = n->n_next;
                 free(n->n_name);
+                free(n->n_gpu);
                 free(n);
                 r->r_node_count--;
             } else {
@@ -151,7 +169,10 @@ node_get(struct remedy *r, const char *name)
         if (r->r_node_count >= MAX_NODES)
             return NULL;
     }
-    if ((n = calloc(1, sizeof(*n))) == NULL || (n->n_name = strdup(name)) == NULL) {
+    if ((n = calloc(1, sizeof(*n))) == NULL || (n->n_name = strdup(name)) == NULL ||
+        (n->n_gpu = strdup(gpu)) == NULL) {
+        if (n != NULL)
+            free(n->n_name);
         free(n);
         return NULL;
     }
@@ -159,6 +180,15 @@ node_get(struct remedy *r, const char *name)
     r->r_nodes = n;
     r->r_node_count++;
     return n;
+}
+
+/* The candidate the decision's policy ranked at i (its GPU's in GPU scope). */
+static const struct policy_candidate *
+ranked(const struct decision *d, size_t i)
+{
+    const struct policy_result *p = &d->d_gr->gr_policy;
+
+    return i < p->pr_candidate_count ? &p->pr_candidates[i] : NULL;
 }
 
 /* --- recording ----------------------------------------------------------- */
@@ -182,20 +212,22 @@ log_decision(const struct verdict *v, int64_t id)
               d->sd_trigger, "result", d->sd_result, "victim", victim, "action",
               d->sd_action, "free_mib", freebuf, "floor_mib", floorbuf, "dry_run",
               d->sd_dry_run ? "true" : "false", "reason", d->sd_reason, "error",
-              d->sd_error ? d->sd_error : "", NULL);
+              d->sd_error ? d->sd_error : "", d->sd_gpu ? "gpu" : NULL, d->sd_gpu, NULL);
 }
 
 /* Records a decision that ends as it starts (coalesced, skipped_kube before a
  * node is known): one row, no queries. */
 static void
-record_now(struct remedy *r, const char *node, const char *trigger, const char *fp,
-           int64_t alert_id, const char *result, const char *reason, const char *error)
+record_now_gpu(struct remedy *r, const char *node, const char *gpu, const char *trigger,
+               const char *fp, int64_t alert_id, const char *result, const char *reason,
+               const char *error)
 {
     struct verdict v;
     char err[512];
     int64_t id = 0;
 
     verdict_init(&v, r->r_cfg, node, trigger, fp, alert_id);
+    v.vd_d.sd_gpu = gpu != NULL && gpu[0] != '\0' ? gpu : NULL;
     verdict_set_result(&v, result);
     verdict_reason(&v, "%s", reason);
     if (error != NULL)
@@ -210,6 +242,13 @@ record_now(struct remedy *r, const char *node, const char *trigger, const char *
 }
 
 static void
+record_now(struct remedy *r, const char *node, const char *trigger, const char *fp,
+           int64_t alert_id, const char *result, const char *reason, const char *error)
+{
+    record_now_gpu(r, node, NULL, trigger, fp, alert_id, result, reason, error);
+}
+
+static void
 decision_unlink(struct decision *d)
 {
     struct decision **pp;
@@ -221,10 +260,24 @@ decision_unlink(struct decision *d)
         }
 }
 
+/* Tells the stopping daemon once no decision is left. */
+static void
+check_drained(struct remedy *r)
+{
+    void (*cb)(void *) = r->r_drained;
+
+    if (!r->r_stopping || r->r_in_flight > 0 || cb == NULL)
+        return;
+    r->r_drained = NULL;
+    cb(r->r_drained_arg);
+}
+
 /* Frees a decision, whatever state it is in. */
 static void
 decision_free(struct decision *d)
 {
+    struct remedy *r = d->d_r;
+
     decision_unlink(d);
     d->d_r->r_in_flight--;
     if (d->d_node != NULL)
@@ -238,6 +291,7 @@ decision_free(struct decision *d)
     free(d->d_fingerprint);
     free(d->d_starving_ns);
     free(d);
+    check_drained(r);
 }
 
 static int
@@ -286,11 +340,19 @@ finish(struct decision *d, const char *result)
     struct timeval again = {FINISH_RETRY_S, 0};
 
     verdict_set_result(&d->d_v, result);
+    d->d_v.vd_d.sd_verify_pending = 0;
     metrics_decision(result, mono_now() - d->d_t0);
     log_decision(&d->d_v, d->d_row);
-    if (record_finish(d) == 0) {
+    if (record_finish(d) == 0 || d->d_r->r_stopping) {
+        /* Stopping: no time for ten minutes of retries; the next start marks
+         * the row interrupted instead. */
         decision_free(d);
         return;
+    }
+    d->d_phase = PH_FINISHING;
+    if (d->d_vg != NULL) { /* can't happen: finish is never called mid-reading */
+        gather_free(d->d_vg);
+        d->d_vg = NULL;
     }
     /* The verify timer is done with; the retry reuses its slot. */
     if (d->d_verify_ev != NULL)
@@ -300,6 +362,79 @@ finish(struct decision *d, const char *result)
         return;
     }
     evtimer_add(d->d_verify_ev, &again);
+}
+
+/* --- stopping ------------------------------------------------------------ */
+
+static void note_refusals(struct decision *d);
+
+/*
+ * Completes a decision the daemon stops under (remedy_shutdown(), or a client
+ * freed with its call in flight), so no row is left in_progress:
+ * - gathering: nothing was done; result failed, error STORE_INTERRUPTED_ERROR;
+ * - an eviction or deletion in flight: its outcome is unknown; failed, naming
+ *   the victim, and the error says so;
+ * - the dry-run probe in flight: would_recycle, the probe said cut short;
+ * - verifying: the recycle is already recorded; the verify is cut short with
+ *   the free VRAM seen so far (or none) and the reason says the daemon stopped.
+ */
+static void
+interrupt(struct decision *d)
+{
+    const struct config *cfg = d->d_r->r_cfg;
+    const struct policy_candidate *c;
+    double since = mono_now() - d->d_recycled_at;
+
+    switch (d->d_phase) {
+    case PH_GATHER:
+        verdict_reason_append(&d->d_v, "the daemon stopped while this decision was "
+                                       "gathering evidence; nothing was recycled");
+        verdict_error(&d->d_v, "%s", STORE_INTERRUPTED_ERROR);
+        finish(d, "failed");
+        return;
+    case PH_ACT:
+        c = gather_candidate(d->d_g, d->d_next);
+        verdict_set_victim(&d->d_v, c, action_name(cfg));
+        note_refusals(d);
+        verdict_reason_append(&d->d_v, "the daemon stopped while the %s of %s/%s was in "
+                                       "flight",
+                              action_name(cfg), c->pc_namespace, c->pc_name);
+        verdict_error(&d->d_v, "interrupted: the daemon stopped before the API server "
+                               "answered the %s; whether it took effect is unknown",
+                      action_name(cfg));
+        finish(d, "failed");
+        return;
+    case PH_PROBE:
+        verdict_reason_append(&d->d_v, "the dry-run probe was cut short: the daemon stopped");
+        finish(d, "would_recycle");
+        return;
+    case PH_VERIFY:
+        if (d->d_vg != NULL) {
+            gather_free(d->d_vg); /* detached: its answer is dropped */
+            d->d_vg = NULL;
+        }
+        if (d->d_verify_ev != NULL)
+            event_del(d->d_verify_ev);
+        if (d->d_v.vd_d.sd_verified)
+            verdict_reason_append(&d->d_v,
+                                  "verify cut short after %.1f s: the daemon stopped "
+                                  "(free VRAM %lld MiB so far)",
+                                  since, (long long)d->d_v.vd_d.sd_verify_free_mib);
+        else
+            verdict_reason_append(&d->d_v,
+                                  "verify cut short after %.1f s: the daemon stopped "
+                                  "before free VRAM was read back",
+                                  since);
+        finish(d, "recycled");
+        return;
+    case PH_FINISHING:
+        /* One last try; then the next start marks the row interrupted. */
+        if (record_finish(d) == 0)
+            log_event(LOG_LEVEL_INFO, "decision row completed late", "node",
+                      d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, NULL);
+        decision_free(d);
+        return;
+    }
 }
 
 /* --- verify -------------------------------------------------------------- */
@@ -335,7 +470,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
     if (gr->gr_status == GATHER_CANCELLED) {
         d->d_vg = NULL;
         gather_free(g);
-        decision_free(d); /* shutdown: the row stays in_progress */
+        interrupt(d);
         return;
     }
     d->d_vg = NULL;
@@ -344,7 +479,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         d->d_v.vd_d.sd_verified = 1;
         d->d_v.vd_d.sd_verify_free_mib = free_mib;
         d->d_v.vd_d.sd_verify_seconds = now - d->d_recycled_at;
-        metrics_free_vram(d->d_v.vd_d.sd_node, free_mib);
+        metrics_free_vram_gpu(d->d_v.vd_d.sd_node, gr->gr_gpu, free_mib);
         if (free_mib >= d->d_r->r_cfg->c_floor_mib) {
             verdict_reason_append(&d->d_v, "free VRAM back to %lld MiB after %.1f s",
                                   (long long)free_mib, now - d->d_recycled_at);
@@ -374,8 +509,8 @@ verify_tick(evutil_socket_t fd, short what, void *arg)
     struct remedy *r = d->d_r;
 
     /* Verification reads Prometheus only: kube NULL skips the pod list. */
-    d->d_vg = gather_start(r->r_base, r->r_cfg, r->r_prom, NULL, d->d_v.vd_d.sd_node, NULL,
-                           verify_cb, d);
+    d->d_vg = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, NULL, d->d_v.vd_d.sd_node,
+                               d->d_v.vd_d.sd_gpu, NULL, verify_cb, d);
     if (d->d_vg == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
         finish(d, "recycled");
@@ -405,6 +540,25 @@ note_refusals(struct decision *d)
                               d->d_refusals);
 }
 
+/* Records the recycle the moment it happened, before any verify: the
+ * eviction is a fact, and a stop or a crash during the verify must not hide
+ * it. The row stays marked verify_pending until the verify ends. */
+static void
+record_recycle_now(struct decision *d)
+{
+    struct remedy *r = d->d_r;
+    char err[512];
+
+    verdict_set_result(&d->d_v, "recycled");
+    d->d_v.vd_d.sd_verify_pending = 1;
+    if (r->r_store != NULL &&
+        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0)
+        return;
+    /* The row is completed when the verify ends, with retries. */
+    log_event(LOG_LEVEL_ERROR, "recycle not recorded before its verify", "node",
+              d->d_v.vd_d.sd_node, "error", r->r_store ? err : "audit store not open", NULL);
+}
+
 static void
 recycled(struct decision *d, const struct policy_candidate *c, const char *how)
 {
@@ -415,8 +569,14 @@ recycled(struct decision *d, const struct policy_candidate *c, const char *how)
     verdict_reason_append(&d->d_v, "%s %s/%s", how, c->pc_namespace, c->pc_name);
     count_recycle(d->d_r, now);
     open_settle_window(d, c, now);
+    d->d_phase = PH_VERIFY;
+    record_recycle_now(d);
     d->d_recycled_at = now;
     d->d_verify_deadline = now + ((double)d->d_r->r_cfg->c_settle_ms / 1000.0);
+    if (d->d_r->r_stopping) { /* answered after the stop: no verify to wait for */
+        interrupt(d);
+        return;
+    }
     if ((d->d_verify_ev = evtimer_new(d->d_r->r_base, verify_tick, d)) == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
         finish(d, "recycled");
@@ -432,11 +592,12 @@ relist(struct decision *d)
     struct remedy *r = d->d_r;
 
     d->d_relisted = 1;
+    d->d_phase = PH_GATHER;
     verdict_set_policy(&d->d_v, &(struct policy_result){0});
     gather_free(d->d_g);
     d->d_gr = NULL;
-    d->d_g = gather_start(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
-                          d->d_starving_ns, gathered, d);
+    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
+                              d->d_v.vd_d.sd_gpu, d->d_starving_ns, gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory while looking again after a 409");
         finish(d, "failed");
@@ -447,11 +608,11 @@ static void
 act_cb(struct kube_answer *a, void *arg)
 {
     struct decision *d = arg;
-    const struct policy_candidate *c = gather_candidate(d->d_g, d->d_next);
+    const struct policy_candidate *c = ranked(d, d->d_next);
     size_t used;
 
     if (a->ka_cancelled) {
-        decision_free(d); /* shutdown: the row stays in_progress */
+        interrupt(d);
         return;
     }
     switch (a->ka_class) {
@@ -472,7 +633,7 @@ act_cb(struct kube_answer *a, void *arg)
             act_try(d);
             return;
         }
-        verdict_set_victim(&d->d_v, gather_candidate(d->d_g, 0), action_name(d->d_r->r_cfg));
+        verdict_set_victim(&d->d_v, ranked(d, 0), action_name(d->d_r->r_cfg));
         verdict_reason_append(&d->d_v, "every candidate was refused by a "
                                         "PodDisruptionBudget; nothing was recycled");
         verdict_error(&d->d_v, "%s", d->d_refusals);
@@ -503,7 +664,7 @@ static void
 act_try(struct decision *d)
 {
     struct remedy *r = d->d_r;
-    const struct policy_candidate *c = gather_candidate(d->d_g, d->d_next);
+    const struct policy_candidate *c = ranked(d, d->d_next);
     const char *uid = c->pc_pod ? c->pc_pod->p_uid : NULL;
     int rc;
 
@@ -512,6 +673,7 @@ act_try(struct decision *d)
         finish(d, "failed");
         return;
     }
+    d->d_phase = PH_ACT;
     if (r->r_cfg->c_action == ACTION_DELETE)
         rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 0, act_cb, d);
     else
@@ -531,7 +693,7 @@ probe_cb(struct kube_answer *a, void *arg)
     const char *what = d->d_r->r_cfg->c_action == ACTION_DELETE ? "deletion" : "eviction";
 
     if (a->ka_cancelled) {
-        decision_free(d);
+        interrupt(d);
         return;
     }
     switch (a->ka_class) {
@@ -555,7 +717,7 @@ static void
 act_begin(struct decision *d)
 {
     struct remedy *r = d->d_r;
-    const struct policy_candidate *c = gather_candidate(d->d_g, 0);
+    const struct policy_candidate *c = ranked(d, 0);
     double now = mono_now();
     const char *uid = c->pc_pod ? c->pc_pod->p_uid : "";
 
@@ -579,6 +741,7 @@ act_begin(struct decision *d)
         verdict_reason_append(&d->d_v, "DRY_RUN: nothing was changed");
         count_recycle(r, now);
         open_settle_window(d, c, now);
+        d->d_phase = PH_PROBE;
         if (r->r_cfg->c_action == ACTION_DELETE)
             rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb, d);
         else
@@ -593,55 +756,74 @@ act_begin(struct decision *d)
 
 /* --- the decision -------------------------------------------------------- */
 
-static void
-gathered(struct gather *g, const struct gather_result *gr, void *arg)
+/* "node", or "node GPU g" in GPU scope: what a brake is about. */
+static const char *
+brake_name(const struct node_state *n, char *buf, size_t len)
 {
-    struct decision *d = arg;
+    if (n->n_gpu[0] == '\0')
+        return n->n_name;
+    snprintf(buf, len, "%s GPU %s", n->n_name, n->n_gpu);
+    return buf;
+}
+
+/* Whether n holds a trigger back (coalesced), with why in reason. */
+static int
+held_back(const struct node_state *n, double now, char *reason, size_t len)
+{
+    char name[600];
+
+    if (n->n_busy) {
+        snprintf(reason, len, "a decision for %s is already in flight",
+                 brake_name(n, name, sizeof(name)));
+        return 1;
+    }
+    if (now < n->n_settle_until) {
+        snprintf(reason, len, "inside the SETTLE window after recycling %s (%.0f s left)",
+                 n->n_last_victim, n->n_settle_until - now);
+        return 1;
+    }
+    return 0;
+}
+
+/* Puts the free VRAM seen into the gauge ({node,gpu} in GPU scope). */
+static void
+note_free(const char *node, const struct gather_result *gr)
+{
+    const struct policy_result *p = &gr->gr_policy;
+
+    if (gr->gr_gpu_count == 0 && gr->gr_status != GATHER_TELEMETRY && p->pr_free_known &&
+        p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
+        metrics_free_vram_gpu(node, gr->gr_gpu, p->pr_free_mib);
+}
+
+/* Records and acts on one result: the node's, or one GPU's. */
+static void
+judge(struct decision *d, const struct gather_result *gr)
+{
     const struct policy_result *p = &gr->gr_policy;
     const char *result;
 
     d->d_gr = gr;
-    if (gr->gr_status == GATHER_CANCELLED) {
-        decision_free(d); /* shutdown: the row stays in_progress */
-        return;
-    }
     result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
-    if (gr->gr_status != GATHER_TELEMETRY && p->pr_free_known &&
-        p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
-        metrics_free_vram(d->d_v.vd_d.sd_node, p->pr_free_mib);
+    /* The GPU's name as the brake holds it: it outlives a relist's gather. */
+    if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu[0] != '\0')
+        d->d_v.vd_d.sd_gpu = d->d_node->n_gpu;
+    note_free(d->d_v.vd_d.sd_node, gr);
     if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_VICTIM)
         act_begin(d);
     else
         finish(d, result);
 }
 
-/* Starts one node's decision, or records why it is held back. */
-static void
-begin(struct remedy *r, const char *node, const char *trigger, const char *fp,
-      const char *starving_ns, int64_t alert_id)
+/* A started decision: its row in_progress, its brake n busy. NULL when it
+ * could not be (logged); then nothing is held. */
+static struct decision *
+decision_new(struct remedy *r, struct node_state *n, const char *trigger, const char *fp,
+             const char *starving_ns, int64_t alert_id, double now)
 {
-    struct node_state *n = node_get(r, node);
     struct decision *d;
-    double now = mono_now();
-    char reason[1024], err[512];
+    char err[512];
 
-    if (n == NULL) {
-        record_now(r, node, trigger, fp, alert_id, "failed", "no decision was started",
-                   "too many nodes tracked, or out of memory");
-        return;
-    }
-    if (n->n_busy) {
-        snprintf(reason, sizeof(reason), "a decision for %s is already in flight", node);
-        record_now(r, node, trigger, fp, alert_id, "coalesced", reason, NULL);
-        return;
-    }
-    if (now < n->n_settle_until) {
-        snprintf(reason, sizeof(reason),
-                 "inside the SETTLE window after recycling %s (%.0f s left)",
-                 n->n_last_victim, n->n_settle_until - now);
-        record_now(r, node, trigger, fp, alert_id, "coalesced", reason, NULL);
-        return;
-    }
     if ((d = calloc(1, sizeof(*d))) == NULL)
         goto oom;
     d->d_r = r;
@@ -658,25 +840,179 @@ begin(struct remedy *r, const char *node, const char *trigger, const char *fp,
     }
     /* The node name lives in the node state, which outlives the decision. */
     verdict_init(&d->d_v, r->r_cfg, n->n_name, d->d_trigger, d->d_fingerprint, alert_id);
+    d->d_v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
     if (store_decision_start(r->r_store, &d->d_v.vd_d, &d->d_row, err, sizeof(err)) == -1) {
         /* Never act on what cannot be recorded. */
         log_event(LOG_LEVEL_ERROR, "decision not started: the audit store cannot record it",
-                  "node", node, "error", err, NULL);
+                  "node", n->n_name, "error", err, NULL);
         metrics_decision("failed", -1);
         decision_free(d);
+        return NULL;
+    }
+    d->d_node = n;
+    n->n_busy = 1;
+    return d;
+oom:
+    log_warnx("%s: out of memory; no decision for %s", __func__, n->n_name);
+    return NULL;
+}
+
+/* The first GPU below the floor takes over the node-wide decision d and its
+ * row (its brake moves from the node to that GPU). */
+static void
+adopt(struct decision *d, const struct gather_result *u)
+{
+    struct node_state *n = node_get(d->d_r, d->d_node->n_name, u->gr_gpu);
+    char reason[1024];
+
+    d->d_node->n_busy = 0;
+    d->d_node = NULL;
+    d->d_v.vd_d.sd_gpu = u->gr_gpu; /* held by d's gather until d is freed */
+    if (n == NULL) {
+        verdict_error(&d->d_v, "too many nodes tracked, or out of memory");
+        finish(d, "failed");
+        return;
+    }
+    d->d_v.vd_d.sd_node = n->n_name;
+    if (held_back(n, mono_now(), reason, sizeof(reason))) {
+        d->d_v.vd_d.sd_gpu = n->n_gpu;
+        verdict_reason(&d->d_v, "%s", reason);
+        finish(d, "coalesced");
         return;
     }
     d->d_node = n;
     n->n_busy = 1;
-    d->d_g = gather_start(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
-                          d->d_starving_ns, gathered, d);
+    judge(d, u);
+}
+
+/* A decision of its own for GPU unit u of d's node, sharing d's gather g;
+ * NULL when held back or not started (then its row is already recorded). */
+static struct decision *
+spawn(struct decision *d, struct gather *g, const struct gather_result *u, double now)
+{
+    struct remedy *r = d->d_r;
+    const char *node = d->d_node->n_name;
+    struct node_state *n = node_get(r, node, u->gr_gpu);
+    struct decision *c;
+    char reason[1024];
+
+    if (n == NULL) {
+        record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint, d->d_alert_id,
+                       "failed", "no decision was started",
+                       "too many nodes tracked, or out of memory");
+        return NULL;
+    }
+    if (held_back(n, now, reason, sizeof(reason))) {
+        record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint, d->d_alert_id,
+                       "coalesced", reason, NULL);
+        return NULL;
+    }
+    c = decision_new(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns, d->d_alert_id,
+                     now);
+    if (c != NULL) {
+        gather_hold(g);
+        c->d_g = g;
+    }
+    return c;
+}
+
+static int
+recovered(const struct gather_result *u)
+{
+    return u->gr_status == GATHER_DECIDED &&
+           u->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED;
+}
+
+/* GPU scope from a trigger naming no GPU: each GPU below the floor (or
+ * unreadable) gets its own decision and row, the first one d's; none below:
+ * d ends skipped_recovered with gpu null. */
+static void
+fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
+{
+    const struct gather_result *first = NULL;
+    struct decision **kids;
+    size_t i;
+    double now = mono_now();
+
+    for (i = 0; i < gr->gr_gpu_count; i++)
+        note_free(d->d_node->n_name, &gr->gr_gpus[i]);
+    if ((kids = calloc(gr->gr_gpu_count, sizeof(*kids))) == NULL) {
+        verdict_error(&d->d_v, "out of memory");
+        finish(d, "failed");
+        return;
+    }
+    gather_hold(g); /* d may end before its siblings are judged */
+    for (i = 0; i < gr->gr_gpu_count; i++) {
+        if (recovered(&gr->gr_gpus[i]))
+            continue;
+        if (first == NULL)
+            first = &gr->gr_gpus[i];
+        else
+            kids[i] = spawn(d, g, &gr->gr_gpus[i], now);
+    }
+    if (first == NULL)
+        judge(d, gr);
+    else
+        adopt(d, first);
+    for (i = 0; i < gr->gr_gpu_count; i++)
+        if (kids[i] != NULL)
+            judge(kids[i], &gr->gr_gpus[i]);
+    free(kids);
+    gather_free(g);
+}
+
+static void
+gathered(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct decision *d = arg;
+
+    d->d_gr = gr;
+    if (gr->gr_status == GATHER_CANCELLED) {
+        interrupt(d); /* shutdown: the row says so, never stays in_progress */
+        return;
+    }
+    if (gr->gr_gpu_count > 0)
+        fan_out(d, g, gr);
+    else
+        judge(d, gr);
+}
+
+/* Starts one node's decision (one GPU's when gpu is set), or records why it
+ * is held back. */
+static void
+begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
+      const char *fp, const char *starving_ns, int64_t alert_id)
+{
+    struct node_state *n = node_get(r, node, gpu), *whole;
+    struct decision *d;
+    double now = mono_now();
+    char reason[1024];
+
+    if (r->r_stopping) {
+        record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+                       "the daemon is stopping; no decision was started", NULL);
+        return;
+    }
+    if (n == NULL) {
+        record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+                       "no decision was started", "too many nodes tracked, or out of memory");
+        return;
+    }
+    /* A GPU's trigger also waits for a node-wide look (it covers this GPU). */
+    if (held_back(n, now, reason, sizeof(reason)) ||
+        (gpu != NULL && (whole = node_get(r, node, NULL)) != NULL &&
+         held_back(whole, now, reason, sizeof(reason)))) {
+        record_now_gpu(r, node, gpu, trigger, fp, alert_id, "coalesced", reason, NULL);
+        return;
+    }
+    if ((d = decision_new(r, n, trigger, fp, starving_ns, alert_id, now)) == NULL)
+        return;
+    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
+                              gpu != NULL ? n->n_gpu : NULL, d->d_starving_ns, gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory");
         finish(d, "failed");
     }
-    return;
-oom:
-    log_warnx("%s: out of memory; no decision for %s", __func__, node);
 }
 
 static void
@@ -685,6 +1021,7 @@ fanout_free(struct fanout *f)
     free(f->f_trigger);
     free(f->f_fingerprint);
     free(f->f_starving_ns);
+    free(f->f_gpu);
     free(f);
 }
 
@@ -711,8 +1048,8 @@ nodes_cb(struct kube_answer *a, void *arg)
                    reason, NULL);
     } else {
         for (size_t i = 0; i < a->ka_node_count; i++)
-            begin(r, a->ka_nodes[i], f->f_trigger, f->f_fingerprint, f->f_starving_ns,
-                  f->f_alert_id);
+            begin(r, a->ka_nodes[i], f->f_gpu, f->f_trigger, f->f_fingerprint,
+                  f->f_starving_ns, f->f_alert_id);
     }
     fanout_free(f);
 }
@@ -721,7 +1058,7 @@ void
 remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
 {
     const struct config *cfg = r->r_cfg;
-    const char *node, *starving;
+    const char *node, *starving, *gpu = NULL;
     struct fanout *f;
 
     if (!a->a_firing || !strlist_contains(&cfg->c_trigger_alerts, a->a_alertname))
@@ -732,8 +1069,12 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     }
     node = alert_label(a, cfg->c_alert_node_label);
     starving = alert_label(a, "namespace");
+    /* GPU scope is off with GPU_LABEL empty; an empty label names no GPU. */
+    if (cfg->c_gpu_label[0] != '\0' && cfg->c_alert_gpu_label[0] != '\0' &&
+        (gpu = alert_label(a, cfg->c_alert_gpu_label)) != NULL && gpu[0] == '\0')
+        gpu = NULL;
     if (node != NULL && node[0] != '\0') {
-        begin(r, node, a->a_alertname, a->a_fingerprint, starving, alert_id);
+        begin(r, node, gpu, a->a_alertname, a->a_fingerprint, starving, alert_id);
         return;
     }
     if (r->r_kube == NULL) {
@@ -744,7 +1085,8 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     }
     if ((f = calloc(1, sizeof(*f))) == NULL || (f->f_trigger = strdup(a->a_alertname)) == NULL ||
         (f->f_fingerprint = strdup(a->a_fingerprint)) == NULL ||
-        (starving != NULL && (f->f_starving_ns = strdup(starving)) == NULL)) {
+        (starving != NULL && (f->f_starving_ns = strdup(starving)) == NULL) ||
+        (gpu != NULL && (f->f_gpu = strdup(gpu)) == NULL)) {
         if (f != NULL)
             fanout_free(f);
         log_warnx("%s: out of memory", __func__);
@@ -796,17 +1138,48 @@ remedy_in_flight(const struct remedy *r)
 }
 
 void
+remedy_shutdown(struct remedy *r, void (*drained)(void *), void *arg)
+{
+    struct decision *d, *next;
+
+    r->r_stopping = 1;
+    r->r_drained = drained;
+    r->r_drained_arg = arg;
+    for (d = r->r_decisions; d != NULL; d = next) {
+        next = d->d_next_in_list; /* interrupt() frees d, and only d */
+        switch (d->d_phase) {
+        case PH_GATHER:
+            gather_free(d->d_g); /* detached: nothing was asked that changes anything */
+            d->d_g = NULL;
+            d->d_gr = NULL;
+            interrupt(d);
+            break;
+        case PH_VERIFY:
+        case PH_FINISHING:
+            interrupt(d);
+            break;
+        case PH_ACT:
+        case PH_PROBE:
+            break; /* its answer, or its cancellation, completes it */
+        }
+    }
+    check_drained(r);
+}
+
+void
 remedy_free(struct remedy *r)
 {
     struct node_state *n, *next;
 
     if (r == NULL)
         return;
+    r->r_drained = NULL;
     while (r->r_decisions != NULL)
         decision_free(r->r_decisions);
     for (n = r->r_nodes; n != NULL; n = next) {
         next = n->n_next;
         free(n->n_name);
+        free(n->n_gpu);
         free(n);
     }
     free(r->r_recycles);
