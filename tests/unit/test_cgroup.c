@@ -28,6 +28,11 @@ static const struct row rows[] = {
     {"0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU
      ".slice/crio-" CID ".scope", 1, UID, CID},
     {"0::/kubepods.slice/kubepods-pod" UIDU ".slice/docker-" CID ".scope", 1, UID, CID},
+    /* seen from an exporter in its own cgroup namespace (hostPID, private
+     * cgroupns): paths are relative to its root and climb with .. */
+    {"0::/../../kubepods-burstable-pod" UIDU ".slice/cri-containerd-" CID ".scope", 1,
+     UID, CID},
+    {"0::/../besteffort/pod" UID "/" CID, 1, UID, CID},
     /* cgroup v1, cgroupfs driver: with and without a QoS level */
     {"11:memory:/kubepods/besteffort/pod" UID "/" CID, 1, UID, CID},
     {"4:cpu,cpuacct:/kubepods/burstable/pod" UID "/" CID, 1, UID, CID},
