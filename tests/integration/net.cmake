@@ -20,7 +20,7 @@ if(TARGET gvw_net)
       -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup)
   endif()
   # gvw_add_test names the daemon binary in the environment; built alone
-  # (GVW_AREAS) that target is missing and would stop CMake. These tests
+  # (GVW_ONLY_AREAS) that target is missing and would stop CMake. These tests
   # never run the binary.
   if(NOT TARGET gpu-vram-watchdog)
     set_tests_properties(${gvw_net_tests} PROPERTIES ENVIRONMENT
