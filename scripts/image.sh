@@ -3,20 +3,21 @@
 #
 #   bash scripts/image.sh            (ctest -L image runs it from a build tree)
 #
-# Installs podman, runc and mmdebstrap when missing (Debian packages). No
+# Installs podman, runc, mmdebstrap and containerd when missing (Debian). No
 # registry is needed: the debian:bookworm(-slim) base is made locally with
 # mmdebstrap once and cached. The image is always rebuilt from the current
 # sources; podman's layer cache keys on their content, so an unchanged tree
 # rebuilds in seconds. Then: the image's size, its configuration, its files
 # (every library resolves, no compiler, no shell), serve as non-root with a
 # read-only root and a writable audit volume (/healthz, /readyz, a webhook),
-# the exporter (once the binary has it), and the incident replay
+# loading it into containerd the way deploy/README.md says (podman save, ctr
+# import), the exporter (once the binary has it), and the incident replay
 # (tests/e2e/test_incident.sh) with serve inside the container.
 #
 # Exit 77 (ctest SKIP_RETURN_CODE) with one line saying why where podman
 # cannot run here; any other failure is a failure.
 #
-# Settings: GVW_IMAGE (tag, default localhost/gpu-vram-watchdog:test),
+# Settings: GVW_IMAGE (tag, default localhost/gpu-vram-watchdog:test-<tree>),
 # GVW_IMAGE_CACHE (base tar + containers.conf, default ~/.cache/gpu-vram-watchdog),
 # GVW_BINARY and GVW_SIM (host builds for the replay; default build/).
 set -uo pipefail
@@ -25,7 +26,8 @@ cd "$ROOT"
 SKIP=77
 skip() { echo "SKIP: $*"; exit $SKIP; }
 
-IMAGE=${GVW_IMAGE:-localhost/gpu-vram-watchdog:test}
+# One tag per source tree: several checkouts on one machine may run at once.
+IMAGE=${GVW_IMAGE:-localhost/gpu-vram-watchdog:test-$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)}
 CACHE=${GVW_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-vram-watchdog}
 BASE=docker.io/library/debian:bookworm
 BASE_SLIM=docker.io/library/debian:bookworm-slim
@@ -33,14 +35,14 @@ BASE_TAR=$CACHE/debian-bookworm-minbase.tar
 
 # ------------------------------------------------------------ can podman run?
 need=()
-for tool in podman runc mmdebstrap; do command -v "$tool" >/dev/null || need+=("$tool"); done
+for tool in podman runc mmdebstrap containerd; do command -v "$tool" >/dev/null || need+=("$tool"); done
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
-        skip "${need[*]} not installed, and not root to install them (apt-get install podman runc mmdebstrap uidmap)"
+        skip "${need[*]} not installed, and not root to install them (apt-get install podman runc mmdebstrap uidmap containerd)"
     fi
     echo "image: installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends podman runc mmdebstrap uidmap; } \
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends podman runc mmdebstrap uidmap containerd; } \
         >/tmp/gvw-image-apt.$$ 2>&1 ||
         skip "podman is not installable here: $(tail -n1 /tmp/gvw-image-apt.$$)"
     rm -f /tmp/gvw-image-apt.$$
@@ -67,6 +69,8 @@ fi
 
 # ------------------------------------------------------------------ the base
 t0=$(date +%s)
+exec 9>"$CACHE/base.lock"
+flock 9   # one run makes the base; a concurrent one waits for it
 if ! podman image exists "$BASE"; then
     if [ ! -s "$BASE_TAR" ]; then
         echo "image: making the debian:bookworm base with mmdebstrap (once; cached in $BASE_TAR)"
@@ -77,6 +81,7 @@ if ! podman image exists "$BASE"; then
     podman import --quiet "$BASE_TAR" "$BASE" >/dev/null || { echo "FAIL - podman import $BASE_TAR"; exit 1; }
 fi
 podman image exists "$BASE_SLIM" || podman tag "$BASE" "$BASE_SLIM"
+flock -u 9
 echo "image: base ready in $(($(date +%s) - t0)) s"
 
 # ------------------------------------------------------------------ the build
@@ -91,9 +96,10 @@ build() {
         --build-arg VERSION="$VERSION" --build-arg REVISION="$REVISION" \
         --label org.opencontainers.image.version="$VERSION" \
         --label org.opencontainers.image.revision="$REVISION" \
-        -f deploy/Dockerfile "$@" . >"$CACHE/build.log" 2>&1 ||
-        { tail -n 30 "$CACHE/build.log"; echo "FAIL - podman build $*"; exit 1; }
+        -f deploy/Dockerfile "$@" . >"$TMP_BUILD_LOG" 2>&1 ||
+        { tail -n 30 "$TMP_BUILD_LOG"; echo "FAIL - podman build $*"; exit 1; }
 }
+TMP_BUILD_LOG=$CACHE/build-${IMAGE##*:}.log
 t0=$(date +%s)
 # The build stage is tagged too: it keeps the compiler layer cached, and lets
 # the stale images of an earlier source tree be removed below.
@@ -196,6 +202,35 @@ expect_eq "without a volume (read-only root) /readyz is 503" 503 "$(http_code GE
 wait_for 10 sh -c "podman logs $name 2>&1 | grep -q 'audit store not open'"
 expect_contains "and serve says why" "Read-only file system" "$(podman logs "$name" 2>&1 | grep 'audit store not open' | head -n1)"
 podman rm -f -t 0 "$name" >/dev/null
+
+# Into a cluster without a registry, as deploy/README.md says: podman save,
+# then `ctr -n k8s.io images import` into containerd (a private instance on
+# its own socket, root and state here), and containerd runs it.
+CTRD=$TMP/containerd
+mkdir -p "$CTRD"
+printf 'version = 2\nroot = "%s/root"\nstate = "%s/state"\n[grpc]\naddress = "%s/sock"\n' \
+    "$CTRD" "$CTRD" "$CTRD" >"$CTRD/config.toml"
+saved=localhost/gpu-vram-watchdog:$VERSION
+podman tag "$IMAGE" "$saved"
+if podman save -o "$CTRD/image.tar" "$saved" >/dev/null 2>&1; then
+    containerd --config "$CTRD/config.toml" >"$CTRD/log" 2>&1 &
+    CTRD_PID=$!
+    PIDS+=("$CTRD_PID")
+    if wait_for 20 ctr -a "$CTRD/sock" version; then
+        ctr -a "$CTRD/sock" -n k8s.io images import "$CTRD/image.tar" >"$CTRD/import.out" 2>&1
+        expect_contains "ctr -n k8s.io images import of the podman save archive names it $saved" "$saved" \
+            "$(ctr -a "$CTRD/sock" -n k8s.io images ls -q 2>&1)"
+        expect_eq "containerd runs the imported image" "gpu-vram-watchdog $VERSION" \
+            "$(ctr -a "$CTRD/sock" -n k8s.io run --rm "$saved" "gvw-image-$$" /usr/local/bin/gpu-vram-watchdog --version 2>&1)"
+    else
+        fail "a private containerd starts for the import check" "$(tail -n 3 "$CTRD/log")"
+    fi
+    kill "$CTRD_PID" 2>/dev/null
+    wait "$CTRD_PID" 2>/dev/null
+else
+    fail "podman save $saved"
+fi
+podman rmi "$saved" >/dev/null 2>&1
 
 # The exporter: the same image, another subcommand.
 if ! run "$IMAGE" --help 2>&1 | grep -qE '^  exporter( |$)'; then
