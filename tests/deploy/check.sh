@@ -30,6 +30,8 @@ if [ ! -d "$MODS/node_modules" ]; then
         exit 1
     fi
     rm -rf "$MODS" && mv "$MODS.part" "$MODS"
+    # Installs for other lock files, a day old (another checkout may be using one now).
+    find "$CACHE" -mindepth 1 -maxdepth 1 -type d ! -name "$key" ! -name "$key.part" -mtime +1 -exec rm -rf {} +
 fi
 cp "$HERE/validate.mjs" "$MODS/validate.mjs"   # resolves its imports from $MODS/node_modules
 
@@ -48,6 +50,7 @@ for want in 'schema: Deployment/bad/wrong-type.*spec/replicas must be integer' \
     'DaemonSet/bad/unhardened container c: liveness.*no livenessProbe' \
     'DaemonSet/bad/unhardened container c: securityContext.*readOnlyRootFilesystem' \
     'DaemonSet/bad/unhardened: pod-level Pod Security.*hostPID: true.*volume proc is hostPath' \
+    "fields: Deployment/bad/wrong-type .*'readOnlyRootFileSystem' does not exist in type 'ISecurityContext'" \
     'Service/bad/orphan.*matches no workload' \
     'allow-list.*/pods:watch .*/secrets:get ' \
     'calls the daemon makes are granted.*/nodes/status:patch missing'; do

@@ -5,7 +5,12 @@
 // 1. Schema: every object against the Kubernetes OpenAPI schema (the
 //    kubernetes-models package: the upstream OpenAPI compiled to validators;
 //    prometheus-operator CRDs from @kubernetes-models/prometheus-operator).
-//    An object of a kind with no schema fails: nothing is skipped.
+//    An object of a kind with no schema fails: nothing is skipped. Those
+//    validators let unknown fields through (OpenAPI has no
+//    additionalProperties: false), while kubectl apply's strict field
+//    validation rejects them; so each object is also type-checked by tsc
+//    against the same models' TypeScript types, whose excess-property check
+//    names any field the API does not have (a misspelt readOnlyRootFilesystem).
 // 2. Workloads (every pod template: Deployment, DaemonSet, StatefulSet, Job,
 //    CronJob, ReplicaSet, Pod): requests and a memory limit, liveness and
 //    readiness probes on named ports that exist, the container hardening, and
@@ -14,7 +19,11 @@
 //    and Service selectors and target ports, resolve within the output.
 // 4. RBAC: every (apiGroup, resource, verb) granted, against ALLOWED below.
 // Prints "ok   - ..." / "FAIL - ..." lines and "N passed, N failed".
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 
 // Least privilege: exactly the calls the code makes (receiver/net/kube.c),
@@ -78,6 +87,47 @@ async function schemas(objs) {
       bad(`schema: ${id(o)} (${o.apiVersion})`, String(e.message ?? e).split("\n").slice(0, 6).join(" | "));
     }
   }
+}
+
+function modulePath(apiVersion, kind) {
+  const [g, v] = apiVersion.includes("/") ? apiVersion.split("/") : ["core", apiVersion];
+  if (g === "core") return `kubernetes-models/${v}/${kind}`;
+  if (g === "monitoring.coreos.com") return `@kubernetes-models/prometheus-operator/${g}/${v}/${kind}`;
+  return `kubernetes-models/${g}/${v}/${kind}`;
+}
+
+// One line per object, `const oN: IKind = {...}`, so tsc's line numbers name
+// the object; the file sits next to node_modules so the imports resolve.
+function strictFields(objs) {
+  const here = fileURLToPath(new URL(".", import.meta.url));
+  const dir = mkdtempSync(join(here, "strict-"));
+  const lines = [];
+  const known = objs.filter((o) => o.apiVersion && o.kind);
+  known.forEach((o, i) => lines.push(`import type { I${o.kind} as T${i} } from "${modulePath(o.apiVersion, o.kind)}";`));
+  const first = lines.length + 1;
+  known.forEach((o, i) => lines.push(`export const o${i}: T${i} = ${JSON.stringify(o)};`));
+  writeFileSync(join(dir, "objects.ts"), lines.join("\n") + "\n");
+  let out = "";
+  try {
+    execFileSync(process.execPath, [join(here, "node_modules/typescript/bin/tsc"), "--noEmit", "--strict",
+      "--skipLibCheck", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022",
+      join(dir, "objects.ts")], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    out = `${e.stdout ?? ""}${e.stderr ?? ""}`;
+    if (!out) out = String(e.message);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const errs = new Map();
+  for (const line of out.split("\n")) {
+    const m = /objects\.ts\((\d+),\d+\): error (TS\d+: .*)/.exec(line);
+    if (!m) continue;
+    const n = Number(m[1]);
+    const key = n >= first ? n - first : -1;
+    errs.set(key, [...(errs.get(key) ?? []), m[2].replace(/'"?([^'"]+)"?'/g, "'$1'")]);
+  }
+  if (out && errs.size === 0) bad("fields: tsc ran", out.split("\n").slice(0, 5).join(" | "));
+  if (errs.has(-1)) bad("fields: the models' types load", errs.get(-1).join("; "));
+  known.forEach((o, i) => check(`fields: ${id(o)} has no field the API lacks, every type right`, errs.get(i) ?? []));
 }
 
 function podSpecOf(o) {
@@ -224,8 +274,10 @@ const [rendered, optional] = process.argv.slice(2);
 if (!rendered) { console.error("usage: node validate.mjs RENDERED.yaml [OPTIONAL.yaml]"); process.exit(2); }
 const objs = load(rendered);
 console.log(`     ${objs.length} objects rendered`);
+const extra = optional ? load(optional) : [];
 await schemas(objs);
-if (optional) await schemas(load(optional));
+await schemas(extra);
+strictFields([...objs, ...extra]);
 workloads(objs);
 rbac(objs);
 console.log(`${passed} passed, ${failed} failed`);
