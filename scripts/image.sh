@@ -143,6 +143,13 @@ if [ -n "$libs" ] && ! grep -q 'not found' <<<"$libs" && grep -q 'libcurl.so.4 =
 else
     fail "ldd in the image: every library resolves" "$libs"
 fi
+# The exporter dlopen()s the node's libnvidia-ml.so.1, whose own
+# dependencies must be in the image: glibc's libpthread, libdl, librt, libm.
+# ld.so --verify exits 2 for a loadable shared library, 1 when there is none.
+for dep in libpthread.so.0 libdl.so.2 librt.so.1 libm.so.6; do
+    run --entrypoint /lib64/ld-linux-x86-64.so.2 "$IMAGE" --verify "/lib/x86_64-linux-gnu/$dep" >/dev/null 2>&1
+    expect_eq "$dep is in the image for NVML's dlopen (ld.so --verify)" 2 $?
+done
 cid=$(podman create "$IMAGE")
 files=$(podman export "$cid" | tar -t)
 podman rm "$cid" >/dev/null
