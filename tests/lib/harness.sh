@@ -37,9 +37,12 @@ expect_contains() {
 # start_serve LOGFILE [ENV=VALUE ...] -- starts serve on a free loopback port;
 # sets SERVE_PID and SERVE_PORT (read from its "serving" log line).
 start_serve() {
-    local log=$1
+    local log=$1 cmd=("$GVW_BINARY" serve)
     shift
-    env LISTEN_ADDR=127.0.0.1:0 "$@" "$GVW_BINARY" serve 2>"$log" &
+    # GVW_SERVE_CMD runs instead, with the same environment (the image test
+    # points it at tests/e2e/serve_in_image.sh).
+    [ -n "${GVW_SERVE_CMD:-}" ] && cmd=("$GVW_SERVE_CMD")
+    env LISTEN_ADDR=127.0.0.1:0 "$@" "${cmd[@]}" 2>"$log" &
     SERVE_PID=$!
     PIDS+=("$SERVE_PID")
     SERVE_PORT=

@@ -360,13 +360,13 @@ c_dockerfile() {
 	while IFS= read -r p; do
 		grep -qE -- "$p" deploy/Dockerfile || { echo "missing: $p"; rc=1; }
 	done <<'PATTERNS'
-^FROM debian:bookworm AS build$
+^FROM docker\.io/library/debian:bookworm-slim AS build$
 cmake -S \. -B build -DGVW_TESTS=OFF
 cmake --build build
-^FROM debian:bookworm-slim$
-libevent-2\.1-7 libjansson4 libcurl4 libsqlite3-0 ca-certificates
+^FROM scratch$
 ^USER 65532:65532$
-^ENTRYPOINT \["gpu-vram-watchdog", "serve"\]$
+^ENTRYPOINT \["/usr/local/bin/gpu-vram-watchdog"\]$
+^CMD \["serve"\]$
 PATTERNS
 	return $rc
 }
@@ -457,7 +457,7 @@ fi
 check "every deploy/*.yaml is in the kustomization or documented optional" c_deploy_files_accounted
 check "Deployment/PVC/RBAC follow the contract (hardening, probes, dry-run)" c_deployment_hardening
 check "exporter DaemonSet/RBAC/Service: hostPID only, hardened, list pods only" c_exporter_daemonset
-check "deploy/Dockerfile: multi-stage bookworm, non-root, serve entrypoint" c_dockerfile
+check "deploy/Dockerfile: multi-stage, runtime from scratch, non-root, binary entrypoint, serve by default" c_dockerfile
 check "runbooks: sections, links, only SPEC subcommands/flags/settings" c_runbooks_follow_spec
 
 echo "== $skip skipped"
