@@ -22,7 +22,9 @@
 # default evaluationInterval; deploy/ sets none), the rule's own `for:` and the
 # route's own group_wait. -f and -g rewrite a copy of the rules / route (the
 # shipped files are never changed). The daemon runs with MAX_RECYCLES_PER_HOUR=0
-# (NODES recycles in a few minutes would trip the hourly brake; it is not a hop).
+# (NODES recycles in a few minutes would trip the hourly brake; it is not a hop)
+# and USED_QUERY restricted to the alert's node ({node="$node"}), as any
+# Prometheus holding more than one GPU node needs.
 # The rule's start-up guard needs a job="prometheus" self-scrape, which this
 # Prometheus does not have, so the guard is inert (it fails open, as its comment
 # says) and nothing waits 5 minutes after Prometheus starts.
@@ -57,11 +59,13 @@ for t in prometheus prometheus-alertmanager sqlite3 jq curl python3; do
 done
 
 T=$(mktemp -d /tmp/gvw-relief.XXXXXX)
+log() { printf '[relief %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+log "working in $T (kept when RELIEF_KEEP is set)"
 PIDS=()
 cleanup() {
     for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    rm -rf "$T"
+    [ -n "${RELIEF_KEEP:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 log() { printf '[relief %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -159,6 +163,7 @@ PIDS+=($!)
 env LISTEN_ADDR=127.0.0.1:$P_GVW WEBHOOK_TOKEN_FILE="$T/token" AUDIT_DB="$T/audit.db" \
     PROMETHEUS_URL=http://127.0.0.1:$P_PROM KUBE_API_URL=http://127.0.0.1:$P_API \
     KUBE_TOKEN_FILE="$T/ktoken" DRY_RUN=false MAX_RECYCLES_PER_HOUR=0 \
+    USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})' \
     "$BIN" serve 2>"$T/serve.log" &
 PIDS+=($!)
 wait_up "http://127.0.0.1:$P_PROM/-/ready"
