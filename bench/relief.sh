@@ -187,7 +187,7 @@ log "collecting"
 q() { curl -sf "http://127.0.0.1:$P_PROM/api/v1/query" --data-urlencode "query=$1"; }
 q 'gpu_pod_memory_used_bytes{pod=~"grower-.*"}[30m]' >"$T/samples.json"
 q 'ALERTS{alertname="GPUVRAMLow"}[30m]' >"$T/alerts.json"
-sqlite3 -json "$T/audit.db" "SELECT received_ms, status, labels_json FROM alerts WHERE alertname = 'GPUVRAMLow'" >"$T/webhooks.json" 2>/dev/null || echo '[]' >"$T/webhooks.json"
+sqlite3 -json "$T/audit.db" "SELECT received_ms, status, labels AS labels_json FROM alerts WHERE alertname = 'GPUVRAMLow'" >"$T/webhooks.json" 2>/dev/null || echo '[]' >"$T/webhooks.json"
 [ -s "$T/webhooks.json" ] || echo '[]' >"$T/webhooks.json"
 sqlite3 "$T/audit.db" "SELECT result, count(*) FROM decisions GROUP BY 1" >"$T/decisions.txt" || true
 
