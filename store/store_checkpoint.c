@@ -27,16 +27,8 @@
 /* Under sustained writes the thread's checkpoint never catches the writer, so
  * the WAL is never restarted and would grow without end: past this size the
  * commit itself copies what is left (little: the thread copied the rest) and
- * the next transaction starts the WAL over. That wrap is the only time the
- * event loop waits on the disk: two fdatasyncs in the checkpoint and one of
- * the new WAL header in the next commit, 3 - 45 ms each on the shared test VM
- * whatever the amount copied (bench/offcpu.sh: every fdatasync seen on the
- * loop's thread was a wrap). At 8000 frames (32 MB) the wrap came once per
- * ~2,700 one-alert commits; 32000 frames (128 MB of WAL at most, cut back to
- * journal_size_limit once the burst ends) makes it four times rarer for the
- * same cost per wrap. Traffic with pauses (Alertmanager's) never gets here:
- * the thread's checkpoint completes in a pause and the WAL restarts. */
-#define CHECKPOINT_INLINE_FRAMES 32000
+ * the next transaction starts the WAL over. */
+#define CHECKPOINT_INLINE_FRAMES 8000
 
 struct checkpointer {
     pthread_t ck_thread;
