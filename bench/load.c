@@ -2,10 +2,15 @@
  * exactly N requests (footprint, callgrind), where wrk only knows durations.
  *
  *   gvw-load -p PORT -n TOTAL [-c CONNS] [-f BODYFILE] [-t TOKEN] [-P PATH]
+ *            [-S SLOW_US -o SLOWFILE]
  *
  * Opens CONNS connections to 127.0.0.1:PORT, each with one request in flight at a
  * time, until TOTAL answers have arrived. Prints one line:
  *   LOAD requests=N status200=N other=N seconds=S rps=R p50_us=.. p99_us=.. max_us=..
+ * With -S and -o, every request slower than SLOW_US is written to SLOWFILE as
+ * "start_ns end_ns" (CLOCK_MONOTONIC, the clock `perf record -k CLOCK_MONOTONIC`
+ * stamps events with), so a slow request can be matched with what the server
+ * was doing meanwhile (bench/offcpu.sh).
  * Exit 0 when every answer was 200, else 1. Loopback only; bounded by TOTAL and a
  * 10 s per-answer timeout. */
 #define _GNU_SOURCE
@@ -113,14 +118,16 @@ main(int argc, char **argv)
 {
     int port = 0, nconns = 32, opt;
     long total = 0, sent = 0, done = 0, ok = 0, other = 0;
-    const char *file = NULL, *token = NULL, *path = "/webhook";
+    const char *file = NULL, *token = NULL, *path = "/webhook", *slow_path = NULL;
+    long slow_us = 0;
+    FILE *slow = NULL;
     char *body = NULL, *req;
     size_t blen = 0, rlen;
     struct conn *conns;
     struct pollfd *pfd;
     int64_t *lat, t_start, t_end;
 
-    while ((opt = getopt(argc, argv, "p:n:c:f:t:P:")) != -1) {
+    while ((opt = getopt(argc, argv, "p:n:c:f:t:P:S:o:")) != -1) {
         switch (opt) {
         case 'p': port = atoi(optarg); break;
         case 'n': total = atol(optarg); break;
@@ -128,9 +135,11 @@ main(int argc, char **argv)
         case 'f': file = optarg; break;
         case 't': token = optarg; break;
         case 'P': path = optarg; break;
+        case 'S': slow_us = atol(optarg); break;
+        case 'o': slow_path = optarg; break;
         default:
             fprintf(stderr, "usage: gvw-load -p PORT -n TOTAL [-c CONNS] [-f BODY] "
-                            "[-t TOKEN] [-P PATH]\n");
+                            "[-t TOKEN] [-P PATH] [-S SLOW_US -o SLOWFILE]\n");
             return 2;
         }
     }
@@ -140,6 +149,10 @@ main(int argc, char **argv)
     }
     if (nconns > total)
         nconns = (int)total;
+    if (slow_path != NULL && (slow = fopen(slow_path, "w")) == NULL) {
+        fprintf(stderr, "gvw-load: cannot write %s\n", slow_path);
+        return 2;
+    }
     if (file != NULL)
         body = read_file(file, &blen);
     rlen = (size_t)asprintf(&req,
@@ -199,7 +212,11 @@ main(int argc, char **argv)
                 if (n > 0)
                     c->rlen += (size_t)n;
                 if ((whole = complete(c, &status)) > 0) {
-                    lat[done++] = now_ns() - c->t0;
+                    lat[done] = now_ns() - c->t0;
+                    if (slow != NULL && lat[done] > slow_us * 1000)
+                        fprintf(slow, "%lld %lld\n", (long long)c->t0,
+                                (long long)(c->t0 + lat[done]));
+                    done++;
                     if (status == 200)
                         ok++;
                     else
@@ -210,6 +227,8 @@ main(int argc, char **argv)
         }
     }
     t_end = now_ns();
+    if (slow != NULL)
+        fclose(slow);
     qsort(lat, (size_t)done, sizeof(*lat), cmp64);
     printf("LOAD requests=%ld status200=%ld other=%ld seconds=%.3f rps=%.0f p50_us=%lld "
            "p99_us=%lld max_us=%lld\n",

@@ -43,7 +43,11 @@ js_fail(struct js_scan *s, const char *what)
             col++;
         }
     }
-    snprintf(s->js_err, sizeof(s->js_err), "%s (line %d, column %d)", what, line, col);
+    /* A message too long for js_err is cut (still terminated); the return value
+     * is looked at so -O2's -Wformat-truncation knows the cut is meant. */
+    if (snprintf(s->js_err, sizeof(s->js_err), "%s (line %d, column %d)", what, line,
+                 col) < 0)
+        s->js_err[0] = '\0';
     return -1;
 }
 
