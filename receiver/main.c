@@ -7,6 +7,7 @@
 
 #include "audit_cli.h"
 #include "capacity.h"
+#include "budgets.h"
 #include "check.h"
 #include "clients.h"
 #include "config.h"
@@ -29,6 +30,9 @@ usage(FILE *out)
             "  check [--node N] [--format table|json]\n"
             "                         re-verify now and print the decision it would take\n"
             "  advertise [--once]     patch the gpumem capacity onto GPU nodes and exit\n"
+            "  budgets [--node N] [--format table|json]\n"
+            "                         the seating chart: per GPU node, capacity, budgets,\n"
+            "                         free VRAM and each tenant's budget vs live use\n"
             "  --help, --version\n"
             "\n");
     config_print_help(out);
@@ -79,9 +83,10 @@ cmd_serve(int argc, char **argv)
     return rc;
 }
 
-/* `check [--node N] [--format table|json]` */
+/* `check|budgets [--node N] [--format table|json]`: both look, print, and act on nothing. */
 static int
-cmd_check(int argc, char **argv)
+cmd_node_format(int argc, char **argv, const char *name,
+                int (*run)(const struct config *, const char *, int))
 {
     struct config cfg;
     int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc = 2, json = 0;
@@ -106,24 +111,36 @@ cmd_check(int argc, char **argv)
             if (arg[8] != '=')
                 i++;
             if (strcmp(f, "json") != 0 && strcmp(f, "table") != 0) {
-                fprintf(stderr, "gpu-vram-watchdog: check: --format: '%s' is not table or json\n", f);
+                fprintf(stderr, "gpu-vram-watchdog: %s: --format: '%s' is not table or json\n", name, f);
                 goto done;
             }
             json = strcmp(f, "json") == 0;
         } else {
-            fprintf(stderr, "gpu-vram-watchdog: check: unknown argument '%s'\n", arg);
+            fprintf(stderr, "gpu-vram-watchdog: %s: unknown argument '%s'\n", name, arg);
             goto done;
         }
     }
     if (node != NULL && node[0] == '\0') {
-        fprintf(stderr, "gpu-vram-watchdog: check: --node: must not be empty\n");
+        fprintf(stderr, "gpu-vram-watchdog: %s: --node: must not be empty\n", name);
         goto done;
     }
-    rc = check_main(&cfg, node, json);
+    rc = run(&cfg, node, json);
 done:
     free(rest);
     config_free(&cfg);
     return rc;
+}
+
+static int
+cmd_check(int argc, char **argv)
+{
+    return cmd_node_format(argc, argv, "check", check_main);
+}
+
+static int
+cmd_budgets(int argc, char **argv)
+{
+    return cmd_node_format(argc, argv, "budgets", budgets_main);
 }
 
 struct advertise_run {
@@ -228,6 +245,8 @@ main(int argc, char **argv)
         return cmd_serve(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "budgets") == 0)
+        return cmd_budgets(argc - 2, argv + 2);
     if (strcmp(cmd, "advertise") == 0)
         return cmd_advertise(argc - 2, argv + 2);
     if (strcmp(cmd, "audit") == 0)

@@ -7,13 +7,14 @@
 #include <strings.h>
 
 #include "httpc.h"
+#include "kube_event.h"
 #include "kube_json.h"
 #include "log.h"
 
 #define KUBE_BODY_CAP (32u * 1024 * 1024)
 #define KUBE_URL_MAX 4096
 
-enum kube_op { OP_LIST_PODS, OP_LIST_NODES, OP_EVICT, OP_DELETE, OP_PATCH };
+enum kube_op { OP_LIST_PODS, OP_LIST_NODES, OP_EVICT, OP_DELETE, OP_PATCH, OP_GET_NODE, OP_EVENT };
 
 struct kube {
     struct httpc *k_http; /* owned */
@@ -160,6 +161,8 @@ call_done(const struct httpc_resp *r, void *arg)
     a.ka_cancelled = r->hr_cancelled;
     a.ka_status = r->hr_status;
     a.ka_elapsed_ms = r->hr_elapsed_ms;
+    a.ka_body = r->hr_body;
+    a.ka_body_len = r->hr_body_len;
     why[0] = '\0';
     if (r->hr_error != NULL) {
         a.ka_class = KUBE_ERROR;
@@ -192,7 +195,8 @@ call_done(const struct httpc_resp *r, void *arg)
                   kc->kc_path, "status", status, "elapsed_ms", elapsed, "class",
                   kube_class_name(a.ka_class), "error", why, (char *)NULL);
     else /* the writes are worth an info line; the lists run on every decision */
-        log_event(kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES
+        log_event(kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ||
+                          kc->kc_op == OP_GET_NODE
                       ? LOG_LEVEL_DEBUG
                       : LOG_LEVEL_INFO,
                   "kube call done", "method", kc->kc_method, "path", kc->kc_path,
@@ -400,6 +404,56 @@ kube_patch_capacity(struct kube *k, const char *node, const char *resource, int6
     path_add(&path, "/api/v1/nodes/", node);
     path_add(&path, "/status", NULL);
     rc = call_start(k, kc, "PATCH", &path, "application/json-patch+json", body, cb, arg);
+    buf_free(&path);
+    return rc;
+}
+
+int
+kube_get_node(struct kube *k, const char *node, kube_cb cb, void *arg)
+{
+    struct kube_call *kc;
+    struct buf path;
+    int rc;
+
+    if (empty(node)) {
+        log_warnx("%s: no node name", __func__);
+        return -1;
+    }
+    if ((kc = call_new(OP_GET_NODE)) == NULL)
+        return -1;
+    snprintf(kc->kc_what, sizeof(kc->kc_what), "get nodes (node %s)", node);
+    buf_init(&path, KUBE_URL_MAX);
+    path_add(&path, "/api/v1/nodes/", node);
+    rc = call_start(k, kc, "GET", &path, NULL, NULL, cb, arg);
+    buf_free(&path);
+    return rc;
+}
+
+int
+kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb, void *arg)
+{
+    struct kube_call *kc;
+    struct buf path;
+    char *body;
+    int rc;
+
+    if (ev == NULL || empty(ev->ke_namespace) || empty(ev->ke_pod)) {
+        log_warnx("%s: the pod's namespace and name are required", __func__);
+        return -1;
+    }
+    if ((kc = call_new(OP_EVENT)) == NULL)
+        return -1;
+    snprintf(kc->kc_what, sizeof(kc->kc_what), "create events.k8s.io events in namespace %s",
+             ev->ke_namespace);
+    if ((body = kube_event_json(ev)) == NULL) {
+        log_warnx("%s: cannot build the request body", __func__);
+        call_free(kc);
+        return -1;
+    }
+    buf_init(&path, KUBE_URL_MAX);
+    path_add(&path, "/apis/events.k8s.io/v1/namespaces/", ev->ke_namespace);
+    path_add(&path, "/events", NULL);
+    rc = call_start(k, kc, "POST", &path, "application/json", body, cb, arg);
     buf_free(&path);
     return rc;
 }

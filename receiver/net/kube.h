@@ -46,6 +46,9 @@ struct kube_answer {
     char **ka_nodes;         /* kube_list_nodes on KUBE_OK: owned names, same rule
                                 (take by copying and NULLing ka_nodes) */
     size_t ka_node_count;
+    const char *ka_body;     /* the answer's body as it came (borrowed, not
+                                NUL-terminated): kube_get_node's Node */
+    size_t ka_body_len;
 };
 
 typedef void (*kube_cb)(struct kube_answer *a, void *arg);
@@ -91,6 +94,16 @@ int kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char 
 /* PATCH /api/v1/nodes/NODE/status (json-patch): capacity[resource] = "MIB". */
 int kube_patch_capacity(struct kube *k, const char *node, const char *resource,
                         int64_t mib, kube_cb cb, void *arg);
+
+/* GET /api/v1/nodes/NODE: the Node comes back in ka_body (read it with
+ * node_json_capacity()). */
+int kube_get_node(struct kube *k, const char *node, kube_cb cb, void *arg);
+
+struct kube_event;
+/* POST /apis/events.k8s.io/v1/namespaces/NS/events: the Event built by
+ * kube_event_json() from ev (borrowed; NS is its pod's namespace). */
+int kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb,
+                      void *arg);
 
 /* "ok", "gone", "conflict", "pdb_refused", "forbidden", "error". */
 const char *kube_class_name(enum kube_class c);
