@@ -101,6 +101,57 @@ else
     expect_contains "budgets without --node or API server says why" "no Kubernetes API server" "$(cat "$TMP/e")"
 fi
 
-#@PAGE@
+# 4. A decision to list: GPUVRAMLow for the node, posted as Alertmanager would.
+alert='{"version":"4","status":"firing","receiver":"gvw","groupLabels":{},"commonLabels":{},"commonAnnotations":{},"externalURL":"http://am","groupKey":"{}:{}","alerts":[{"status":"firing","labels":{"alertname":"GPUVRAMLow","node":"gpu-node-1","severity":"critical"},"annotations":{},"startsAt":"2026-06-02T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"5eed5eed5eed5eed"}]}'
+expect_eq "the webhook takes the alert" 200 \
+    "$(http_code POST /webhook -H 'Authorization: Bearer seating-token' --data-binary "$alert")"
+decided() { "$GVW_BINARY" audit --db "$DB" --format json --result would_recycle | jq -e 'length == 1' >/dev/null; }
+wait_for 30 decided || fail "serve decides would_recycle" "$(tail -5 "$TMP/serve.log")"
+AUDIT_ID=$("$GVW_BINARY" audit --db "$DB" --format json --result would_recycle | jq -r '.[0].id')
+
+# 5. GET / as a text client sees it.
+expect_eq "GET / is 200" 200 "$(http_code GET /)"
+cp "$TMP/body" "$TMP/page.html"
+expect_contains "GET / is HTML" "<!DOCTYPE html>" "$(head -c 200 "$TMP/page.html")"
+expect_eq "no script on the page" 0 "$(grep -ci '<script' "$TMP/page.html")"
+expect_eq "no outside assets (no src=, no href=)" 0 "$(grep -Eci '(src|href)=' "$TMP/page.html")"
+expect_eq "POST / is 405" 405 "$(http_code POST / --data-binary x)"
+
+
+# 6. A real browser: headless Chromium loads the page from serve, dumps the DOM
+# it built and takes a screenshot (kept in the build folder to look at).
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROME" ]; then
+    echo "skip - browser checks: chromium is not installed (apt-get install chromium)"
+else
+    chrome() {
+        timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+            --disable-background-networking --disable-component-update --disable-sync \
+            --user-data-dir="$(mktemp -d "$TMP/chrome.XXXXXX")" "$@" 2>>"$TMP/chrome.log"
+    }
+    URL="http://127.0.0.1:$SERVE_PORT/"
+    chrome --dump-dom "$URL" >"$TMP/dom.html"
+    expect_eq "Chromium builds one SVG per GPU" 1 "$(grep -o '<svg class="card"' "$TMP/dom.html" | wc -l)"
+    expect_contains "... for gpu-node-1" 'data-node="gpu-node-1"' "$(grep -o '<svg class="card"[^>]*>' "$TMP/dom.html")"
+    expect_eq "only immich-ml's segment is marked over budget" "immich-ml-7d9c6b5f4d-x8k2p" \
+        "$(grep -o '<g class="tenant over-budget"[^>]*>' "$TMP/dom.html" | sed -n 's/.*data-pod="\([^"]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+    expect_eq "its over-budget part is drawn in the warning colour" 1 \
+        "$(grep -o '<rect class="over"[^>]*fill="#c62828"' "$TMP/dom.html" | wc -l)"
+    expect_contains "the floor line is drawn" '<line class="floor"' "$(cat "$TMP/dom.html")"
+    expect_contains "the advertised capacity is drawn" 'advertised capacity 14000 MiB' "$(cat "$TMP/dom.html")"
+    row=$(grep -o '<tr class="decision">.*</tr>' "$TMP/dom.html" | sed 's/<\/tr>/&\n/g' | head -n1)
+    expect_contains "the decisions table has the audit id" "<td class=\"n\">$AUDIT_ID</td>" "$row"
+    expect_contains "... the result and the victim" \
+        '<td class="result">would_recycle</td><td class="name">immich/immich-ml-7d9c6b5f4d-x8k2p</td>' "$row"
+    expect_eq "no script ran or was there" 0 "$(grep -ci '<script' "$TMP/dom.html")"
+    mkdir -p "$SHOTS"
+    chrome --screenshot="$SHOTS/seating-chart.png" --window-size=1200,900 "$URL" >/dev/null
+    if [ -s "$SHOTS/seating-chart.png" ]; then
+        pass "a screenshot is saved: $SHOTS/seating-chart.png"
+    else
+        fail "Chromium saves a screenshot" "$(tail -3 "$TMP/chrome.log")"
+    fi
+fi
+
 
 finish
