@@ -337,7 +337,7 @@ c_runbooks_follow_spec() {
 		while IFS= read -r line; do
 			sub=$(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog ([^ ]+).*/\1/')
 			case $sub in
-			serve | audit | check | advertise | --help | --version) ;;
+			serve | audit | check | advertise | budgets | --help | --version) ;;
 			*) echo "$f: unknown subcommand '$sub': $line"; rc=1 ;;
 			esac
 			for flag in $(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog //' | grep -oE -- '--[a-z][a-z-]*' || true); do
