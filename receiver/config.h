@@ -1,4 +1,4 @@
-/* config.h -- every setting: environment variable, --flag override, validation */
+/* config.h -- the daemon's settings table (env var, --flag that wins), on common/util/settings */
 #ifndef GVW_CONFIG_H
 #define GVW_CONFIG_H
 
@@ -6,15 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "settings.h"
+
 enum webhook_auth { WEBHOOK_AUTH_BEARER, WEBHOOK_AUTH_NONE };
 enum action_kind { ACTION_EVICT, ACTION_DELETE };
 enum fallback_kind { FALLBACK_NONE, FALLBACK_LARGEST };
-
-/* A comma-separated setting, split. Empty string = zero items. */
-struct strlist {
-    char **sl_items; /* owned */
-    size_t sl_count;
-};
 
 /* The loaded configuration. Every string is owned by the struct. */
 struct config {
@@ -58,7 +54,7 @@ struct config {
 };
 
 /* Reads a variable of the environment; tests pass their own. NULL = unset. */
-typedef const char *(*config_getenv_fn)(const char *name);
+typedef settings_getenv_fn config_getenv_fn;
 
 /*
  * Loads every setting from the environment (via getenv_fn, NULL = getenv),
@@ -91,8 +87,5 @@ void config_print_help(FILE *out);
 int config_parse_duration(const char *s, int64_t *seconds);
 /* The same in milliseconds, with "ms" accepted ("250ms", "20s"). 0 or -1. */
 int config_parse_duration_ms(const char *s, int64_t *ms);
-
-/* 1 if name is among the list's items. */
-int strlist_contains(const struct strlist *l, const char *name);
 
 #endif

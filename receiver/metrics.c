@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expo.h"
+
 /* A labelled sample: up to two label values and a number. */
 struct series {
     char *s_l1; /* owned */
@@ -236,44 +238,16 @@ metrics_set_collector(metrics_collector_fn fn, void *arg)
     m.collector_arg = arg;
 }
 
-/* Appends a label value with \\, \" and \n escaped as the format requires. */
-static int
-escaped(struct buf *out, const char *v)
-{
-    for (const char *p = v; *p; p++) {
-        const char *rep = NULL;
-        if (*p == '\\')
-            rep = "\\\\";
-        else if (*p == '"')
-            rep = "\\\"";
-        else if (*p == '\n')
-            rep = "\\n";
-        if ((rep ? buf_append(out, rep, 2) : buf_append(out, p, 1)) == -1)
-            return -1;
-    }
-    return 0;
-}
-
-static int
-header(struct buf *out, const char *name, const char *type, const char *help)
-{
-    return buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 static int
 family(struct buf *out, const char *name, const char *type, const char *help,
        const struct family *f, const char *k1, const char *k2)
 {
-    if (header(out, name, type, help) == -1)
+    if (expo_header(out, name, type, help) == -1)
         return -1;
     for (size_t i = 0; i < f->f_count; i++) {
         const struct series *s = &f->f_series[i];
-        if (buf_printf(out, "%s{%s=\"", name, k1) == -1 || escaped(out, s->s_l1) == -1)
-            return -1;
-        if (k2 != NULL && (buf_printf(out, "\",%s=\"", k2) == -1 ||
-                           escaped(out, s->s_l2 ? s->s_l2 : "") == -1))
-            return -1;
-        if (buf_printf(out, "\"} %.17g\n", s->s_value) == -1)
+        struct expo_label l[2] = {{k1, s->s_l1}, {k2, s->s_l2}};
+        if (expo_sample(out, name, l, k2 != NULL ? 2 : 1, s->s_value) == -1)
             return -1;
     }
     return 0;
@@ -287,11 +261,11 @@ metrics_render(struct buf *out)
     if (m.collector != NULL)
         m.collector(m.collector_arg);
 
-    if (header(out, "gpu_vram_watchdog_build_info", "gauge",
+    if (expo_header(out, "gpu_vram_watchdog_build_info", "gauge",
                "Build information; the value is always 1.") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_build_info{version=\"%s\"} 1\n", GVW_VERSION) ==
             -1 ||
-        header(out, "gpu_vram_watchdog_dry_run", "gauge",
+        expo_header(out, "gpu_vram_watchdog_dry_run", "gauge",
                "1 when the watchdog only records what it would recycle.") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_dry_run %d\n", m.dry_run ? 1 : 0) == -1 ||
         family(out, "gpu_vram_watchdog_webhook_requests_total", "counter",
@@ -308,11 +282,11 @@ metrics_render(struct buf *out)
         family(out, "gpu_vram_watchdog_capacity_advertised", "gauge",
                "1 when the last capacity patch of the node succeeded, else 0.",
                &m.capacity, "node", NULL) == -1 ||
-        header(out, "gpu_vram_watchdog_capacity_advertise_errors_total", "counter",
+        expo_header(out, "gpu_vram_watchdog_capacity_advertise_errors_total", "counter",
                "Failed attempts to advertise the gpumem capacity.") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_capacity_advertise_errors_total %.17g\n",
                    m.capacity_errors) == -1 ||
-        header(out, hist, "histogram", "Time from a decision's start to its end.") == -1)
+        expo_header(out, hist, "histogram", "Time from a decision's start to its end.") == -1)
         return -1;
     for (size_t i = 0; i < NBUCKETS; i++)
         if (buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", hist, duration_buckets[i],
@@ -322,7 +296,7 @@ metrics_render(struct buf *out)
                    (unsigned long long)m.dur_count, hist, m.dur_sum, hist,
                    (unsigned long long)m.dur_count) == -1)
         return -1;
-    if (header(out, "gpu_vram_watchdog_events_errors_total", "counter",
+    if (expo_header(out, "gpu_vram_watchdog_events_errors_total", "counter",
                "Kubernetes Events that could not be written.") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_events_errors_total %.17g\n", m.event_errors) ==
             -1)

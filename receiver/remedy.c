@@ -31,8 +31,18 @@ struct node_state {
     struct node_state *n_next;
 };
 
+/* Where a decision stands: what it waits on, and so how a stop completes it. */
+enum phase {
+    PH_GATHER,    /* reading Prometheus and the pod list */
+    PH_ACT,       /* an eviction or deletion is in flight */
+    PH_PROBE,     /* the dry-run probe is in flight */
+    PH_VERIFY,    /* recycled (and recorded); waiting for the VRAM to show */
+    PH_FINISHING, /* ended; its row could not be completed yet */
+};
+
 struct decision {
     struct remedy *d_r;
+    enum phase d_phase;
     struct node_state *d_node;   /* borrowed from d_r */
     char *d_trigger;             /* owned */
     char *d_fingerprint;         /* owned */
@@ -65,6 +75,9 @@ struct remedy {
     size_t r_in_flight;
     double *r_recycles;          /* owned ring: monotonic times of recent recycles */
     size_t r_recycle_count;
+    int r_stopping;              /* remedy_shutdown() ran: no new decisions */
+    void (*r_drained)(void *);   /* called once when the last decision is done */
+    void *r_drained_arg;
 };
 
 /* Alert context carried while the GPU nodes are listed. */
@@ -222,10 +235,24 @@ decision_unlink(struct decision *d)
         }
 }
 
+/* Tells the stopping daemon once no decision is left. */
+static void
+check_drained(struct remedy *r)
+{
+    void (*cb)(void *) = r->r_drained;
+
+    if (!r->r_stopping || r->r_in_flight > 0 || cb == NULL)
+        return;
+    r->r_drained = NULL;
+    cb(r->r_drained_arg);
+}
+
 /* Frees a decision, whatever state it is in. */
 static void
 decision_free(struct decision *d)
 {
+    struct remedy *r = d->d_r;
+
     decision_unlink(d);
     d->d_r->r_in_flight--;
     if (d->d_node != NULL)
@@ -239,6 +266,7 @@ decision_free(struct decision *d)
     free(d->d_fingerprint);
     free(d->d_starving_ns);
     free(d);
+    check_drained(r);
 }
 
 static int
@@ -287,13 +315,21 @@ finish(struct decision *d, const char *result)
     struct timeval again = {FINISH_RETRY_S, 0};
 
     verdict_set_result(&d->d_v, result);
+    d->d_v.vd_d.sd_verify_pending = 0;
     metrics_decision(result, mono_now() - d->d_t0);
     log_decision(&d->d_v, d->d_row);
     /* The tenant hears it too (kubectl describe pod); never changes the decision. */
     events_on_decision(d->d_r->r_kube, d->d_r->r_cfg, &d->d_v.vd_d, d->d_row, d->d_gr);
-    if (record_finish(d) == 0) {
+    if (record_finish(d) == 0 || d->d_r->r_stopping) {
+        /* Stopping: no time for ten minutes of retries; the next start marks
+         * the row interrupted instead. */
         decision_free(d);
         return;
+    }
+    d->d_phase = PH_FINISHING;
+    if (d->d_vg != NULL) { /* can't happen: finish is never called mid-reading */
+        gather_free(d->d_vg);
+        d->d_vg = NULL;
     }
     /* The verify timer is done with; the retry reuses its slot. */
     if (d->d_verify_ev != NULL)
@@ -303,6 +339,79 @@ finish(struct decision *d, const char *result)
         return;
     }
     evtimer_add(d->d_verify_ev, &again);
+}
+
+/* --- stopping ------------------------------------------------------------ */
+
+static void note_refusals(struct decision *d);
+
+/*
+ * Completes a decision the daemon stops under (remedy_shutdown(), or a client
+ * freed with its call in flight), so no row is left in_progress:
+ * - gathering: nothing was done; result failed, error STORE_INTERRUPTED_ERROR;
+ * - an eviction or deletion in flight: its outcome is unknown; failed, naming
+ *   the victim, and the error says so;
+ * - the dry-run probe in flight: would_recycle, the probe said cut short;
+ * - verifying: the recycle is already recorded; the verify is cut short with
+ *   the free VRAM seen so far (or none) and the reason says the daemon stopped.
+ */
+static void
+interrupt(struct decision *d)
+{
+    const struct config *cfg = d->d_r->r_cfg;
+    const struct policy_candidate *c;
+    double since = mono_now() - d->d_recycled_at;
+
+    switch (d->d_phase) {
+    case PH_GATHER:
+        verdict_reason_append(&d->d_v, "the daemon stopped while this decision was "
+                                       "gathering evidence; nothing was recycled");
+        verdict_error(&d->d_v, "%s", STORE_INTERRUPTED_ERROR);
+        finish(d, "failed");
+        return;
+    case PH_ACT:
+        c = gather_candidate(d->d_g, d->d_next);
+        verdict_set_victim(&d->d_v, c, action_name(cfg));
+        note_refusals(d);
+        verdict_reason_append(&d->d_v, "the daemon stopped while the %s of %s/%s was in "
+                                       "flight",
+                              action_name(cfg), c->pc_namespace, c->pc_name);
+        verdict_error(&d->d_v, "interrupted: the daemon stopped before the API server "
+                               "answered the %s; whether it took effect is unknown",
+                      action_name(cfg));
+        finish(d, "failed");
+        return;
+    case PH_PROBE:
+        verdict_reason_append(&d->d_v, "the dry-run probe was cut short: the daemon stopped");
+        finish(d, "would_recycle");
+        return;
+    case PH_VERIFY:
+        if (d->d_vg != NULL) {
+            gather_free(d->d_vg); /* detached: its answer is dropped */
+            d->d_vg = NULL;
+        }
+        if (d->d_verify_ev != NULL)
+            event_del(d->d_verify_ev);
+        if (d->d_v.vd_d.sd_verified)
+            verdict_reason_append(&d->d_v,
+                                  "verify cut short after %.1f s: the daemon stopped "
+                                  "(free VRAM %lld MiB so far)",
+                                  since, (long long)d->d_v.vd_d.sd_verify_free_mib);
+        else
+            verdict_reason_append(&d->d_v,
+                                  "verify cut short after %.1f s: the daemon stopped "
+                                  "before free VRAM was read back",
+                                  since);
+        finish(d, "recycled");
+        return;
+    case PH_FINISHING:
+        /* One last try; then the next start marks the row interrupted. */
+        if (record_finish(d) == 0)
+            log_event(LOG_LEVEL_INFO, "decision row completed late", "node",
+                      d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, NULL);
+        decision_free(d);
+        return;
+    }
 }
 
 /* --- verify -------------------------------------------------------------- */
@@ -338,7 +447,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
     if (gr->gr_status == GATHER_CANCELLED) {
         d->d_vg = NULL;
         gather_free(g);
-        decision_free(d); /* shutdown: the row stays in_progress */
+        interrupt(d);
         return;
     }
     d->d_vg = NULL;
@@ -408,6 +517,25 @@ note_refusals(struct decision *d)
                               d->d_refusals);
 }
 
+/* Records the recycle the moment it happened, before any verify: the
+ * eviction is a fact, and a stop or a crash during the verify must not hide
+ * it. The row stays marked verify_pending until the verify ends. */
+static void
+record_recycle_now(struct decision *d)
+{
+    struct remedy *r = d->d_r;
+    char err[512];
+
+    verdict_set_result(&d->d_v, "recycled");
+    d->d_v.vd_d.sd_verify_pending = 1;
+    if (r->r_store != NULL &&
+        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0)
+        return;
+    /* The row is completed when the verify ends, with retries. */
+    log_event(LOG_LEVEL_ERROR, "recycle not recorded before its verify", "node",
+              d->d_v.vd_d.sd_node, "error", r->r_store ? err : "audit store not open", NULL);
+}
+
 static void
 recycled(struct decision *d, const struct policy_candidate *c, const char *how)
 {
@@ -418,8 +546,14 @@ recycled(struct decision *d, const struct policy_candidate *c, const char *how)
     verdict_reason_append(&d->d_v, "%s %s/%s", how, c->pc_namespace, c->pc_name);
     count_recycle(d->d_r, now);
     open_settle_window(d, c, now);
+    d->d_phase = PH_VERIFY;
+    record_recycle_now(d);
     d->d_recycled_at = now;
     d->d_verify_deadline = now + ((double)d->d_r->r_cfg->c_settle_ms / 1000.0);
+    if (d->d_r->r_stopping) { /* answered after the stop: no verify to wait for */
+        interrupt(d);
+        return;
+    }
     if ((d->d_verify_ev = evtimer_new(d->d_r->r_base, verify_tick, d)) == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
         finish(d, "recycled");
@@ -435,6 +569,7 @@ relist(struct decision *d)
     struct remedy *r = d->d_r;
 
     d->d_relisted = 1;
+    d->d_phase = PH_GATHER;
     verdict_set_policy(&d->d_v, &(struct policy_result){0});
     gather_free(d->d_g);
     d->d_gr = NULL;
@@ -454,7 +589,7 @@ act_cb(struct kube_answer *a, void *arg)
     size_t used;
 
     if (a->ka_cancelled) {
-        decision_free(d); /* shutdown: the row stays in_progress */
+        interrupt(d);
         return;
     }
     switch (a->ka_class) {
@@ -515,6 +650,7 @@ act_try(struct decision *d)
         finish(d, "failed");
         return;
     }
+    d->d_phase = PH_ACT;
     if (r->r_cfg->c_action == ACTION_DELETE)
         rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 0, act_cb, d);
     else
@@ -534,7 +670,7 @@ probe_cb(struct kube_answer *a, void *arg)
     const char *what = d->d_r->r_cfg->c_action == ACTION_DELETE ? "deletion" : "eviction";
 
     if (a->ka_cancelled) {
-        decision_free(d);
+        interrupt(d);
         return;
     }
     switch (a->ka_class) {
@@ -582,6 +718,7 @@ act_begin(struct decision *d)
         verdict_reason_append(&d->d_v, "DRY_RUN: nothing was changed");
         count_recycle(r, now);
         open_settle_window(d, c, now);
+        d->d_phase = PH_PROBE;
         if (r->r_cfg->c_action == ACTION_DELETE)
             rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb, d);
         else
@@ -605,7 +742,7 @@ gathered(struct gather *g, const struct gather_result *gr, void *arg)
 
     d->d_gr = gr;
     if (gr->gr_status == GATHER_CANCELLED) {
-        decision_free(d); /* shutdown: the row stays in_progress */
+        interrupt(d);
         return;
     }
     result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
@@ -628,6 +765,11 @@ begin(struct remedy *r, const char *node, const char *trigger, const char *fp,
     double now = mono_now();
     char reason[1024], err[512];
 
+    if (r->r_stopping) {
+        record_now(r, node, trigger, fp, alert_id, "failed",
+                   "the daemon is stopping; no decision was started", NULL);
+        return;
+    }
     if (n == NULL) {
         record_now(r, node, trigger, fp, alert_id, "failed", "no decision was started",
                    "too many nodes tracked, or out of memory");
@@ -799,12 +941,42 @@ remedy_in_flight(const struct remedy *r)
 }
 
 void
+remedy_shutdown(struct remedy *r, void (*drained)(void *), void *arg)
+{
+    struct decision *d, *next;
+
+    r->r_stopping = 1;
+    r->r_drained = drained;
+    r->r_drained_arg = arg;
+    for (d = r->r_decisions; d != NULL; d = next) {
+        next = d->d_next_in_list; /* interrupt() frees d, and only d */
+        switch (d->d_phase) {
+        case PH_GATHER:
+            gather_free(d->d_g); /* detached: nothing was asked that changes anything */
+            d->d_g = NULL;
+            d->d_gr = NULL;
+            interrupt(d);
+            break;
+        case PH_VERIFY:
+        case PH_FINISHING:
+            interrupt(d);
+            break;
+        case PH_ACT:
+        case PH_PROBE:
+            break; /* its answer, or its cancellation, completes it */
+        }
+    }
+    check_drained(r);
+}
+
+void
 remedy_free(struct remedy *r)
 {
     struct node_state *n, *next;
 
     if (r == NULL)
         return;
+    r->r_drained = NULL;
     while (r->r_decisions != NULL)
         decision_free(r->r_decisions);
     for (n = r->r_nodes; n != NULL; n = next) {

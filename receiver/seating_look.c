@@ -100,19 +100,14 @@ static void
 node_cb(struct kube_answer *a, void *arg)
 {
     struct node_look *nl = arg;
-    const struct config *cfg = nl->nl_look->l_cfg;
-    char err[256];
 
     if (a->ka_class != KUBE_OK) {
         snprintf(nl->nl_cap_error, sizeof(nl->nl_cap_error), "%s",
                  a->ka_error ? a->ka_error : "the node could not be read");
-    } else if (node_json_capacity(a->ka_body, a->ka_body_len, cfg->c_gpumem_resource,
-                                  &nl->nl_cap_state, &nl->nl_cap_mib, err,
-                                  sizeof(err)) == -1) {
-        snprintf(nl->nl_cap_error, sizeof(nl->nl_cap_error), "node %s: %s", nl->nl_node,
-                 err);
     } else {
         nl->nl_cap_ok = 1;
+        nl->nl_cap_state = a->ka_capacity_state;
+        nl->nl_cap_mib = a->ka_capacity_mib;
     }
     answered(nl->nl_look);
 }
@@ -130,7 +125,8 @@ start_node(struct seating_look *l, struct node_look *nl)
     if (l->l_kube == NULL)
         snprintf(nl->nl_cap_error, sizeof(nl->nl_cap_error),
                  "no Kubernetes API server is configured");
-    else if (kube_get_node(l->l_kube, nl->nl_node, node_cb, nl) == 0)
+    else if (kube_get_node_capacity(l->l_kube, nl->nl_node, l->l_cfg->c_gpumem_resource,
+                                    node_cb, nl) == 0)
         l->l_pending++;
     else
         snprintf(nl->nl_cap_error, sizeof(nl->nl_cap_error),

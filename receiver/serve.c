@@ -22,6 +22,9 @@
 #define STORE_RETRY_S 5
 #define STORE_WATCH_S 1
 #define PRUNE_EVERY_S 86400
+/* At SIGTERM, how long an eviction already sent may take to answer before the
+ * loop stops anyway: well inside a pod's 30 s termination grace period. */
+#define SHUTDOWN_GRACE_S 5
 
 struct daemon {
     const struct config *d_cfg;   /* borrowed */
@@ -37,6 +40,8 @@ struct daemon {
     struct event *d_store_watch;  /* owned */
     struct event *d_prune_timer;  /* owned */
     struct event *d_sigterm, *d_sigint; /* owned */
+    struct event *d_grace;        /* owned: the shutdown deadline */
+    int d_stopping;
 };
 
 static void
@@ -82,7 +87,8 @@ store_open_cb(evutil_socket_t fd, short what, void *arg)
     /* Rows a previous run left in_progress are marked interrupted: say how many. */
     log_event(LOG_LEVEL_INFO, "audit store open", "path", d->d_cfg->c_audit_db,
               "interrupted_decisions", interrupted, NULL);
-    httpd_set_store(d->d_httpd, d->d_store);
+    if (d->d_httpd != NULL) /* NULL once stopping */
+        httpd_set_store(d->d_httpd, d->d_store);
     remedy_set_store(d->d_remedy, d->d_store);
     page_set_store(d->d_page, d->d_store);
     prune_cb(-1, 0, d);
@@ -101,7 +107,8 @@ store_watch_cb(evutil_socket_t fd, short what, void *arg)
         return;
     log_event(LOG_LEVEL_ERROR, "audit database file removed or replaced; reopening it",
               "path", d->d_cfg->c_audit_db, NULL);
-    httpd_set_store(d->d_httpd, NULL);
+    if (d->d_httpd != NULL)
+        httpd_set_store(d->d_httpd, NULL);
     remedy_set_store(d->d_remedy, NULL);
     page_set_store(d->d_page, NULL);
     store_close(d->d_store);
@@ -167,14 +174,48 @@ libevent_log(int severity, const char *msg)
 }
 
 static void
-signal_cb(evutil_socket_t sig, short what, void *arg)
+stop_now(void *arg)
 {
     struct daemon *d = arg;
 
-    log_info("%s: %s received; finishing the requests in hand", __func__,
+    event_base_loopexit(d->d_base, NULL);
+}
+
+static void
+grace_cb(evutil_socket_t fd, short what, void *arg)
+{
+    log_event(LOG_LEVEL_WARN, "shutdown grace over; API calls still in flight are "
+                              "recorded as interrupted", NULL);
+    stop_now(arg);
+}
+
+/*
+ * The order matters: the webhooks in hand are committed (and answered), the
+ * listener closes (Alertmanager retries elsewhere or after the restart), then
+ * every decision in flight is completed in the audit. Only an eviction the API
+ * server has not answered yet is waited for, at most SHUTDOWN_GRACE_S; the
+ * loop then ends and the teardown frees the clients, which completes what is
+ * left as interrupted. A second signal stops at once.
+ */
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct daemon *d = arg;
+    struct timeval grace = {SHUTDOWN_GRACE_S, 0};
+
+    if (d->d_stopping) {
+        stop_now(d);
+        return;
+    }
+    d->d_stopping = 1;
+    log_info("%s: %s received; finishing the requests and decisions in hand", __func__,
              sig == SIGTERM ? "SIGTERM" : "SIGINT");
     httpd_flush(d->d_httpd);
-    event_base_loopexit(d->d_base, NULL);
+    httpd_free(d->d_httpd);
+    d->d_httpd = NULL;
+    if (d->d_grace != NULL)
+        evtimer_add(d->d_grace, &grace);
+    remedy_shutdown(d->d_remedy, stop_now, d);
 }
 
 static void
@@ -206,6 +247,8 @@ daemon_teardown(struct daemon *d)
         event_free(d->d_sigterm);
     if (d->d_sigint)
         event_free(d->d_sigint);
+    if (d->d_grace)
+        event_free(d->d_grace);
     if (d->d_base)
         event_base_free(d->d_base);
     metrics_cleanup();
@@ -262,8 +305,9 @@ serve_main(const struct config *cfg)
     d.d_store_watch = event_new(d.d_base, -1, EV_PERSIST, store_watch_cb, &d);
     d.d_sigterm = evsignal_new(d.d_base, SIGTERM, signal_cb, &d);
     d.d_sigint = evsignal_new(d.d_base, SIGINT, signal_cb, &d);
+    d.d_grace = evtimer_new(d.d_base, grace_cb, &d);
     if (!d.d_store_retry || !d.d_prune_timer || !d.d_store_watch || !d.d_sigterm ||
-        !d.d_sigint) {
+        !d.d_sigint || !d.d_grace) {
         log_warnx("%s: out of memory", __func__);
         goto done;
     }

@@ -131,29 +131,43 @@ enable_wal(struct store *s, char *err, size_t errlen)
     return ok ? 0 : -1;
 }
 
-/* A row still in_progress was being decided when the last run stopped. It
- * keeps its result (that is what it was) and says why it never finished. */
+/* Sets error on the rows sql selects (?1 = the error); adds them to the count. */
 static int
-mark_interrupted(struct store *s, char *err, size_t errlen)
+mark_rows(struct store *s, const char *sql, const char *error, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if (sqlite3_prepare_v2(s->st_db,
-                           "UPDATE decisions SET error = ?1"
-                           " WHERE result = 'in_progress' AND error IS NULL",
-                           -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->st_db, sql, -1, &st, NULL) != SQLITE_OK) {
         store_dberr(s, err, errlen, "mark interrupted decisions");
         return -1;
     }
-    sqlite3_bind_text(st, 1, STORE_INTERRUPTED_ERROR, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, error, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
     if (rc != SQLITE_DONE)
         store_dberr(s, err, errlen, "mark interrupted decisions");
     else
-        s->st_interrupted = sqlite3_changes64(s->st_db);
+        s->st_interrupted += sqlite3_changes64(s->st_db);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* A row still in_progress was being decided when the last run stopped. It
+ * keeps its result (that is what it was) and says why it never finished. A
+ * recycle whose verify was still running keeps its result and victim too. */
+static int
+mark_interrupted(struct store *s, char *err, size_t errlen)
+{
+    s->st_interrupted = 0;
+    if (mark_rows(s,
+                  "UPDATE decisions SET error = ?1"
+                  " WHERE result = 'in_progress' AND error IS NULL",
+                  STORE_INTERRUPTED_ERROR, err, errlen) == -1)
+        return -1;
+    return mark_rows(s,
+                     "UPDATE decisions SET error = ?1, verify_pending = 0"
+                     " WHERE verify_pending = 1",
+                     STORE_UNVERIFIED_ERROR, err, errlen);
 }
 
 static int

@@ -23,18 +23,25 @@ enum store_mode {
 };
 
 /* The schema version this program writes and reads (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* The error an interrupted decision carries. Its result stays "in_progress":
  * that is what it was when the daemon stopped. */
 #define STORE_INTERRUPTED_ERROR                                                          \
     "interrupted: the daemon stopped before this decision finished"
 
+/* The error of a recycle recorded before its verify, when the daemon stopped
+ * before the verify ended. Its result stays what it was ("recycled"). */
+#define STORE_UNVERIFIED_ERROR                                                           \
+    "interrupted: the daemon stopped before the verify finished; the recycle itself "   \
+    "happened"
+
 /*
  * Opens the database at path. READWRITE creates the file (mode 0600 whatever
  * the umask; the parent directory must exist), turns on WAL, migrates the
  * schema forward, and marks rows a previous run left "in_progress" with
- * STORE_INTERRUPTED_ERROR. READONLY never creates nor migrates: a missing
+ * STORE_INTERRUPTED_ERROR, and rows it left with a verify pending with
+ * STORE_UNVERIFIED_ERROR. READONLY never creates nor migrates: a missing
  * file, an older or a newer schema are errors. Returns an owned store (free
  * with store_close()) or NULL with the reason in err.
  */
@@ -42,7 +49,8 @@ struct store *store_open(const char *path, enum store_mode mode, char *err,
                          size_t errlen);
 /* Closes the store and its cached statements; NULL is a no-op. */
 void store_close(struct store *s);
-/* How many in_progress rows this READWRITE open marked interrupted (for a log line). */
+/* How many rows this READWRITE open marked interrupted, in_progress and
+ * verify-pending together (for a log line). */
 int64_t store_interrupted_count(const struct store *s);
 /* 1 when the database file at the path this store opened has been removed or
  * replaced since: writes would go to the old file, which nothing can read at
@@ -114,6 +122,7 @@ struct store_decision {
     int64_t sd_verify_free_mib;
     double sd_verify_seconds;
     int64_t sd_alert_id; /* the alert row that triggered it; 0 = none */
+    int sd_verify_pending; /* written only: the recycle is done, its verify runs */
 };
 
 /* Inserts d with result "in_progress" (whatever sd_result says) and no

@@ -60,6 +60,12 @@ static const char *const migrations[] = {
      * index each deleted alert would scan the decisions table. */
     "CREATE INDEX decisions_by_alert ON decisions(alert_id);"
     "PRAGMA user_version = 1;",
+    /* 1 -> 2: a recycle is recorded the moment it happens, before its verify;
+     * verify_pending marks such a row until the verify ends, so a crash in
+     * between is found and said at the next start. */
+    "ALTER TABLE decisions ADD COLUMN verify_pending INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX decisions_verify_pending ON decisions(id) WHERE verify_pending = 1;"
+    "PRAGMA user_version = 2;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

@@ -8,20 +8,21 @@ static const char SQL_ADD_ALERT[] =
     "INSERT INTO alerts(received_ms, alertname, status, fingerprint, starts_at, ends_at,"
     " labels, annotations) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
-/* The decision's columns in bind order ?1..?18; the UPDATE adds ?19 = id. */
+/* The decision's columns in bind order ?1..?18; the UPDATE adds ?19 = id.
+ * Columns added later take numbers from ?30 up, so the first ones never move. */
 static const char SQL_DEC_INSERT[] =
     "INSERT INTO decisions(time_ms, node, trigger_name, fingerprint, result, reason,"
     " free_mib, floor_mib, dry_run, action, victim_namespace, victim_pod, victim,"
-    " candidates, error, verify_free_mib, verify_seconds, alert_id)"
+    " candidates, error, verify_free_mib, verify_seconds, alert_id, verify_pending)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-    " ?17, ?18)";
+    " ?17, ?18, ?30)";
 
 static const char SQL_DEC_FINISH[] =
     "UPDATE decisions SET time_ms = ?1, node = ?2, trigger_name = ?3, fingerprint = ?4,"
     " result = ?5, reason = ?6, free_mib = ?7, floor_mib = ?8, dry_run = ?9,"
     " action = ?10, victim_namespace = ?11, victim_pod = ?12, victim = ?13,"
     " candidates = ?14, error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
-    " alert_id = ?18 WHERE id = ?19";
+    " alert_id = ?18, verify_pending = ?30 WHERE id = ?19";
 
 /* Binds s, or NULL; the caller's string must outlive the step (SQLITE_STATIC). */
 static void
@@ -133,6 +134,7 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     }
     if (d->sd_alert_id > 0)
         sqlite3_bind_int64(st, 18, d->sd_alert_id);
+    sqlite3_bind_int(st, 30, d->sd_verify_pending != 0);
     return 0;
 }
 

@@ -6,82 +6,44 @@
 #include <string.h>
 #include <strings.h>
 
-#include "httpc.h"
 #include "kube_event.h"
 #include "kube_json.h"
+#include "node_json.h"
 #include "log.h"
 
-#define KUBE_BODY_CAP (32u * 1024 * 1024)
 #define KUBE_URL_MAX 4096
 
 enum kube_op { OP_LIST_PODS, OP_LIST_NODES, OP_EVICT, OP_DELETE, OP_PATCH, OP_GET_NODE, OP_EVENT };
 
 struct kube {
-    struct httpc *k_http; /* owned */
-    char *k_url;          /* owned; the base, no trailing slash */
+    struct kubec *k_c; /* owned */
 };
 
-/* One call in flight; the httpc callback argument. */
+/* One call in flight; the kubec callback argument. */
 struct kube_call {
     enum kube_op kc_op;
-    char *kc_method;   /* owned, for logs */
-    char *kc_path;     /* owned, for logs: the URL minus the base */
     char kc_what[256]; /* RBAC verb and resource: "create pods/eviction in namespace x" */
     struct pod_parse_opts kc_po; /* owned strings (OP_LIST_PODS) */
+    struct pod_list kc_pods;     /* filled by list_parse, handed over in the answer */
+    char **kc_nodes;             /* owned, likewise */
+    size_t kc_node_count;
+    enum node_capacity_state kc_cap_state; /* OP_GET_NODE, filled by node_parse */
+    int64_t kc_cap_mib;
     kube_cb kc_cb;
     void *kc_arg;
 };
 
-const char *
-kube_class_name(enum kube_class c)
-{
-    switch (c) {
-    case KUBE_OK:
-        return "ok";
-    case KUBE_GONE:
-        return "gone";
-    case KUBE_CONFLICT:
-        return "conflict";
-    case KUBE_PDB_REFUSED:
-        return "pdb_refused";
-    case KUBE_FORBIDDEN:
-        return "forbidden";
-    case KUBE_ERROR:
-        return "error";
-    }
-    return "error"; /* can't happen */
-}
-
 struct kube *
 kube_new(struct event_base *base, const struct kube_opts *o, char *err, size_t errlen)
 {
-    struct httpc_opts ho;
     struct kube *k;
-    size_t len;
 
-    if (o->ko_url == NULL || (strncasecmp(o->ko_url, "http://", 7) != 0 &&
-                              strncasecmp(o->ko_url, "https://", 8) != 0)) {
-        snprintf(err, errlen, "API server URL %s: not http:// or https://",
-                 o->ko_url ? o->ko_url : "(none)");
-        return NULL;
-    }
-    if ((k = calloc(1, sizeof(*k))) == NULL || (k->k_url = strdup(o->ko_url)) == NULL) {
+    if ((k = calloc(1, sizeof(*k))) == NULL) {
         snprintf(err, errlen, "out of memory");
-        kube_free(k);
         return NULL;
     }
-    len = strlen(k->k_url);
-    while (len > 0 && k->k_url[len - 1] == '/')
-        k->k_url[--len] = '\0';
-    memset(&ho, 0, sizeof(ho));
-    ho.ho_connect_timeout_ms = o->ko_connect_timeout_ms;
-    ho.ho_timeout_ms = o->ko_timeout_ms;
-    ho.ho_body_cap = o->ko_body_cap > 0 ? o->ko_body_cap : KUBE_BODY_CAP;
-    ho.ho_ca_file = o->ko_ca_file;
-    ho.ho_token_file = o->ko_token_file;
-    ho.ho_token_max_age_ms = o->ko_token_max_age_ms;
-    if ((k->k_http = httpc_new(base, &ho, err, errlen)) == NULL) {
-        kube_free(k);
+    if ((k->k_c = kubec_new(base, o, err, errlen)) == NULL) {
+        free(k);
         return NULL;
     }
     return k;
@@ -92,8 +54,7 @@ kube_free(struct kube *k)
 {
     if (k == NULL)
         return;
-    httpc_free(k->k_http); /* cancelled callbacks free their calls */
-    free(k->k_url);
+    kubec_free(k->k_c); /* cancelled callbacks free their calls */
     free(k);
 }
 
@@ -102,105 +63,57 @@ call_free(struct kube_call *kc)
 {
     if (kc == NULL)
         return;
-    free(kc->kc_method);
-    free(kc->kc_path);
     free((char *)kc->kc_po.po_resource);
     free((char *)kc->kc_po.po_protect_annotation);
+    pod_list_free(&kc->kc_pods);
+    kube_node_names_free(kc->kc_nodes, kc->kc_node_count);
     free(kc);
 }
 
-/* Judges an HTTP answer that arrived whole. */
-static enum kube_class
-classify(enum kube_op op, long status)
+/* kubec_parse_fn for the two lists. */
+static int
+list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
 {
-    if (status >= 200 && status <= 299)
-        return KUBE_OK;
-    switch (status) {
-    case 404:
-        return KUBE_GONE;
-    case 409:
-        return KUBE_CONFLICT;
-    case 401:
-    case 403:
-        return KUBE_FORBIDDEN;
-    case 429:
-        return op == OP_EVICT ? KUBE_PDB_REFUSED : KUBE_ERROR;
-    default:
-        return KUBE_ERROR;
-    }
-}
-
-/* Parses a list answer into a; on failure turns a into KUBE_ERROR with why. */
-static void
-parse_list(struct kube_call *kc, const struct httpc_resp *r, struct kube_answer *a,
-           char *why, size_t whylen)
-{
-    char perr[256];
-    int rc;
+    struct kube_call *kc = arg;
 
     if (kc->kc_op == OP_LIST_PODS)
-        rc = pods_json_parse(r->hr_body, r->hr_body_len, &kc->kc_po, &a->ka_pods, perr,
-                             sizeof(perr));
-    else
-        rc = kube_json_node_names(r->hr_body, r->hr_body_len, &a->ka_nodes,
-                                  &a->ka_node_count, perr, sizeof(perr));
-    if (rc == -1) {
-        a->ka_class = KUBE_ERROR;
-        snprintf(why, whylen, "kube: %s: bad answer: %s", kc->kc_what, perr);
-    }
+        return pods_json_parse(body, len, &kc->kc_po, &kc->kc_pods, err, errlen);
+    return kube_json_node_names(body, len, &kc->kc_nodes, &kc->kc_node_count, err,
+                                errlen);
+}
+
+/* kubec_parse_fn for one Node: its capacity of kc_po.po_resource. */
+static int
+node_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
+{
+    struct kube_call *kc = arg;
+
+    return node_json_capacity(body, len, kc->kc_po.po_resource, &kc->kc_cap_state,
+                              &kc->kc_cap_mib, err, errlen);
 }
 
 static void
-call_done(const struct httpc_resp *r, void *arg)
+call_done(const struct kubec_answer *r, void *arg)
 {
     struct kube_call *kc = arg;
     struct kube_answer a;
-    char why[1536], msg[768], status[16], elapsed[24];
 
     memset(&a, 0, sizeof(a));
-    a.ka_cancelled = r->hr_cancelled;
-    a.ka_status = r->hr_status;
-    a.ka_elapsed_ms = r->hr_elapsed_ms;
-    a.ka_body = r->hr_body;
-    a.ka_body_len = r->hr_body_len;
-    why[0] = '\0';
-    if (r->hr_error != NULL) {
-        a.ka_class = KUBE_ERROR;
-        snprintf(why, sizeof(why), "kube: %s: %s", kc->kc_what, r->hr_error);
-    } else if ((a.ka_class = classify(kc->kc_op, r->hr_status)) == KUBE_OK) {
-        if (kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES)
-            parse_list(kc, r, &a, why, sizeof(why));
-    } else {
-        kube_json_status_message(r->hr_body, r->hr_body_len, msg, sizeof(msg));
-        if (r->hr_status == 401)
-            snprintf(why, sizeof(why),
-                     "kube: %s: HTTP 401: the API server rejected the token: %s",
-                     kc->kc_what, msg);
-        else if (r->hr_status == 403)
-            snprintf(why, sizeof(why),
-                     "kube: HTTP 403: missing RBAC permission to %s: %s", kc->kc_what,
-                     msg);
-        else
-            snprintf(why, sizeof(why), "kube: %s: HTTP %ld: %s", kc->kc_what,
-                     r->hr_status, msg);
+    a.ka_class = r->kr_class;
+    a.ka_cancelled = r->kr_cancelled;
+    a.ka_status = r->kr_status;
+    a.ka_error = r->kr_error;
+    a.ka_elapsed_ms = r->kr_elapsed_ms;
+    if (r->kr_class == KUBE_OK) { /* the callback may take them */
+        a.ka_pods = kc->kc_pods;
+        a.ka_nodes = kc->kc_nodes;
+        a.ka_node_count = kc->kc_node_count;
+        memset(&kc->kc_pods, 0, sizeof(kc->kc_pods));
+        kc->kc_nodes = NULL;
+        kc->kc_node_count = 0;
+        a.ka_capacity_state = kc->kc_cap_state;
+        a.ka_capacity_mib = kc->kc_cap_mib;
     }
-    a.ka_error = a.ka_class == KUBE_OK ? NULL : why;
-    snprintf(status, sizeof(status), "%ld", r->hr_status);
-    snprintf(elapsed, sizeof(elapsed), "%ld", r->hr_elapsed_ms);
-    if (a.ka_cancelled)
-        log_event(LOG_LEVEL_DEBUG, "kube call cancelled", "method", kc->kc_method, "path",
-                  kc->kc_path, (char *)NULL);
-    else if (a.ka_class != KUBE_OK)
-        log_event(LOG_LEVEL_WARN, "kube call failed", "method", kc->kc_method, "path",
-                  kc->kc_path, "status", status, "elapsed_ms", elapsed, "class",
-                  kube_class_name(a.ka_class), "error", why, (char *)NULL);
-    else /* the writes are worth an info line; the lists run on every decision */
-        log_event(kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ||
-                          kc->kc_op == OP_GET_NODE
-                      ? LOG_LEVEL_DEBUG
-                      : LOG_LEVEL_INFO,
-                  "kube call done", "method", kc->kc_method, "path", kc->kc_path,
-                  "status", status, "elapsed_ms", elapsed, (char *)NULL);
     kc->kc_cb(&a, kc->kc_arg);
     pod_list_free(&a.ka_pods);
     kube_node_names_free(a.ka_nodes, a.ka_node_count);
@@ -213,48 +126,35 @@ static int
 call_start(struct kube *k, struct kube_call *kc, const char *method, struct buf *path,
            const char *content_type, char *body, kube_cb cb, void *arg)
 {
-    struct httpc_req req;
-    struct buf url;
-    int rc = -1;
+    struct kubec_call c;
+    int rc;
 
-    buf_init(&url, KUBE_URL_MAX);
-    if (path->b_data == NULL || path->b_toobig ||
-        (kc->kc_method = strdup(method)) == NULL ||
-        (kc->kc_path = strdup(path->b_data)) == NULL ||
-        buf_printf(&url, "%s%s", k->k_url, path->b_data) == -1) {
-        log_warnx("%s: %s: out of memory or URL too long", __func__, kc->kc_what);
-        goto out;
-    }
     kc->kc_cb = cb;
     kc->kc_arg = arg;
-    memset(&req, 0, sizeof(req));
-    req.hq_method = method;
-    req.hq_url = url.b_data;
-    req.hq_content_type = content_type;
-    req.hq_body = body;
-    req.hq_body_len = body ? strlen(body) : 0;
-    if ((rc = httpc_request(k->k_http, &req, call_done, kc)) == 0)
-        kc = NULL; /* call_done frees it */
-out:
-    call_free(kc);
-    buf_free(&url);
+    memset(&c, 0, sizeof(c));
+    c.kq_method = method;
+    c.kq_path = path->b_toobig ? NULL : path->b_data;
+    c.kq_what = kc->kc_what;
+    c.kq_content_type = content_type;
+    c.kq_body = body;
+    c.kq_eviction = kc->kc_op == OP_EVICT;
+    c.kq_parse =
+        kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ? list_parse : NULL;
+    if (kc->kc_op == OP_GET_NODE)
+        c.kq_parse = node_parse;
+    c.kq_done = call_done;
+    c.kq_arg = kc;
+    if ((rc = kubec_call(k->k_c, &c)) == -1)
+        call_free(kc);
     free(body);
     return rc;
 }
 
-/*
- * Appends literal text, then value percent-encoded (either may be NULL). Once
- * an append fails the buffer is marked toobig so call_start refuses it: a
- * path with a piece missing must never be sent.
- */
+/* Appends literal, then value percent-encoded; see kubec_path_add. */
 static void
 path_add(struct buf *path, const char *literal, const char *value)
 {
-    if (path->b_toobig)
-        return;
-    if ((literal != NULL && buf_append(path, literal, strlen(literal)) == -1) ||
-        (value != NULL && httpc_urlencode(path, value) == -1))
-        path->b_toobig = 1;
+    kubec_path_add(path, literal, value);
 }
 
 static struct kube_call *
@@ -409,19 +309,25 @@ kube_patch_capacity(struct kube *k, const char *node, const char *resource, int6
 }
 
 int
-kube_get_node(struct kube *k, const char *node, kube_cb cb, void *arg)
+kube_get_node_capacity(struct kube *k, const char *node, const char *resource, kube_cb cb,
+                       void *arg)
 {
     struct kube_call *kc;
     struct buf path;
     int rc;
 
-    if (empty(node)) {
-        log_warnx("%s: no node name", __func__);
+    if (empty(node) || empty(resource)) {
+        log_warnx("%s: node and resource are required", __func__);
         return -1;
     }
     if ((kc = call_new(OP_GET_NODE)) == NULL)
         return -1;
     snprintf(kc->kc_what, sizeof(kc->kc_what), "get nodes (node %s)", node);
+    if ((kc->kc_po.po_resource = strdup(resource)) == NULL) {
+        log_warnx("%s: out of memory", __func__);
+        call_free(kc);
+        return -1;
+    }
     buf_init(&path, KUBE_URL_MAX);
     path_add(&path, "/api/v1/nodes/", node);
     rc = call_start(k, kc, "GET", &path, NULL, NULL, cb, arg);
@@ -456,43 +362,4 @@ kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb, void 
     rc = call_start(k, kc, "POST", &path, "application/json", body, cb, arg);
     buf_free(&path);
     return rc;
-}
-
-int
-kube_incluster_url(char *out, size_t outlen, char *err, size_t errlen)
-{
-    const char *host = getenv("KUBERNETES_SERVICE_HOST");
-    const char *port = getenv("KUBERNETES_SERVICE_PORT");
-    long p = 0;
-    int n;
-
-    if (empty(host) || empty(port)) {
-        snprintf(err, errlen,
-                 "KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set (not in a "
-                 "cluster?)");
-        return -1;
-    }
-    if (strpbrk(host, "/@[]?# \t\r\n") != NULL) {
-        snprintf(err, errlen, "KUBERNETES_SERVICE_HOST: '%s' is not a host", host);
-        return -1;
-    }
-    for (const char *c = port; *c; c++) {
-        if (*c < '0' || *c > '9' || p > 65535) {
-            p = -1;
-            break;
-        }
-        p = p * 10 + (*c - '0');
-    }
-    if (p < 1 || p > 65535) {
-        snprintf(err, errlen, "KUBERNETES_SERVICE_PORT: '%s' is not a port", port);
-        return -1;
-    }
-    /* An IPv6 literal needs brackets in a URL. */
-    n = strchr(host, ':') != NULL ? snprintf(out, outlen, "https://[%s]:%ld", host, p)
-                                  : snprintf(out, outlen, "https://%s:%ld", host, p);
-    if (n < 0 || (size_t)n >= outlen) {
-        snprintf(err, errlen, "in-cluster API server URL too long");
-        return -1;
-    }
-    return 0;
 }

@@ -5,32 +5,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kubec.h" /* struct kube_opts, enum kube_class, kube_class_name(),
+                       kube_incluster_url() */
+#include "node_json.h"
 #include "pods_json.h"
 #include "policy.h"
 
 struct event_base;
 struct kube;
-
-struct kube_opts {
-    const char *ko_url;         /* borrowed (copied): http(s)://host[:port][/prefix] */
-    const char *ko_token_file;  /* borrowed (copied): bearer token, re-read every minute;
-                                   NULL/"" = no Authorization header */
-    const char *ko_ca_file;     /* borrowed (copied): PEM trust; NULL/"" = system store */
-    long ko_connect_timeout_ms; /* 0 = 2 s */
-    long ko_timeout_ms;         /* 0 = 10 s */
-    size_t ko_body_cap;         /* 0 = 32 MiB (a big node's PodList) */
-    long ko_token_max_age_ms;   /* 0 = 60 s; tests set it short */
-};
-
-/* How an answer is judged. */
-enum kube_class {
-    KUBE_OK,          /* any 2xx */
-    KUBE_GONE,        /* 404: the object is already gone */
-    KUBE_CONFLICT,    /* 409: the UID precondition failed (a replacement pod) */
-    KUBE_PDB_REFUSED, /* 429 to an eviction: a PodDisruptionBudget said no */
-    KUBE_FORBIDDEN,   /* 401/403: the token or RBAC is wrong */
-    KUBE_ERROR,       /* anything else: 5xx, other 4xx, transport, timeout, bad body */
-};
 
 /* What a call returned. Valid only during the callback, except what is taken. */
 struct kube_answer {
@@ -46,9 +28,8 @@ struct kube_answer {
     char **ka_nodes;         /* kube_list_nodes on KUBE_OK: owned names, same rule
                                 (take by copying and NULLing ka_nodes) */
     size_t ka_node_count;
-    const char *ka_body;     /* the answer's body as it came (borrowed, not
-                                NUL-terminated): kube_get_node's Node */
-    size_t ka_body_len;
+    enum node_capacity_state ka_capacity_state; /* kube_get_node_capacity on KUBE_OK */
+    int64_t ka_capacity_mib;                    /* valid when NODE_CAPACITY_OK */
 };
 
 typedef void (*kube_cb)(struct kube_answer *a, void *arg);
@@ -95,24 +76,15 @@ int kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char 
 int kube_patch_capacity(struct kube *k, const char *node, const char *resource,
                         int64_t mib, kube_cb cb, void *arg);
 
-/* GET /api/v1/nodes/NODE: the Node comes back in ka_body (read it with
- * node_json_capacity()). */
-int kube_get_node(struct kube *k, const char *node, kube_cb cb, void *arg);
+/* GET /api/v1/nodes/NODE: status.capacity[resource] (node_json_capacity())
+ * into ka_capacity_*; a Node that cannot be read is KUBE_ERROR. */
+int kube_get_node_capacity(struct kube *k, const char *node, const char *resource,
+                           kube_cb cb, void *arg);
 
 struct kube_event;
 /* POST /apis/events.k8s.io/v1/namespaces/NS/events: the Event built by
  * kube_event_json() from ev (borrowed; NS is its pod's namespace). */
 int kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb,
                       void *arg);
-
-/* "ok", "gone", "conflict", "pdb_refused", "forbidden", "error". */
-const char *kube_class_name(enum kube_class c);
-
-/*
- * The in-cluster API server: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
- * an IPv6 host in brackets. Returns 0 with the URL in out, or -1 with a reason
- * in err (unset or malformed variables, or out too small).
- */
-int kube_incluster_url(char *out, size_t outlen, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "kube_status.h" /* kube_json_status_message, now shared */
 
 /*
  * Reads items[].metadata.name from a v1 NodeList body (len bytes, need not be
@@ -17,14 +18,6 @@ int kube_json_node_names(const char *body, size_t len, char ***names, size_t *co
                          char *err, size_t errlen);
 
 void kube_node_names_free(char **names, size_t count);
-
-/*
- * One line for an error answer: a Status object's message followed by its
- * details.causes ("msg (DisruptionBudget: The disruption budget ...)");
- * anything else gives a printable excerpt of the body, or "(empty body)".
- * Never fails; the line is truncated to outlen.
- */
-void kube_json_status_message(const char *body, size_t len, char *out, size_t outlen);
 
 /* Request bodies, compact JSON. Each returns an owned string (free()), or NULL
  * when out of memory. Arguments are borrowed. */

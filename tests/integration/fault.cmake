@@ -9,7 +9,7 @@ if(TARGET gpu-vram-watchdog)
   target_link_libraries(gvw-faultkit PRIVATE Threads::Threads)
 
   set(gvw_fault_env "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_SIM=$<TARGET_FILE:gvw-sim>;GVW_FAULTKIT=$<TARGET_FILE:gvw-faultkit>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR};GVW_TEST_DATA=${CMAKE_SOURCE_DIR}/tests/data")
-  foreach(t store_faults overload durability upstream_faults)
+  foreach(t store_faults overload durability upstream_faults graceful_stop)
     add_test(NAME fault_${t} COMMAND bash ${CMAKE_SOURCE_DIR}/tests/fault/test_${t}.sh)
     set_tests_properties(fault_${t} PROPERTIES LABELS fault TIMEOUT 120
       SKIP_RETURN_CODE 77 ENVIRONMENT "${gvw_fault_env}")

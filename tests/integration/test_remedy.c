@@ -1922,8 +1922,9 @@ test_in_progress_row(void **state)
     json_decref(all);
 }
 
-/* Stopping with the eviction held open: the row stays in_progress, nothing
- * leaks, and the next start marks it interrupted. */
+/* Freeing the API client with the eviction held open (a stop past its grace):
+ * the row is completed as failed, names the victim, and says the outcome is
+ * unknown; nothing is left for the next start to mark. */
 static void
 test_shutdown_mid_eviction(void **state)
 {
@@ -1944,23 +1945,28 @@ test_shutdown_mid_eviction(void **state)
 
     all = decisions(e);
     assert_int_equal(json_array_size(all), 1);
-    jstr(json_array_get(all, 0), "result", "in_progress");
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "result", "failed");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "error", "whether it took effect is unknown");
+    jhas(d, "reason", "the daemon stopped while the evict of " ML_NS "/" ML_POD);
+    jnull(d, "verify");
     json_decref(all);
 
     assert_non_null(e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err)));
-    assert_int_equal(store_interrupted_count(e->store), 1);
-    all = decisions(e);
-    d = json_array_get(all, 0);
-    jstr(d, "result", "in_progress");
-    jstr(d, "error", STORE_INTERRUPTED_ERROR);
-    json_decref(all);
+    assert_int_equal(store_interrupted_count(e->store), 0);
 }
 
-/* Stopping while the verify loop waits on Prometheus. */
+/* Freeing the clients while the verify waits on Prometheus: the recycle was
+ * recorded when it happened and the verify is cut short, not left open. */
 static void
 test_shutdown_mid_verify(void **state)
 {
     struct env *e = *state;
+    char err[256];
+    json_t *all, *d;
 
     routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
     assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
@@ -1976,6 +1982,202 @@ test_shutdown_mid_verify(void **state)
     prom_free(e->prom);
     e->prom = NULL;
     assert_int_equal(remedy_in_flight(e->r), 0);
+    engine_stop(e);
+
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
+    jhas(d, "reason", "verify cut short");
+    jhas(d, "reason", "the daemon stopped before free VRAM was read back");
+    jnull(d, "verify");
+    jnull(d, "error");
+    json_decref(all);
+    assert_non_null(e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err)));
+    assert_int_equal(store_interrupted_count(e->store), 0);
+}
+
+/* The eviction is answered and the verify has not read anything yet: the
+ * audit already shows the recycle, its victim and action. */
+static void
+test_recorded_before_verify(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
+                                     "remedy-prom-recovered.json", 1500),
+                     0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"SETTLE", "10s"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 2);
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "result", "recycled");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
+    jnull(d, "verify");
+    jnull(d, "error");
+    json_decref(all);
+
+    /* The verify then only adds its figures. */
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jint(jget(d, "verify"), "free_mib", 11510);
+    jhas(d, "reason", "free VRAM back to 11510 MiB");
+    json_decref(all);
+}
+
+/* A crash between the eviction and the verify (the engine vanishes without a
+ * word): the next start counts the row and says so; it still names the victim. */
+static void
+test_crash_mid_verify(void **state)
+{
+    struct env *e = *state;
+    char err[256];
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
+                                     "remedy-prom-recovered.json", 2000),
+                     0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"SETTLE", "10s"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 2);
+    remedy_free(e->r); /* as kill -9 would: nothing more is written */
+    e->r = NULL;
+    engine_stop(e);
+
+    assert_non_null(e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err)));
+    assert_int_equal(store_interrupted_count(e->store), 1);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jstr(d, "error", STORE_UNVERIFIED_ERROR);
+    jnull(d, "verify");
+    json_decref(all);
+    store_close(e->store);
+    /* Marked once: a second start finds nothing more. */
+    assert_non_null(e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err)));
+    assert_int_equal(store_interrupted_count(e->store), 0);
+}
+
+static void
+drained_cb(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+/* remedy_shutdown() while the evidence is gathered: completed at once as
+ * failed, nothing recycled, and the drained callback runs. */
+static void
+test_stop_while_gathering(void **state)
+{
+    struct env *e = *state;
+    int drained = 0;
+    json_t *all, *d;
+
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
+                                     "remedy-prom-incident.json", 3000),
+                     0);
+    routes(e, NULL, "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    /* A trigger now starts nothing. */
+    deliver(e, ON_NODE);
+    run_ms(e->base, 100);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    check_no_victim(d);
+    jstr(d, "error", STORE_INTERRUPTED_ERROR);
+    jhas(d, "reason", "nothing was recycled");
+    d = json_array_get(all, 1);
+    jstr(d, "result", "failed");
+    jhas(d, "reason", "the daemon is stopping");
+    json_decref(all);
+}
+
+/* remedy_shutdown() during the verify, after one reading: the verify keeps
+ * the figures seen so far and the reason says the daemon stopped. */
+static void
+test_stop_while_verifying(void **state)
+{
+    struct env *e = *state;
+    int drained = 0;
+    json_t *all, *d, *v;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"SETTLE", "60s"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 2);
+    run_ms(e->base, 200); /* the first verify reading is in */
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    v = jget(d, "verify");
+    assert_true(json_is_object(v));
+    jint(v, "free_mib", 553);
+    jhas(d, "reason", "verify cut short");
+    jhas(d, "reason", "the daemon stopped (free VRAM 553 MiB so far)");
+    json_decref(all);
+}
+
+/* remedy_shutdown() with the eviction sent: it waits for the answer, records
+ * the recycle, cuts the verify short, then reports drained. */
+static void
+test_stop_waits_for_eviction(void **state)
+{
+    struct env *e = *state;
+    int drained = 0;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 300);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", ML_EVICT, 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 0);
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    assert_int_equal(fake_run_until(e->base, &drained, 3000), 0);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "verify cut short");
+    json_decref(all);
 }
 
 /* --- Kubernetes Events ------------------------------------------------------ */
@@ -2235,6 +2437,11 @@ main(void)
         T(test_event_off_and_no_victim),
         T(test_event_no_victim),
         T(test_event_refused),
+        T(test_recorded_before_verify),
+        T(test_crash_mid_verify),
+        T(test_stop_while_gathering),
+        T(test_stop_while_verifying),
+        T(test_stop_waits_for_eviction),
     };
 
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);

@@ -1,42 +1,21 @@
-/* main.c -- gpu-vram-watchdog: subcommand dispatch */
+/* cli.c -- the receiver's subcommands (serve, check, advertise) as the binary runs them */
+#include "cli.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
 
-#include "audit_cli.h"
-#include "capacity.h"
 #include "budgets.h"
+#include "capacity.h"
 #include "check.h"
 #include "clients.h"
 #include "config.h"
 #include "kube.h"
-#include "prom.h"
 #include "log.h"
+#include "prom.h"
 #include "serve.h"
-
-static void
-usage(FILE *out)
-{
-    fprintf(out,
-            "usage: gpu-vram-watchdog COMMAND [--setting value ...]\n"
-            "\n"
-            "Commands:\n"
-            "  serve                  the daemon: webhook receiver, capacity advertising, "
-            "metrics\n"
-            "  audit                  query the audit store (see 'audit --help'); never "
-            "writes\n"
-            "  check [--node N] [--format table|json]\n"
-            "                         re-verify now and print the decision it would take\n"
-            "  advertise [--once]     patch the gpumem capacity onto GPU nodes and exit\n"
-            "  budgets [--node N] [--format table|json]\n"
-            "                         the seating chart: per GPU node, capacity, budgets,\n"
-            "                         free VRAM and each tenant's budget vs live use\n"
-            "  --help, --version\n"
-            "\n");
-    config_print_help(out);
-}
 
 /* Loads the configuration for a subcommand; leftover args go to rest[]. */
 static int
@@ -52,8 +31,8 @@ load(struct config *cfg, int argc, char **argv, int *rest, int *nrest)
     return 0;
 }
 
-static int
-cmd_serve(int argc, char **argv)
+int
+receiver_cmd_serve(int argc, char **argv)
 {
     struct config cfg;
     int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc;
@@ -131,14 +110,14 @@ done:
     return rc;
 }
 
-static int
-cmd_check(int argc, char **argv)
+int
+receiver_cmd_check(int argc, char **argv)
 {
     return cmd_node_format(argc, argv, "check", check_main);
 }
 
-static int
-cmd_budgets(int argc, char **argv)
+int
+receiver_cmd_budgets(int argc, char **argv)
 {
     return cmd_node_format(argc, argv, "budgets", budgets_main);
 }
@@ -160,8 +139,8 @@ advertised(int ok, const char *summary, void *arg)
 
 /* `advertise [--once]`: one pass over the GPU nodes, then exit (0 only when
  * every matching node was patched). */
-static int
-cmd_advertise(int argc, char **argv)
+int
+receiver_cmd_advertise(int argc, char **argv)
 {
     struct config cfg;
     int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc = 2;
@@ -215,42 +194,4 @@ done:
     free(rest);
     config_free(&cfg);
     return rc;
-}
-
-int
-main(int argc, char **argv)
-{
-    const char *cmd = argc > 1 ? argv[1] : NULL;
-
-    if (cmd == NULL) {
-        usage(stderr);
-        return 2;
-    }
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("gpu-vram-watchdog %s\n", GVW_VERSION);
-        return 0;
-    }
-    /* `serve --help` and friends: the same help, not an unknown argument. */
-    if (strcmp(cmd, "audit") != 0)
-        for (int i = 2; i < argc; i++)
-            if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-                usage(stdout);
-                return 0;
-            }
-    if (strcmp(cmd, "serve") == 0)
-        return cmd_serve(argc - 2, argv + 2);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc - 2, argv + 2);
-    if (strcmp(cmd, "budgets") == 0)
-        return cmd_budgets(argc - 2, argv + 2);
-    if (strcmp(cmd, "advertise") == 0)
-        return cmd_advertise(argc - 2, argv + 2);
-    if (strcmp(cmd, "audit") == 0)
-        return audit_main(argc - 1, argv + 1);
-    fprintf(stderr, "gpu-vram-watchdog: unknown command '%s' (see --help)\n", cmd);
-    return 2;
 }
