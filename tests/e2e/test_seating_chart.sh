@@ -109,6 +109,18 @@ decided() { "$GVW_BINARY" audit --db "$DB" --format json --result would_recycle 
 wait_for 30 decided || fail "serve decides would_recycle" "$(tail -5 "$TMP/serve.log")"
 AUDIT_ID=$("$GVW_BINARY" audit --db "$DB" --format json --result would_recycle | jq -r '.[0].id')
 
+# The dry run tells the tenant too: one Event on immich-ml. The simulator has no
+# events.k8s.io group (404): logged, counted, and the decision is unchanged.
+wait_for 10 sh -c "curl -s '$SIM/sim/events' | jq -e 'any(.[]; .path | startswith(\"/apis/events.k8s.io/\"))' >/dev/null"
+ev=$(curl -s "$SIM/sim/events" | jq -c '[.[] | select(.path | startswith("/apis/events.k8s.io/"))]')
+expect_eq "a dry-run Event on immich-ml" "1 immich immich-ml-7d9c6b5f4d-x8k2p GPUVRAMWouldRecycle Warning gpu-vram-watchdog" \
+    "$(echo "$ev" | jq -r '"\(length) \(.[0].body.metadata.namespace) \(.[0].body.regarding.name) \(.[0].body.reason) \(.[0].body.type) \(.[0].body.reportingController)"')"
+expect_contains "its note ends with the audit id" "(audit $AUDIT_ID)" "$(echo "$ev" | jq -r '.[0].body.note')"
+expect_contains "the refused Event is counted" "gpu_vram_watchdog_events_errors_total 1" \
+    "$(curl -s "http://127.0.0.1:$SERVE_PORT/metrics")"
+expect_eq "and the decision stays as it was" "would_recycle null" \
+    "$("$GVW_BINARY" audit --db "$DB" --format json | jq -r '.[0] | "\(.result) \(.error)"')"
+
 # 5. GET / as a text client sees it.
 expect_eq "GET / is 200" 200 "$(http_code GET /)"
 cp "$TMP/body" "$TMP/page.html"
