@@ -5,6 +5,7 @@
 #include "audit_cli.h"
 #include "cli.h"
 #include "config.h"
+#include "exporter.h"
 
 /* One subcommand. run gets the arguments after the command's name. */
 struct command {
@@ -25,6 +26,7 @@ static const struct command commands[] = {
     {"advertise", receiver_cmd_advertise, 0},
     {"budgets", receiver_cmd_budgets, 0},
     {"audit", run_audit, 1},
+    {"exporter", exporter_main, 0},
 };
 
 static void
@@ -44,9 +46,12 @@ usage(FILE *out)
             "  budgets [--node N] [--format table|json]\n"
             "                         the seating chart: per GPU node, capacity, budgets,\n"
             "                         free VRAM and each tenant's budget vs live use\n"
+            "  exporter               the node agent: per-pod, per-GPU VRAM from NVML as "
+            "Prometheus metrics\n"
             "  --help, --version\n"
             "\n");
     config_print_help(out);
+    exporter_print_help(out);
 }
 
 static int

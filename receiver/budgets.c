@@ -17,10 +17,14 @@
  *     below_floor    free_mib < floor_mib
  *     used_mib       the sum of the tenants' use
  *     tenants        largest use first:
- *       namespace, pod, used_mib,
+ *     error          GPU scope: why this GPU's reading cannot be used, else null
+ *       namespace, pod,
+ *       used_mib       live use on this card (this GPU in GPU scope)
+ *       total_used_mib over every GPU of the node (= used_mib in node scope):
+ *                      the budget is held against this
  *       budget_mib     the declared budget, or null (none, or unreadable)
  *       budget         "declared", "none" or "unreadable"
- *       overshoot_mib  used_mib - budget_mib, or null without a budget
+ *       overshoot_mib  total_used_mib - budget_mib, or null without a budget
  *       over_budget    overshoot_mib > 0
  *       eligible       the policy would take it as a victim now
  *       why_not        the policy's reason when not eligible, else null
@@ -71,6 +75,7 @@ tenant_json(const struct seating_tenant *t)
     if (o == NULL || set(o, "namespace", json_string(t->st_namespace)) ||
         set(o, "pod", json_string(t->st_pod)) ||
         set(o, "used_mib", json_integer((json_int_t)t->st_used_mib)) ||
+        set(o, "total_used_mib", json_integer((json_int_t)t->st_total_used_mib)) ||
         set(o, "budget_mib", int_or_null(has, t->st_budget_mib)) ||
         set(o, "budget", json_string(budget_word(t->st_budget_state))) ||
         set(o, "overshoot_mib", int_or_null(has, t->st_overshoot_mib)) ||
@@ -97,7 +102,8 @@ card_json(const struct seating_node *n, const struct seating_card *c)
         set(o, "total_mib", json_integer((json_int_t)c->sc_total_mib)) ||
         set(o, "free_mib", int_or_null(c->sc_free_known, c->sc_free_mib)) ||
         set(o, "below_floor", json_boolean(seating_card_below_floor(n, c))) ||
-        set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)))
+        set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
+        set(o, "error", str_or_null(c->sc_error)))
         goto fail;
     if (set(o, "tenants", tenants) == -1) {
         tenants = NULL; /* set() took it */
@@ -183,7 +189,7 @@ print_seats(FILE *out, const struct seating_node *n)
 }
 
 static void
-print_tenant(FILE *out, const struct seating_tenant *t)
+print_tenant(FILE *out, const struct seating_card *c, const struct seating_tenant *t)
 {
     char budget[32], over[32], verdict[64];
 
@@ -199,7 +205,10 @@ print_tenant(FILE *out, const struct seating_tenant *t)
         snprintf(verdict, sizeof(verdict), "yes");
     else
         snprintf(verdict, sizeof(verdict), "no: %s", t->st_why_not ? t->st_why_not : "?");
-    fprintf(out, "    %7" PRId64 " %7s %7s  %-24s ", t->st_used_mib, budget, over, verdict);
+    if (c->sc_gpu != NULL)
+        fprintf(out, "    %7" PRId64, t->st_used_mib);
+    fprintf(out, "%s%7" PRId64 " %7s %7s  %-24s ", c->sc_gpu != NULL ? " " : "    ",
+            t->st_total_used_mib, budget, over, verdict);
     put_clean(out, t->st_namespace);
     fputc('/', out);
     put_clean(out, t->st_pod);
@@ -221,14 +230,25 @@ print_card(FILE *out, const struct seating_node *n, const struct seating_card *c
                 seating_card_below_floor(n, c) ? "BELOW THE FLOOR" : "above the floor");
     else
         fprintf(out, "free VRAM unknown, floor %" PRId64 " MiB\n", n->sn_floor_mib);
+    if (c->sc_error[0] != '\0') {
+        fputs("    reading   ", out);
+        put_clean(out, c->sc_error);
+        fputc('\n', out);
+    }
     if (c->sc_tenant_count == 0) {
         fputs("    no tenants\n", out);
         return;
     }
-    fprintf(out, "    %7s %7s %7s  %-24s %s\n", "USED", "BUDGET", "OVER", "ELIGIBLE",
-            "NAMESPACE/POD");
+    /* GPU scope: a budget is held against the use over every GPU (SPEC), so
+     * USED is that; HERE is the use on this GPU. */
+    if (c->sc_gpu != NULL)
+        fprintf(out, "    %7s %7s %7s %7s  %-24s %s\n", "HERE", "USED", "BUDGET", "OVER",
+                "ELIGIBLE", "NAMESPACE/POD");
+    else
+        fprintf(out, "    %7s %7s %7s  %-24s %s\n", "USED", "BUDGET", "OVER", "ELIGIBLE",
+                "NAMESPACE/POD");
     for (size_t i = 0; i < c->sc_tenant_count; i++)
-        print_tenant(out, &c->sc_tenants[i]);
+        print_tenant(out, c, &c->sc_tenants[i]);
 }
 
 void

@@ -23,6 +23,8 @@ struct look {
     char *l_node;           /* owned */
     struct gather *l_g;     /* owned */
     struct verdict l_v;
+    struct verdict *l_gpus; /* owned; GPU scope: one decision per GPU, else NULL */
+    size_t l_gpu_count;
     int l_done;
 };
 
@@ -38,11 +40,11 @@ struct check {
 };
 
 static void
-conclude(struct look *l, const struct gather_result *gr, const struct config *cfg)
+conclude(struct verdict *v, const struct gather_result *gr, const struct config *cfg)
 {
-    verdict_set_result(&l->l_v, verdict_from_gather(&l->l_v, gr, cfg));
+    verdict_set_result(v, verdict_from_gather(v, gr, cfg));
     if (gr->gr_status == GATHER_DECIDED && gr->gr_policy.pr_outcome == POLICY_VICTIM)
-        verdict_set_victim(&l->l_v, &gr->gr_policy.pr_candidates[0],
+        verdict_set_victim(v, &gr->gr_policy.pr_candidates[0],
                            cfg->c_action == ACTION_DELETE ? "delete" : "evict");
 }
 
@@ -53,7 +55,16 @@ gathered(struct gather *g, const struct gather_result *gr, void *arg)
     struct check *c = l->l_check;
 
     (void)g;
-    conclude(l, gr, c->c_cfg);
+    if (gr->gr_gpu_count > 0 &&
+        (l->l_gpus = calloc(gr->gr_gpu_count, sizeof(*l->l_gpus))) != NULL) {
+        l->l_gpu_count = gr->gr_gpu_count;
+        for (size_t i = 0; i < gr->gr_gpu_count; i++) {
+            verdict_init(&l->l_gpus[i], c->c_cfg, l->l_node, "check", "", 0);
+            conclude(&l->l_gpus[i], &gr->gr_gpus[i], c->c_cfg);
+        }
+    } else {
+        conclude(&l->l_v, gr, c->c_cfg); /* node scope (or no memory for the GPUs) */
+    }
     l->l_done = 1;
     if (--c->c_pending == 0)
         event_base_loopbreak(c->c_base);
@@ -118,23 +129,41 @@ nodes_cb(struct kube_answer *a, void *arg)
         event_base_loopbreak(c->c_base);
 }
 
+/* The decisions of look i: one per GPU in GPU scope, else the node's. */
+static size_t
+decisions_of(const struct check *c, size_t i, const struct verdict **v)
+{
+    const struct look *l = &c->c_looks[i];
+
+    *v = l->l_gpu_count > 0 ? l->l_gpus : &l->l_v;
+    return l->l_gpu_count > 0 ? l->l_gpu_count : 1;
+}
+
 static void
 print(const struct check *c, int json, int single)
 {
+    const struct verdict *v;
+    size_t i, k, n;
+
     if (json) {
         json_t *arr = json_array();
-        for (size_t i = 0; arr != NULL && i < c->c_count; i++)
-            json_array_append_new(arr, audit_decision_json(&c->c_looks[i].l_v.vd_d, -1));
+        for (i = 0; arr != NULL && i < c->c_count; i++)
+            for (k = 0, n = decisions_of(c, i, &v); k < n; k++)
+                json_array_append_new(arr, audit_decision_json(&v[k].vd_d, -1));
         if (arr != NULL) {
-            json_t *out = single && c->c_count == 1 ? json_array_get(arr, 0) : arr;
+            /* --node in node scope: one object; in GPU scope an array (SPEC). */
+            json_t *out = single && c->c_count == 1 && c->c_looks[0].l_gpu_count == 0
+                              ? json_array_get(arr, 0)
+                              : arr;
             json_dumpf(out, stdout, AUDIT_JSON_FLAGS);
             fputc('\n', stdout);
         }
         json_decref(arr);
         return;
     }
-    for (size_t i = 0; i < c->c_count; i++)
-        audit_decision_print(stdout, &c->c_looks[i].l_v.vd_d, -1);
+    for (i = 0; i < c->c_count; i++)
+        for (k = 0, n = decisions_of(c, i, &v); k < n; k++)
+            audit_decision_print(stdout, &v[k].vd_d, -1);
 }
 
 int
@@ -173,6 +202,9 @@ done:
     prom_free(c.c_prom);
     for (size_t i = 0; i < c.c_count; i++) {
         verdict_free(&c.c_looks[i].l_v);
+        for (size_t k = 0; k < c.c_looks[i].l_gpu_count; k++)
+            verdict_free(&c.c_looks[i].l_gpus[k]);
+        free(c.c_looks[i].l_gpus);
         gather_free(c.c_looks[i].l_g);
         free(c.c_looks[i].l_node);
     }

@@ -11,33 +11,14 @@
 #include "kube.h"
 #include "log.h"
 #include "prom.h"
+#include "gather_int.h"
 
-struct gather {
-    const struct config *g_cfg; /* borrowed */
-    char *g_node;               /* owned */
-    char *g_starving_ns;        /* owned, may be NULL */
-    gather_cb g_cb;
-    void *g_arg;
-    int g_pending;              /* requests whose answers have not arrived */
-    int g_dead;                 /* gather_free() ran; free when g_pending hits 0 */
-    int g_cancelled;
-    /* Evidence. */
-    int g_usage_ok;
-    struct usage_reading g_usage; /* owned */
-    char g_usage_error[512];
-    int g_want_free, g_free_ok;
-    double g_free_mib;
-    char g_free_error[512];
-    int g_pods_ok;
-    struct pod_list g_pods;       /* owned */
-    char g_pods_error[512];
-    struct pod_list g_no_pods;    /* empty: used when the pods are unknown */
-    struct gather_result g_result;
-};
 
 static void
 gather_destroy(struct gather *g)
 {
+    gather_gpu_free_units(g);
+    free(g->g_gpu);
     policy_result_free(&g->g_result.gr_policy);
     usage_reading_free(&g->g_usage);
     pod_list_free(&g->g_pods);
@@ -47,9 +28,15 @@ gather_destroy(struct gather *g)
 }
 
 void
+gather_hold(struct gather *g)
+{
+    g->g_refs++;
+}
+
+void
 gather_free(struct gather *g)
 {
-    if (g == NULL)
+    if (g == NULL || --g->g_refs > 0)
         return;
     if (g->g_pending > 0) {
         g->g_dead = 1; /* the last answer frees it */
@@ -66,9 +53,17 @@ gather_candidate(const struct gather *g, size_t i)
     return &g->g_result.gr_policy.pr_candidates[i];
 }
 
-/* Runs the policy on pods (the real list, or none when it could not be had). */
+const struct pod_list *
+gather_pods(const struct gather *g)
+{
+    return g->g_pods_ok ? &g->g_pods : NULL;
+}
+
+/* Runs the policy on pods (the real list, or none when it could not be had),
+ * for the node or one GPU of it. */
 static void
-decide(struct gather *g, const struct pod_list *pods)
+decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
+       const char *gpu, double free_mib)
 {
     const struct config *c = g->g_cfg;
     struct policy_params pp = {
@@ -85,10 +80,11 @@ decide(struct gather *g, const struct pod_list *pods)
         .pi_pods = pods,
         .pi_usage = &g->g_usage,
         .pi_have_free = g->g_want_free,
-        .pi_free_mib = g->g_free_mib,
+        .pi_free_mib = free_mib,
+        .pi_gpu = gpu,
     };
 
-    policy_decide(&pp, &in, &g->g_result.gr_policy);
+    policy_decide(&pp, &in, res);
 }
 
 /* Keeps the reading and the outcome, drops the candidates. */
@@ -104,26 +100,21 @@ drop_candidates(struct policy_result *p)
     *p = keep;
 }
 
-/* Every answer is in: judge them in SPEC's order (telemetry, recovered, pods). */
-static void
-conclude(struct gather *g)
+void
+gather_judge(struct gather *g, struct gather_result *r, const char *gpu, int free_ok,
+             double free_mib, const char *free_error)
 {
-    struct gather_result *r = &g->g_result;
-
-    if (g->g_cancelled) {
-        r->gr_status = GATHER_CANCELLED;
-        snprintf(r->gr_error, sizeof(r->gr_error), "cancelled: the daemon is stopping");
-    } else if (!g->g_usage_ok || (g->g_want_free && !g->g_free_ok)) {
+    r->gr_gpu = gpu;
+    if (g->g_want_free && !free_ok) {
         r->gr_status = GATHER_TELEMETRY;
-        snprintf(r->gr_error, sizeof(r->gr_error), "%s",
-                 !g->g_usage_ok ? g->g_usage_error : g->g_free_error);
+        snprintf(r->gr_error, sizeof(r->gr_error), "%s", free_error);
     } else if (g->g_pods_ok) {
         r->gr_status = GATHER_DECIDED;
-        decide(g, &g->g_pods);
+        decide(g, &r->gr_policy, &g->g_pods, gpu, free_mib);
     } else {
         /* Without pods the reading alone still tells "implausible" and
          * "recovered" apart from "below the floor". */
-        decide(g, &g->g_no_pods);
+        decide(g, &r->gr_policy, &g->g_no_pods, gpu, free_mib);
         r->gr_status = GATHER_DECIDED;
         if (r->gr_policy.pr_outcome != POLICY_SKIPPED_TELEMETRY &&
             r->gr_policy.pr_outcome != POLICY_SKIPPED_RECOVERED) {
@@ -135,12 +126,33 @@ conclude(struct gather *g)
             drop_candidates(&r->gr_policy);
         }
     }
+}
+
+/* Every answer is in: judge them in SPEC's order (telemetry, recovered, pods). */
+static void
+conclude(struct gather *g)
+{
+    struct gather_result *r = &g->g_result;
+
+    if (g->g_cancelled) {
+        r->gr_status = GATHER_CANCELLED;
+        snprintf(r->gr_error, sizeof(r->gr_error), "cancelled: the daemon is stopping");
+    } else if (!g->g_usage_ok) {
+        r->gr_status = GATHER_TELEMETRY;
+        snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_usage_error);
+    } else if (g->g_cfg->c_gpu_label[0] != '\0' && usage_gpu_scoped(&g->g_usage)) {
+        gather_gpu_conclude(g);
+    } else if (g->g_free_deferred && g->g_gfree != NULL) { /* asked with $gpu = "" */
+        gather_judge(g, r, NULL, g->g_gfree[0].gf_ok, g->g_gfree[0].gf_mib,
+                     g->g_gfree[0].gf_error);
+    } else {
+        gather_judge(g, r, NULL, g->g_free_ok, g->g_free_mib, g->g_free_error);
+    }
     g->g_cb(g, r, g->g_arg);
 }
 
-/* One answer arrived; the last one concludes (or frees a dead gather). */
-static void
-answered(struct gather *g)
+void
+gather_answered(struct gather *g)
 {
     if (--g->g_pending > 0)
         return;
@@ -162,11 +174,12 @@ usage_cb(struct prom_answer *a, void *arg)
         g->g_usage = a->pa_usage; /* take it */
         memset(&a->pa_usage, 0, sizeof(a->pa_usage));
         g->g_usage_ok = 1;
+        gather_gpu_after_usage(g);
     } else {
         snprintf(g->g_usage_error, sizeof(g->g_usage_error), "%s",
                  a->pa_error ? a->pa_error : "prometheus: unavailable");
     }
-    answered(g);
+    gather_answered(g);
 }
 
 static void
@@ -183,7 +196,7 @@ free_cb(struct prom_answer *a, void *arg)
         snprintf(g->g_free_error, sizeof(g->g_free_error), "FREE_QUERY: %s",
                  a->pa_error ? a->pa_error : "prometheus: unavailable");
     }
-    answered(g);
+    gather_answered(g);
 }
 
 static void
@@ -201,7 +214,7 @@ pods_cb(struct kube_answer *a, void *arg)
         snprintf(g->g_pods_error, sizeof(g->g_pods_error), "listing pods on %s: %s",
                  g->g_node, a->ka_error ? a->ka_error : "failed");
     }
-    answered(g);
+    gather_answered(g);
 }
 
 /* Starts one query with $node substituted; 0 when its answer will come. */
@@ -220,8 +233,8 @@ start_query(struct gather *g, struct prom *prom, const char *query, int is_free)
     if (is_free)
         rc = prom_query_scalar(prom, q, free_cb, g);
     else
-        rc = prom_query_usage(prom, q, g->g_cfg->c_namespace_label, g->g_cfg->c_pod_label,
-                              usage_cb, g);
+        rc = prom_query_usage_gpu(prom, q, g->g_cfg->c_namespace_label,
+                                  g->g_cfg->c_pod_label, g->g_cfg->c_gpu_label, usage_cb, g);
     free(q);
     if (rc == -1)
         snprintf(is_free ? g->g_free_error : g->g_usage_error, sizeof(g->g_usage_error),
@@ -233,12 +246,20 @@ start_query(struct gather *g, struct prom *prom, const char *query, int is_free)
 static void
 deferred_cb(evutil_socket_t fd, short what, void *arg)
 {
-    answered(arg);
+    gather_answered(arg);
 }
 
 struct gather *
 gather_start(struct event_base *base, const struct config *cfg, struct prom *prom,
              struct kube *kube, const char *node, const char *starving_ns, gather_cb cb, void *arg)
+{
+    return gather_start_gpu(base, cfg, prom, kube, node, NULL, starving_ns, cb, arg);
+}
+
+struct gather *
+gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom *prom,
+                 struct kube *kube, const char *node, const char *gpu,
+                 const char *starving_ns, gather_cb cb, void *arg)
 {
     struct gather *g = calloc(1, sizeof(*g));
     struct pod_parse_opts po = {
@@ -251,8 +272,14 @@ gather_start(struct event_base *base, const struct config *cfg, struct prom *pro
     g->g_cfg = cfg;
     g->g_cb = cb;
     g->g_arg = arg;
+    g->g_refs = 1;
+    g->g_prom = prom;
     g->g_want_free = cfg->c_free_query[0] != '\0';
+    /* A FREE_QUERY naming $gpu is asked per GPU, once the used series name them. */
+    g->g_free_deferred = g->g_want_free && cfg->c_gpu_label[0] != '\0' &&
+                         strstr(cfg->c_free_query, "$gpu") != NULL;
     if ((g->g_node = strdup(node)) == NULL ||
+        (gpu != NULL && (g->g_gpu = strdup(gpu)) == NULL) ||
         (starving_ns != NULL && (g->g_starving_ns = strdup(starving_ns)) == NULL)) {
         gather_destroy(g);
         return NULL;
@@ -262,7 +289,8 @@ gather_start(struct event_base *base, const struct config *cfg, struct prom *pro
     g->g_pending = 1;
     if (start_query(g, prom, cfg->c_used_query, 0) == 0)
         g->g_pending++;
-    if (g->g_want_free && start_query(g, prom, cfg->c_free_query, 1) == 0)
+    if (g->g_want_free && !g->g_free_deferred &&
+        start_query(g, prom, cfg->c_free_query, 1) == 0)
         g->g_pending++;
     if (kube == NULL)
         snprintf(g->g_pods_error, sizeof(g->g_pods_error),

@@ -24,6 +24,13 @@ struct gather_result {
     enum gather_status gr_status;
     char gr_error[1024];          /* why, for TELEMETRY / KUBE */
     struct policy_result gr_policy; /* valid when GATHER_DECIDED; owned by the gather */
+    const char *gr_gpu;           /* GPU scope: the GPU this result is about (borrowed
+                                     from the gather); NULL in node scope */
+    /* GPU scope with every GPU asked for (gather_start): one result per GPU the
+     * series name, sorted by GPU; the result itself is then never a victim (its
+     * outcome says whether any GPU is below the floor, without candidates). */
+    struct gather_result *gr_gpus; /* owned by the gather */
+    size_t gr_gpu_count;
 };
 
 /* Called once when the evidence is in. r is borrowed: it lives until
@@ -43,11 +50,29 @@ struct gather *gather_start(struct event_base *base, const struct config *cfg,
                             struct prom *prom, struct kube *kube, const char *node, const char *starving_ns, gather_cb cb,
                             void *arg);
 
-/* Frees a gather. Requests still in flight are detached: their answers are
- * dropped when they arrive. NULL is a no-op. */
+/*
+ * The same for one GPU of node (gpu, a GPU_LABEL value; NULL = gather_start).
+ * When the series carry GPU_LABEL the result is that GPU's (gr_gpu set,
+ * gr_gpu_count 0); when they do not, it is the node's, as gather_start.
+ */
+struct gather *gather_start_gpu(struct event_base *base, const struct config *cfg,
+                                struct prom *prom, struct kube *kube, const char *node,
+                                const char *gpu, const char *starving_ns, gather_cb cb,
+                                void *arg);
+
+/* One more holder of g (its result shared by several decisions): each
+ * holder calls gather_free() once. */
+void gather_hold(struct gather *g);
+
+/* Frees a gather (once its last holder let go). Requests still in flight are
+ * detached: their answers are dropped when they arrive. NULL is a no-op. */
 void gather_free(struct gather *g);
 
 /* The pod the policy ranked at index i (borrowed, valid until gather_free). */
 const struct policy_candidate *gather_candidate(const struct gather *g, size_t i);
+
+/* The node's pod list as read (borrowed, valid until gather_free); NULL when
+ * it could not be listed. The seating chart sums the declared budgets over it. */
+const struct pod_list *gather_pods(const struct gather *g);
 
 #endif

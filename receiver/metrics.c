@@ -27,6 +27,7 @@ struct family {
      * scan cost 3 µs an alert with 255 alertnames in the family (bench/NOTES.md);
      * this keeps every alert O(1) whatever names Alertmanager sends. */
     uint16_t f_index[INDEX_SLOTS];
+    int f_l2_optional; /* a series without l2 is written without the second label */
 };
 
 static const double duration_buckets[] = {0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1,
@@ -38,7 +39,7 @@ static struct {
     struct family requests;  /* code */
     struct family alerts;    /* alertname, status */
     struct family decisions; /* result */
-    struct family free_vram; /* node, bytes */
+    struct family free_vram; /* node, gpu (NULL in node scope); bytes */
     struct family capacity;  /* node, 0/1 */
     double capacity_errors;
     double event_errors;
@@ -76,6 +77,7 @@ metrics_init(int dry_run)
     metrics_cleanup();
     memset(&m, 0, sizeof(m));
     m.dry_run = dry_run;
+    m.free_vram.f_l2_optional = 1;
 }
 
 static int
@@ -214,6 +216,12 @@ metrics_free_vram(const char *node, int64_t free_mib)
 }
 
 void
+metrics_free_vram_gpu(const char *node, const char *gpu, int64_t free_mib)
+{
+    set(&m.free_vram, node, gpu, (double)free_mib * 1048576.0);
+}
+
+void
 metrics_capacity_set(const char *node, int ok)
 {
     set(&m.capacity, node, NULL, ok ? 1 : 0);
@@ -247,7 +255,9 @@ family(struct buf *out, const char *name, const char *type, const char *help,
     for (size_t i = 0; i < f->f_count; i++) {
         const struct series *s = &f->f_series[i];
         struct expo_label l[2] = {{k1, s->s_l1}, {k2, s->s_l2}};
-        if (expo_sample(out, name, l, k2 != NULL ? 2 : 1, s->s_value) == -1)
+        /* An optional second label is left out where the series has none. */
+        size_t nl = k2 != NULL && (s->s_l2 != NULL || !f->f_l2_optional) ? 2 : 1;
+        if (expo_sample(out, name, l, nl, s->s_value) == -1)
             return -1;
     }
     return 0;
@@ -278,7 +288,7 @@ metrics_render(struct buf *out)
                "Decisions completed, by result.", &m.decisions, "result", NULL) == -1 ||
         family(out, "gpu_vram_watchdog_free_vram_bytes", "gauge",
                "Free VRAM on the node when last re-verified.", &m.free_vram, "node",
-               NULL) == -1 ||
+               "gpu") == -1 ||
         family(out, "gpu_vram_watchdog_capacity_advertised", "gauge",
                "1 when the last capacity patch of the node succeeded, else 0.",
                &m.capacity, "node", NULL) == -1 ||

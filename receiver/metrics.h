@@ -19,6 +19,8 @@ void metrics_webhook_request(int code);
 void metrics_alert_received(const char *alertname, const char *status);
 void metrics_decision(const char *result, double seconds);
 void metrics_free_vram(const char *node, int64_t free_mib);
+/* GPU scope: the gauge carries {node, gpu}; gpu NULL is metrics_free_vram(). */
+void metrics_free_vram_gpu(const char *node, const char *gpu, int64_t free_mib);
 void metrics_capacity_set(const char *node, int ok);
 void metrics_capacity_errors_set(uint64_t total);
 /* A Kubernetes Event that could not be written. */

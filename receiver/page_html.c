@@ -199,8 +199,10 @@ svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_
                int64_t scale)
 {
     int has = t->st_budget_state == BUDGET_OK;
-    int64_t within = has && t->st_used_mib > t->st_budget_mib ? t->st_budget_mib : t->st_used_mib;
-    int over = has && t->st_used_mib > t->st_budget_mib;
+    /* The part past the budget is red; in GPU scope the budget is held against
+     * the use over every GPU, so a card shows its share of the excess. */
+    int64_t within = t->st_used_mib - t->st_over_here_mib;
+    int over = t->st_over_here_mib > 0;
     double x = px(at, scale), wi = px(at + within, scale) - x;
 
     if (emit(out, "<g class=\"tenant%s\" data-namespace=\"%s\" data-pod=\"%s\">",
@@ -210,6 +212,9 @@ svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_
                    x, USE_Y, wi, USE_H, palette[i % PALETTE_N]) ||
         emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
         buf_printf(out, ": uses %" PRId64 " MiB", t->st_used_mib))
+        return -1;
+    if (t->st_total_used_mib != t->st_used_mib &&
+        buf_printf(out, " here, %" PRId64 " MiB on all GPUs", t->st_total_used_mib))
         return -1;
     if (has && buf_printf(out, " of a %" PRId64 " MiB budget", t->st_budget_mib))
         return -1;
@@ -221,13 +226,13 @@ svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_
         char text[400];
 
         snprintf(text, sizeof(text), "%s: OVER BUDGET by %" PRId64 " MiB", t->st_pod,
-                 t->st_used_mib - t->st_budget_mib);
+                 t->st_overshoot_mib);
         if (buf_printf(out, "<rect class=\"over\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
                             "height=\"%d\" fill=\"%s\">",
                        xo, USE_Y, wo, USE_H, OVER_COLOUR) ||
             emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
             buf_printf(out, " is %" PRId64 " MiB over its budget</title></rect>",
-                       t->st_used_mib - t->st_budget_mib) ||
+                       t->st_overshoot_mib) ||
             label(out, xo, USE_Y + USE_H / 2 + 4, wo, text, "#ffffff") ||
             /* The budget mark: where its seat ends inside its use. */
             buf_printf(out, "<line class=\"budget-mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
@@ -303,7 +308,10 @@ tenant_row(struct buf *out, const struct seating_tenant *t, size_t i)
                         "style=\"background:%s\"></span>",
                    over ? " over-budget" : "", palette[i % PALETTE_N]) ||
         emit(out, "%s/%s</td>", t->st_namespace, t->st_pod) ||
-        buf_printf(out, "<td class=\"n\">%" PRId64 "</td>", t->st_used_mib))
+        buf_printf(out, "<td class=\"n\">%" PRId64, t->st_used_mib) ||
+        (t->st_total_used_mib != t->st_used_mib &&
+         buf_printf(out, " (%" PRId64 " on all GPUs)", t->st_total_used_mib)) ||
+        buf_printf(out, "</td>"))
         return -1;
     if (has) {
         if (buf_printf(out, "<td class=\"n\">%" PRId64 "</td><td class=\"n\">%+" PRId64
@@ -340,6 +348,9 @@ render_card(struct buf *out, const struct seating_node *n, const struct seating_
                                                          : "above the floor")) {
         return -1;
     }
+    if (c->sc_error[0] != '\0' &&
+        emit(out, "<p class=\"warn\">This GPU's reading is not usable: %s</p>", c->sc_error))
+        return -1;
     if (svg_card(out, n, c) == -1)
         return -1;
     if (c->sc_tenant_count == 0)

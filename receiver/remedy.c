@@ -22,9 +22,11 @@
 #define FINISH_RETRY_S 1     /* a decision row that could not be completed is retried */
 #define FINISH_RETRIES 600   /* ... for ten minutes */  /* MAX_RECYCLES_PER_HOUR above this is no limit in practice */
 
-/* Per node: one decision at a time, and the quiet window after a recycle. */
+/* Per node (in GPU scope per node and GPU): one decision at a time, and the
+ * quiet window after a recycle. */
 struct node_state {
     char *n_name;             /* owned */
+    char *n_gpu;              /* owned; "" = the node (node scope, or GPUs not known yet) */
     int n_busy;               /* a decision is in flight */
     double n_settle_until;    /* monotonic seconds; 0 = no window */
     char n_last_victim[512];  /* for the coalesced reason */
@@ -83,7 +85,7 @@ struct remedy {
 /* Alert context carried while the GPU nodes are listed. */
 struct fanout {
     struct remedy *f_r;
-    char *f_trigger, *f_fingerprint, *f_starving_ns; /* owned */
+    char *f_trigger, *f_fingerprint, *f_starving_ns, *f_gpu; /* owned */
     int64_t f_alert_id;
 };
 
@@ -141,13 +143,15 @@ count_recycle(struct remedy *r, double now)
 /* The state of node, created on first use; NULL when out of memory or full
  * of busy nodes. */
 static struct node_state *
-node_get(struct remedy *r, const char *name)
+node_get(struct remedy *r, const char *name, const char *gpu)
 {
     struct node_state *n, **pp;
     double now = mono_now();
 
+    if (gpu == NULL)
+        gpu = "";
     for (n = r->r_nodes; n != NULL; n = n->n_next)
-        if (strcmp(n->n_name, name) == 0)
+        if (strcmp(n->n_name, name) == 0 && strcmp(n->n_gpu, gpu) == 0)
             return n;
     if (r->r_node_count >= MAX_NODES) {
         /* Forget idle nodes whose window has passed. */
@@ -156,6 +160,7 @@ node_get(struct remedy *r, const char *name)
             if (!n->n_busy && n->n_settle_until <= now) {
                 *pp = n->n_next;
                 free(n->n_name);
+                free(n->n_gpu);
                 free(n);
                 r->r_node_count--;
             } else {
@@ -165,7 +170,10 @@ node_get(struct remedy *r, const char *name)
         if (r->r_node_count >= MAX_NODES)
             return NULL;
     }
-    if ((n = calloc(1, sizeof(*n))) == NULL || (n->n_name = strdup(name)) == NULL) {
+    if ((n = calloc(1, sizeof(*n))) == NULL || (n->n_name = strdup(name)) == NULL ||
+        (n->n_gpu = strdup(gpu)) == NULL) {
+        if (n != NULL)
+            free(n->n_name);
         free(n);
         return NULL;
     }
@@ -173,6 +181,15 @@ node_get(struct remedy *r, const char *name)
     r->r_nodes = n;
     r->r_node_count++;
     return n;
+}
+
+/* The candidate the decision's policy ranked at i (its GPU's in GPU scope). */
+static const struct policy_candidate *
+ranked(const struct decision *d, size_t i)
+{
+    const struct policy_result *p = &d->d_gr->gr_policy;
+
+    return i < p->pr_candidate_count ? &p->pr_candidates[i] : NULL;
 }
 
 /* --- recording ----------------------------------------------------------- */
@@ -196,20 +213,22 @@ log_decision(const struct verdict *v, int64_t id)
               d->sd_trigger, "result", d->sd_result, "victim", victim, "action",
               d->sd_action, "free_mib", freebuf, "floor_mib", floorbuf, "dry_run",
               d->sd_dry_run ? "true" : "false", "reason", d->sd_reason, "error",
-              d->sd_error ? d->sd_error : "", NULL);
+              d->sd_error ? d->sd_error : "", d->sd_gpu ? "gpu" : NULL, d->sd_gpu, NULL);
 }
 
 /* Records a decision that ends as it starts (coalesced, skipped_kube before a
  * node is known): one row, no queries. */
 static void
-record_now(struct remedy *r, const char *node, const char *trigger, const char *fp,
-           int64_t alert_id, const char *result, const char *reason, const char *error)
+record_now_gpu(struct remedy *r, const char *node, const char *gpu, const char *trigger,
+               const char *fp, int64_t alert_id, const char *result, const char *reason,
+               const char *error)
 {
     struct verdict v;
     char err[512];
     int64_t id = 0;
 
     verdict_init(&v, r->r_cfg, node, trigger, fp, alert_id);
+    v.vd_d.sd_gpu = gpu != NULL && gpu[0] != '\0' ? gpu : NULL;
     verdict_set_result(&v, result);
     verdict_reason(&v, "%s", reason);
     if (error != NULL)
@@ -221,6 +240,13 @@ record_now(struct remedy *r, const char *node, const char *trigger, const char *
     metrics_decision(result, -1);
     log_decision(&v, id);
     verdict_free(&v);
+}
+
+static void
+record_now(struct remedy *r, const char *node, const char *trigger, const char *fp,
+           int64_t alert_id, const char *result, const char *reason, const char *error)
+{
+    record_now_gpu(r, node, NULL, trigger, fp, alert_id, result, reason, error);
 }
 
 static void
@@ -456,7 +482,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         d->d_v.vd_d.sd_verified = 1;
         d->d_v.vd_d.sd_verify_free_mib = free_mib;
         d->d_v.vd_d.sd_verify_seconds = now - d->d_recycled_at;
-        metrics_free_vram(d->d_v.vd_d.sd_node, free_mib);
+        metrics_free_vram_gpu(d->d_v.vd_d.sd_node, gr->gr_gpu, free_mib);
         if (free_mib >= d->d_r->r_cfg->c_floor_mib) {
             verdict_reason_append(&d->d_v, "free VRAM back to %lld MiB after %.1f s",
                                   (long long)free_mib, now - d->d_recycled_at);
@@ -486,8 +512,8 @@ verify_tick(evutil_socket_t fd, short what, void *arg)
     struct remedy *r = d->d_r;
 
     /* Verification reads Prometheus only: kube NULL skips the pod list. */
-    d->d_vg = gather_start(r->r_base, r->r_cfg, r->r_prom, NULL, d->d_v.vd_d.sd_node, NULL,
-                           verify_cb, d);
+    d->d_vg = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, NULL, d->d_v.vd_d.sd_node,
+                               d->d_v.vd_d.sd_gpu, NULL, verify_cb, d);
     if (d->d_vg == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
         finish(d, "recycled");
@@ -573,8 +599,8 @@ relist(struct decision *d)
     verdict_set_policy(&d->d_v, &(struct policy_result){0});
     gather_free(d->d_g);
     d->d_gr = NULL;
-    d->d_g = gather_start(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
-                          d->d_starving_ns, gathered, d);
+    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
+                              d->d_v.vd_d.sd_gpu, d->d_starving_ns, gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory while looking again after a 409");
         finish(d, "failed");
@@ -585,7 +611,7 @@ static void
 act_cb(struct kube_answer *a, void *arg)
 {
     struct decision *d = arg;
-    const struct policy_candidate *c = gather_candidate(d->d_g, d->d_next);
+    const struct policy_candidate *c = ranked(d, d->d_next);
     size_t used;
 
     if (a->ka_cancelled) {
@@ -610,7 +636,7 @@ act_cb(struct kube_answer *a, void *arg)
             act_try(d);
             return;
         }
-        verdict_set_victim(&d->d_v, gather_candidate(d->d_g, 0), action_name(d->d_r->r_cfg));
+        verdict_set_victim(&d->d_v, ranked(d, 0), action_name(d->d_r->r_cfg));
         verdict_reason_append(&d->d_v, "every candidate was refused by a "
                                         "PodDisruptionBudget; nothing was recycled");
         verdict_error(&d->d_v, "%s", d->d_refusals);
@@ -641,7 +667,7 @@ static void
 act_try(struct decision *d)
 {
     struct remedy *r = d->d_r;
-    const struct policy_candidate *c = gather_candidate(d->d_g, d->d_next);
+    const struct policy_candidate *c = ranked(d, d->d_next);
     const char *uid = c->pc_pod ? c->pc_pod->p_uid : NULL;
     int rc;
 
@@ -694,7 +720,7 @@ static void
 act_begin(struct decision *d)
 {
     struct remedy *r = d->d_r;
-    const struct policy_candidate *c = gather_candidate(d->d_g, 0);
+    const struct policy_candidate *c = ranked(d, 0);
     double now = mono_now();
     const char *uid = c->pc_pod ? c->pc_pod->p_uid : "";
 
@@ -733,60 +759,74 @@ act_begin(struct decision *d)
 
 /* --- the decision -------------------------------------------------------- */
 
-static void
-gathered(struct gather *g, const struct gather_result *gr, void *arg)
+/* "node", or "node GPU g" in GPU scope: what a brake is about. */
+static const char *
+brake_name(const struct node_state *n, char *buf, size_t len)
 {
-    struct decision *d = arg;
+    if (n->n_gpu[0] == '\0')
+        return n->n_name;
+    snprintf(buf, len, "%s GPU %s", n->n_name, n->n_gpu);
+    return buf;
+}
+
+/* Whether n holds a trigger back (coalesced), with why in reason. */
+static int
+held_back(const struct node_state *n, double now, char *reason, size_t len)
+{
+    char name[600];
+
+    if (n->n_busy) {
+        snprintf(reason, len, "a decision for %s is already in flight",
+                 brake_name(n, name, sizeof(name)));
+        return 1;
+    }
+    if (now < n->n_settle_until) {
+        snprintf(reason, len, "inside the SETTLE window after recycling %s (%.0f s left)",
+                 n->n_last_victim, n->n_settle_until - now);
+        return 1;
+    }
+    return 0;
+}
+
+/* Puts the free VRAM seen into the gauge ({node,gpu} in GPU scope). */
+static void
+note_free(const char *node, const struct gather_result *gr)
+{
+    const struct policy_result *p = &gr->gr_policy;
+
+    if (gr->gr_gpu_count == 0 && gr->gr_status != GATHER_TELEMETRY && p->pr_free_known &&
+        p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
+        metrics_free_vram_gpu(node, gr->gr_gpu, p->pr_free_mib);
+}
+
+/* Records and acts on one result: the node's, or one GPU's. */
+static void
+judge(struct decision *d, const struct gather_result *gr)
+{
     const struct policy_result *p = &gr->gr_policy;
     const char *result;
 
     d->d_gr = gr;
-    if (gr->gr_status == GATHER_CANCELLED) {
-        interrupt(d);
-        return;
-    }
     result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
-    if (gr->gr_status != GATHER_TELEMETRY && p->pr_free_known &&
-        p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
-        metrics_free_vram(d->d_v.vd_d.sd_node, p->pr_free_mib);
+    /* The GPU's name as the brake holds it: it outlives a relist's gather. */
+    if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu[0] != '\0')
+        d->d_v.vd_d.sd_gpu = d->d_node->n_gpu;
+    note_free(d->d_v.vd_d.sd_node, gr);
     if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_VICTIM)
         act_begin(d);
     else
         finish(d, result);
 }
 
-/* Starts one node's decision, or records why it is held back. */
-static void
-begin(struct remedy *r, const char *node, const char *trigger, const char *fp,
-      const char *starving_ns, int64_t alert_id)
+/* A started decision: its row in_progress, its brake n busy. NULL when it
+ * could not be (logged); then nothing is held. */
+static struct decision *
+decision_new(struct remedy *r, struct node_state *n, const char *trigger, const char *fp,
+             const char *starving_ns, int64_t alert_id, double now)
 {
-    struct node_state *n = node_get(r, node);
     struct decision *d;
-    double now = mono_now();
-    char reason[1024], err[512];
+    char err[512];
 
-    if (r->r_stopping) {
-        record_now(r, node, trigger, fp, alert_id, "failed",
-                   "the daemon is stopping; no decision was started", NULL);
-        return;
-    }
-    if (n == NULL) {
-        record_now(r, node, trigger, fp, alert_id, "failed", "no decision was started",
-                   "too many nodes tracked, or out of memory");
-        return;
-    }
-    if (n->n_busy) {
-        snprintf(reason, sizeof(reason), "a decision for %s is already in flight", node);
-        record_now(r, node, trigger, fp, alert_id, "coalesced", reason, NULL);
-        return;
-    }
-    if (now < n->n_settle_until) {
-        snprintf(reason, sizeof(reason),
-                 "inside the SETTLE window after recycling %s (%.0f s left)",
-                 n->n_last_victim, n->n_settle_until - now);
-        record_now(r, node, trigger, fp, alert_id, "coalesced", reason, NULL);
-        return;
-    }
     if ((d = calloc(1, sizeof(*d))) == NULL)
         goto oom;
     d->d_r = r;
@@ -803,25 +843,179 @@ begin(struct remedy *r, const char *node, const char *trigger, const char *fp,
     }
     /* The node name lives in the node state, which outlives the decision. */
     verdict_init(&d->d_v, r->r_cfg, n->n_name, d->d_trigger, d->d_fingerprint, alert_id);
+    d->d_v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
     if (store_decision_start(r->r_store, &d->d_v.vd_d, &d->d_row, err, sizeof(err)) == -1) {
         /* Never act on what cannot be recorded. */
         log_event(LOG_LEVEL_ERROR, "decision not started: the audit store cannot record it",
-                  "node", node, "error", err, NULL);
+                  "node", n->n_name, "error", err, NULL);
         metrics_decision("failed", -1);
         decision_free(d);
+        return NULL;
+    }
+    d->d_node = n;
+    n->n_busy = 1;
+    return d;
+oom:
+    log_warnx("%s: out of memory; no decision for %s", __func__, n->n_name);
+    return NULL;
+}
+
+/* The first GPU below the floor takes over the node-wide decision d and its
+ * row (its brake moves from the node to that GPU). */
+static void
+adopt(struct decision *d, const struct gather_result *u)
+{
+    struct node_state *n = node_get(d->d_r, d->d_node->n_name, u->gr_gpu);
+    char reason[1024];
+
+    d->d_node->n_busy = 0;
+    d->d_node = NULL;
+    d->d_v.vd_d.sd_gpu = u->gr_gpu; /* held by d's gather until d is freed */
+    if (n == NULL) {
+        verdict_error(&d->d_v, "too many nodes tracked, or out of memory");
+        finish(d, "failed");
+        return;
+    }
+    d->d_v.vd_d.sd_node = n->n_name;
+    if (held_back(n, mono_now(), reason, sizeof(reason))) {
+        d->d_v.vd_d.sd_gpu = n->n_gpu;
+        verdict_reason(&d->d_v, "%s", reason);
+        finish(d, "coalesced");
         return;
     }
     d->d_node = n;
     n->n_busy = 1;
-    d->d_g = gather_start(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
-                          d->d_starving_ns, gathered, d);
+    judge(d, u);
+}
+
+/* A decision of its own for GPU unit u of d's node, sharing d's gather g;
+ * NULL when held back or not started (then its row is already recorded). */
+static struct decision *
+spawn(struct decision *d, struct gather *g, const struct gather_result *u, double now)
+{
+    struct remedy *r = d->d_r;
+    const char *node = d->d_node->n_name;
+    struct node_state *n = node_get(r, node, u->gr_gpu);
+    struct decision *c;
+    char reason[1024];
+
+    if (n == NULL) {
+        record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint, d->d_alert_id,
+                       "failed", "no decision was started",
+                       "too many nodes tracked, or out of memory");
+        return NULL;
+    }
+    if (held_back(n, now, reason, sizeof(reason))) {
+        record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint, d->d_alert_id,
+                       "coalesced", reason, NULL);
+        return NULL;
+    }
+    c = decision_new(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns, d->d_alert_id,
+                     now);
+    if (c != NULL) {
+        gather_hold(g);
+        c->d_g = g;
+    }
+    return c;
+}
+
+static int
+recovered(const struct gather_result *u)
+{
+    return u->gr_status == GATHER_DECIDED &&
+           u->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED;
+}
+
+/* GPU scope from a trigger naming no GPU: each GPU below the floor (or
+ * unreadable) gets its own decision and row, the first one d's; none below:
+ * d ends skipped_recovered with gpu null. */
+static void
+fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
+{
+    const struct gather_result *first = NULL;
+    struct decision **kids;
+    size_t i;
+    double now = mono_now();
+
+    for (i = 0; i < gr->gr_gpu_count; i++)
+        note_free(d->d_node->n_name, &gr->gr_gpus[i]);
+    if ((kids = calloc(gr->gr_gpu_count, sizeof(*kids))) == NULL) {
+        verdict_error(&d->d_v, "out of memory");
+        finish(d, "failed");
+        return;
+    }
+    gather_hold(g); /* d may end before its siblings are judged */
+    for (i = 0; i < gr->gr_gpu_count; i++) {
+        if (recovered(&gr->gr_gpus[i]))
+            continue;
+        if (first == NULL)
+            first = &gr->gr_gpus[i];
+        else
+            kids[i] = spawn(d, g, &gr->gr_gpus[i], now);
+    }
+    if (first == NULL)
+        judge(d, gr);
+    else
+        adopt(d, first);
+    for (i = 0; i < gr->gr_gpu_count; i++)
+        if (kids[i] != NULL)
+            judge(kids[i], &gr->gr_gpus[i]);
+    free(kids);
+    gather_free(g);
+}
+
+static void
+gathered(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct decision *d = arg;
+
+    d->d_gr = gr;
+    if (gr->gr_status == GATHER_CANCELLED) {
+        interrupt(d); /* shutdown: the row says so, never stays in_progress */
+        return;
+    }
+    if (gr->gr_gpu_count > 0)
+        fan_out(d, g, gr);
+    else
+        judge(d, gr);
+}
+
+/* Starts one node's decision (one GPU's when gpu is set), or records why it
+ * is held back. */
+static void
+begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
+      const char *fp, const char *starving_ns, int64_t alert_id)
+{
+    struct node_state *n = node_get(r, node, gpu), *whole;
+    struct decision *d;
+    double now = mono_now();
+    char reason[1024];
+
+    if (r->r_stopping) {
+        record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+                       "the daemon is stopping; no decision was started", NULL);
+        return;
+    }
+    if (n == NULL) {
+        record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+                       "no decision was started", "too many nodes tracked, or out of memory");
+        return;
+    }
+    /* A GPU's trigger also waits for a node-wide look (it covers this GPU). */
+    if (held_back(n, now, reason, sizeof(reason)) ||
+        (gpu != NULL && (whole = node_get(r, node, NULL)) != NULL &&
+         held_back(whole, now, reason, sizeof(reason)))) {
+        record_now_gpu(r, node, gpu, trigger, fp, alert_id, "coalesced", reason, NULL);
+        return;
+    }
+    if ((d = decision_new(r, n, trigger, fp, starving_ns, alert_id, now)) == NULL)
+        return;
+    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
+                              gpu != NULL ? n->n_gpu : NULL, d->d_starving_ns, gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory");
         finish(d, "failed");
     }
-    return;
-oom:
-    log_warnx("%s: out of memory; no decision for %s", __func__, node);
 }
 
 static void
@@ -830,6 +1024,7 @@ fanout_free(struct fanout *f)
     free(f->f_trigger);
     free(f->f_fingerprint);
     free(f->f_starving_ns);
+    free(f->f_gpu);
     free(f);
 }
 
@@ -856,8 +1051,8 @@ nodes_cb(struct kube_answer *a, void *arg)
                    reason, NULL);
     } else {
         for (size_t i = 0; i < a->ka_node_count; i++)
-            begin(r, a->ka_nodes[i], f->f_trigger, f->f_fingerprint, f->f_starving_ns,
-                  f->f_alert_id);
+            begin(r, a->ka_nodes[i], f->f_gpu, f->f_trigger, f->f_fingerprint,
+                  f->f_starving_ns, f->f_alert_id);
     }
     fanout_free(f);
 }
@@ -866,7 +1061,7 @@ void
 remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
 {
     const struct config *cfg = r->r_cfg;
-    const char *node, *starving;
+    const char *node, *starving, *gpu = NULL;
     struct fanout *f;
 
     if (!a->a_firing || !strlist_contains(&cfg->c_trigger_alerts, a->a_alertname))
@@ -877,8 +1072,12 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     }
     node = alert_label(a, cfg->c_alert_node_label);
     starving = alert_label(a, "namespace");
+    /* GPU scope is off with GPU_LABEL empty; an empty label names no GPU. */
+    if (cfg->c_gpu_label[0] != '\0' && cfg->c_alert_gpu_label[0] != '\0' &&
+        (gpu = alert_label(a, cfg->c_alert_gpu_label)) != NULL && gpu[0] == '\0')
+        gpu = NULL;
     if (node != NULL && node[0] != '\0') {
-        begin(r, node, a->a_alertname, a->a_fingerprint, starving, alert_id);
+        begin(r, node, gpu, a->a_alertname, a->a_fingerprint, starving, alert_id);
         return;
     }
     if (r->r_kube == NULL) {
@@ -889,7 +1088,8 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     }
     if ((f = calloc(1, sizeof(*f))) == NULL || (f->f_trigger = strdup(a->a_alertname)) == NULL ||
         (f->f_fingerprint = strdup(a->a_fingerprint)) == NULL ||
-        (starving != NULL && (f->f_starving_ns = strdup(starving)) == NULL)) {
+        (starving != NULL && (f->f_starving_ns = strdup(starving)) == NULL) ||
+        (gpu != NULL && (f->f_gpu = strdup(gpu)) == NULL)) {
         if (f != NULL)
             fanout_free(f);
         log_warnx("%s: out of memory", __func__);
@@ -982,6 +1182,7 @@ remedy_free(struct remedy *r)
     for (n = r->r_nodes; n != NULL; n = next) {
         next = n->n_next;
         free(n->n_name);
+        free(n->n_gpu);
         free(n);
     }
     free(r->r_recycles);

@@ -65,7 +65,7 @@ seating_free(struct seating *s)
 static int
 on_chart(const struct policy_candidate *c)
 {
-    return c->pc_used_mib > 0 || c->pc_has_budget ||
+    return c->pc_used_mib > 0 || c->pc_gpu_used_mib > 0 || c->pc_has_budget ||
            (c->pc_pod != NULL && c->pc_pod->p_budget_state == BUDGET_BAD);
 }
 
@@ -85,11 +85,18 @@ by_use(const void *a, const void *b)
 }
 
 static int
-fill_card(struct seating_card *card, struct seating_node *n, const struct policy_result *p,
+fill_card(struct seating_card *card, const struct gather_result *gr,
           const struct config *cfg)
 {
+    const struct policy_result *p = &gr->gr_policy;
     size_t k = 0;
 
+    if (gr->gr_gpu != NULL && (card->sc_gpu = strdup(gr->gr_gpu)) == NULL)
+        return -1;
+    if (gr->gr_gpu != NULL && gr->gr_status != GATHER_DECIDED)
+        snprintf(card->sc_error, sizeof(card->sc_error), "%s", gr->gr_error);
+    else if (gr->gr_gpu != NULL && p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
+        snprintf(card->sc_error, sizeof(card->sc_error), "%s", p->pr_reason);
     card->sc_total_mib = cfg->c_gpu_total_mib;
     card->sc_free_known = p->pr_free_known;
     card->sc_free_mib = p->pr_free_mib;
@@ -110,7 +117,8 @@ fill_card(struct seating_card *card, struct seating_node *n, const struct policy
         }
         k++;
         card->sc_tenant_count = k;
-        t->st_used_mib = c->pc_used_mib;
+        t->st_used_mib = gr->gr_gpu != NULL ? c->pc_gpu_used_mib : c->pc_used_mib;
+        t->st_total_used_mib = c->pc_used_mib;
         t->st_budget_state = c->pc_has_budget ? BUDGET_OK
                              : c->pc_pod != NULL ? c->pc_pod->p_budget_state
                                                  : BUDGET_NONE;
@@ -120,12 +128,10 @@ fill_card(struct seating_card *card, struct seating_node *n, const struct policy
         t->st_overshoot_mib = c->pc_overshoot_mib;
         t->st_eligible = c->pc_eligible;
         t->st_why_not = c->pc_why_not;
-        card->sc_used_mib += c->pc_used_mib;
-        /* Budgets are node resources: each pod's counts once per node. */
-        if (t->st_budget_state == BUDGET_OK)
-            n->sn_budgets_mib += c->pc_budget_mib;
-        else if (t->st_budget_state == BUDGET_BAD)
-            n->sn_bad_budgets++;
+        if (t->st_budget_state == BUDGET_OK && t->st_overshoot_mib > 0)
+            t->st_over_here_mib = t->st_overshoot_mib < t->st_used_mib ? t->st_overshoot_mib
+                                                                       : t->st_used_mib;
+        card->sc_used_mib += t->st_used_mib;
     }
     if (k > 1)
         qsort(card->sc_tenants, k, sizeof(*card->sc_tenants), by_use);
@@ -133,12 +139,14 @@ fill_card(struct seating_card *card, struct seating_node *n, const struct policy
 }
 
 int
-seating_node_build(const char *node, const struct gather_result *gr, int cap_ok,
+seating_node_build(const char *node, const struct gather_result *gr,
+                   const struct pod_list *pods, int cap_ok,
                    enum node_capacity_state cap_state, int64_t cap_mib,
                    const char *cap_error, const struct config *cfg,
                    struct seating_node *out)
 {
     const struct policy_result *p = &gr->gr_policy;
+    size_t n_cards;
 
     memset(out, 0, sizeof(*out));
     out->sn_floor_mib = cfg->c_floor_mib;
@@ -161,12 +169,23 @@ seating_node_build(const char *node, const struct gather_result *gr, int cap_ok,
         snprintf(out->sn_error, sizeof(out->sn_error), "%s", gr->gr_error);
     else if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
         snprintf(out->sn_error, sizeof(out->sn_error), "%s", p->pr_reason);
-    /* One card per node until GPU scope names the GPUs. */
-    if ((out->sn_cards = calloc(1, sizeof(*out->sn_cards))) == NULL)
+    /* Budgets are node resources: each pod's seat counts once per node, used
+     * or not, whichever GPU it runs on. */
+    for (size_t i = 0; pods != NULL && i < pods->pl_count; i++) {
+        if (pods->pl_pods[i].p_budget_state == BUDGET_OK)
+            out->sn_budgets_mib += pods->pl_pods[i].p_budget_mib;
+        else if (pods->pl_pods[i].p_budget_state == BUDGET_BAD)
+            out->sn_bad_budgets++;
+    }
+    /* GPU scope: one card per GPU the series name; else the node's one card. */
+    n_cards = gr->gr_gpu_count > 0 ? gr->gr_gpu_count : 1;
+    if ((out->sn_cards = calloc(n_cards, sizeof(*out->sn_cards))) == NULL)
         goto fail;
-    out->sn_card_count = 1;
-    if (gr->gr_status != GATHER_CANCELLED && fill_card(&out->sn_cards[0], out, p, cfg) == -1)
-        goto fail;
+    out->sn_card_count = n_cards;
+    for (size_t i = 0; gr->gr_status != GATHER_CANCELLED && i < n_cards; i++)
+        if (fill_card(&out->sn_cards[i], gr->gr_gpu_count > 0 ? &gr->gr_gpus[i] : gr, cfg) ==
+            -1)
+            goto fail;
     out->sn_overcommitted =
         out->sn_capacity == SEATING_CAPACITY_OK && out->sn_budgets_mib > out->sn_capacity_mib;
     return 0;

@@ -22,10 +22,14 @@ struct kube;
 struct seating_tenant {
     char *st_namespace;      /* owned */
     char *st_pod;            /* owned */
-    int64_t st_used_mib;     /* live use (on this GPU in GPU scope) */
+    int64_t st_used_mib;     /* live use on this card (on this GPU in GPU scope) */
+    int64_t st_total_used_mib; /* over every GPU of the node: what the budget is
+                                  held against (= st_used_mib in node scope) */
     enum budget_state st_budget_state; /* NONE, OK, or BAD (unreadable) */
     int64_t st_budget_mib;   /* valid when BUDGET_OK */
-    int64_t st_overshoot_mib; /* used - budget, valid when BUDGET_OK; > 0 = over */
+    int64_t st_overshoot_mib; /* total used - budget, valid when BUDGET_OK; > 0 = over */
+    int64_t st_over_here_mib; /* the part of this card's use past the budget:
+                                 min(st_used_mib, overshoot), 0 when within */
     int st_eligible;         /* the policy would take it as a victim */
     const char *st_why_not;  /* static, the policy's rule; NULL when eligible */
 };
@@ -37,6 +41,7 @@ struct seating_card {
     int sc_free_known;
     int64_t sc_free_mib;       /* free VRAM now */
     int64_t sc_used_mib;       /* sum of the tenants' use */
+    char sc_error[1024];       /* GPU scope: why this GPU's reading is not usable; "" */
     struct seating_tenant *sc_tenants; /* owned; largest use first */
     size_t sc_tenant_count;
 };
@@ -71,12 +76,15 @@ struct seating {
 };
 
 /*
- * Builds one node's facts from a gather result (borrowed, only read) and the
+ * Builds one node's facts from a gather result (borrowed, only read): one
+ * card per GPU in GPU scope (gr_gpus), else one for the node; the budgets are
+ * summed over pods (the node's pod list, NULL when it could not be read) and the
  * node's capacity as node_json_capacity() read it (cap_ok = the Node was read;
  * else cap_error says why). Returns 0 and fills out (free it with
  * seating_node_free()), or -1 when out of memory, with nothing allocated.
  */
-int seating_node_build(const char *node, const struct gather_result *gr, int cap_ok,
+int seating_node_build(const char *node, const struct gather_result *gr,
+                       const struct pod_list *pods, int cap_ok,
                        enum node_capacity_state cap_state, int64_t cap_mib,
                        const char *cap_error, const struct config *cfg,
                        struct seating_node *out);

@@ -124,7 +124,14 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
 {
     const struct policy_result *p = &gr->gr_policy;
     const char *node = v->vd_d.sd_node;
+    char where[600];
 
+    /* GPU scope names the GPU; node scope leaves gpu null. */
+    v->vd_d.sd_gpu = gr->gr_gpu;
+    if (gr->gr_gpu != NULL) {
+        snprintf(where, sizeof(where), "%s GPU %s", node, gr->gr_gpu);
+        node = where;
+    }
     if (gr->gr_status == GATHER_TELEMETRY || gr->gr_status == GATHER_CANCELLED) {
         verdict_reason(v, "cannot re-verify free VRAM on %s, so acting on nothing", node);
         verdict_error(v, "%s", gr->gr_error);

@@ -42,7 +42,8 @@ void verdict_error(struct verdict *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Fills v's candidates, free VRAM, reason and error from what a gather found
- * (not GATHER_CANCELLED), the same for `serve` and `check`. Returns the result
+ * (not GATHER_CANCELLED), the same for `serve` and `check`, and its GPU
+ * (gr->gr_gpu, borrowed; NULL in node scope). Returns the result
  * word: skipped_telemetry, skipped_kube, or the policy's (would_recycle when
  * it chose a victim, which the caller then names). gr is borrowed as by
  * verdict_set_policy(). */

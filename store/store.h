@@ -101,6 +101,18 @@ struct store_victim {
     int64_t sv_overshoot_mib; /* used - budget; valid when sv_has_budget */
 };
 
+/* A cooperative release asked of the victim (SPEC "Cooperative release").
+ * Strings borrowed; an unknown figure (dry run, no answer) is null. */
+struct store_release {
+    const char *sr_url;
+    int sr_status_known; /* 0: status is null */
+    int64_t sr_status;   /* the HTTP status the tenant answered */
+    int sr_freed_known;  /* 0: freed_mib is null */
+    int64_t sr_freed_mib;
+    int sr_seconds_known; /* 0: seconds is null */
+    double sr_seconds;
+};
+
 /* One decision, as SPEC §"A decision" describes it. Everything borrowed. */
 struct store_decision {
     int64_t sd_time_ms;         /* decision start, unix ms */
@@ -123,6 +135,8 @@ struct store_decision {
     double sd_verify_seconds;
     int64_t sd_alert_id; /* the alert row that triggered it; 0 = none */
     int sd_verify_pending; /* written only: the recycle is done, its verify runs */
+    const char *sd_gpu;  /* the GPU's label value (GPU scope); NULL in node scope */
+    const struct store_release *sd_release; /* NULL = no release was asked */
 };
 
 /* Inserts d with result "in_progress" (whatever sd_result says) and no
@@ -153,6 +167,7 @@ struct store_filter {
     const char *sf_node;      /* decision node equals */
     const char *sf_namespace; /* decision victim's namespace equals */
     const char *sf_result;    /* decision result equals */
+    const char *sf_gpu;       /* decision GPU equals (never matches node scope) */
     int64_t sf_limit;         /* at most this many rows; 0 = no limit */
 };
 

@@ -146,3 +146,22 @@ store_candidates_json(const struct store_candidate *c, size_t n)
     }
     return a;
 }
+
+json_t *
+store_release_json(const struct store_release *r)
+{
+    json_t *o;
+
+    if (r == NULL)
+        return json_null();
+    if ((o = json_object()) == NULL)
+        return NULL;
+    if (set(o, "url", store_json_str(r->sr_url ? r->sr_url : "")) ||
+        set(o, "status", int_or_null(r->sr_status_known, r->sr_status)) ||
+        set(o, "freed_mib", int_or_null(r->sr_freed_known, r->sr_freed_mib)) ||
+        set(o, "seconds", r->sr_seconds_known ? json_real(r->sr_seconds) : json_null())) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}

@@ -19,4 +19,8 @@ json_t *store_victim_json(const struct store_victim *v);
  * null without a budget, why_not null when eligible. New reference; NULL on OOM. */
 json_t *store_candidates_json(const struct store_candidate *c, size_t n);
 
+/* {url, status, freed_mib, seconds} (unknown figures null), or JSON null
+ * when r is NULL. New reference; NULL on OOM. */
+json_t *store_release_json(const struct store_release *r);
+
 #endif

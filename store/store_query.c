@@ -8,11 +8,12 @@
 #define DECISION_COLUMNS                                                                 \
     "id, time_ms, node, trigger_name, fingerprint, result, reason, free_mib, floor_mib," \
     " dry_run, action, victim, candidates, error, verify_free_mib, verify_seconds,"      \
-    " alert_id"
+    " alert_id, gpu, release"
 enum {
     /* clang-format off */
     DC_ID, DC_TIME, DC_NODE, DC_TRIGGER, DC_FP, DC_RESULT, DC_REASON, DC_FREE, DC_FLOOR,
-    DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT
+    DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT,
+    DC_GPU, DC_RELEASE
     /* clang-format on */
 };
 
@@ -52,6 +53,8 @@ sql_add_filter(struct sql *q, const struct store_filter *f, const char *time_col
         sql_add(q, " AND victim_namespace = :ns");
     if (f->sf_result != NULL)
         sql_add(q, " AND result = :result");
+    if (f->sf_gpu != NULL)
+        sql_add(q, " AND gpu = :gpu");
 }
 
 /* Binds whichever of the named parameters the statement has. */
@@ -68,6 +71,8 @@ bind_filter(sqlite3_stmt *st, const struct store_filter *f)
         sqlite3_bind_text(st, i, f->sf_namespace, -1, SQLITE_STATIC);
     if ((i = sqlite3_bind_parameter_index(st, ":result")) > 0)
         sqlite3_bind_text(st, i, f->sf_result, -1, SQLITE_STATIC);
+    if ((i = sqlite3_bind_parameter_index(st, ":gpu")) > 0)
+        sqlite3_bind_text(st, i, f->sf_gpu, -1, SQLITE_STATIC);
     if ((i = sqlite3_bind_parameter_index(st, ":limit")) > 0) /* -1: no limit */
         sqlite3_bind_int64(st, i, f->sf_limit > 0 ? f->sf_limit : -1);
 }
@@ -108,8 +113,10 @@ struct decision_row {
     struct store_decision dr_d;
     struct store_victim dr_victim;
     struct store_candidate *dr_cands; /* owned */
+    struct store_release dr_release;
     json_t *dr_victim_json;           /* owned */
     json_t *dr_cands_json;            /* owned */
+    json_t *dr_release_json;          /* owned */
 };
 
 static void
@@ -118,6 +125,7 @@ decision_row_free(struct decision_row *r)
     free(r->dr_cands);
     json_decref(r->dr_victim_json);
     json_decref(r->dr_cands_json);
+    json_decref(r->dr_release_json);
 }
 
 static const char *
@@ -163,6 +171,28 @@ parse_victim(struct decision_row *r, const char *text)
     v->sv_budget_mib = jint(r->dr_victim_json, "budget_mib", &v->sv_has_budget, &bad);
     v->sv_overshoot_mib = jint(r->dr_victim_json, "overshoot_mib", &known2, &bad);
     r->dr_d.sd_victim = v;
+    return bad ? -1 : 0;
+}
+
+static int
+parse_release(struct decision_row *r, const char *text)
+{
+    struct store_release *rel = &r->dr_release;
+    json_t *secs;
+    int bad = 0;
+
+    if (text == NULL)
+        return 0;
+    r->dr_release_json = json_loads(text, 0, NULL);
+    if (!json_is_object(r->dr_release_json))
+        return -1;
+    rel->sr_url = jstr(r->dr_release_json, "url", &bad);
+    rel->sr_status = jint(r->dr_release_json, "status", &rel->sr_status_known, &bad);
+    rel->sr_freed_mib = jint(r->dr_release_json, "freed_mib", &rel->sr_freed_known, &bad);
+    secs = json_object_get(r->dr_release_json, "seconds");
+    rel->sr_seconds_known = json_is_number(secs);
+    rel->sr_seconds = rel->sr_seconds_known ? json_number_value(secs) : 0;
+    r->dr_d.sd_release = rel;
     return bad ? -1 : 0;
 }
 
@@ -220,6 +250,7 @@ read_scalars(sqlite3_stmt *st, struct store_decision *d)
     d->sd_verify_free_mib = sqlite3_column_int64(st, DC_VFREE);
     d->sd_verify_seconds = sqlite3_column_double(st, DC_VSEC);
     d->sd_alert_id = sqlite3_column_int64(st, DC_ALERT);
+    d->sd_gpu = col_text_or_null(st, DC_GPU);
 }
 
 /* Decodes the current row into r (zeroed by the caller). The JSON columns
@@ -231,8 +262,9 @@ read_decision(sqlite3_stmt *st, struct decision_row *r, char *err, size_t errlen
 
     read_scalars(st, &r->dr_d);
     if (parse_victim(r, col_text_or_null(st, DC_VICTIM)) == -1 ||
-        parse_candidates(r, col_text(st, DC_CANDS)) == -1) {
-        store_seterr(err, errlen, "decision %lld: victim or candidates unreadable",
+        parse_candidates(r, col_text(st, DC_CANDS)) == -1 ||
+        parse_release(r, col_text_or_null(st, DC_RELEASE)) == -1) {
+        store_seterr(err, errlen, "decision %lld: victim, candidates or release unreadable",
                      (long long)id);
         return -1;
     }

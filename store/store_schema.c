@@ -62,9 +62,14 @@ static const char *const migrations[] = {
     "PRAGMA user_version = 1;",
     /* 1 -> 2: a recycle is recorded the moment it happens, before its verify;
      * verify_pending marks such a row until the verify ends, so a crash in
-     * between is found and said at the next start. */
+     * between is found and said at the next start. GPU scope: the GPU a
+     * decision was about (NULL in node scope, so older rows read as node
+     * scope). The cooperative release asked, as a JSON object like victim. */
     "ALTER TABLE decisions ADD COLUMN verify_pending INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX decisions_verify_pending ON decisions(id) WHERE verify_pending = 1;"
+    "ALTER TABLE decisions ADD COLUMN gpu TEXT;"
+    "ALTER TABLE decisions ADD COLUMN release TEXT;"
+    "CREATE INDEX decisions_by_gpu ON decisions(gpu, time_ms) WHERE gpu IS NOT NULL;"
     "PRAGMA user_version = 2;",
 };
 

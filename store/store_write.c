@@ -13,16 +13,17 @@ static const char SQL_ADD_ALERT[] =
 static const char SQL_DEC_INSERT[] =
     "INSERT INTO decisions(time_ms, node, trigger_name, fingerprint, result, reason,"
     " free_mib, floor_mib, dry_run, action, victim_namespace, victim_pod, victim,"
-    " candidates, error, verify_free_mib, verify_seconds, alert_id, verify_pending)"
+    " candidates, error, verify_free_mib, verify_seconds, alert_id, verify_pending,"
+    " gpu, release)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-    " ?17, ?18, ?30)";
+    " ?17, ?18, ?30, ?31, ?32)";
 
 static const char SQL_DEC_FINISH[] =
     "UPDATE decisions SET time_ms = ?1, node = ?2, trigger_name = ?3, fingerprint = ?4,"
     " result = ?5, reason = ?6, free_mib = ?7, floor_mib = ?8, dry_run = ?9,"
     " action = ?10, victim_namespace = ?11, victim_pod = ?12, victim = ?13,"
     " candidates = ?14, error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
-    " alert_id = ?18, verify_pending = ?30 WHERE id = ?19";
+    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32 WHERE id = ?19";
 
 /* Binds s, or NULL; the caller's string must outlive the step (SQLITE_STATIC). */
 static void
@@ -97,7 +98,7 @@ bind_victim_columns(sqlite3_stmt *st, const struct store_victim *v)
     }
 }
 
-/* Binds ?1..?18 from d; result overrides d->sd_result when not NULL, and the
+/* Binds ?1..?18 and ?30.. from d; result overrides d->sd_result when not NULL, and the
  * error is bound only with keep_error. Parameters left unbound are NULL. */
 static int
 bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *result,
@@ -122,7 +123,8 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     bind_victim_columns(st, d->sd_victim);
     if (bind_json(st, 13, store_victim_json(d->sd_victim)) == -1 ||
         bind_json(st, 14,
-                  store_candidates_json(d->sd_candidates, d->sd_candidate_count)) == -1) {
+                  store_candidates_json(d->sd_candidates, d->sd_candidate_count)) == -1 ||
+        bind_json(st, 32, store_release_json(d->sd_release)) == -1) {
         store_seterr(err, errlen, "out of memory encoding the decision");
         sqlite3_clear_bindings(st);
         return -1;
@@ -135,6 +137,7 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     if (d->sd_alert_id > 0)
         sqlite3_bind_int64(st, 18, d->sd_alert_id);
     sqlite3_bind_int(st, 30, d->sd_verify_pending != 0);
+    bind_str(st, 31, d->sd_gpu);
     return 0;
 }
 

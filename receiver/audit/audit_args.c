@@ -16,6 +16,7 @@ enum {
     OPT_RESULT = 1 << 4,
     OPT_LIMIT = 1 << 5,
     OPT_FORMAT = 1 << 6,
+    OPT_GPU = 1 << 7,
 };
 
 /* The parser's state around what it fills in. */
@@ -49,6 +50,7 @@ static const char usage_text[] =
     "  --since WHEN         24h, 90m, 7d, 30s, or an RFC 3339 time (default: all)\n"
     "  --node N             decisions on node N\n"
     "  --namespace NS       decisions whose victim is in NS\n"
+    "  --gpu G              decisions about GPU G (its label value, GPU scope)\n"
     "  --result R           decisions that ended R (recycled, would_recycle,\n"
     "                       skipped_recovered, skipped_no_candidate,\n"
     "                       skipped_telemetry, skipped_kube, blocked,\n"
@@ -290,6 +292,9 @@ set_option(struct parse *p, unsigned bit, const char *v)
     case OPT_NAMESPACE:
         p->p_a.aa_filter.sf_namespace = v;
         return 0;
+    case OPT_GPU:
+        p->p_a.aa_filter.sf_gpu = v;
+        return 0;
     case OPT_RESULT:
         return set_result(p, v);
     case OPT_LIMIT:
@@ -314,7 +319,7 @@ static const struct {
     {"db", OPT_DB},         {"since", OPT_SINCE},
     {"node", OPT_NODE},     {"namespace", OPT_NAMESPACE},
     {"result", OPT_RESULT}, {"limit", OPT_LIMIT},
-    {"format", OPT_FORMAT},
+    {"format", OPT_FORMAT}, {"gpu", OPT_GPU},
 };
 
 /* "--name=value" or "--name value" at argv[*i]; advances *i past a value. */
@@ -374,16 +379,16 @@ check_applicable(const struct parse *p)
         const char *c_name;
     } filters[] = {
         {OPT_SINCE, "--since"},   {OPT_NODE, "--node"},   {OPT_NAMESPACE, "--namespace"},
-        {OPT_RESULT, "--result"}, {OPT_LIMIT, "--limit"},
+        {OPT_RESULT, "--result"}, {OPT_LIMIT, "--limit"},     {OPT_GPU, "--gpu"},
     };
     unsigned refused = 0;
     const char *cmd = p->p_a.aa_cmd == AUDIT_SHOW ? "show" : "alerts";
     size_t i;
 
     if (p->p_a.aa_cmd == AUDIT_SHOW)
-        refused = OPT_SINCE | OPT_NODE | OPT_NAMESPACE | OPT_RESULT | OPT_LIMIT;
+        refused = OPT_SINCE | OPT_NODE | OPT_NAMESPACE | OPT_RESULT | OPT_LIMIT | OPT_GPU;
     else if (p->p_a.aa_cmd == AUDIT_ALERTS)
-        refused = OPT_NODE | OPT_NAMESPACE | OPT_RESULT;
+        refused = OPT_NODE | OPT_NAMESPACE | OPT_RESULT | OPT_GPU;
     for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
         if (p->p_given & refused & filters[i].c_bit)
             return usage_error("%s does not apply to %s", filters[i].c_name, cmd);

@@ -109,7 +109,8 @@ audit_decision_json(const struct store_decision *d, int64_t id)
         set(o, "candidates",
             store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ||
         set(o, "error", store_json_str(d->sd_error)) ||
-        set(o, "verify", verify_json(d))) {
+        set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
+        set(o, "release", store_release_json(d->sd_release))) {
         json_decref(o);
         return NULL;
     }
@@ -235,9 +236,12 @@ void
 audit_decision_table_row(FILE *out, const struct store_decision *d, int64_t id)
 {
     /* victim: Kubernetes' longest names, 63 + "/" + 253, fit with room. */
-    char t[AUDIT_TIME_LEN], ff[48], victim[512];
+    char t[AUDIT_TIME_LEN], ff[48], victim[512], where[512];
 
     format_short_time(d->sd_time_ms, t, sizeof(t));
+    /* GPU scope: "node/GPU" in the node's column. */
+    snprintf(where, sizeof(where), "%s%s%s", d->sd_node && *d->sd_node ? d->sd_node : "-",
+             d->sd_gpu ? "/" : "", d->sd_gpu ? d->sd_gpu : "");
     if (d->sd_free_known)
         snprintf(ff, sizeof(ff), "%" PRId64 "/%" PRId64, d->sd_free_mib, d->sd_floor_mib);
     else
@@ -250,7 +254,7 @@ audit_decision_table_row(FILE *out, const struct store_decision *d, int64_t id)
         snprintf(victim, sizeof(victim), "-");
     fprintf(out, "%7" PRId64 " ", id); /* never cut: it is what `show` takes */
     cell(out, t, 11, 0, 0);
-    cell(out, d->sd_node && *d->sd_node ? d->sd_node : "-", 12, 0, 0);
+    cell(out, where, 12, 0, 0);
     cell(out, d->sd_result ? d->sd_result : "?", 20, 0, 0);
     cell(out, ff, 10, 1, 0);
     cell(out, victim, 14, 0, 1);
@@ -379,6 +383,8 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
     audit_format_time(d->sd_time_ms, t, sizeof(t));
     field(out, "time", t);
     field(out, "node", d->sd_node && *d->sd_node ? d->sd_node : "-");
+    if (d->sd_gpu != NULL)
+        field(out, "gpu", d->sd_gpu);
     field(out, "trigger", d->sd_trigger && *d->sd_trigger ? d->sd_trigger : "-");
     field(out, "fingerprint",
           d->sd_fingerprint && *d->sd_fingerprint ? d->sd_fingerprint : "-");

@@ -170,15 +170,17 @@ find_usage(const struct usage_summary *s, const char *ns, const char *pod)
  * does not have to. Returns -1 when out of memory. */
 static int
 add_candidate(struct policy_result *res, const struct pod *p, const char *ns,
-              const char *name, double used_bytes, const struct policy_params *pp)
+              const char *name, const struct pod_usage *u, const struct policy_params *pp)
 {
     struct policy_candidate *c = &res->pr_candidates[res->pr_candidate_count++];
 
     c->pc_pod = p;
     if ((c->pc_namespace = strdup(ns)) == NULL || (c->pc_name = strdup(name)) == NULL)
         return -1;
-    c->pc_used_bytes = used_bytes;
-    c->pc_used_mib = usage_bytes_to_mib(used_bytes);
+    c->pc_used_bytes = u != NULL ? u->pu_bytes : 0;
+    c->pc_used_mib = usage_bytes_to_mib(c->pc_used_bytes);
+    c->pc_gpu_used_bytes = u != NULL ? u->pu_gpu_bytes : 0;
+    c->pc_gpu_used_mib = usage_bytes_to_mib(c->pc_gpu_used_bytes);
     if (p != NULL && p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
         c->pc_has_budget = 1;
         c->pc_budget_mib = p->p_budget_mib;
@@ -189,16 +191,18 @@ add_candidate(struct policy_result *res, const struct pod *p, const char *ns,
     return 0;
 }
 
-/* Every listed pod, then every pod seen only in the usage. */
+/* Every listed pod, then every pod seen only in the usage. In GPU scope
+ * (gpu_only) the summary holds only the GPU's users, and listed pods not
+ * among them are not considered. */
 static int
 build_candidates(const struct policy_params *pp, const struct pod_list *pods,
-                 const struct usage_summary *sum, struct policy_result *res)
+                 const struct usage_summary *sum, int gpu_only, struct policy_result *res)
 {
     unsigned char *matched = NULL;
     const struct pod *p;
+    const struct pod_usage *used;
     const char *ns, *name;
     size_t npods = pods != NULL ? pods->pl_count : 0, n = npods + sum->us_count, i;
-    double used;
     long j;
 
     if (n == 0)
@@ -212,18 +216,20 @@ build_candidates(const struct policy_params *pp, const struct pod_list *pods,
         /* pods_json never leaves these NULL; a hand-built list might. */
         ns = p->p_namespace != NULL ? p->p_namespace : "";
         name = p->p_name != NULL ? p->p_name : "";
-        used = 0;
+        used = NULL;
         if ((j = find_usage(sum, ns, name)) >= 0) {
             matched[j] = 1;
-            used = sum->us_pods[j].pu_bytes;
+            used = &sum->us_pods[j];
+        } else if (gpu_only) {
+            continue;
         }
         if (add_candidate(res, p, ns, name, used, pp) == -1)
             goto fail;
     }
     for (i = 0; i < sum->us_count; i++) {
         const struct pod_usage *pu = &sum->us_pods[i];
-        if (!matched[i] && add_candidate(res, NULL, pu->pu_namespace, pu->pu_pod,
-                                         pu->pu_bytes, pp) == -1)
+        if (!matched[i] &&
+            add_candidate(res, NULL, pu->pu_namespace, pu->pu_pod, pu, pp) == -1)
             goto fail;
     }
     free(matched);
@@ -287,11 +293,18 @@ cmp_by_overshoot(const void *x, const void *y)
     return cmp_common(a, b);
 }
 
-/* The FALLBACK=largest order: the largest user first. */
+/* The FALLBACK=largest order: the largest user of the GPU pressed first (in
+ * node scope that is the node's use). */
 static int
 cmp_by_use(const void *x, const void *y)
 {
-    return cmp_common(x, y);
+    const struct policy_candidate *a = x, *b = y;
+    int c;
+
+    if (a->pc_eligible && b->pc_eligible &&
+        (c = cmp_desc(a->pc_gpu_used_bytes, b->pc_gpu_used_bytes)) != 0)
+        return c;
+    return cmp_common(a, b);
 }
 
 /* Below the floor with nobody over budget: the pods that fail only a budget
@@ -306,7 +319,7 @@ mark_fallback(struct policy_result *res)
         c = &res->pr_candidates[i];
         if ((c->pc_why_not == WHY_NO_BUDGET || c->pc_why_not == WHY_BAD_BUDGET ||
              c->pc_why_not == WHY_WITHIN) &&
-            c->pc_used_bytes > 0) {
+            c->pc_gpu_used_bytes > 0) {
             c->pc_eligible = 1;
             c->pc_why_not = NULL;
             n++;
@@ -336,19 +349,31 @@ read_free(const struct policy_params *pp, const struct policy_input *in,
     return 0;
 }
 
+/* "free N MiB", and in GPU scope " on GPU G". */
 static void
-reason_victim(struct policy_result *res, const struct policy_params *pp)
+free_words(char *r, size_t len, size_t *off, const struct policy_result *res,
+           const char *gpu)
+{
+    append(r, len, off, "free %lld MiB", (long long)res->pr_free_mib);
+    if (gpu != NULL)
+        append(r, len, off, " on GPU %s", gpu);
+}
+
+static void
+reason_victim(struct policy_result *res, const struct policy_params *pp, const char *gpu)
 {
     const struct policy_candidate *v = &res->pr_candidates[0];
     size_t off = 0, len = sizeof(res->pr_reason);
     char *r = res->pr_reason;
 
-    append(r, len, &off, "free %lld MiB < floor %lld MiB", (long long)res->pr_free_mib,
-           (long long)pp->pp_floor_mib);
+    free_words(r, len, &off, res, gpu);
+    append(r, len, &off, " < floor %lld MiB", (long long)pp->pp_floor_mib);
     if (!res->pr_fallback) {
-        append(r, len, &off,
-               "; %s/%s uses %lld MiB against a budget of %lld MiB (%+lld MiB), ",
-               v->pc_namespace, v->pc_name, (long long)v->pc_used_mib,
+        append(r, len, &off, "; %s/%s uses %lld MiB", v->pc_namespace, v->pc_name,
+               (long long)v->pc_used_mib);
+        if (gpu != NULL)
+            append(r, len, &off, " (%lld MiB on this GPU)", (long long)v->pc_gpu_used_mib);
+        append(r, len, &off, " against a budget of %lld MiB (%+lld MiB), ",
                (long long)v->pc_budget_mib, (long long)v->pc_overshoot_mib);
         if (res->pr_ranked_count == 1)
             append(r, len, &off, "the only eligible over-budget pod");
@@ -359,8 +384,13 @@ reason_victim(struct policy_result *res, const struct policy_params *pp)
     }
     append(r, len, &off,
            " and no eligible pod is over its budget; FALLBACK=largest picks %s/%s, "
-           "the largest eligible user at %lld MiB (",
-           v->pc_namespace, v->pc_name, (long long)v->pc_used_mib);
+           "the largest eligible user",
+           v->pc_namespace, v->pc_name);
+    if (gpu != NULL)
+        append(r, len, &off, " of this GPU at %lld MiB there, %lld MiB in all (",
+               (long long)v->pc_gpu_used_mib, (long long)v->pc_used_mib);
+    else
+        append(r, len, &off, " at %lld MiB (", (long long)v->pc_used_mib);
     if (v->pc_has_budget)
         append(r, len, &off, "budget %lld MiB)", (long long)v->pc_budget_mib);
     else if (v->pc_pod->p_budget_state == BUDGET_NONE)
@@ -370,14 +400,14 @@ reason_victim(struct policy_result *res, const struct policy_params *pp)
 }
 
 static void
-reason_none(struct policy_result *res, const struct policy_params *pp)
+reason_none(struct policy_result *res, const struct policy_params *pp, const char *gpu)
 {
     size_t off = 0, len = sizeof(res->pr_reason), i, k, n;
     char *r = res->pr_reason;
     const char *sep = "";
 
-    append(r, len, &off, "free %lld MiB < floor %lld MiB; ", (long long)res->pr_free_mib,
-           (long long)pp->pp_floor_mib);
+    free_words(r, len, &off, res, gpu);
+    append(r, len, &off, " < floor %lld MiB; ", (long long)pp->pp_floor_mib);
     if (res->pr_candidate_count == 0) {
         append(r, len, &off, "no pod to consider");
         return;
@@ -396,6 +426,17 @@ reason_none(struct policy_result *res, const struct policy_params *pp)
                                    : "");
 }
 
+static void
+reason_recovered(struct policy_result *res, const struct policy_params *pp,
+                 const char *gpu)
+{
+    size_t off = 0, len = sizeof(res->pr_reason);
+
+    free_words(res->pr_reason, len, &off, res, gpu);
+    append(res->pr_reason, len, &off, " >= floor %lld MiB; nothing to do",
+           (long long)pp->pp_floor_mib);
+}
+
 void
 policy_decide(const struct policy_params *pp, const struct policy_input *in,
               struct policy_result *res)
@@ -407,7 +448,10 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
     int recovered;
 
     memset(res, 0, sizeof(*res));
-    if (usage_summarise(in->pi_usage, pp->pp_total_mib, &sum, why, sizeof(why)) == -1)
+    if ((in->pi_gpu != NULL ? usage_summarise_gpu(in->pi_usage, in->pi_gpu,
+                                                  pp->pp_total_mib, &sum, why, sizeof(why))
+                            : usage_summarise(in->pi_usage, pp->pp_total_mib, &sum, why,
+                                              sizeof(why))) == -1)
         goto fail;
     if (read_free(pp, in, &sum, &free_bytes, why, sizeof(why)) == -1)
         goto fail;
@@ -415,7 +459,7 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
     res->pr_free_mib = usage_bytes_to_mib(free_bytes);
     recovered = free_bytes >= (double)pp->pp_floor_mib * MIB;
 
-    if (build_candidates(pp, in->pi_pods, &sum, res) == -1) {
+    if (build_candidates(pp, in->pi_pods, &sum, in->pi_gpu != NULL, res) == -1) {
         snprintf(why, sizeof(why), "out of memory");
         goto fail;
     }
@@ -431,16 +475,14 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
 
     if (recovered) {
         res->pr_outcome = POLICY_SKIPPED_RECOVERED;
-        snprintf(res->pr_reason, sizeof(res->pr_reason),
-                 "free %lld MiB >= floor %lld MiB; nothing to do",
-                 (long long)res->pr_free_mib, (long long)pp->pp_floor_mib);
+        reason_recovered(res, pp, in->pi_gpu);
     } else if (ranked == 0) {
         res->pr_outcome = POLICY_SKIPPED_NO_CANDIDATE;
-        reason_none(res, pp);
+        reason_none(res, pp, in->pi_gpu);
     } else {
         res->pr_outcome = POLICY_VICTIM;
         res->pr_ranked_count = ranked;
-        reason_victim(res, pp);
+        reason_victim(res, pp, in->pi_gpu);
     }
     usage_summary_free(&sum);
     return;

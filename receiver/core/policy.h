@@ -56,6 +56,8 @@ struct policy_input {
     const struct usage_reading *pi_usage;  /* borrowed */
     int pi_have_free;        /* FREE_QUERY answered: use pi_free_mib */
     double pi_free_mib;      /* instead of total - sum(used) */
+    const char *pi_gpu;      /* borrowed; GPU scope: decide for this GPU (a GPU_LABEL
+                                value, see usage_summarise_gpu()); NULL = node scope */
 };
 
 enum policy_outcome {
@@ -79,7 +81,10 @@ struct policy_candidate {
     char *pc_namespace;       /* owned copy */
     char *pc_name;            /* owned copy */
     int64_t pc_used_mib;      /* 0 when the pod has no series */
-    double pc_used_bytes;     /* the exact sum the comparisons and ranking use */
+    double pc_used_bytes;     /* the exact sum the comparisons and ranking use; in GPU
+                                 scope summed over every GPU */
+    int64_t pc_gpu_used_mib;  /* GPU scope: its use on the GPU decided; else pc_used_mib */
+    double pc_gpu_used_bytes; /* ... exact: what FALLBACK=largest ranks by */
     int pc_has_budget;        /* budget readable and declared */
     int64_t pc_budget_mib;    /* valid when pc_has_budget */
     int64_t pc_overshoot_mib; /* used - budget; valid when pc_has_budget */
@@ -104,7 +109,10 @@ struct policy_result {
 };
 
 /*
- * Steps 1, 3 and 4 of SPEC "A decision" on what one node reported. Never
+ * Steps 1, 3 and 4 of SPEC "A decision" on what one node reported (or, with
+ * pi_gpu, one GPU of it: SPEC "GPU scope"; free, plausibility and the floor
+ * are then that GPU's, candidates only the pods using it, over budget by
+ * their use on every GPU, FALLBACK=largest ranked by use on that GPU). Never
  * fails: a reading that cannot be true gives POLICY_SKIPPED_TELEMETRY, and so
  * does running out of memory (reason "out of memory", no candidates). res is
  * overwritten, not freed. Candidates are filled for every outcome but

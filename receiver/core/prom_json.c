@@ -122,6 +122,7 @@ struct answer {
 struct want {
     int w_scalar; /* prom_json_parse_scalar: else a vector */
     const char *w_ns_label, *w_pod_label;
+    const char *w_gpu_label; /* NULL: the GPU is not read */
     struct usage_reading *w_out; /* vector */
     double *w_value;             /* scalar */
     char w_why[WHY];             /* a shape error, "" if none */
@@ -202,8 +203,33 @@ read_label(struct js_scan *s, char **dst, int *oom)
     return 0;
 }
 
+/* Which wanted label key is: 0 namespace, 1 pod, 2 GPU, else -1. */
+static int
+label_index(const struct want *w, const struct js_str *key)
+{
+    if (js_str_eq(key, w->w_ns_label))
+        return 0;
+    if (js_str_eq(key, w->w_pod_label))
+        return 1;
+    if (w->w_gpu_label != NULL && js_str_eq(key, w->w_gpu_label))
+        return 2;
+    return -1;
+}
+
+static const char *
+label_name(const struct want *w, int k)
+{
+    return k == 0 ? w->w_ns_label : k == 1 ? w->w_pod_label : w->w_gpu_label;
+}
+
+static char **
+label_dst(struct usage_series *ser, int k)
+{
+    return k == 0 ? &ser->us_namespace : k == 1 ? &ser->us_pod : &ser->us_gpu;
+}
+
 /* result[i]: a {metric, value} object into *ser; a wrong shape sets why (the
- * first, in the order: object, namespace label, pod label, value). */
+ * first, in the order: object, namespace label, pod label, GPU label, value). */
 static int
 read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *ser,
             int *oom)
@@ -232,16 +258,12 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
             } else if ((rc = js_object_begin(s)) == 0) {
                 seen_l = 0;
                 while ((rc2 = js_object_next(s, &key)) == 1) {
-                    int k = js_str_eq(&key, w->w_ns_label)    ? 0
-                            : js_str_eq(&key, w->w_pod_label) ? 1
-                                                              : -1;
+                    int k = label_index(w, &key);
                     if (k == -1) {
                         rc2 = js_skip(s);
-                    } else if (js_once(s, &seen_l, 1u << k,
-                                       k ? w->w_pod_label : w->w_ns_label) == -1) {
+                    } else if (js_once(s, &seen_l, 1u << k, label_name(w, k)) == -1) {
                         rc2 = -1;
-                    } else if ((rc2 = read_label(s, k ? &ser->us_pod : &ser->us_namespace,
-                                                 oom)) == 1) {
+                    } else if ((rc2 = read_label(s, label_dst(ser, k), oom)) == 1) {
                         if (bad_label == -1 || k < bad_label)
                             bad_label = k;
                         rc2 = 0;
@@ -272,7 +294,7 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
         snprintf(w->w_why, sizeof(w->w_why), "%s is not a {metric, value} object", where);
     else if (bad_label != -1)
         snprintf(w->w_why, sizeof(w->w_why), "%s: label %s is not a string", where,
-                 bad_label ? w->w_pod_label : w->w_ns_label);
+                 label_name(w, bad_label));
     else if (!have_value)
         snprintf(w->w_why, sizeof(w->w_why), "%s: value is not a [time, value] pair",
                  where);
@@ -532,9 +554,19 @@ prom_json_parse_vector(const char *body, size_t len, const char *ns_label,
                        const char *pod_label, struct usage_reading *out, char *err,
                        size_t errlen)
 {
+    return prom_json_parse_vector_gpu(body, len, ns_label, pod_label, NULL, out, err,
+                                      errlen);
+}
+
+int
+prom_json_parse_vector_gpu(const char *body, size_t len, const char *ns_label,
+                           const char *pod_label, const char *gpu_label,
+                           struct usage_reading *out, char *err, size_t errlen)
+{
     struct want w = {
         .w_ns_label = ns_label != NULL ? ns_label : DEFAULT_NS_LABEL,
         .w_pod_label = pod_label != NULL ? pod_label : DEFAULT_POD_LABEL,
+        .w_gpu_label = gpu_label != NULL && gpu_label[0] != '\0' ? gpu_label : NULL,
         .w_out = out,
     };
     char why[WHY];

@@ -18,6 +18,13 @@ int prom_json_parse_vector(const char *body, size_t len, const char *ns_label,
                            const char *pod_label, struct usage_reading *out,
                            char *err, size_t errlen);
 
+/* The same, also reading the label gpu_label into us_gpu (NULL or "" = no
+ * GPU label: us_gpu stays NULL, exactly prom_json_parse_vector()). A GPU
+ * label that is not a string is refused like the pod labels. */
+int prom_json_parse_vector_gpu(const char *body, size_t len, const char *ns_label,
+                               const char *pod_label, const char *gpu_label,
+                               struct usage_reading *out, char *err, size_t errlen);
+
 /* Parses a vector answer expected to hold exactly one sample (FREE_QUERY) into
  * *value. 0, or -1 with a reason (error body, no sample, several samples). */
 int prom_json_parse_scalar(const char *body, size_t len, double *value, char *err,

@@ -9,6 +9,7 @@
 struct usage_series {
     char *us_namespace; /* owned; value of NAMESPACE_LABEL, NULL if absent */
     char *us_pod;       /* owned; value of POD_LABEL, NULL if absent */
+    char *us_gpu;       /* owned; value of GPU_LABEL, NULL if absent or not asked for */
     double us_bytes;    /* the sample value; may be NaN or +-Inf as sent */
 };
 
@@ -25,7 +26,8 @@ void usage_reading_free(struct usage_reading *r);
 struct pod_usage {
     char *pu_namespace; /* owned */
     char *pu_pod;       /* owned */
-    double pu_bytes;    /* sum of every series of this pod */
+    double pu_bytes;    /* sum of every series of this pod (in GPU scope: on every GPU) */
+    double pu_gpu_bytes; /* GPU scope: its use on the GPU judged; else pu_bytes */
 };
 
 /* The reading summed per pod and judged. */
@@ -48,6 +50,31 @@ int usage_summarise(const struct usage_reading *r, int64_t total_mib,
                     struct usage_summary *out, char *err, size_t errlen);
 
 void usage_summary_free(struct usage_summary *s);
+
+/* 1 when any series names a GPU: the node is then judged per GPU (SPEC "GPU
+ * scope"). */
+int usage_gpu_scoped(const struct usage_reading *r);
+
+/*
+ * The distinct GPUs the series name, sorted bytewise, into *out: an owned
+ * array (free() it) of pointers borrowed from r. 0 (*count may be 0, *out
+ * then NULL), or -1 when out of memory.
+ */
+int usage_gpus(const struct usage_reading *r, const char ***out, size_t *count);
+
+/*
+ * GPU scope: usage_summarise() for one GPU. us_pods are the pods using gpu
+ * (more than 0 bytes there); pu_bytes is a pod's use summed over all its
+ * series (every GPU, and those without a GPU label), pu_gpu_bytes its use on
+ * gpu. us_total_bytes and us_unattributed_bytes count only series on gpu.
+ * -1 with a sentence in err when what gpu's decision rests on cannot be
+ * true: no series on gpu; a series on gpu, or any series of a pod using gpu,
+ * negative, NaN or infinite; one pod above total_mib on gpu, or all together
+ * above it. Series on other GPUs of pods not using gpu are not judged here.
+ * On -1 out is left empty. The caller frees out with usage_summary_free().
+ */
+int usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t total_mib,
+                        struct usage_summary *out, char *err, size_t errlen);
 
 /* Bytes to whole MiB, rounded down (towards -inf). */
 int64_t usage_bytes_to_mib(double bytes);

@@ -28,9 +28,13 @@ struct prom_call {
     char *pc_query;     /* owned, for logs */
     char *pc_ns_label;  /* owned */
     char *pc_pod_label; /* owned */
+    char *pc_gpu_label; /* owned; NULL: the GPU is not read */
     prom_cb pc_cb;
     void *pc_arg;
 };
+
+static char *substitute(const char *query, const char *var, const char *node, char *err,
+                        size_t errlen);
 
 struct prom *
 prom_new(struct event_base *base, const struct prom_opts *o, char *err, size_t errlen)
@@ -83,6 +87,7 @@ call_free(struct prom_call *pc)
     free(pc->pc_query);
     free(pc->pc_ns_label);
     free(pc->pc_pod_label);
+    free(pc->pc_gpu_label);
     free(pc);
 }
 
@@ -138,8 +143,9 @@ parse_answer(struct prom_call *pc, const struct httpc_resp *r, struct prom_answe
         }
         return 0;
     }
-    if (prom_json_parse_vector(r->hr_body, r->hr_body_len, pc->pc_ns_label,
-                               pc->pc_pod_label, &a->pa_usage, perr, sizeof(perr)) == -1)
+    if (prom_json_parse_vector_gpu(r->hr_body, r->hr_body_len, pc->pc_ns_label,
+                                   pc->pc_pod_label, pc->pc_gpu_label, &a->pa_usage, perr,
+                                   sizeof(perr)) == -1)
         goto fail;
     if (a->pa_usage.ur_count == 0) {
         snprintf(why, whylen, "prometheus: the query returned no series");
@@ -217,6 +223,13 @@ int
 prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
                  const char *pod_label, prom_cb cb, void *arg)
 {
+    return prom_query_usage_gpu(p, promql, ns_label, pod_label, NULL, cb, arg);
+}
+
+int
+prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
+                     const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+{
     struct prom_call *pc;
 
     if (promql == NULL || ns_label == NULL || pod_label == NULL) {
@@ -225,7 +238,9 @@ prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
     }
     if ((pc = calloc(1, sizeof(*pc))) == NULL ||
         (pc->pc_ns_label = strdup(ns_label)) == NULL ||
-        (pc->pc_pod_label = strdup(pod_label)) == NULL) {
+        (pc->pc_pod_label = strdup(pod_label)) == NULL ||
+        (gpu_label != NULL && gpu_label[0] != '\0' &&
+         (pc->pc_gpu_label = strdup(gpu_label)) == NULL)) {
         log_warnx("%s: out of memory", __func__);
         call_free(pc);
         return -1;
@@ -253,15 +268,28 @@ prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg)
 char *
 prom_substitute_node(const char *query, const char *node, char *err, size_t errlen)
 {
-    static const char var[] = "$node";
-    const size_t varlen = sizeof(var) - 1;
+    return substitute(query, "$node", node, err, errlen);
+}
+
+char *
+prom_substitute_gpu(const char *query, const char *gpu, char *err, size_t errlen)
+{
+    return substitute(query, "$gpu", gpu, err, errlen);
+}
+
+/* Every var in query replaced by value, escaped for a PromQL string. */
+static char *
+substitute(const char *query, const char *var, const char *node, char *err, size_t errlen)
+{
+    const size_t varlen = strlen(var);
     struct buf b;
     const char *q, *hit;
     char *out;
 
     for (const char *c = node; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-            snprintf(err, errlen, "node name has a control character");
+            snprintf(err, errlen, "%s has a control character",
+                     strcmp(var, "$node") == 0 ? "node name" : "GPU label value");
             return NULL;
         }
     buf_init(&b, PROM_QUERY_MAX);
@@ -283,7 +311,7 @@ prom_substitute_node(const char *query, const char *node, char *err, size_t errl
     return out;
 fail:
     snprintf(err, errlen,
-             "query too long after substituting $node (max %u bytes) or out of memory",
+             "query too long after substituting %s (max %u bytes) or out of memory", var,
              PROM_QUERY_MAX);
     buf_free(&b);
     return NULL;

@@ -54,6 +54,12 @@ void prom_free(struct prom *p);
 int prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
                      const char *pod_label, prom_cb cb, void *arg);
 
+/* The same, also reading gpu_label into each series' us_gpu (NULL or "" =
+ * exactly prom_query_usage). */
+int prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
+                         const char *pod_label, const char *gpu_label, prom_cb cb,
+                         void *arg);
+
 /* The same for a query giving one number (FREE_QUERY), read with
  * prom_json_parse_scalar into pa_value. */
 int prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg);
@@ -65,5 +71,8 @@ int prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg)
  * NULL with a reason in err.
  */
 char *prom_substitute_node(const char *query, const char *node, char *err, size_t errlen);
+
+/* The same for every "$gpu" (GPU scope: FREE_QUERY per GPU). */
+char *prom_substitute_gpu(const char *query, const char *gpu, char *err, size_t errlen);
 
 #endif

@@ -2388,6 +2388,371 @@ group_teardown(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* --- 10. GPU scope: a node with two GPUs ----------------------------------- */
+
+#define GPU_USED_QUERY                                                                   \
+    "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"
+#define GPU_A "GPU-aaaa"
+#define GPU_B "GPU-bbbb"
+#define ON_GPU_A ON_NODE ",\"uuid\":\"" GPU_A "\""
+#define ON_GPU_B ON_NODE ",\"uuid\":\"" GPU_B "\""
+
+/* One used series: pod NULL = host memory; mib < 0 = NaN. */
+struct gseries {
+    const char *ns, *pod, *gpu;
+    double mib;
+};
+
+/* Routes one Prometheus answer holding these series (as the exporter's
+ * USED_QUERY would give them). */
+static void
+then_gpu_prom(struct env *e, const struct gseries *gs, size_t n)
+{
+    char body[8192], metric[256], value[64];
+    size_t off = 0;
+
+    off += (size_t)snprintf(body, sizeof(body),
+                            "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                            "\"result\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (gs[i].pod != NULL)
+            snprintf(metric, sizeof(metric),
+                     "\"namespace\":\"%s\",\"pod\":\"%s\",\"uuid\":\"%s\"", gs[i].ns,
+                     gs[i].pod, gs[i].gpu);
+        else
+            snprintf(metric, sizeof(metric), "\"uuid\":\"%s\"", gs[i].gpu);
+        if (gs[i].mib < 0)
+            snprintf(value, sizeof(value), "NaN");
+        else
+            snprintf(value, sizeof(value), "%.0f", gs[i].mib * 1048576.0);
+        off += (size_t)snprintf(body + off, sizeof(body) - off,
+                                "%s{\"metric\":{%s},\"value\":[1780394400,\"%s\"]}",
+                                i ? "," : "", metric, value);
+    }
+    snprintf(body + off, sizeof(body) - off, "]}}");
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 0), 0);
+}
+
+/* GPU A: immich-ml +7957 MiB over budget, free 553. GPU B: frigate +500,
+ * free 510 (below) or 11010 (b_healthy). */
+static void
+two_gpus(struct env *e, int b_healthy)
+{
+    const struct gseries gs[] = {
+        {ML_NS, ML_POD, GPU_A, 10957},
+        {"llama-swap", LS_POD, GPU_A, 1100},
+        {NULL, NULL, GPU_A, 2750},
+        {FR_NS, FR_POD, GPU_B, 2500},
+        {"immich", SV_POD, GPU_B, 900},
+        {"portal-stt", ST_POD, GPU_B, 450},
+        {NULL, NULL, GPU_B, b_healthy ? 1500 : 11000},
+    };
+
+    then_gpu_prom(e, gs, sizeof(gs) / sizeof(gs[0]));
+}
+
+static const struct kv gpu_dry[] = {
+    {"DRY_RUN", "true"}, {"USED_QUERY", GPU_USED_QUERY}, {NULL, NULL}};
+
+/* The alert names GPU B: one decision, about GPU B, among its users only,
+ * though GPU A holds the bigger offender and is short too. */
+static void
+test_gpu_alert_names_gpu(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+    struct buf b;
+
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, gpu_dry);
+    metrics_init(1);
+    deliver(e, ON_GPU_B);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", FR_EVICT), 1); /* the dry-run probe */
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    check_shape(d);
+    jstr(d, "gpu", GPU_B);
+    jnull(d, "release");
+    jstr(d, "result", "would_recycle");
+    jint(d, "free_mib", 510);
+    check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    assert_int_equal(json_array_size(jget(d, "candidates")), 3);
+    check_candidate(d, "immich", SV_POD, 900, 1800, "within_budget");
+    jhas(d, "reason", "free 510 MiB on GPU " GPU_B " < floor 1536 MiB");
+    json_decref(all);
+
+    buf_init(&b, 0);
+    assert_int_equal(metrics_render(&b), 0);
+    if (strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE
+                         "\",gpu=\"" GPU_B "\"} 534773760\n") == NULL)
+        fail_msg("no per-GPU free VRAM in:\n%s", b.b_data);
+    buf_free(&b);
+    metrics_cleanup();
+}
+
+/* No GPU label: one decision (and row) per GPU below the floor, from one
+ * query; each names its GPU and its own victim. */
+static void
+test_gpu_fan_out(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, gpu_dry);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1);
+    assert_int_equal(count_reqs(e, "GET", PODS_PATH), 1);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "would_recycle");
+    jint(d, "free_mib", 553);
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    assert_int_equal(json_array_size(jget(d, "candidates")), 2);
+    d = json_array_get(all, 1);
+    jstr(d, "gpu", GPU_B);
+    jstr(d, "result", "would_recycle");
+    check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    jint(d, "id", json_integer_value(jget(json_array_get(all, 0), "id")) + 1);
+    json_decref(all);
+}
+
+/* No GPU below the floor: one skipped_recovered row, gpu null. */
+static void
+test_gpu_none_below(void **state)
+{
+    struct env *e = *state;
+    const struct gseries gs[] = {
+        {ML_NS, ML_POD, GPU_A, 5000}, {FR_NS, FR_POD, GPU_B, 2500}, {NULL, NULL, GPU_B, 10000}};
+    json_t *all, *d;
+
+    then_gpu_prom(e, gs, 3);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    start(e, gpu_dry);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_recovered");
+    jnull(d, "gpu");
+    check_no_victim(d);
+    jint(d, "free_mib", 2860); /* the least free GPU */
+    jhas(d, "reason", "on every GPU (2; the least free is " GPU_B);
+    assert_int_equal(count_mutating(e), 0);
+    json_decref(all);
+}
+
+/* One GPU's impossible reading: that GPU is skipped_telemetry, the other
+ * decides. */
+static void
+test_gpu_impossible_one(void **state)
+{
+    struct env *e = *state;
+    const struct gseries gs[] = {{ML_NS, ML_POD, GPU_A, 10957},
+                                 {NULL, NULL, GPU_A, 3850},
+                                 {FR_NS, FR_POD, GPU_B, -1},
+                                 {"immich", SV_POD, GPU_B, 900}};
+    json_t *all, *d;
+
+    then_gpu_prom(e, gs, 4);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, gpu_dry);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "would_recycle");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    d = json_array_get(all, 1);
+    jstr(d, "gpu", GPU_B);
+    jstr(d, "result", "skipped_telemetry");
+    jnull(d, "free_mib");
+    jhas(d, "reason", "for " FR_NS "/" FR_POD ", which cannot be true");
+    jhas(d, "error", "cannot be true");
+    json_decref(all);
+}
+
+/* Brakes per (node, GPU): a GPU's SETTLE holds back that GPU only; a trigger
+ * naming no GPU coalesces per GPU once the query named them; in flight too. */
+static void
+test_gpu_brakes(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+    struct store_filter f = {.sf_gpu = GPU_A};
+    size_t n[2] = {0, 0};
+    char err[256];
+
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"},
+                                 {"USED_QUERY", GPU_USED_QUERY},
+                                 {"SETTLE", "1h"},
+                                 {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    deliver(e, ON_GPU_A); /* in flight: coalesced at once */
+    wait_rows(e, 2, 5000);
+    deliver(e, ON_NODE); /* GPU A settling, GPU B decides */
+    wait_rows(e, 4, 5000);
+    deliver(e, ON_GPU_B); /* now GPU B settles too: no query */
+    wait_rows(e, 5, 5000);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "would_recycle");
+    d = json_array_get(all, 1);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "a decision for " NODE " GPU " GPU_A " is already in flight");
+    /* the node-wide trigger: its row went to GPU A (coalesced), GPU B got one */
+    d = json_array_get(all, 2);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "inside the SETTLE window after recycling " ML_NS "/" ML_POD);
+    d = json_array_get(all, 3);
+    jstr(d, "gpu", GPU_B);
+    jstr(d, "result", "would_recycle");
+    d = json_array_get(all, 4);
+    jstr(d, "gpu", GPU_B);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "after recycling " FR_NS "/" FR_POD);
+    json_decref(all);
+
+    /* audit --gpu: only GPU A's rows */
+    assert_int_equal(store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)), 3);
+}
+
+/* MAX_RECYCLES_PER_HOUR stays global: two GPUs below, one recycle. */
+static void
+test_gpu_hourly_global(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"},
+                                 {"USED_QUERY", GPU_USED_QUERY},
+                                 {"MAX_RECYCLES_PER_HOUR", "1"},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    assert_int_equal(count_result(all, "would_recycle"), 1);
+    assert_int_equal(count_result(all, "rate_limited"), 1);
+    json_decref(all);
+}
+
+/* Enforcing on one GPU: evicted, and verified on that GPU's free VRAM. */
+static void
+test_gpu_recycle_verify(void **state)
+{
+    struct env *e = *state;
+    const struct gseries after[] = {{"llama-swap", LS_POD, GPU_A, 1100},
+                                    {NULL, NULL, GPU_A, 2750},
+                                    {FR_NS, FR_POD, GPU_B, 2500},
+                                    {NULL, NULL, GPU_B, 12000}};
+    json_t *all, *d;
+
+    two_gpus(e, 0);
+    then_gpu_prom(e, after, 4);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY}, {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "recycled");
+    /* GPU B is still short, but this decision is about GPU A */
+    jint(jget(d, "verify"), "free_mib", 15360 - 1100 - 2750);
+    json_decref(all);
+}
+
+/* FREE_QUERY with $gpu: asked per GPU, after the used series named them. */
+static void
+test_gpu_free_query(void **state)
+{
+    struct env *e = *state;
+    const struct fake_req *r;
+    json_t *all;
+    char *q;
+
+    two_gpus(e, 0);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                                "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                                "\"result\":[{\"metric\":{},\"value\":[1,\"900\"]}]}}",
+                                0),
+                     0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){
+                 {"DRY_RUN", "true"},
+                 {"USED_QUERY", GPU_USED_QUERY},
+                 {"FREE_QUERY", "gpu_memory_free_bytes{node=\"$node\",uuid=\"$gpu\"}/2^20"},
+                 {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    r = req_nth(e, "GET", QUERY_PATH, 1);
+    q = fake_query_param(r, "query");
+    assert_string_equal(q, "gpu_memory_free_bytes{node=\"" NODE "\",uuid=\"" GPU_A "\"}/2^20");
+    free(q);
+    all = decisions(e);
+    jint(json_array_get(all, 0), "free_mib", 900);
+    jstr(json_array_get(all, 0), "gpu", GPU_A);
+    json_decref(all);
+}
+
+/* GPU_LABEL="" turns GPU scope off: the same labelled series are one node. */
+static void
+test_gpu_label_off(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"},
+                                 {"USED_QUERY", GPU_USED_QUERY},
+                                 {"GPU_LABEL", ""},
+                                 {"GPU_TOTAL_MIB", "30720"},
+                                 {NULL, NULL}});
+    deliver(e, ON_GPU_B);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jnull(d, "gpu");
+    jint(d, "free_mib", 30720 - 10957 - 1100 - 2750 - 2500 - 900 - 450 - 11000);
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    json_decref(all);
+}
+
+
 int
 main(void)
 {
@@ -2442,6 +2807,15 @@ main(void)
         T(test_stop_while_gathering),
         T(test_stop_while_verifying),
         T(test_stop_waits_for_eviction),
+        T(test_gpu_alert_names_gpu),
+        T(test_gpu_fan_out),
+        T(test_gpu_none_below),
+        T(test_gpu_impossible_one),
+        T(test_gpu_brakes),
+        T(test_gpu_hourly_global),
+        T(test_gpu_recycle_verify),
+        T(test_gpu_free_query),
+        T(test_gpu_label_off),
     };
 
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);

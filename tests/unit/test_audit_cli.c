@@ -334,7 +334,8 @@ static const char decision1[] =
     "\"budget_mib\":2000,\"eligible\":true,\"why_not\":null},"
     "{\"namespace\":\"llm\",\"pod\":\"vllm-0\",\"used_mib\":3000,\"budget_mib\":4000,"
     "\"eligible\":false,\"why_not\":\"within_budget\"}],"
-    "\"error\":null,\"verify\":{\"free_mib\":9000,\"seconds\":12.25}}";
+    "\"error\":null,\"verify\":{\"free_mib\":9000,\"seconds\":12.25},"
+    "\"gpu\":null,\"release\":null}";
 
 /* ---- listings ---- */
 
@@ -358,7 +359,7 @@ test_list_json_all(void **state)
         "\"floor_mib\":1536,\"dry_run\":false,\"action\":\"none\","
         "\"victim\":null,\"candidates\":[],"
         "\"error\":\"connect to prometheus:9090: connection refused\","
-        "\"verify\":null}");
+        "\"verify\":null,\"gpu\":null,\"release\":null}");
     /* A fallback victim without a budget: budget and overshoot are null. */
     assert_json_equal_text(
         json_object_get(json_array_get(a, 3), "victim"),
@@ -873,9 +874,73 @@ test_check_object(void **state)
     /* Keys in SPEC order when dumped. */
     text = json_dumps(j, AUDIT_JSON_FLAGS);
     assert_non_null(strstr(text, "{\"id\":null,\"time\":"));
-    assert_non_null(strstr(text, "\"error\":null,\"verify\":null}"));
+    assert_non_null(
+        strstr(text, "\"error\":null,\"verify\":null,\"gpu\":null,\"release\":null}"));
     free(text);
     json_decref(j);
+}
+
+/* ---- GPU scope ---- */
+
+static void
+test_gpu_filter(void **state)
+{
+    struct fx *f = *state;
+    char err[256];
+    struct store *s = store_open(f->f_db, STORE_READWRITE, err, sizeof(err));
+    struct store_decision d = {.sd_time_ms = T0 + 180000,
+                               .sd_node = "gpu-1",
+                               .sd_trigger = "GPUVRAMLow",
+                               .sd_result = "would_recycle",
+                               .sd_floor_mib = 1536,
+                               .sd_free_known = 1,
+                               .sd_free_mib = 700,
+                               .sd_action = "evict",
+                               .sd_victim = &v_ml,
+                               .sd_gpu = "GPU-a"};
+    json_t *a;
+
+    assert_non_null(s);
+    assert_int_equal(store_decision_record(s, &d, NULL, err, sizeof(err)), 0);
+    d.sd_gpu = "GPU-b";
+    d.sd_time_ms += 1000;
+    assert_int_equal(store_decision_record(s, &d, NULL, err, sizeof(err)), 0);
+    store_close(s);
+
+    assert_int_equal(run(f, "--db", "DB", "--gpu", "GPU-a", "--format", "json", END), 0);
+    assert_ids(f, "[7]");
+    a = out_json(f);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "gpu")),
+                        "GPU-a");
+    assert_true(json_is_null(json_object_get(json_array_get(a, 0), "release")));
+    json_decref(a);
+    assert_int_equal(run(f, "--db", "DB", "--gpu=GPU-b", "--node", "gpu-1", "--format",
+                         "json", END),
+                     0);
+    assert_ids(f, "[8]");
+    assert_int_equal(run(f, "--db", "DB", "--gpu", "GPU-z", END), 0);
+    assert_string_equal(f->f_out, "no decisions\n");
+    /* the table names the GPU beside the node; show has a line for it */
+    assert_int_equal(run(f, "--db", "DB", "--gpu", "GPU-a", END), 0);
+    assert_fits_80(f->f_out);
+    assert_out_has(f, "      7 06-02 10:03 gpu-1/GPU-a  would_recycle");
+    assert_int_equal(run(f, "show", "7", "--db", "DB", END), 0);
+    assert_out_has(f, "  gpu         GPU-a\n");
+    assert_int_equal(run(f, "show", "1", "--db", "DB", END), 0);
+    assert_null(strstr(f->f_out, "  gpu "));
+    /* stats count what the listing shows */
+    assert_int_equal(run(f, "stats", "--db", "DB", "--gpu", "GPU-b", "--format", "json",
+                         END),
+                     0);
+    a = out_json(f);
+    assert_json_equal_text(
+        a, "[{\"by\":\"result\",\"key\":\"would_recycle\",\"count\":1},"
+           "{\"by\":\"namespace\",\"key\":\"ml\",\"result\":\"would_recycle\",\"count\":1}]");
+    json_decref(a);
+    assert_one_error(f, run(f, "alerts", "--db", "DB", "--gpu", "GPU-a", END), 2,
+                     "--gpu does not apply to alerts");
+    assert_one_error(f, run(f, "show", "7", "--db", "DB", "--gpu", "GPU-a", END), 2,
+                     "--gpu does not apply to show");
 }
 
 int
@@ -888,6 +953,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_longest_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_show, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alerts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_db_from_env_and_flag, setup, teardown),

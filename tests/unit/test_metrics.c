@@ -102,6 +102,29 @@ test_cardinality_cap(void **state)
     metrics_cleanup();
 }
 
+/* GPU scope: the free-VRAM gauge carries {node,gpu}; node scope keeps {node}. */
+static void
+test_free_vram_per_gpu(void **state)
+{
+    char *text;
+
+    metrics_init(0);
+    metrics_free_vram("single", 100);
+    metrics_free_vram_gpu("multi", "GPU-a", 1);
+    metrics_free_vram_gpu("multi", "GPU-b\"x", 2);
+    metrics_free_vram_gpu("multi", "GPU-a", 3); /* replaces */
+    metrics_free_vram_gpu("single", NULL, 5);  /* the node-scope series */
+    text = render();
+    assert_non_null(strstr(text, "gpu_vram_watchdog_free_vram_bytes{node=\"single\"} 5242880\n"));
+    assert_non_null(strstr(
+        text, "gpu_vram_watchdog_free_vram_bytes{node=\"multi\",gpu=\"GPU-a\"} 3145728\n"));
+    assert_non_null(strstr(
+        text, "gpu_vram_watchdog_free_vram_bytes{node=\"multi\",gpu=\"GPU-b\\\"x\"} 2097152\n"));
+    assert_null(strstr(text, "gpu=\"\""));
+    free(text);
+    metrics_cleanup();
+}
+
 int
 main(void)
 {
@@ -109,6 +132,7 @@ main(void)
         cmocka_unit_test(test_families_and_values),
         cmocka_unit_test(test_label_escaping),
         cmocka_unit_test(test_cardinality_cap),
+        cmocka_unit_test(test_free_vram_per_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,9 +33,9 @@ static void
 test_hostile_names(void **state)
 {
     struct seating_tenant t[] = {
-        {EVIL_NS, EVIL_POD, 9000, BUDGET_OK, 3000, 6000, 1, NULL},
-        {"llm", "vllm-0", 2000, BUDGET_OK, 4000, -2000, 0, "within_budget"},
-        {"x", "bad-budget", 10, BUDGET_BAD, 0, 0, 0, "bad_budget"},
+        {EVIL_NS, EVIL_POD, 9000, 9000, BUDGET_OK, 3000, 6000, 6000, 1, NULL},
+        {"llm", "vllm-0", 2000, 2000, BUDGET_OK, 4000, -2000, 0, 0, "within_budget"},
+        {"x", "bad-budget", 10, 10, BUDGET_BAD, 0, 0, 0, 0, "bad_budget"},
     };
     struct seating_card card = {.sc_gpu = "GPU-<i>uuid</i>", .sc_total_mib = 15360,
                                 .sc_free_known = 1, .sc_free_mib = 400, .sc_used_mib = 11010,
@@ -104,7 +104,7 @@ test_not_advertised_and_no_reading(void **state)
 static void
 test_over_committed_and_too_big(void **state)
 {
-    struct seating_tenant t = {"a", "b", 100, BUDGET_OK, 20000, -19900, 0, "within_budget"};
+    struct seating_tenant t = {"a", "b", 100, 100, BUDGET_OK, 20000, -19900, 0, 0, "within_budget"};
     struct seating_card card = {.sc_total_mib = 15360, .sc_tenants = &t, .sc_tenant_count = 1};
     struct seating_node node = {.sn_node = "gpu-1", .sn_capacity = SEATING_CAPACITY_OK,
                                 .sn_capacity_mib = 14000, .sn_budgets_mib = 20000,

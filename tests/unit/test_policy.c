@@ -185,7 +185,7 @@ test_incident_from_bodies(void **state)
     struct pod_parse_opts o = {"viktorbarzin.me/gpumem", "gpu-vram-watchdog/protected"};
     struct pod_list pl;
     struct usage_reading ur;
-    struct policy_input in = {&pl, &ur, 0, 0};
+    struct policy_input in = {&pl, &ur, 0, 0, NULL};
     char err[256], *body;
     size_t len;
 
@@ -1021,6 +1021,85 @@ test_order_blind(void **state)
     assert_true(fallbacks > 50);
 }
 
+/* GPU scope: the same node spread over three GPUs (some series unlabelled,
+ * some pods on two cards). Per GPU: order never matters, every candidate
+ * uses that GPU, a budget victim is over budget by its total, and
+ * FALLBACK=largest goes by use on that GPU. */
+static void
+test_order_blind_gpu(void **state)
+{
+    static const char *const gpus[] = {"GPU-a", "GPU-b", "GPU-c"};
+    static char want[16384], got[16384];
+    struct fx *f = *state;
+    const char **named;
+    size_t iter, npods, i, k, n, g, victims = 0, fallbacks = 0, decisions = 0;
+    const struct policy_candidate *c;
+
+    rng_state = 20260603;
+    for (iter = 0; iter < 1500; iter++) {
+        f->pl.pl_count = 0;
+        f->ur.ur_count = 0;
+        npods = 1 + pick(16);
+        random_node(f, npods);
+        for (i = 0, n = f->ur.ur_count; i < n; i++) {
+            f->series[i].us_gpu = pick(10) == 0 ? NULL : (char *)gpus[pick(3)];
+            if (f->series[i].us_gpu != NULL && pick(4) == 0) { /* on a 2nd card too */
+                f->series[f->ur.ur_count] = f->series[i];
+                f->series[f->ur.ur_count].us_gpu = (char *)gpus[pick(3)];
+                f->series[f->ur.ur_count++].us_bytes = (double)(100 * pick(9)) * MIB;
+            }
+        }
+        for (g = 0; g < 3; g++) { /* the rest of each card, so free is random */
+            double used = 0;
+            for (i = 0; i < f->ur.ur_count; i++)
+                if (f->series[i].us_gpu == gpus[g])
+                    used += f->series[i].us_bytes;
+            if (used > (double)f->pp.pp_total_mib * MIB - 2000 * MIB)
+                continue;
+            series(f, NULL, NULL,
+                   (double)f->pp.pp_total_mib * MIB - used - (double)pick(2000) * MIB);
+            f->series[f->ur.ur_count - 1].us_gpu = (char *)gpus[g];
+        }
+        assert_int_equal(usage_gpus(&f->ur, &named, &n), 0);
+        assert_true(n >= 1 && n <= 3);
+        for (g = 0; g < n; g++) {
+            f->in.pi_gpu = named[g];
+            decide(f);
+            decisions++;
+            describe(&f->res, want, sizeof(want), SIZE_MAX);
+            victims += f->res.pr_outcome == POLICY_VICTIM;
+            fallbacks += f->res.pr_fallback;
+            for (i = 0; i < f->res.pr_candidate_count; i++) {
+                c = &f->res.pr_candidates[i];
+                if (!(c->pc_gpu_used_bytes > 0) || c->pc_gpu_used_bytes > c->pc_used_bytes)
+                    fail_msg("iteration %zu: %s on %s uses %g of %g", iter, c->pc_name,
+                             named[g], c->pc_gpu_used_bytes, c->pc_used_bytes);
+                if (i < f->res.pr_ranked_count && !f->res.pr_fallback &&
+                    !(c->pc_used_bytes > (double)c->pc_budget_mib * MIB))
+                    fail_msg("iteration %zu: %s ranked within budget", iter, c->pc_name);
+                if (i > 0 && i < f->res.pr_ranked_count && f->res.pr_fallback &&
+                    c->pc_gpu_used_bytes > f->res.pr_candidates[i - 1].pc_gpu_used_bytes)
+                    fail_msg("iteration %zu: fallback not by use on %s", iter, named[g]);
+            }
+            for (k = 0; k < 4; k++) {
+                shuffle_pods(f);
+                shuffle_series(f);
+                decide(f);
+                describe(&f->res, got, sizeof(got), SIZE_MAX);
+                if (strcmp(want, got) != 0)
+                    fail_msg("iteration %zu, %s: order changed the result:\n%s\n%s", iter,
+                             named[g], want, got);
+            }
+        }
+        free(named);
+        f->in.pi_gpu = NULL;
+    }
+    print_message("%zu GPU decisions: %zu victims, %zu by fallback\n", decisions, victims,
+                  fallbacks);
+    assert_true(victims > 300);
+    assert_true(fallbacks > 30);
+}
+
 int
 main(void)
 {
@@ -1043,6 +1122,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_edges, setup, teardown),
         cmocka_unit_test(test_outcome_names_and_free),
         cmocka_unit_test_setup_teardown(test_order_blind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_blind_gpu, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

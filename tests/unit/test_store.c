@@ -217,6 +217,19 @@ assert_decision(const struct store_decision *w, const struct store_decision *g)
         assert_true(w->sd_verify_seconds == g->sd_verify_seconds);
     }
     assert_int_equal(w->sd_alert_id, g->sd_alert_id);
+    assert_str_or_null(w->sd_gpu, g->sd_gpu);
+    if (w->sd_release == NULL)
+        assert_null(g->sd_release);
+    else {
+        assert_non_null(g->sd_release);
+        assert_string_equal(w->sd_release->sr_url, g->sd_release->sr_url);
+        assert_int_equal(w->sd_release->sr_status_known, g->sd_release->sr_status_known);
+        assert_int_equal(w->sd_release->sr_status, g->sd_release->sr_status);
+        assert_int_equal(w->sd_release->sr_freed_known, g->sd_release->sr_freed_known);
+        assert_int_equal(w->sd_release->sr_freed_mib, g->sd_release->sr_freed_mib);
+        assert_int_equal(w->sd_release->sr_seconds_known, g->sd_release->sr_seconds_known);
+        assert_true(w->sd_release->sr_seconds == g->sd_release->sr_seconds);
+    }
     if (w->sd_victim == NULL)
         assert_null(g->sd_victim);
     else {
@@ -1033,11 +1046,166 @@ test_query_plans(void **state)
     store_close(s);
 }
 
+/* ---- GPU scope and the release field (schema 2) ---- */
+
+/* A decision about one GPU, with a release asked, reads back whole; one
+ * without either reads back with both null. */
+static void
+test_gpu_and_release_roundtrip(void **state)
+{
+    static const struct store_release rel = {"http://10.0.0.7:8080/unload", 1, 200, 1,
+                                             3000, 1, 1.5};
+    static const struct store_release dry = {"http://10.0.0.7:8080/unload", 0, 0, 0, 0, 0,
+                                             0};
+    struct fx *f = *state;
+    struct store *s = open_rw(f);
+    struct store_decision d = full_decision(), plain = full_decision(), d2;
+    struct expect e = {0};
+    json_t *j;
+    int64_t id = 0, id2 = 0, id3 = 0;
+
+    d.sd_gpu = "GPU-5b1c";
+    d.sd_release = &rel;
+    assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    assert_int_equal(store_decision_record(s, &plain, &id2, f->f_err, sizeof(f->f_err)), 0);
+    d2 = plain;
+    d2.sd_release = &dry;
+    assert_int_equal(store_decision_start(s, &d2, &id3, f->f_err, sizeof(f->f_err)), 0);
+    d2.sd_gpu = "GPU-x";
+    assert_int_equal(store_decision_finish(s, id3, &d2, f->f_err, sizeof(f->f_err)), 0);
+    store_close(s);
+
+    s = open_ro(f);
+    e = (struct expect){.e_want = &d, .e_id = id};
+    assert_int_equal(store_get_decision(s, id, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
+    e = (struct expect){.e_want = &plain, .e_id = id2};
+    assert_int_equal(store_get_decision(s, id2, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
+    e = (struct expect){.e_want = &d2, .e_id = id3};
+    assert_int_equal(store_get_decision(s, id3, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
+    store_close(s);
+    assert_int_equal(sql_int(f->f_path, "SELECT count(*) FROM decisions WHERE gpu IS NULL"),
+                     1);
+    /* the release column holds SPEC's object */
+    j = store_release_json(&dry);
+    assert_non_null(j);
+    {
+        char *t = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        assert_string_equal(t, "{\"url\":\"http://10.0.0.7:8080/unload\",\"status\":null,"
+                               "\"freed_mib\":null,\"seconds\":null}");
+        free(t);
+    }
+    json_decref(j);
+    assert_true(json_is_null(j = store_release_json(NULL)));
+    json_decref(j);
+}
+
+/* The schema as version 1 shipped it, with one decision and one alert in it. */
+static const char schema_v1[] =
+    "CREATE TABLE alerts (id INTEGER PRIMARY KEY AUTOINCREMENT, received_ms INTEGER NOT "
+    "NULL, alertname TEXT NOT NULL, status TEXT NOT NULL, fingerprint TEXT NOT NULL, "
+    "starts_at TEXT, ends_at TEXT, labels TEXT NOT NULL, annotations TEXT NOT NULL);"
+    "CREATE INDEX alerts_by_time ON alerts(received_ms);"
+    "CREATE TABLE decisions (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT "
+    "NULL, node TEXT NOT NULL, trigger_name TEXT NOT NULL, fingerprint TEXT NOT NULL, "
+    "result TEXT NOT NULL, reason TEXT NOT NULL, free_mib INTEGER, floor_mib INTEGER NOT "
+    "NULL, dry_run INTEGER NOT NULL, action TEXT NOT NULL, victim_namespace TEXT, "
+    "victim_pod TEXT, victim TEXT, candidates TEXT NOT NULL, error TEXT, verify_free_mib "
+    "INTEGER, verify_seconds REAL, alert_id INTEGER REFERENCES alerts(id) ON DELETE SET "
+    "NULL);"
+    "CREATE INDEX decisions_by_time ON decisions(time_ms);"
+    "CREATE INDEX decisions_by_node ON decisions(node, time_ms);"
+    "CREATE INDEX decisions_by_result ON decisions(result, time_ms);"
+    "CREATE INDEX decisions_by_namespace ON decisions(victim_namespace, time_ms);"
+    "CREATE INDEX decisions_by_victim_result ON decisions(victim_namespace, result, "
+    "time_ms) WHERE victim_namespace IS NOT NULL;"
+    "CREATE INDEX decisions_by_alert ON decisions(alert_id);"
+    "INSERT INTO alerts VALUES (1, 1000, 'GPUVRAMLow', 'firing', 'fp', NULL, NULL, '{}', "
+    "'{}');"
+    "INSERT INTO decisions VALUES (1, 1717322400123, 'gpu-1', 'GPUVRAMLow', 'fp', "
+    "'recycled', 'old row', 512, 1536, 0, 'evict', 'ml', 'onnx-1', "
+    "'{\"namespace\":\"ml\",\"pod\":\"onnx-1\",\"used_mib\":9000,\"budget_mib\":2000,"
+    "\"overshoot_mib\":7000}', '[]', NULL, 9000, 2.5, 1);"
+    "PRAGMA user_version = 1;";
+
+static int
+old_row_cb(void *arg, int64_t id, const struct store_decision *d)
+{
+    (*(int *)arg)++;
+    assert_int_equal(id, 1);
+    assert_string_equal(d->sd_reason, "old row");
+    assert_string_equal(d->sd_victim->sv_pod, "onnx-1");
+    assert_null(d->sd_gpu);
+    assert_null(d->sd_release);
+    return 0;
+}
+
+/* A version 1 file opened by this daemon: migrated to 2 in place, its rows
+ * kept (node scope: gpu null), and the read-only CLI refuses it until then. */
+static void
+test_migrates_v1_file(void **state)
+{
+    struct fx *f = *state;
+    struct store_filter flt = {.sf_gpu = "GPU-a"};
+    struct store_decision d = full_decision();
+    struct store *s;
+    sqlite3 *db = NULL;
+    int calls = 0;
+
+    assert_int_equal(sqlite3_open(f->f_path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, schema_v1, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
+    assert_non_null(strstr(f->f_err, "schema version 1 is older than 2"));
+
+    s = open_rw(f);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 2);
+    d.sd_gpu = "GPU-a";
+    assert_int_equal(store_decision_record(s, &d, NULL, f->f_err, sizeof(f->f_err)), 0);
+    assert_ids(s, &(struct store_filter){0}, "[2,1]");
+    assert_ids(s, &flt, "[2]");
+    assert_int_equal(store_get_decision(s, 1, old_row_cb, &calls, f->f_err,
+                                        sizeof(f->f_err)),
+                     1);
+    assert_int_equal(calls, 1);
+    store_close(s);
+    s = open_ro(f); /* now current for the CLI too */
+    store_close(s);
+}
+
+/* --gpu: only that GPU's rows, never node-scope ones; with an index. */
+static void
+test_query_gpu_filter(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = seed(f);
+    struct store_filter flt = {.sf_gpu = "GPU-a"};
+    struct store_decision d = {.sd_time_ms = 7000, .sd_node = "gpu-1",
+                               .sd_result = "would_recycle", .sd_floor_mib = 1536,
+                               .sd_action = "evict", .sd_gpu = "GPU-a"};
+
+    assert_ids(s, &flt, "[]");
+    assert_int_equal(store_decision_record(s, &d, NULL, f->f_err, sizeof(f->f_err)), 0);
+    d.sd_gpu = "GPU-b";
+    d.sd_time_ms = 8000;
+    assert_int_equal(store_decision_record(s, &d, NULL, f->f_err, sizeof(f->f_err)), 0);
+    assert_ids(s, &flt, "[7]");
+    flt.sf_gpu = "GPU-b";
+    assert_ids(s, &flt, "[8]");
+    flt.sf_node = "gpu-2";
+    assert_ids(s, &flt, "[]");
+    flt = (struct store_filter){.sf_gpu = "GPU-a", .sf_limit = 100};
+    assert_plan(f, s, &flt, 0, "decisions_by_gpu");
+    store_close(s);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_open_creates_0600, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_and_release_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_v1_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_gpu_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing_file_keeps_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wal_and_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_preserves_data, setup, teardown),

@@ -1,0 +1,95 @@
+/* expo_render.c -- the exporter's /metrics text from one poll (pure) */
+#include "expo_render.h"
+
+#include <stdio.h>
+
+#include "expo.h"
+
+static int
+device_family(struct buf *out, const char *name, const char *help,
+              const struct expo_status *st, const struct nvml_snapshot *snap,
+              const struct attr_result *attr, int which)
+{
+    char gpu[16];
+
+    if (expo_header(out, name, "gauge", help) == -1)
+        return -1;
+    for (size_t i = 0; i < snap->ns_count; i++) {
+        const struct nvml_device *d = &snap->ns_devices[i];
+        struct expo_label l[4] = {
+            {"node", st->es_node}, {"gpu", gpu}, {"uuid", d->nd_uuid}, {"model", d->nd_model}};
+        double v = which == 0   ? (double)d->nd_total
+                   : which == 1 ? (double)attr->ar_devices[i].ad_used
+                   : which == 2 ? (double)d->nd_free
+                                : (double)attr->ar_devices[i].ad_unattributed;
+        snprintf(gpu, sizeof(gpu), "%u", d->nd_index);
+        if (expo_sample(out, name, l, which == 3 ? 3 : 4, v) == -1)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+pod_family(struct buf *out, const struct expo_status *st, const struct nvml_snapshot *snap,
+           const struct attr_result *attr)
+{
+    const char *name = "gpu_pod_memory_used_bytes";
+    char gpu[16];
+
+    if (expo_header(out, name, "gauge",
+                    "GPU memory used by a container's processes on a GPU, in bytes.") == -1)
+        return -1;
+    for (size_t i = 0; i < attr->ar_nseries; i++) {
+        const struct attr_series *s = &attr->ar_series[i];
+        const struct nvml_device *d = &snap->ns_devices[s->as_device];
+        struct expo_label l[6] = {{"node", st->es_node},         {"namespace", s->as_namespace},
+                                  {"pod", s->as_pod},            {"container", s->as_container},
+                                  {"gpu", gpu},                  {"uuid", d->nd_uuid}};
+        snprintf(gpu, sizeof(gpu), "%u", d->nd_index);
+        if (expo_sample(out, name, l, 6, (double)s->as_bytes) == -1)
+            return -1;
+    }
+    return 0;
+}
+
+int
+expo_render(struct buf *out, const struct expo_status *st, const struct nvml_snapshot *snap,
+            const struct attr_result *attr)
+{
+    struct expo_label version = {"version", GVW_VERSION};
+
+    if (st->es_up && snap != NULL && attr != NULL &&
+        (pod_family(out, st, snap, attr) == -1 ||
+         device_family(out, "gpu_memory_total_bytes",
+                       "GPU framebuffer memory as NVML reports it, in bytes.", st, snap, attr,
+                       0) == -1 ||
+         device_family(out, "gpu_memory_used_bytes",
+                       "GPU memory in use (total - free, driver-reserved memory included), "
+                       "in bytes.",
+                       st, snap, attr, 1) == -1 ||
+         device_family(out, "gpu_memory_free_bytes", "Free GPU memory as NVML reports it, in bytes.",
+                       st, snap, attr, 2) == -1 ||
+         device_family(out, "gpu_memory_unattributed_bytes",
+                       "GPU memory in use that no pod accounts for (driver, host processes, "
+                       "processes whose pod is unknown), in bytes.",
+                       st, snap, attr, 3) == -1))
+        return -1;
+    if (expo_header(out, "gpu_vram_exporter_up", "gauge",
+                    "1 when the last poll read NVML, else 0.") == -1 ||
+        expo_sample(out, "gpu_vram_exporter_up", NULL, 0, st->es_up ? 1 : 0) == -1 ||
+        expo_header(out, "gpu_vram_exporter_poll_duration_seconds", "gauge",
+                    "How long the last poll took.") == -1 ||
+        expo_sample(out, "gpu_vram_exporter_poll_duration_seconds", NULL, 0,
+                    st->es_poll_duration) == -1 ||
+        expo_header(out, "gpu_vram_exporter_build_info", "gauge",
+                    "Build information; the value is always 1.") == -1 ||
+        expo_sample(out, "gpu_vram_exporter_build_info", &version, 1, 1) == -1)
+        return -1;
+    if (st->es_last_poll > 0 &&
+        (expo_header(out, "gpu_vram_exporter_last_poll_timestamp_seconds", "gauge",
+                     "Unix time of the last poll that read NVML.") == -1 ||
+         buf_printf(out, "gpu_vram_exporter_last_poll_timestamp_seconds %.3f\n",
+                    st->es_last_poll) == -1))
+        return -1;
+    return 0;
+}

@@ -1,0 +1,379 @@
+/* exporter.c -- `gpu-vram-watchdog exporter`: the node agent's loop, poll and HTTP
+ *
+ * A libevent timer polls NVML (each poll is bounded: a handful of quick
+ * calls per GPU and one small file per process) and renders the /metrics text
+ * once; requests are answered from that text, so they never wait on NVML or
+ * the API server. */
+#include "exporter.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <netinet/in.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "attribute.h"
+#include "buf.h"
+#include "expo_render.h"
+#include "exporter_config.h"
+#include "log.h"
+#include "nvml.h"
+#include "podmap.h"
+#include "procfs.h"
+
+#define RETRY_MS 5000          /* NVML down: try again at least this often */
+#define METRICS_CAP (64u << 20) /* the rendered text; a node never comes near it */
+
+struct exporter {
+    const struct exporter_config *x_cfg; /* borrowed */
+    struct event_base *x_base;           /* borrowed */
+    struct event *x_poll;                /* owned */
+    struct nvml *x_nvml;                 /* owned; NULL while NVML is down */
+    char x_down_why[512];                /* the last reason logged; "" while up */
+    struct podmap *x_pods;               /* owned */
+    struct nvml_snapshot x_snap;         /* the last good read (owned) */
+    struct attr_pid *x_pids;             /* owned: what its processes' cgroups said */
+    size_t x_npids;
+    int x_up;
+    double x_last_poll;    /* unix seconds of the last good read */
+    double x_poll_seconds; /* how long the last poll took */
+    struct buf x_text;     /* the rendered /metrics answer */
+};
+
+static double
+now_real(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double
+now_mono(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Joins the last read to the pods, renders the text, and (from a poll,
+ * may_relist) lists the pods again when a process names one the cache lacks:
+ * at most one list per poll. */
+static void
+render(struct exporter *x, int may_relist)
+{
+    struct expo_status st = {x->x_cfg->ec_node_name, x->x_up, x->x_last_poll,
+                             x->x_poll_seconds};
+    struct attr_result attr;
+    struct buf text;
+    int have_attr = 0;
+
+    memset(&attr, 0, sizeof(attr));
+    if (x->x_up) {
+        if (attribute(&x->x_snap, x->x_pids, x->x_npids, podmap_pods(x->x_pods),
+                      podmap_is_asked, x->x_pods, &attr) == -1) {
+            log_warnx("%s: out of memory; /metrics keeps the previous text", __func__);
+            return;
+        }
+        have_attr = 1;
+        if (may_relist && attr.ar_unknown_seen)
+            podmap_relist(x->x_pods, attr.ar_unknown);
+    }
+    buf_init(&text, METRICS_CAP);
+    if (expo_render(&text, &st, &x->x_snap, have_attr ? &attr : NULL) == -1 ||
+        text.b_data == NULL) {
+        log_warnx("%s: out of memory; /metrics keeps the previous text", __func__);
+        buf_free(&text);
+    } else {
+        buf_free(&x->x_text);
+        x->x_text = text;
+    }
+    attr_result_free(&attr);
+}
+
+/* NVML cannot be read: say why once (again only when the reason changes). */
+static void
+went_down(struct exporter *x, const char *why)
+{
+    if (strcmp(x->x_down_why, why) != 0)
+        log_event(LOG_LEVEL_WARN, "NVML unavailable; serving gpu_vram_exporter_up 0",
+                  "error", why, (char *)NULL);
+    snprintf(x->x_down_why, sizeof(x->x_down_why), "%s", why);
+    x->x_up = 0;
+    nvml_snapshot_free(&x->x_snap);
+}
+
+/* The cgroup of every distinct PID of the read. */
+static int
+read_pids(struct exporter *x)
+{
+    size_t total = 0, n = 0;
+    struct attr_pid *pids;
+
+    for (size_t d = 0; d < x->x_snap.ns_count; d++)
+        total += x->x_snap.ns_devices[d].nd_nprocs;
+    if (total == 0 || (pids = calloc(total, sizeof(*pids))) == NULL) {
+        free(x->x_pids);
+        x->x_pids = NULL;
+        x->x_npids = 0;
+        return total == 0 ? 0 : -1;
+    }
+    for (size_t d = 0; d < x->x_snap.ns_count; d++)
+        for (size_t i = 0; i < x->x_snap.ns_devices[d].nd_nprocs; i++) {
+            uint32_t pid = x->x_snap.ns_devices[d].nd_procs[i].np_pid;
+            size_t k;
+            for (k = 0; k < n && pids[k].ap_pid != pid; k++)
+                ;
+            if (k == n)
+                procfs_pid_cgroup(x->x_cfg->ec_proc_root, pid, &pids[n++]);
+        }
+    free(x->x_pids);
+    x->x_pids = pids;
+    x->x_npids = n;
+    return 0;
+}
+
+static void
+poll_once(struct exporter *x)
+{
+    double t0 = now_mono();
+    char err[512];
+
+    if (x->x_nvml == NULL &&
+        (x->x_nvml = nvml_open(x->x_cfg->ec_nvml_library, err, sizeof(err))) == NULL) {
+        went_down(x, err);
+    } else if (x->x_nvml != NULL) {
+        nvml_snapshot_free(&x->x_snap);
+        if (nvml_read(x->x_nvml, &x->x_snap, err, sizeof(err)) == -1) {
+            nvml_close(x->x_nvml); /* a lost GPU: start over with a fresh init */
+            x->x_nvml = NULL;
+            went_down(x, err);
+        } else if (read_pids(x) == -1) {
+            went_down(x, "out of memory");
+        } else {
+            if (x->x_down_why[0] != '\0')
+                log_event(LOG_LEVEL_INFO, "NVML readable again", (char *)NULL);
+            x->x_down_why[0] = '\0';
+            x->x_up = 1;
+            x->x_last_poll = now_real();
+        }
+    }
+    x->x_poll_seconds = now_mono() - t0;
+    render(x, 1);
+}
+
+static void
+poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct exporter *x = arg;
+    int64_t ms = x->x_cfg->ec_poll_interval_ms;
+    struct timeval tv;
+
+    poll_once(x);
+    if (!x->x_up && ms > RETRY_MS)
+        ms = RETRY_MS;
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+    evtimer_add(x->x_poll, &tv);
+}
+
+/* A new pod list: join the last read to it now rather than at the next poll. */
+static void
+pods_changed(void *arg)
+{
+    render(arg, 0);
+}
+
+static void
+http_cb(struct evhttp_request *req, void *arg)
+{
+    struct exporter *x = arg;
+    const char *uri = evhttp_request_get_uri(req);
+    enum evhttp_cmd_type m = evhttp_request_get_command(req);
+    struct evbuffer *body = evbuffer_new();
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    size_t plen = strcspn(uri, "?");
+
+    if (body == NULL) {
+        evhttp_send_error(req, 500, "out of memory");
+        return;
+    }
+    if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
+        evhttp_add_header(h, "Allow", "GET, HEAD");
+        evbuffer_add_printf(body, "method not allowed\n");
+        evhttp_send_reply(req, 405, "Method Not Allowed", body);
+    } else if (plen == 8 && strncmp(uri, "/metrics", 8) == 0) {
+        evhttp_add_header(h, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+        if (x->x_text.b_data != NULL)
+            evbuffer_add(body, x->x_text.b_data, x->x_text.b_len);
+        evhttp_send_reply(req, 200, "OK", body);
+    } else if (plen == 8 && strncmp(uri, "/healthz", 8) == 0) {
+        evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
+        evbuffer_add_printf(body, "ok\n");
+        evhttp_send_reply(req, 200, "OK", body);
+    } else {
+        evbuffer_add_printf(body, "not found: try /metrics or /healthz\n");
+        evhttp_send_reply(req, 404, "Not Found", body);
+    }
+    evbuffer_free(body);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    log_info("exporter: signal %d, stopping", (int)sig);
+    event_base_loopbreak(arg);
+}
+
+/* Splits "host:port" / "[v6]:port". The setting was checked at load. */
+static int
+split_addr(const char *addr, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(addr, ':');
+    const char *start = addr;
+    size_t len;
+
+    if (colon == NULL)
+        return -1;
+    len = (size_t)(colon - addr);
+    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']')
+        start++, len -= 2;
+    if (len == 0 || len >= hostlen)
+        return -1;
+    memcpy(host, start, len);
+    host[len] = '\0';
+    *port = atoi(colon + 1);
+    return 0;
+}
+
+/* The loop, once the configuration is loaded. */
+static int
+run(const struct exporter_config *cfg)
+{
+    struct exporter x;
+    struct evhttp *http = NULL;
+    struct evhttp_bound_socket *sock = NULL;
+    struct sockaddr_storage ss;
+    socklen_t sslen = sizeof(ss);
+    char portstr[16] = "";
+    struct event *sigterm = NULL, *sigint = NULL;
+    struct kube_opts ko;
+    char host[256], err[512];
+    int port, rc = 1;
+
+    memset(&x, 0, sizeof(x));
+    x.x_cfg = cfg;
+    buf_init(&x.x_text, METRICS_CAP);
+    signal(SIGPIPE, SIG_IGN);
+    if ((x.x_base = event_base_new()) == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: no event loop\n");
+        goto done;
+    }
+    memset(&ko, 0, sizeof(ko));
+    ko.ko_url = cfg->ec_kube_api_url;
+    ko.ko_token_file = cfg->ec_kube_token_file;
+    ko.ko_ca_file = cfg->ec_kube_ca_file;
+    ko.ko_connect_timeout_ms = (long)cfg->ec_http_connect_timeout_ms;
+    ko.ko_timeout_ms = (long)cfg->ec_http_timeout_ms;
+    if (cfg->ec_kube_api_url[0] == '\0')
+        log_event(LOG_LEVEL_WARN,
+                  "no Kubernetes API server (set KUBE_API_URL, or run in a cluster): every "
+                  "process counts as unattributed",
+                  (char *)NULL);
+    if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube_api_url[0] ? &ko : NULL,
+                               cfg->ec_node_name, pods_changed, &x, err, sizeof(err))) ==
+        NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
+        goto done;
+    }
+    if (split_addr(cfg->ec_listen_addr, host, sizeof(host), &port) == -1 ||
+        (http = evhttp_new(x.x_base)) == NULL ||
+        (sock = evhttp_bind_socket_with_handle(http, host, (ev_uint16_t)port)) == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: EXPORTER_LISTEN_ADDR: cannot listen on %s: %s\n",
+                cfg->ec_listen_addr, strerror(errno));
+        goto done;
+    }
+    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+                                         EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
+    evhttp_set_timeout(http, 30);
+    evhttp_set_gencb(http, http_cb, &x);
+    if ((x.x_poll = evtimer_new(x.x_base, poll_cb, &x)) == NULL ||
+        (sigterm = evsignal_new(x.x_base, SIGTERM, signal_cb, x.x_base)) == NULL ||
+        (sigint = evsignal_new(x.x_base, SIGINT, signal_cb, x.x_base)) == NULL ||
+        event_add(sigterm, NULL) == -1 || event_add(sigint, NULL) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: out of memory\n");
+        goto done;
+    }
+    /* The bound port, for a listener given port 0 (tests). */
+    if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) == 0)
+        snprintf(portstr, sizeof(portstr), "%d",
+                 ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                : ((struct sockaddr_in *)&ss)->sin_port));
+    log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "port",
+              portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
+              (char *)NULL);
+    poll_cb(-1, 0, &x); /* the first poll now: /metrics is never empty */
+    event_base_dispatch(x.x_base);
+    rc = 0;
+done:
+    if (sigterm != NULL)
+        event_free(sigterm);
+    if (sigint != NULL)
+        event_free(sigint);
+    if (x.x_poll != NULL)
+        event_free(x.x_poll);
+    if (http != NULL)
+        evhttp_free(http);
+    podmap_free(x.x_pods);
+    nvml_snapshot_free(&x.x_snap);
+    nvml_close(x.x_nvml);
+    free(x.x_pids);
+    buf_free(&x.x_text);
+    if (x.x_base != NULL)
+        event_base_free(x.x_base);
+    return rc;
+}
+
+int
+exporter_main(int argc, char **argv)
+{
+    struct exporter_config cfg;
+    int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc;
+    char err[512];
+
+    if (rest == NULL)
+        return 1;
+    if (exporter_config_load(&cfg, argc, argv, NULL, rest, &nrest, err, sizeof(err)) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: %s\n", err);
+        free(rest);
+        return 2;
+    }
+    if (nrest > 0) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: unknown argument '%s'\n",
+                argv[rest[0]]);
+        free(rest);
+        exporter_config_free(&cfg);
+        return 2;
+    }
+    free(rest);
+    log_init(cfg.ec_log_text ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    rc = run(&cfg);
+    exporter_config_free(&cfg);
+    return rc;
+}
+
+void
+exporter_print_help(FILE *out)
+{
+    exporter_config_print_help(out);
+}

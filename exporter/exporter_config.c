@@ -1,0 +1,88 @@
+/* exporter_config.c -- the exporter's settings table (env var, --flag that wins) */
+#include "exporter_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const logfmt_words[] = {"json", "text", NULL};
+
+#define OFF(m) offsetof(struct exporter_config, m)
+#define SA_TOKEN "/var/run/secrets/kubernetes.io/serviceaccount/token"
+#define SA_CA "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+
+/* NODE_NAME has no default: unset reads as "", refused after loading. */
+static int
+unset(settings_getenv_fn env, char **out)
+{
+    *out = strdup("");
+    return *out != NULL ? 0 : -1;
+}
+
+/* The exporter's own settings first: --help prints those alone (NOWN). */
+static const struct setting settings[] = {
+    {"EXPORTER_LISTEN_ADDR", "0.0.0.0:9809", SK_ADDR, OFF(ec_listen_addr), NULL,
+     "exporter: HTTP listener for /metrics and /healthz", NULL, NULL},
+    {"NODE_NAME", NULL, SK_NONEMPTY, OFF(ec_node_name), NULL,
+     "exporter: this node's name (the downward API's spec.nodeName)", unset,
+     "(required)"},
+    {"NVML_LIBRARY", "libnvidia-ml.so.1", SK_NONEMPTY, OFF(ec_nvml_library), NULL,
+     "exporter: NVML, loaded with dlopen", NULL, NULL},
+    {"PROC_ROOT", "/proc", SK_NONEMPTY, OFF(ec_proc_root), NULL,
+     "exporter: where PID/cgroup files are read (the host's /proc)", NULL, NULL},
+    {"POLL_INTERVAL", "1s", SK_DURATION_MS, OFF(ec_poll_interval_ms), NULL,
+     "exporter: how often NVML is read", NULL, NULL},
+    {"KUBE_API_URL", NULL, SK_URL, OFF(ec_kube_api_url), NULL,
+     "API server base (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)",
+     settings_default_kube_url, "(in-cluster service address)"},
+    {"KUBE_TOKEN_FILE", SA_TOKEN, SK_FILE, OFF(ec_kube_token_file), NULL,
+     "service-account token, re-read every minute", NULL, NULL},
+    {"KUBE_CA_FILE", SA_CA, SK_FILE, OFF(ec_kube_ca_file), NULL,
+     "TLS trust for the API server", NULL, NULL},
+    {"LOG_FORMAT", "json", SK_ENUM, OFF(ec_log_text), logfmt_words,
+     "json (one object a line) or text", NULL, NULL},
+    {"HTTP_CONNECT_TIMEOUT", "2s", SK_DURATION_MS, OFF(ec_http_connect_timeout_ms), NULL,
+     "connect timeout for the API server", NULL, NULL},
+    {"HTTP_TIMEOUT", "10s", SK_DURATION_MS, OFF(ec_http_timeout_ms), NULL,
+     "total timeout of one request to the API server", NULL, NULL},
+};
+
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+#define NOWN 5
+
+int
+exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
+                     settings_getenv_fn env, int *rest, int *nrest, char *err,
+                     size_t errlen)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    if (settings_load(settings, NSETTINGS, cfg, argc, argv, env, rest, nrest, err,
+                      errlen) == -1)
+        return -1;
+    if (cfg->ec_node_name[0] == '\0') {
+        snprintf(err, errlen,
+                 "NODE_NAME: required (this node's name; in a DaemonSet, from the "
+                 "downward API's spec.nodeName)");
+        exporter_config_free(cfg);
+        return -1;
+    }
+    if (cfg->ec_poll_interval_ms <= 0) {
+        snprintf(err, errlen, "POLL_INTERVAL: must be greater than 0");
+        exporter_config_free(cfg);
+        return -1;
+    }
+    return 0;
+}
+
+void
+exporter_config_free(struct exporter_config *cfg)
+{
+    settings_free(settings, NSETTINGS, cfg);
+}
+
+void
+exporter_config_print_help(FILE *out)
+{
+    fprintf(out, "\nexporter: the settings above named KUBE_*, LOG_FORMAT and HTTP_*, and:\n");
+    settings_print_help(settings, NOWN, out);
+}

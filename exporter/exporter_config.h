@@ -1,0 +1,43 @@
+/* exporter_config.h -- the exporter's settings table (env var, --flag that wins) */
+#ifndef GVW_EXPORTER_CONFIG_H
+#define GVW_EXPORTER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "settings.h"
+
+/* The loaded configuration. Every string is owned by the struct. */
+struct exporter_config {
+    char *ec_listen_addr;        /* EXPORTER_LISTEN_ADDR, host:port */
+    char *ec_node_name;          /* NODE_NAME, required */
+    char *ec_nvml_library;       /* NVML_LIBRARY: dlopen name or path */
+    char *ec_proc_root;          /* PROC_ROOT */
+    int64_t ec_poll_interval_ms; /* POLL_INTERVAL, > 0 */
+    char *ec_kube_api_url;       /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
+    char *ec_kube_token_file;    /* KUBE_TOKEN_FILE; "" when the default is absent */
+    char *ec_kube_ca_file;       /* KUBE_CA_FILE; "" when the default is absent */
+    int ec_log_text;             /* LOG_FORMAT=text */
+    int64_t ec_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
+    int64_t ec_http_timeout_ms;  /* HTTP_TIMEOUT */
+};
+
+/*
+ * Loads the exporter's settings (env via getenv_fn, NULL = getenv; --flags in
+ * argv[0..argc) win). Arguments that are not settings are stored as indexes
+ * in rest[] (room for argc), their count in *nrest. Returns 0, or -1 with one
+ * line naming the setting in err ("NODE_NAME: must not be empty"); on -1
+ * nothing stays allocated. Free with exporter_config_free().
+ */
+int exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
+                         settings_getenv_fn getenv_fn, int *rest, int *nrest, char *err,
+                         size_t errlen);
+
+void exporter_config_free(struct exporter_config *cfg);
+
+/* Prints the exporter's own settings for --help; the ones it shares with
+ * serve (KUBE_*, LOG_FORMAT, HTTP_*) are printed once, by serve's table. */
+void exporter_config_print_help(FILE *out);
+
+#endif

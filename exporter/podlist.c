@@ -1,0 +1,307 @@
+/* podlist.c -- the pods of one node as the exporter needs them: UID, names, container IDs
+ *
+ * One pass with the jscan pull reader; every byte is still checked. A body
+ * whose shape is wrong is refused whole: a half-read list could label a
+ * process with the wrong pod. */
+#include "podlist.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jscan.h"
+
+struct walk {
+    struct js_scan w_s;
+    int w_oom;
+};
+
+static void
+pod_clear(struct pl_pod *p)
+{
+    free(p->pp_uid);
+    free(p->pp_namespace);
+    free(p->pp_name);
+    for (size_t i = 0; i < p->pp_ncontainers; i++) {
+        free(p->pp_containers[i].pc_id);
+        free(p->pp_containers[i].pc_name);
+    }
+    free(p->pp_containers);
+    memset(p, 0, sizeof(*p));
+}
+
+void
+podlist_free(struct pl_pods *l)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->pl_count; i++)
+        pod_clear(&l->pl_items[i]);
+    free(l->pl_items);
+    l->pl_items = NULL;
+    l->pl_count = 0;
+}
+
+/* Opens the object or array that must come next; a value of another type is
+ * told as the shape error what, a byte that starts no value as the reader's
+ * syntax error. 0 or -1. */
+static int
+shape(struct js_scan *s, enum js_type want, const char *what)
+{
+    enum js_type t = js_peek(s);
+
+    if (t != want && t != JS_ERROR)
+        return js_fail(s, what);
+    return want == JS_OBJECT ? js_object_begin(s) : js_array_begin(s);
+}
+
+/* Reads a string value into *dst (owned), refusing other types and \u0000. */
+static int
+read_string(struct walk *w, char **dst, const char *what)
+{
+    struct js_str v;
+    int nul = 0;
+
+    if (js_peek(&w->w_s) != JS_STRING)
+        return js_fail(&w->w_s, what);
+    if (js_string(&w->w_s, &v) == -1)
+        return -1;
+    free(*dst);
+    if ((*dst = js_strdup(&v, &nul)) == NULL) {
+        if (!nul)
+            w->w_oom = 1;
+        return js_fail(&w->w_s, nul ? what : "out of memory");
+    }
+    return 0;
+}
+
+static int
+read_metadata(struct walk *w, struct pl_pod *p)
+{
+    struct js_str key;
+    unsigned seen = 0;
+    int rc;
+
+    if (shape(&w->w_s, JS_OBJECT, "metadata is not an object") == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "uid")) {
+            if (js_once(&w->w_s, &seen, 1, "uid") == -1 ||
+                read_string(w, &p->pp_uid, "metadata.uid is not a string") == -1)
+                return -1;
+        } else if (js_str_eq(&key, "namespace")) {
+            if (js_once(&w->w_s, &seen, 2, "namespace") == -1 ||
+                read_string(w, &p->pp_namespace, "metadata.namespace is not a string") == -1)
+                return -1;
+        } else if (js_str_eq(&key, "name")) {
+            if (js_once(&w->w_s, &seen, 4, "name") == -1 ||
+                read_string(w, &p->pp_name, "metadata.name is not a string") == -1)
+                return -1;
+        } else if (js_skip(&w->w_s) == -1) {
+            return -1;
+        }
+    }
+    return rc;
+}
+
+/* One entry of containerStatuses: kept when it has both a name and an ID. */
+static int
+read_status(struct walk *w, struct pl_pod *p)
+{
+    struct js_str key;
+    unsigned seen = 0;
+    char *name = NULL, *id = NULL;
+    struct pl_container *grown;
+    const char *bare;
+    int rc;
+
+    if (shape(&w->w_s, JS_OBJECT, "a container status is not an object") == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "name")) {
+            if (js_once(&w->w_s, &seen, 1, "name") == -1 ||
+                read_string(w, &name, "a container status name is not a string") == -1)
+                goto fail;
+        } else if (js_str_eq(&key, "containerID")) {
+            if (js_once(&w->w_s, &seen, 2, "containerID") == -1 ||
+                read_string(w, &id, "containerID is not a string") == -1)
+                goto fail;
+        } else if (js_skip(&w->w_s) == -1) {
+            goto fail;
+        }
+    }
+    if (rc == -1)
+        goto fail;
+    if (name == NULL || id == NULL || id[0] == '\0') { /* not started yet */
+        free(name);
+        free(id);
+        return 0;
+    }
+    bare = strstr(id, "://");
+    bare = bare ? bare + 3 : id;
+    if ((grown = realloc(p->pp_containers, (p->pp_ncontainers + 1) * sizeof(*grown))) ==
+        NULL) {
+        w->w_oom = 1;
+        js_fail(&w->w_s, "out of memory");
+        goto fail;
+    }
+    p->pp_containers = grown;
+    grown[p->pp_ncontainers].pc_name = name;
+    if ((grown[p->pp_ncontainers].pc_id = strdup(bare)) == NULL) {
+        w->w_oom = 1;
+        js_fail(&w->w_s, "out of memory");
+        goto fail; /* the slot is not counted: name is freed below */
+    }
+    p->pp_ncontainers++;
+    free(id);
+    return 0;
+fail:
+    free(name);
+    free(id);
+    return -1;
+}
+
+static int
+read_statuses(struct walk *w, struct pl_pod *p)
+{
+    int rc;
+
+    if (js_peek(&w->w_s) == JS_NULL)
+        return js_skip(&w->w_s);
+    if (shape(&w->w_s, JS_ARRAY, "containerStatuses is not an array") == -1)
+        return -1;
+    while ((rc = js_array_next(&w->w_s)) == 1)
+        if (read_status(w, p) == -1)
+            return -1;
+    return rc;
+}
+
+static int
+read_pod_status(struct walk *w, struct pl_pod *p)
+{
+    struct js_str key;
+    unsigned seen = 0;
+    int rc;
+
+    if (shape(&w->w_s, JS_OBJECT, "status is not an object") == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "containerStatuses")) {
+            if (js_once(&w->w_s, &seen, 1, "containerStatuses") == -1 ||
+                read_statuses(w, p) == -1)
+                return -1;
+        } else if (js_str_eq(&key, "initContainerStatuses")) {
+            if (js_once(&w->w_s, &seen, 2, "initContainerStatuses") == -1 ||
+                read_statuses(w, p) == -1)
+                return -1;
+        } else if (js_skip(&w->w_s) == -1) {
+            return -1;
+        }
+    }
+    return rc;
+}
+
+static int
+read_item(struct walk *w, struct pl_pod *p)
+{
+    struct js_str key;
+    unsigned seen = 0;
+    int rc;
+
+    if (shape(&w->w_s, JS_OBJECT, "an item is not an object") == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "metadata")) {
+            if (js_once(&w->w_s, &seen, 1, "metadata") == -1 || read_metadata(w, p) == -1)
+                return -1;
+        } else if (js_str_eq(&key, "status")) {
+            if (js_once(&w->w_s, &seen, 2, "status") == -1)
+                return -1;
+            if (js_peek(&w->w_s) == JS_NULL ? js_skip(&w->w_s) == -1
+                                            : read_pod_status(w, p) == -1)
+                return -1;
+        } else if (js_skip(&w->w_s) == -1) {
+            return -1;
+        }
+    }
+    if (rc == -1)
+        return -1;
+    if (p->pp_uid == NULL || p->pp_uid[0] == '\0' || p->pp_namespace == NULL ||
+        p->pp_namespace[0] == '\0' || p->pp_name == NULL || p->pp_name[0] == '\0')
+        return js_fail(&w->w_s, "an item lacks metadata.uid, namespace or name");
+    return 0;
+}
+
+static int
+read_items(struct walk *w, struct pl_pods *out)
+{
+    int rc;
+
+    if (shape(&w->w_s, JS_ARRAY, "items is not an array") == -1)
+        return -1;
+    while ((rc = js_array_next(&w->w_s)) == 1) {
+        struct pl_pod *grown = realloc(out->pl_items, (out->pl_count + 1) * sizeof(*grown));
+        if (grown == NULL) {
+            w->w_oom = 1;
+            return js_fail(&w->w_s, "out of memory");
+        }
+        out->pl_items = grown;
+        memset(&grown[out->pl_count], 0, sizeof(*grown));
+        out->pl_count++; /* counted before it is read, so a failure frees it */
+        if (read_item(w, &grown[out->pl_count - 1]) == -1)
+            return -1;
+    }
+    return rc;
+}
+
+int
+podlist_parse(const char *body, size_t len, struct pl_pods *out, char *err, size_t errlen)
+{
+    struct walk w;
+    struct js_str key;
+    unsigned seen = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    memset(&w, 0, sizeof(w));
+    js_init(&w.w_s, body, len);
+    if (shape(&w.w_s, JS_OBJECT, "not a PodList: not an object") == -1)
+        goto fail;
+    while ((rc = js_object_next(&w.w_s, &key)) == 1) {
+        if (js_str_eq(&key, "items")) {
+            if (js_once(&w.w_s, &seen, 1, "items") == -1 || read_items(&w, out) == -1)
+                goto fail;
+        } else if (js_skip(&w.w_s) == -1) {
+            goto fail;
+        }
+    }
+    if (rc == -1 || js_end(&w.w_s) == -1)
+        goto fail;
+    if (!(seen & 1)) {
+        js_fail(&w.w_s, "not a PodList: no items array");
+        goto fail;
+    }
+    return 0;
+fail:
+    snprintf(err, errlen, "%s", w.w_oom ? "out of memory" : w.w_s.js_err);
+    podlist_free(out);
+    return -1;
+}
+
+const struct pl_pod *
+podlist_find(const struct pl_pods *l, const char *uid)
+{
+    for (size_t i = 0; l != NULL && i < l->pl_count; i++)
+        if (strcmp(l->pl_items[i].pp_uid, uid) == 0)
+            return &l->pl_items[i];
+    return NULL;
+}
+
+const char *
+podlist_container(const struct pl_pod *p, const char *id)
+{
+    for (size_t i = 0; p != NULL && i < p->pp_ncontainers; i++)
+        if (strcmp(p->pp_containers[i].pc_id, id) == 0)
+            return p->pp_containers[i].pc_name;
+    return NULL;
+}

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# test_exporter.sh -- `gpu-vram-watchdog exporter` against the stub NVML, a fake /proc
+# and a fake API server on loopback: the /metrics a user reads, NVML going away and
+# coming back, a pod whose container shows up only after a re-list.
+. "$(dirname "$0")/../lib/harness.sh"
+GVW_STUB_NVML=${GVW_STUB_NVML:?the stub libnvidia-ml.so.1}
+GVW_FAKE_KUBE=${GVW_FAKE_KUBE:?the fake API server}
+absent() { ! printf '%s\n' "$2" | grep -qE -- "$1"; } # absent REGEX TEXT
+check() { # check DESCRIPTION COMMAND...
+    local name=$1
+    shift
+    if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+UID_A=0b3c7f52-1d5e-4a58-9c1e-2f4b7d8e9a01 # ml/llm-0, burstable, systemd + containerd
+UID_B=7d9e1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b # web/render-1, besteffort, cgroupfs + CRI-O style id
+UID_C=c0ffee00-1111-4222-8333-944455556666 # batch/job-2, guaranteed, cgroup v1 systemd + docker
+hex() { printf "%064d" 0 | tr 0 "$1"; }
+CID_A=$(hex a) CID_A2=$(hex b) CID_B=$(hex c) CID_C=$(hex d) CID_LATE=$(hex e)
+mkproc() { mkdir -p "$TMP/proc/$1"; printf '%s\n' "$2" >"$TMP/proc/$1/cgroup"; }
+mkproc 101 "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_A//-/_}.slice/cri-containerd-$CID_A.scope"
+mkproc 102 "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_A//-/_}.slice/cri-containerd-$CID_A2.scope"
+mkproc 201 "0::/kubepods/besteffort/pod$UID_B/$CID_B"
+mkproc 301 "$(printf '12:memory:/kubepods.slice/kubepods-pod%s.slice/docker-%s.scope\n11:cpu,cpuacct:/kubepods.slice/kubepods-pod%s.slice/docker-%s.scope\n0::/' "${UID_C//-/_}" "$CID_C" "${UID_C//-/_}" "$CID_C")"
+mkproc 302 "0::/kubepods.slice/kubepods-pod${UID_C//-/_}.slice/cri-containerd-$CID_LATE.scope"
+mkproc 401 "0::/system.slice/ollama.service" # a host process
+# pid 999 has no /proc entry at all (it ended, or hostPID is off)
+
+pods() { # the PodList the fake API server answers; $1 = also list job-2's late container
+    local late=""
+    [ "${1:-}" = late ] && late=",{\"name\":\"sidecar\",\"containerID\":\"containerd://$CID_LATE\"}"
+    cat >"$TMP/pods.tmp" <<JSON
+{"kind":"PodList","apiVersion":"v1","items":[
+ {"metadata":{"name":"llm-0","namespace":"ml","uid":"$UID_A"},"spec":{"nodeName":"gpu-node-1"},
+  "status":{"phase":"Running","containerStatuses":[{"name":"server","containerID":"containerd://$CID_A"}],
+   "initContainerStatuses":[{"name":"fetch-weights","containerID":"containerd://$CID_A2"}]}},
+ {"metadata":{"name":"render-1","namespace":"web","uid":"$UID_B"},
+  "status":{"containerStatuses":[{"name":"blender","containerID":"cri-o://$CID_B"}]}},
+ {"metadata":{"name":"job-2","namespace":"batch","uid":"$UID_C"},
+  "status":{"containerStatuses":[{"name":"main","containerID":"docker://$CID_C"}$late]}}
+]}
+JSON
+    mv "$TMP/pods.tmp" "$TMP/pods.json"
+}
+state() { printf '%s\n' "$@" >"$TMP/state.tmp" && mv "$TMP/state.tmp" "$TMP/nvml.state"; }
+
+GIB=1073741824
+GPUS=("gpu 0 GPU-0aaa 16106127360 6442450944 Tesla T4" \
+    "gpu 1 GPU-1bbb 85899345920 75161927680 NVIDIA A100 80GB PCIe" \
+    "proc 0 101 $((4 * GIB)) both" \
+    "proc 0 102 $((1 * GIB)) compute" \
+    "proc 0 201 $((2 * GIB)) graphics" \
+    "proc 0 401 $((512 * 1048576)) compute" \
+    "proc 0 999 $((256 * 1048576)) compute" \
+    "proc 1 301 $((3 * GIB)) compute" \
+    "proc 1 201 na compute")
+state "# two GPUs" "${GPUS[@]}"
+pods
+
+"$GVW_FAKE_KUBE" "$TMP/pods.json" "$TMP/kube.log" >"$TMP/kube.port" &
+PIDS+=($!)
+for _ in $(seq 1 50); do [ -s "$TMP/kube.port" ] && break; sleep 0.05; done
+KUBE_PORT=$(awk '{print $2}' "$TMP/kube.port")
+
+env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/nvml.state" \
+    PROC_ROOT="$TMP/proc" KUBE_API_URL="http://127.0.0.1:$KUBE_PORT" KUBE_TOKEN_FILE= \
+    KUBE_CA_FILE= EXPORTER_LISTEN_ADDR=127.0.0.1:0 POLL_INTERVAL=200ms \
+    "$GVW_BINARY" exporter 2>"$TMP/exporter.log" &
+EXP_PID=$!
+PIDS+=("$EXP_PID")
+for _ in $(seq 1 100); do
+    SERVE_PORT=$(sed -n 's/.*"msg":"exporter listening".*"port":"\([0-9]*\)".*/\1/p' "$TMP/exporter.log")
+    [ -n "$SERVE_PORT" ] && break
+    sleep 0.05
+done
+[ -n "$SERVE_PORT" ] || { cat "$TMP/exporter.log"; fail "the exporter starts"; finish; exit 1; }
+
+metrics() { curl -s "http://127.0.0.1:$SERVE_PORT/metrics"; }
+# wait_for PATTERN: up to 5 s for /metrics to show a line matching it
+wait_for() {
+    for _ in $(seq 1 100); do metrics | grep -q -- "$1" && return 0; sleep 0.05; done
+    return 1
+}
+sample() { metrics | grep -F -- "$1" | awk '{print $NF}'; }
+
+check "/healthz answers 200" [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SERVE_PORT/healthz")" = 200 ]
+check "a POST is refused with 405" [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$SERVE_PORT/metrics")" = 405 ]
+wait_for 'container="server"' || true
+M=$(metrics)
+printf '%s\n' "$M" >"$TMP/metrics.txt"
+L='node="gpu-node-1",namespace="ml",pod="llm-0"'
+expect_contains "llm-0's server, counted once though in both lists" \
+    "gpu_pod_memory_used_bytes{$L,container=\"server\",gpu=\"0\",uuid=\"GPU-0aaa\"} $((4 * GIB))" "$M"
+expect_contains "its init container by its own name" \
+    "gpu_pod_memory_used_bytes{$L,container=\"fetch-weights\",gpu=\"0\",uuid=\"GPU-0aaa\"} $((1 * GIB))" "$M"
+expect_contains "a cgroupfs pod matched by its CRI-O container ID" \
+    "gpu_pod_memory_used_bytes{node=\"gpu-node-1\",namespace=\"web\",pod=\"render-1\",container=\"blender\",gpu=\"0\",uuid=\"GPU-0aaa\"} $((2 * GIB))" "$M"
+expect_contains "a cgroup v1 guaranteed pod (docker)" \
+    "gpu_pod_memory_used_bytes{node=\"gpu-node-1\",namespace=\"batch\",pod=\"job-2\",container=\"main\",gpu=\"1\",uuid=\"GPU-1bbb\"} $((3 * GIB))" "$M"
+check "render-1's process without a figure (na) makes no series on GPU 1" \
+    absent 'pod="render-1".*gpu="1"' "$M"
+check "no series for a made-up pod (host process, unknown pid)" \
+    [ "$(grep -c '^gpu_pod_memory_used_bytes' "$TMP/metrics.txt")" -eq 4 ]
+expect_contains "device total as NVML reports it, with the model" \
+    'gpu_memory_total_bytes{node="gpu-node-1",gpu="1",uuid="GPU-1bbb",model="NVIDIA A100 80GB PCIe"} 85899345920' "$M"
+expect_contains "used = total - free" \
+    "gpu_memory_used_bytes{node=\"gpu-node-1\",gpu=\"0\",uuid=\"GPU-0aaa\",model=\"Tesla T4\"} $((16106127360 - 6442450944))" "$M"
+expect_contains "free as NVML reports it" \
+    'gpu_memory_free_bytes{node="gpu-node-1",gpu="0",uuid="GPU-0aaa",model="Tesla T4"} 6442450944' "$M"
+# GPU 0: used 9 GiB; pods 4 + 1 + 2 GiB; the host process and pid 999 are in the rest.
+expect_contains "GPU 0 unattributed = used - pods (host process, unknown pid, driver)" \
+    "gpu_memory_unattributed_bytes{node=\"gpu-node-1\",gpu=\"0\",uuid=\"GPU-0aaa\"} $((16106127360 - 6442450944 - 7 * GIB))" "$M"
+expect_contains "the exporter is up" $'\ngpu_vram_exporter_up 1\n' "$M"
+expect_contains "build info" 'gpu_vram_exporter_build_info{version="' "$M"
+expect_contains "last poll timestamp" 'gpu_vram_exporter_last_poll_timestamp_seconds ' "$M"
+
+# job-2's sidecar: a process in a container the cached list does not have.
+# Its memory must not wait for a periodic refresh: the unknown ID makes the
+# exporter list the pods again within the next poll, once.
+check "the first list happened" grep -q 'fieldSelector=spec.nodeName%3Dgpu-node-1' "$TMP/kube.log"
+expect_eq "and no other while every process was known" 1 "$(wc -l <"$TMP/kube.log")"
+pods late
+state "${GPUS[@]}" "proc 1 302 $((1 * GIB)) compute"
+wait_for 'container="sidecar"' || true
+M=$(metrics)
+expect_contains "the late container appears under its name after a re-list" \
+    "gpu_pod_memory_used_bytes{node=\"gpu-node-1\",namespace=\"batch\",pod=\"job-2\",container=\"sidecar\",gpu=\"1\",uuid=\"GPU-1bbb\"} $GIB" "$M"
+sleep 0.6 # three more polls
+expect_eq "exactly one re-list, not one per poll" 2 "$(wc -l <"$TMP/kube.log")"
+printf '%s\n' "$M" >"$TMP/metrics.txt"
+
+if command -v promtool >/dev/null; then
+    check "promtool check metrics accepts the output" promtool check metrics <"$TMP/metrics.txt"
+fi
+
+# NVML goes away: up 0 and no device or pod series; the reason is logged once.
+state "init fail"
+for _ in $(seq 1 60); do metrics | grep -q '^gpu_vram_exporter_up 0' && break; sleep 0.05; done
+M=$(metrics)
+expect_contains "init fail: gpu_vram_exporter_up 0" $'\ngpu_vram_exporter_up 0\n' "$M"
+check "and no device or pod series (stale figures never look live)" \
+    absent '^gpu_(pod_)?memory' "$M"
+sleep 1 # several polls while down
+check "the reason is logged once, not every poll" \
+    [ "$(grep -c 'NVML unavailable' "$TMP/exporter.log")" -le 2 ]
+expect_contains "it says why" "Driver Not Loaded" "$(cat "$TMP/exporter.log")"
+
+# A GPU lost mid-run is the same.
+state "gpu 0 GPU-0aaa 16106127360 6442450944 Tesla T4" "lost 0"
+sleep 0.5
+M=$(metrics)
+expect_contains "a lost GPU: up 0" $'\ngpu_vram_exporter_up 0\n' "$M"
+
+# Recovery.
+state "gpu 0 GPU-0aaa 16106127360 8589934592 Tesla T4" "proc 0 101 $GIB compute"
+wait_for '^gpu_vram_exporter_up 1' || true
+M=$(metrics)
+expect_contains "back: up 1" $'\ngpu_vram_exporter_up 1\n' "$M"
+expect_contains "with fresh figures" \
+    "gpu_pod_memory_used_bytes{$L,container=\"server\",gpu=\"0\",uuid=\"GPU-0aaa\"} $GIB" "$M"
+check "and no GPU 1 any more" absent 'GPU-1bbb' "$M"
+expect_contains "the recovery is logged" "NVML readable again" "$(cat "$TMP/exporter.log")"
+
+kill -TERM "$EXP_PID"
+wait "$EXP_PID"
+expect_eq "SIGTERM: exit 0" 0 "$?"
+
+# Start-up refusals name the setting.
+out=$(env -u NODE_NAME "$GVW_BINARY" exporter 2>&1); rc=$?
+expect_eq "NODE_NAME missing stops start-up" 2 "$rc"
+expect_contains "naming it" "NODE_NAME: required" "$out"
+out=$(NODE_NAME=n POLL_INTERVAL=soon "$GVW_BINARY" exporter 2>&1); rc=$?
+expect_eq "a bad POLL_INTERVAL stops start-up" 2 "$rc"
+expect_contains "naming it" "POLL_INTERVAL: 'soon' is not a duration" "$out"
+
+# No NVML library at all: still serves, up 0.
+env NODE_NAME=n NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 PROC_ROOT="$TMP/proc" \
+    KUBE_API_URL= EXPORTER_LISTEN_ADDR=127.0.0.1:0 "$GVW_BINARY" exporter 2>"$TMP/exp2.log" &
+EXP_PID=$!
+PIDS+=("$EXP_PID")
+SERVE_PORT=
+for _ in $(seq 1 100); do
+    SERVE_PORT=$(sed -n 's/.*"msg":"exporter listening".*"port":"\([0-9]*\)".*/\1/p' "$TMP/exp2.log")
+    [ -n "$SERVE_PORT" ] && break
+    sleep 0.05
+done
+M=$(metrics)
+expect_contains "without the library: up 0" $'\ngpu_vram_exporter_up 0\n' "$M"
+expect_contains "and why is logged" "cannot open shared object file" "$(cat "$TMP/exp2.log")"
+kill -INT "$EXP_PID"
+wait "$EXP_PID"
+expect_eq "SIGINT: exit 0" 0 "$?"
+finish

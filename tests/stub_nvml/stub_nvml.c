@@ -1,0 +1,401 @@
+/* stub_nvml.c -- a stand-in libnvidia-ml.so.1 whose GPUs come from a text file
+ *
+ * The state file is named by GVW_STUB_NVML_STATE and re-read whenever its
+ * mtime or size changes (checked at nvmlInit* and nvmlDeviceGetCount*); a
+ * writer replaces it atomically (write a temp file, rename over it). Format
+ * (one record a line, single spaces, '#' comments, blank lines ignored):
+ *     init ok|fail
+ *     gpu INDEX UUID TOTAL_BYTES FREE_BYTES NAME...
+ *     proc INDEX PID USED_BYTES|na compute|graphics|both
+ *     lost INDEX
+ * A missing or unreadable file makes nvmlInit fail with
+ * NVML_ERROR_DRIVER_NOT_LOADED; so does "init fail", and once it appears in
+ * a running process nvmlDeviceGetCount* answers the same (the driver went
+ * away), so the caller has to init again. A malformed line is reported on stderr and
+ * ignored. Signatures and codes are NVIDIA's public ones. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+#define NVML_SUCCESS 0
+#define NVML_ERROR_UNINITIALIZED 1
+#define NVML_ERROR_INVALID_ARGUMENT 2
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_DRIVER_NOT_LOADED 9
+#define NVML_ERROR_GPU_IS_LOST 15
+#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
+
+typedef struct {
+    unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+
+#define MAX_GPUS 16
+#define MAX_PROCS 64
+
+struct proc {
+    unsigned pid;
+    unsigned long long used;
+    int compute, graphics;
+};
+
+/* The device handle is a pointer to its record (NVML's are opaque pointers). */
+struct nvmlDevice_st {
+    int present, lost;
+    char uuid[96], name[96];
+    unsigned long long total, free;
+    struct proc procs[MAX_PROCS];
+    int nprocs;
+};
+
+static struct {
+    int loaded, init_fail, inited;
+    time_t mtime;
+    long mtime_ns;
+    off_t size;
+    struct nvmlDevice_st gpus[MAX_GPUS];
+    unsigned ngpus;
+} st;
+
+static int
+parse_u64(const char *s, unsigned long long *out)
+{
+    char *end;
+
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return errno == 0 && *end == '\0' ? 0 : -1;
+}
+
+static void
+bad(const char *path, int lineno, const char *why)
+{
+    fprintf(stderr, "stub-nvml: %s:%d: %s (line ignored)\n", path, lineno, why);
+}
+
+static void
+parse_line(const char *path, int lineno, char *line)
+{
+    char *save = NULL, *word = strtok_r(line, " ", &save);
+    unsigned long long idx, a, b;
+
+    if (word == NULL || word[0] == '#')
+        return;
+    if (strcmp(word, "init") == 0) {
+        char *v = strtok_r(NULL, " ", &save);
+        if (v != NULL && strcmp(v, "ok") == 0)
+            st.init_fail = 0;
+        else if (v != NULL && strcmp(v, "fail") == 0)
+            st.init_fail = 1;
+        else
+            bad(path, lineno, "init wants ok or fail");
+    } else if (strcmp(word, "gpu") == 0) {
+        char *uuid, *name;
+        struct nvmlDevice_st *g;
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS ||
+            (uuid = strtok_r(NULL, " ", &save)) == NULL ||
+            parse_u64(strtok_r(NULL, " ", &save), &a) == -1 ||
+            parse_u64(strtok_r(NULL, " ", &save), &b) == -1 || save == NULL ||
+            *(name = save) == '\0') {
+            bad(path, lineno, "gpu INDEX UUID TOTAL FREE NAME...");
+            return;
+        }
+        g = &st.gpus[idx];
+        g->present = 1;
+        snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+        snprintf(g->name, sizeof(g->name), "%s", name);
+        g->total = a;
+        g->free = b;
+        if (idx + 1 > st.ngpus)
+            st.ngpus = (unsigned)idx + 1;
+    } else if (strcmp(word, "proc") == 0) {
+        char *used, *kind;
+        struct proc *p;
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS ||
+            parse_u64(strtok_r(NULL, " ", &save), &a) == -1 || a > UINT32_MAX ||
+            (used = strtok_r(NULL, " ", &save)) == NULL ||
+            (kind = strtok_r(NULL, " ", &save)) == NULL ||
+            strtok_r(NULL, " ", &save) != NULL) {
+            bad(path, lineno, "proc INDEX PID USED|na compute|graphics|both");
+            return;
+        }
+        if (strcmp(used, "na") == 0)
+            b = NVML_VALUE_NOT_AVAILABLE;
+        else if (parse_u64(used, &b) == -1) {
+            bad(path, lineno, "USED is not a number or na");
+            return;
+        }
+        if (strcmp(kind, "compute") != 0 && strcmp(kind, "graphics") != 0 &&
+            strcmp(kind, "both") != 0) {
+            bad(path, lineno, "kind is not compute, graphics or both");
+            return;
+        }
+        if (st.gpus[idx].nprocs == MAX_PROCS) {
+            bad(path, lineno, "too many processes");
+            return;
+        }
+        p = &st.gpus[idx].procs[st.gpus[idx].nprocs++];
+        p->pid = (unsigned)a;
+        p->used = b;
+        p->compute = strcmp(kind, "graphics") != 0;
+        p->graphics = strcmp(kind, "compute") != 0;
+    } else if (strcmp(word, "lost") == 0) {
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS) {
+            bad(path, lineno, "lost INDEX");
+            return;
+        }
+        st.gpus[idx].lost = 1;
+    } else {
+        bad(path, lineno, "unknown record");
+    }
+}
+
+/* Re-reads the state file when it changed. 0 = a state is loaded, -1 = none. */
+static int
+refresh(void)
+{
+    const char *path = getenv("GVW_STUB_NVML_STATE");
+    struct stat sb;
+    FILE *f;
+    char line[1024];
+    int lineno = 0;
+
+    if (path == NULL || stat(path, &sb) == -1) {
+        st.loaded = 0;
+        return -1;
+    }
+    if (st.loaded && sb.st_mtim.tv_sec == st.mtime && sb.st_mtim.tv_nsec == st.mtime_ns &&
+        sb.st_size == st.size)
+        return 0;
+    if ((f = fopen(path, "r")) == NULL) {
+        st.loaded = 0;
+        return -1;
+    }
+    memset(st.gpus, 0, sizeof(st.gpus));
+    st.ngpus = 0;
+    st.init_fail = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        size_t n = strlen(line);
+        lineno++;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        parse_line(path, lineno, line);
+    }
+    fclose(f);
+    st.loaded = 1;
+    st.mtime = sb.st_mtim.tv_sec;
+    st.mtime_ns = sb.st_mtim.tv_nsec;
+    st.size = sb.st_size;
+    return 0;
+}
+
+EXPORT nvmlReturn_t
+nvmlInit_v2(void)
+{
+    if (refresh() == -1)
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    if (st.init_fail)
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    st.inited = 1;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlInit(void)
+{
+    return nvmlInit_v2();
+}
+
+EXPORT nvmlReturn_t
+nvmlShutdown(void)
+{
+    if (!st.inited)
+        return NVML_ERROR_UNINITIALIZED;
+    st.inited = 0;
+    return NVML_SUCCESS;
+}
+
+EXPORT const char *
+nvmlErrorString(nvmlReturn_t rc)
+{
+    switch (rc) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    default: return "Unknown Error";
+    }
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetCount_v2(unsigned int *count)
+{
+    if (!st.inited)
+        return NVML_ERROR_UNINITIALIZED;
+    if (count == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    refresh(); /* a vanished file keeps the last state */
+    if (st.init_fail) /* the driver went away under a running process */
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    *count = st.ngpus;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev)
+{
+    if (!st.inited)
+        return NVML_ERROR_UNINITIALIZED;
+    if (dev == NULL || index >= st.ngpus || !st.gpus[index].present)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (st.gpus[index].lost)
+        return NVML_ERROR_GPU_IS_LOST;
+    *dev = &st.gpus[index];
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t
+check_dev(nvmlDevice_t dev)
+{
+    if (!st.inited)
+        return NVML_ERROR_UNINITIALIZED;
+    if (dev == NULL || dev < &st.gpus[0] || dev >= &st.gpus[MAX_GPUS] || !dev->present)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    return dev->lost ? NVML_ERROR_GPU_IS_LOST : NVML_SUCCESS;
+}
+
+static nvmlReturn_t
+copy_text(const char *s, char *out, unsigned int len)
+{
+    if (out == NULL || strlen(s) + 1 > len)
+        return out == NULL ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(out, s, strlen(s) + 1);
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned int len)
+{
+    nvmlReturn_t rc = check_dev(dev);
+    return rc != NVML_SUCCESS ? rc : copy_text(dev->uuid, uuid, len);
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigned int len)
+{
+    nvmlReturn_t rc = check_dev(dev);
+    return rc != NVML_SUCCESS ? rc : copy_text(dev->name, name, len);
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
+{
+    nvmlReturn_t rc = check_dev(dev);
+
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (mem == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    mem->total = dev->total;
+    mem->free = dev->free;
+    mem->used = dev->total > dev->free ? dev->total - dev->free : 0;
+    return NVML_SUCCESS;
+}
+
+/* Fills infos (records of size rec) with the processes of one kind. */
+static nvmlReturn_t
+list(nvmlDevice_t dev, int graphics, unsigned int *count, void *infos, size_t rec)
+{
+    nvmlReturn_t rc = check_dev(dev);
+    unsigned int n = 0, k = 0;
+
+    if (rc != NVML_SUCCESS)
+        return rc;
+    if (count == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (int i = 0; i < dev->nprocs; i++)
+        n += graphics ? dev->procs[i].graphics : dev->procs[i].compute;
+    if (*count < n || (n > 0 && infos == NULL)) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    for (int i = 0; i < dev->nprocs; i++) {
+        const struct proc *p = &dev->procs[i];
+        if (!(graphics ? p->graphics : p->compute))
+            continue;
+        if (rec == sizeof(nvmlProcessInfo_v1_t)) {
+            nvmlProcessInfo_v1_t *r = (nvmlProcessInfo_v1_t *)infos + k;
+            r->pid = p->pid;
+            r->usedGpuMemory = p->used;
+        } else {
+            nvmlProcessInfo_t *r = (nvmlProcessInfo_t *)infos + k;
+            memset(r, 0, sizeof(*r));
+            r->pid = p->pid;
+            r->usedGpuMemory = p->used;
+            r->gpuInstanceId = 0xFFFFFFFFu;
+            r->computeInstanceId = 0xFFFFFFFFu;
+        }
+        k++;
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+{
+    return list(d, 0, c, p, sizeof(*p));
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+{
+    return list(d, 0, c, p, sizeof(*p));
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_v1_t *p)
+{
+    return list(d, 0, c, p, sizeof(*p));
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+{
+    return list(d, 1, c, p, sizeof(*p));
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+{
+    return list(d, 1, c, p, sizeof(*p));
+}
+
+EXPORT nvmlReturn_t
+nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_v1_t *p)
+{
+    return list(d, 1, c, p, sizeof(*p));
+}
