@@ -482,7 +482,8 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         d->d_v.vd_d.sd_verified = 1;
         d->d_v.vd_d.sd_verify_free_mib = free_mib;
         d->d_v.vd_d.sd_verify_seconds = now - d->d_recycled_at;
-        metrics_free_vram_gpu(d->d_v.vd_d.sd_node, gr->gr_gpu, free_mib);
+        /* gr died with g above: the decision names the same GPU. */
+        metrics_free_vram_gpu(d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu, free_mib);
         if (free_mib >= d->d_r->r_cfg->c_floor_mib) {
             verdict_reason_append(&d->d_v, "free VRAM back to %lld MiB after %.1f s",
                                   (long long)free_mib, now - d->d_recycled_at);
