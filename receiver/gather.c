@@ -265,6 +265,7 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
     struct pod_parse_opts po = {
         .po_resource = cfg->c_gpumem_resource,
         .po_protect_annotation = cfg->c_protect_annotation,
+        .po_release_annotation = cfg->c_release_annotation,
     };
 
     if (g == NULL)

@@ -10,9 +10,12 @@
 
 #include "events.h"
 #include "gather.h"
+#include "httpc.h"
 #include "kube.h"
 #include "log.h"
 #include "metrics.h"
+#include "release.h"
+#include "release_target.h"
 #include "store.h"
 #include "verdict.h"
 
@@ -38,6 +41,7 @@ enum phase {
     PH_GATHER,    /* reading Prometheus and the pod list */
     PH_ACT,       /* an eviction or deletion is in flight */
     PH_PROBE,     /* the dry-run probe is in flight */
+    PH_RELEASE,   /* the victim was asked to release; waiting for the VRAM */
     PH_VERIFY,    /* recycled (and recorded); waiting for the VRAM to show */
     PH_FINISHING, /* ended; its row could not be completed yet */
 };
@@ -62,6 +66,10 @@ struct decision {
     struct event *d_verify_ev;   /* owned; then the row-completion retry timer */
     int d_finish_tries;
     double d_recycled_at, d_verify_deadline;
+    struct release *d_release;   /* owned: the ask in flight (PH_RELEASE) */
+    int d_release_asked;         /* once per decision, whatever came of it */
+    struct store_release d_rel;  /* vd_d.sd_release points here once a release is named */
+    char d_release_url[RELEASE_URL_MAX];
     struct decision *d_next_in_list;
 };
 
@@ -71,6 +79,7 @@ struct remedy {
     struct prom *r_prom;         /* borrowed */
     struct kube *r_kube;         /* borrowed, may be NULL */
     struct store *r_store;       /* borrowed, may be NULL */
+    struct httpc *r_release_client; /* owned; NULL when RELEASE_WAIT=0 */
     struct node_state *r_nodes;  /* owned list */
     size_t r_node_count;
     struct decision *r_decisions; /* owned list of unfinished decisions */
@@ -285,6 +294,7 @@ decision_free(struct decision *d)
         d->d_node->n_busy = 0;
     if (d->d_verify_ev != NULL)
         event_free(d->d_verify_ev);
+    release_free(d->d_release);
     gather_free(d->d_vg);
     verdict_free(&d->d_v);
     gather_free(d->d_g);
@@ -371,6 +381,18 @@ finish(struct decision *d, const char *result)
 
 static void note_refusals(struct decision *d);
 
+/* The figures of an ask into the audit's release object. */
+static void
+release_record(struct decision *d, const struct release_outcome *o)
+{
+    d->d_rel.sr_status_known = o->ro_status > 0;
+    d->d_rel.sr_status = o->ro_status;
+    d->d_rel.sr_freed_known = o->ro_free_known;
+    d->d_rel.sr_freed_mib = o->ro_freed_mib;
+    d->d_rel.sr_seconds_known = 1;
+    d->d_rel.sr_seconds = o->ro_seconds;
+}
+
 /*
  * Completes a decision the daemon stops under (remedy_shutdown(), or a client
  * freed with its call in flight), so no row is left in_progress:
@@ -410,6 +432,19 @@ interrupt(struct decision *d)
     case PH_PROBE:
         verdict_reason_append(&d->d_v, "the dry-run probe was cut short: the daemon stopped");
         finish(d, "would_recycle");
+        return;
+    case PH_RELEASE:
+        if (d->d_release != NULL) {
+            struct release_outcome o;
+            release_outcome_now(d->d_release, &o);
+            release_record(d, &o);
+            release_free(d->d_release);
+            d->d_release = NULL;
+        }
+        verdict_reason_append(&d->d_v, "the daemon stopped while waiting for the release; "
+                                       "nothing was recycled");
+        verdict_error(&d->d_v, "%s", STORE_INTERRUPTED_ERROR);
+        finish(d, "failed");
         return;
     case PH_VERIFY:
         if (d->d_vg != NULL) {
@@ -482,7 +517,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         d->d_v.vd_d.sd_verified = 1;
         d->d_v.vd_d.sd_verify_free_mib = free_mib;
         d->d_v.vd_d.sd_verify_seconds = now - d->d_recycled_at;
-        /* gr died with g above: the decision names the same GPU. */
+        /* gr died with g above: the decision's own copy names the GPU. */
         metrics_free_vram_gpu(d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu, free_mib);
         if (free_mib >= d->d_r->r_cfg->c_floor_mib) {
             verdict_reason_append(&d->d_v, "free VRAM back to %lld MiB after %.1f s",
@@ -544,23 +579,30 @@ note_refusals(struct decision *d)
                               d->d_refusals);
 }
 
+/* Writes the row as it stands, before the decision ends (a crash or a stop
+ * must not hide what was done). A failure is logged: finish() retries. */
+static void
+record_progress(struct decision *d, const char *what)
+{
+    struct remedy *r = d->d_r;
+    char err[512];
+
+    if (r->r_store != NULL &&
+        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0)
+        return;
+    log_event(LOG_LEVEL_ERROR, what, "node", d->d_v.vd_d.sd_node, "error",
+              r->r_store ? err : "audit store not open", NULL);
+}
+
 /* Records the recycle the moment it happened, before any verify: the
  * eviction is a fact, and a stop or a crash during the verify must not hide
  * it. The row stays marked verify_pending until the verify ends. */
 static void
 record_recycle_now(struct decision *d)
 {
-    struct remedy *r = d->d_r;
-    char err[512];
-
     verdict_set_result(&d->d_v, "recycled");
     d->d_v.vd_d.sd_verify_pending = 1;
-    if (r->r_store != NULL &&
-        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0)
-        return;
-    /* The row is completed when the verify ends, with retries. */
-    log_event(LOG_LEVEL_ERROR, "recycle not recorded before its verify", "node",
-              d->d_v.vd_d.sd_node, "error", r->r_store ? err : "audit store not open", NULL);
+    record_progress(d, "recycle not recorded before its verify");
 }
 
 static void
@@ -717,6 +759,107 @@ probe_cb(struct kube_answer *a, void *arg)
     finish(d, "would_recycle");
 }
 
+/* The tenant's ask ended: released, or on to the recycle as usual. */
+static void
+release_done(const struct release_outcome *o, void *arg)
+{
+    struct decision *d = arg;
+    struct remedy *r = d->d_r;
+
+    release_record(d, o);
+    release_free(d->d_release);
+    d->d_release = NULL;
+    if (o->ro_cancelled) {
+        interrupt(d);
+        return;
+    }
+    if (o->ro_released) {
+        /* Nothing recycled: no SETTLE window, not counted by the hourly brake. */
+        metrics_free_vram(d->d_v.vd_d.sd_node, o->ro_free_mib);
+        verdict_reason_append(&d->d_v,
+                              "asked to release first; free VRAM back to %lld MiB "
+                              "(%+lld MiB) after %.1f s, so nothing was recycled",
+                              (long long)o->ro_free_mib, (long long)o->ro_freed_mib,
+                              o->ro_seconds);
+        finish(d, "released");
+        return;
+    }
+    verdict_reason_append(&d->d_v, "asked to release first, but the release did not free "
+                                    "enough: %s",
+                          o->ro_why);
+    if (rate_limited(r, mono_now())) { /* the hour filled up while it waited */
+        verdict_reason_append(&d->d_v,
+                              "MAX_RECYCLES_PER_HOUR=%lld reached meanwhile; not acting",
+                              (long long)r->r_cfg->c_max_recycles_per_hour);
+        finish(d, "rate_limited");
+        return;
+    }
+    d->d_next = 0;
+    act_try(d);
+}
+
+/*
+ * Before an enforcing recycle of c, asks it to release its VRAM when it
+ * declares RELEASE_ANNOTATION (SPEC "Cooperative release"). Returns 1 when
+ * the decision now waits on the ask (release_done() goes on), 0 to recycle
+ * at once: no annotation, RELEASE_WAIT=0, already asked, a malformed
+ * annotation, no pod IP or the host network (each said in the reason), a
+ * dry run (the URL is recorded, nothing is asked).
+ */
+static int
+release_begin(struct decision *d, const struct policy_candidate *c)
+{
+    struct remedy *r = d->d_r;
+    const struct config *cfg = r->r_cfg;
+    const struct pod *p = c->pc_pod;
+    struct release_target t;
+    char err[256];
+
+    if (cfg->c_release_wait_ms <= 0 || p == NULL || p->p_release == NULL ||
+        d->d_release_asked)
+        return 0;
+    d->d_release_asked = 1;
+    if (release_annotation_parse(p->p_release, &t, err, sizeof(err)) == -1) {
+        verdict_reason_append(&d->d_v, "%s on %s/%s is not PORT/PATH (%s), so it was not "
+                                       "asked to release",
+                              cfg->c_release_annotation, c->pc_namespace, c->pc_name, err);
+        return 0;
+    }
+    if (p->p_host_network) {
+        verdict_reason_append(&d->d_v, "%s/%s runs on the host network, so it was not asked "
+                                       "to release",
+                              c->pc_namespace, c->pc_name);
+        return 0;
+    }
+    if (release_url(p->p_ip, &t, d->d_release_url, sizeof(d->d_release_url), err,
+                    sizeof(err)) == -1) {
+        verdict_reason_append(&d->d_v, "%s/%s was not asked to release: %s", c->pc_namespace,
+                              c->pc_name, err);
+        return 0;
+    }
+    d->d_rel.sr_url = d->d_release_url;
+    d->d_v.vd_d.sd_release = &d->d_rel;
+    if (cfg->c_dry_run) {
+        verdict_reason_append(&d->d_v, "DRY_RUN: would first ask %s/%s to release (POST %s)",
+                              c->pc_namespace, c->pc_name, d->d_release_url);
+        return 0;
+    }
+    d->d_release = release_start(r->r_base, cfg, r->r_release_client, r->r_prom,
+                                 d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu, d->d_release_url,
+                                 d->d_gr->gr_policy.pr_free_mib, release_done, d);
+    if (d->d_release == NULL) {
+        verdict_reason_append(&d->d_v, "the release could not be asked (out of memory)");
+        return 0;
+    }
+    d->d_phase = PH_RELEASE;
+    verdict_set_victim(&d->d_v, c, action_name(cfg));
+    log_event(LOG_LEVEL_INFO, "asking the victim to release VRAM", "namespace",
+              c->pc_namespace, "pod", c->pc_name, "url", d->d_release_url, NULL);
+    /* Still in_progress, but the audit already names the victim and the ask. */
+    record_progress(d, "release not recorded before its wait");
+    return 1;
+}
+
 static void
 act_begin(struct decision *d)
 {
@@ -739,6 +882,8 @@ act_begin(struct decision *d)
         finish(d, "skipped_kube");
         return;
     }
+    if (release_begin(d, c))
+        return; /* release_done() goes on */
     if (r->r_cfg->c_dry_run) {
         int rc;
         verdict_set_victim(&d->d_v, c, action_name(r->r_cfg));
@@ -1111,6 +1256,7 @@ remedy_new(struct event_base *base, const struct config *cfg, struct prom *prom,
            struct kube *kube)
 {
     struct remedy *r = calloc(1, sizeof(*r));
+    char err[256];
 
     if (r == NULL)
         return NULL;
@@ -1123,6 +1269,13 @@ remedy_new(struct event_base *base, const struct config *cfg, struct prom *prom,
                                     ? MAX_BRAKE_RING
                                     : (size_t)cfg->c_max_recycles_per_hour,
                                 sizeof(double))) == NULL) {
+        free(r);
+        return NULL;
+    }
+    if (cfg->c_release_wait_ms > 0 &&
+        (r->r_release_client = release_client_new(base, err, sizeof(err))) == NULL) {
+        log_warnx("%s: release client: %s", __func__, err);
+        free(r->r_recycles);
         free(r);
         return NULL;
     }
@@ -1160,6 +1313,7 @@ remedy_shutdown(struct remedy *r, void (*drained)(void *), void *arg)
             break;
         case PH_VERIFY:
         case PH_FINISHING:
+        case PH_RELEASE:
             interrupt(d);
             break;
         case PH_ACT:
@@ -1186,6 +1340,7 @@ remedy_free(struct remedy *r)
         free(n->n_gpu);
         free(n);
     }
+    httpc_free(r->r_release_client); /* after the decisions: asks left end here */
     free(r->r_recycles);
     free(r);
 }

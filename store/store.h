@@ -101,16 +101,16 @@ struct store_victim {
     int64_t sv_overshoot_mib; /* used - budget; valid when sv_has_budget */
 };
 
-/* A cooperative release asked of the victim (SPEC "Cooperative release").
- * Strings borrowed; an unknown figure (dry run, no answer) is null. */
+/* The cooperative release asked of the victim (SPEC "Cooperative release").
+ * Strings borrowed. A dry run records the URL it would ask and nothing else. */
 struct store_release {
-    const char *sr_url;
-    int sr_status_known; /* 0: status is null */
-    int64_t sr_status;   /* the HTTP status the tenant answered */
-    int sr_freed_known;  /* 0: freed_mib is null */
-    int64_t sr_freed_mib;
+    const char *sr_url;   /* http://POD_IP:PORT/PATH */
+    int sr_status_known;  /* 0: status is null (not asked, or no HTTP answer) */
+    long sr_status;
+    int sr_freed_known;   /* 0: freed_mib is null */
+    int64_t sr_freed_mib; /* free VRAM at the end of the wait minus before it */
     int sr_seconds_known; /* 0: seconds is null */
-    double sr_seconds;
+    double sr_seconds;    /* from the POST to the end of the wait */
 };
 
 /* One decision, as SPEC §"A decision" describes it. Everything borrowed. */

@@ -92,6 +92,27 @@ int_or_null(int known, int64_t v)
 }
 
 json_t *
+store_release_json(const struct store_release *r)
+{
+    /* Milliseconds are all a wait of a few seconds can tell apart. */
+    double secs = (double)(int64_t)(r ? r->sr_seconds * 1000.0 + 0.5 : 0) / 1000.0;
+    json_t *o;
+
+    if (r == NULL)
+        return json_null();
+    if ((o = json_object()) == NULL)
+        return NULL;
+    if (set(o, "url", store_json_str(r->sr_url ? r->sr_url : "")) ||
+        set(o, "status", int_or_null(r->sr_status_known, r->sr_status)) ||
+        set(o, "freed_mib", int_or_null(r->sr_freed_known, r->sr_freed_mib)) ||
+        set(o, "seconds", r->sr_seconds_known ? json_real(secs) : json_null())) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *
 store_victim_json(const struct store_victim *v)
 {
     json_t *o;
@@ -147,21 +168,3 @@ store_candidates_json(const struct store_candidate *c, size_t n)
     return a;
 }
 
-json_t *
-store_release_json(const struct store_release *r)
-{
-    json_t *o;
-
-    if (r == NULL)
-        return json_null();
-    if ((o = json_object()) == NULL)
-        return NULL;
-    if (set(o, "url", store_json_str(r->sr_url ? r->sr_url : "")) ||
-        set(o, "status", int_or_null(r->sr_status_known, r->sr_status)) ||
-        set(o, "freed_mib", int_or_null(r->sr_freed_known, r->sr_freed_mib)) ||
-        set(o, "seconds", r->sr_seconds_known ? json_real(r->sr_seconds) : json_null())) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}

@@ -51,6 +51,7 @@ struct httpc {
     long h_connect_ms;
     long h_timeout_ms;
     size_t h_body_cap;
+    int h_no_proxy; /* CURLOPT_NOPROXY "*" */
     char *h_ca_file;      /* owned; NULL = system trust */
     int h_auth;           /* h_token is set up: send Authorization */
     struct token h_token; /* owned */
@@ -314,6 +315,7 @@ httpc_new(struct event_base *base, const struct httpc_opts *o, char *err, size_t
                                                    : HTTPC_CONNECT_TIMEOUT_MS;
     h->h_timeout_ms = o->ho_timeout_ms > 0 ? o->ho_timeout_ms : HTTPC_TIMEOUT_MS;
     h->h_body_cap = o->ho_body_cap > 0 ? o->ho_body_cap : HTTPC_BODY_CAP;
+    h->h_no_proxy = o->ho_no_proxy != 0;
     if (o->ho_ca_file != NULL && o->ho_ca_file[0] != '\0' &&
         (h->h_ca_file = strdup(o->ho_ca_file)) == NULL)
         goto nomem;
@@ -487,6 +489,8 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
         req->hq_timeout_ms > 0 ? req->hq_timeout_ms : h->h_timeout_ms);
     SET(CURLOPT_USERAGENT, "gpu-vram-watchdog/" GVW_VERSION);
     SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)h->h_body_cap);
+    if (h->h_no_proxy)
+        SET(CURLOPT_NOPROXY, "*");
     SET(CURLOPT_HTTPHEADER, c->c_headers);
     /* Redirects are not followed: the token must not travel elsewhere. */
 #if LIBCURL_VERSION_NUM >= 0x075500

@@ -22,6 +22,7 @@ struct httpc_opts {
     const char *ho_ca_file;     /* borrowed (copied): PEM trust; NULL/"" = system store */
     const char *ho_token_file;  /* borrowed (copied): bearer token; NULL/"" = no auth */
     long ho_token_max_age_ms;   /* 0 = HTTPC_TOKEN_MAX_AGE_MS; tests set it short */
+    int ho_no_proxy;            /* 1: ignore the *_proxy variables (pod-to-pod calls) */
 };
 
 /* One request. Everything is borrowed and copied before httpc_request returns. */

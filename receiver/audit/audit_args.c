@@ -32,7 +32,7 @@ struct parse {
 static const char *const results[] = {
     "recycled",          "would_recycle", "skipped_recovered", "skipped_no_candidate",
     "skipped_telemetry", "skipped_kube",  "blocked",           "rate_limited",
-    "coalesced",         "failed",        "in_progress",
+    "coalesced",         "failed",        "in_progress",       "released",
 };
 
 static const char usage_text[] =
@@ -51,8 +51,8 @@ static const char usage_text[] =
     "  --node N             decisions on node N\n"
     "  --namespace NS       decisions whose victim is in NS\n"
     "  --gpu G              decisions about GPU G (its label value, GPU scope)\n"
-    "  --result R           decisions that ended R (recycled, would_recycle,\n"
-    "                       skipped_recovered, skipped_no_candidate,\n"
+    "  --result R           decisions that ended R (recycled, released,\n"
+    "                       would_recycle, skipped_recovered, skipped_no_candidate,\n"
     "                       skipped_telemetry, skipped_kube, blocked,\n"
     "                       rate_limited, coalesced, failed, in_progress)\n"
     "  --limit N            at most N rows, newest first (default 100, 0 = all;\n"
@@ -268,7 +268,7 @@ set_result(struct parse *p, const char *v)
             return 0;
         }
     }
-    return usage_error("unknown --result \"%s\": want one of recycled, would_recycle,"
+    return usage_error("unknown --result \"%s\": want one of recycled, released, would_recycle,"
                        " skipped_recovered, skipped_no_candidate, skipped_telemetry,"
                        " skipped_kube, blocked, rate_limited, coalesced, failed,"
                        " in_progress",

@@ -335,6 +335,31 @@ print_victim(FILE *out, const struct store_victim *v)
         fputs(", no budget\n", out);
 }
 
+/* The cooperative release: its URL, then what came of it. */
+static void
+print_release(FILE *out, const struct store_release *r)
+{
+    fprintf(out, "  %-12s", "release");
+    if (r == NULL) {
+        fputs("-\n", out);
+        return;
+    }
+    put_clean(out, r->sr_url ? r->sr_url : "", SIZE_MAX);
+    if (!r->sr_status_known && !r->sr_seconds_known) {
+        fputs(": not asked (dry run)\n", out);
+        return;
+    }
+    if (r->sr_status_known)
+        fprintf(out, ": HTTP %ld", r->sr_status);
+    else
+        fputs(": no answer", out);
+    if (r->sr_freed_known)
+        fprintf(out, ", freed %" PRId64 " MiB", r->sr_freed_mib);
+    if (r->sr_seconds_known)
+        fprintf(out, " in %.1f s", r->sr_seconds);
+    fputc('\n', out);
+}
+
 /* One candidate per line, the name last so that it is never cut. */
 static void
 print_candidate(FILE *out, const struct store_candidate *c)
@@ -407,5 +432,6 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
     else
         snprintf(line, sizeof(line), "-");
     field(out, "verify", line);
+    print_release(out, d->sd_release);
     print_candidates(out, d);
 }

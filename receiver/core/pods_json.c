@@ -341,7 +341,15 @@ read_spec(struct walk *w, struct pod *p)
         if (js_object_begin(&w->w_s) == -1)
             return -1;
         while ((rc = js_object_next(&w->w_s, &key)) == 1) {
-            if (!js_str_eq(&key, "containers")) {
+            if (js_str_eq(&key, "hostNetwork")) {
+                rc = js_once(&w->w_s, &seen, 2, "hostNetwork") == -1 ? -1 : 0;
+                if (rc == 0) {
+                    /* Anything but false counts: when in doubt, never ask. */
+                    t = js_peek(&w->w_s);
+                    p->p_host_network = t != JS_FALSE && t != JS_NULL;
+                    rc = js_skip(&w->w_s);
+                }
+            } else if (!js_str_eq(&key, "containers")) {
                 rc = js_skip(&w->w_s);
             } else if (js_once(&w->w_s, &seen, 1, "containers") == -1) {
                 rc = -1;
@@ -370,12 +378,29 @@ read_spec(struct walk *w, struct pod *p)
     return 0;
 }
 
+/* A string value the decision may use (the pod IP, the release annotation):
+ * kept as is, or left NULL when it holds U+0000. */
+static int
+read_optional(struct walk *w, char **dst)
+{
+    struct js_str v;
+    int nul = 0;
+
+    if (js_string(&w->w_s, &v) == -1)
+        return -1;
+    free(*dst); /* can't happen: js_once refuses a repeat */
+    if ((*dst = js_strdup(&v, &nul)) == NULL && !nul)
+        return w->w_oom = 1, -1;
+    return 0;
+}
+
 /* metadata.annotations: mirror and protected. A malformed map or protect
  * value counts as protected: when in doubt, never a victim. */
 static int
 read_annotations(struct walk *w, struct pod *p)
 {
     const char *protect = w->w_opts->po_protect_annotation;
+    const char *release = w->w_opts->po_release_annotation;
     struct js_str key, v;
     char value[8];
     unsigned seen = 0;
@@ -393,6 +418,15 @@ read_annotations(struct walk *w, struct pod *p)
             if (js_once(&w->w_s, &seen, 1, MIRROR_ANNOTATION) == -1)
                 return -1;
             p->p_mirror = 1;
+        }
+        if (release != NULL && release[0] != '\0' && js_str_eq(&key, release)) {
+            if (js_once(&w->w_s, &seen, 4, release) == -1)
+                return -1;
+            if (js_peek(&w->w_s) == JS_STRING) {
+                if (read_optional(w, &p->p_release) == -1)
+                    return -1;
+                continue;
+            }
         }
         if (protect != NULL && protect[0] != '\0' && js_str_eq(&key, protect)) {
             if (js_once(&w->w_s, &seen, 2, protect) == -1)
@@ -517,7 +551,12 @@ read_status(struct walk *w, struct pod *p)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         int is_phase = js_str_eq(&key, "phase");
-        if (!is_phase && !js_str_eq(&key, "startTime")) {
+        if (js_str_eq(&key, "podIP")) {
+            if (js_once(&w->w_s, &seen, 4, "podIP") == -1)
+                return -1;
+            rc = js_peek(&w->w_s) == JS_STRING ? read_optional(w, &p->p_ip)
+                                                : js_skip(&w->w_s);
+        } else if (!is_phase && !js_str_eq(&key, "startTime")) {
             rc = js_skip(&w->w_s);
         } else if (js_once(&w->w_s, &seen, is_phase ? 1 : 2,
                            is_phase ? "phase" : "startTime") == -1) {

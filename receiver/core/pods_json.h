@@ -9,6 +9,7 @@
 struct pod_parse_opts {
     const char *po_resource;           /* GPUMEM_RESOURCE, e.g. viktorbarzin.me/gpumem */
     const char *po_protect_annotation; /* PROTECT_ANNOTATION */
+    const char *po_release_annotation; /* RELEASE_ANNOTATION; NULL/"" = not read */
 };
 
 /*

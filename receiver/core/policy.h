@@ -28,6 +28,9 @@ struct pod {
     enum budget_state p_budget_state;
     int64_t p_budget_mib; /* valid when BUDGET_OK */
     char *p_budget_error; /* owned; set when BUDGET_BAD, e.g. "container x: limit \"5q\" is not a quantity" */
+    char *p_ip;           /* owned; status.podIP, NULL when absent */
+    int p_host_network;   /* spec.hostNetwork is true */
+    char *p_release;      /* owned; RELEASE_ANNOTATION's raw value, NULL when absent */
 };
 
 struct pod_list {

@@ -67,6 +67,7 @@ call_free(struct kube_call *kc)
     free((char *)kc->kc_po.po_protect_annotation);
     pod_list_free(&kc->kc_pods);
     kube_node_names_free(kc->kc_nodes, kc->kc_node_count);
+    free((char *)kc->kc_po.po_release_annotation);
     free(kc);
 }
 
@@ -193,7 +194,9 @@ kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po
     if ((po->po_resource != NULL &&
          (kc->kc_po.po_resource = strdup(po->po_resource)) == NULL) ||
         (po->po_protect_annotation != NULL &&
-         (kc->kc_po.po_protect_annotation = strdup(po->po_protect_annotation)) == NULL)) {
+         (kc->kc_po.po_protect_annotation = strdup(po->po_protect_annotation)) == NULL) ||
+        (po->po_release_annotation != NULL &&
+         (kc->kc_po.po_release_annotation = strdup(po->po_release_annotation)) == NULL)) {
         log_warnx("%s: out of memory", __func__);
         call_free(kc);
         return -1;

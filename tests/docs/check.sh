@@ -395,6 +395,48 @@ check_protected() {
 	return "$rc"
 }
 
+# Release endpoints (deploy/examples/release/): every RELEASE_ANNOTATION
+# value in the examples is a quoted "PORT/PATH" the daemon accepts (the rules
+# of receiver/core/release_target.c), and sits on a pod template.
+check_release_annotations() {
+	local ann rc=0 n=0 line f v
+	ann=$(setting_default RELEASE_ANNOTATION)
+	while IFS= read -r line; do
+		n=$((n + 1))
+		f=${line%%:*}
+		if ! [[ $line =~ ${ann}:[[:space:]]*\"([^\"]*)\"[[:space:]]*(#.*)?$ ]]; then
+			echo "$f: $ann is not a quoted string"
+			rc=1
+			continue
+		fi
+		v=${BASH_REMATCH[1]}
+		if [[ ! $v =~ ^[1-9][0-9]{0,4}/[A-Za-z0-9._~!\$\&\'()*+,\;=:/-]*$ ]] || [[ $v == *..* ]] ||
+			[[ $v == *//* ]] || [ "${v%%/*}" -gt 65535 ] || [ "${#v}" -gt 256 ]; then
+			echo "$f: \"$v\" is not PORT/PATH"
+			rc=1
+		else
+			echo "$f: $v"
+		fi
+	done < <(grep -H -E "^[[:space:]]+${ann}:" "$EXAMPLES"/*.yaml "$EXAMPLES"/release/*.yaml)
+	[ "$n" -gt 0 ] || { echo "no example declares $ann"; rc=1; }
+	if have python3 && python3 -c 'import yaml' 2>/dev/null; then
+		python3 - "$ann" "$EXAMPLES"/*.yaml "$EXAMPLES"/release/*.yaml <<'PY' || rc=1
+import sys, yaml
+ann, bad = sys.argv[1], 0
+for f in sys.argv[2:]:
+    for d in yaml.safe_load_all(open(f)):
+        if not d:
+            continue
+        if ann in ((d.get("metadata") or {}).get("annotations") or {}):
+            print(f"{f}: {ann} on the workload metadata does nothing; put it on spec.template.metadata")
+            bad = 1
+print("release annotations placed on pod templates" if not bad else "", end="")
+sys.exit(bad)
+PY
+	fi
+	return "$rc"
+}
+
 check_pdb_selects() {
 	awk -F'\t' '
 	{ id = $1 "#" $2 }
@@ -684,6 +726,7 @@ if [ "$help_ok" -eq 1 ]; then
 	check "examples: seating chart fits GPUMEM_CAPACITY_MIB and GPU_TOTAL_MIB - FLOOR_MIB" check_seating_chart
 	check "examples: README seating-chart table matches the manifests" check_seating_table
 	check "examples: protected annotation on the pod template" check_protected
+	check "examples: release annotations are PORT/PATH on a pod template" check_release_annotations
 	check "docs: UPPER_CASE setting names exist in --help" check_settings_exist
 	check "docs: quoted defaults equal the binary's" check_setting_defaults
 	check "docs: gpu-vram-watchdog subcommands, words and flags exist" check_subcommands

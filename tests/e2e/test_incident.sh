@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # test_incident.sh -- end to end with real servers: the 2026-06-02 incident replayed.
 #
-# The GPU-node simulator plays the node (Kubernetes API + per-process exporter),
-# Debian's real Prometheus evaluates the shipped rules (with short `for:`), the
+# The GPU-node simulator plays the node (Kubernetes API, the stub NVML's state
+# file, a fake /proc), the real `gpu-vram-watchdog exporter` reads it through the
+# stub libnvidia-ml.so.1 built in the tree and serves per-pod, per-GPU VRAM,
+# Debian's real Prometheus scrapes the exporter and evaluates the shipped rules
+# (with short `for:`), the
 # real Alertmanager delivers to `serve` (enforcement on), and every step of the
 # story is asserted: the alert fires, Alertmanager delivers, immich-ml and only
 # immich-ml is evicted with its UID precondition, free VRAM recovers, the alert
@@ -12,6 +15,7 @@
 source "$(dirname "$0")/../lib/harness.sh"
 
 GVW_SIM=${GVW_SIM:-$(dirname "$GVW_BINARY")/gvw-sim}
+GVW_STUB_NVML=${GVW_STUB_NVML:-$(dirname "$GVW_BINARY")/stub-nvml/libnvidia-ml.so.1}
 SCENARIO="$GVW_SOURCE_DIR/tests/sim/scenarios/incident-2026-06-02.json"
 TIME_SCALE=${E2E_TIME_SCALE:-0.5}
 say() { [ "${E2E_NARRATE:-0}" = 1 ] && printf '\n%s\n' "$*"; return 0; }
@@ -24,14 +28,35 @@ for tool in prometheus prometheus-alertmanager curl jq; do
     fi
 done
 
-# 1. The simulated GPU node.
+# 1. The simulated GPU node: its API server, its NVML (a state file the stub
+# library reads) and its /proc.
 say "The simulated GPU node gpu-node-1 (a 15360 MiB T4): five tenants, each within its budget."
+mkdir -p "$TMP/proc"
 "$GVW_SIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 --time-scale "$TIME_SCALE" \
+    --nvml-state "$TMP/nvml.state" --proc-root "$TMP/proc" \
     >"$TMP/sim.out" 2>"$TMP/sim.log" &
 PIDS+=($!)
 wait_for 10 grep -q '^listening' "$TMP/sim.out" || { fail "simulator starts" "$(cat "$TMP/sim.log")"; finish; exit 1; }
 SIM=http://$(sed -n 's/^listening //p' "$TMP/sim.out")
 stamp "simulator up at $SIM"
+
+# 1b. The node exporter, as the DaemonSet runs it, on the simulated node.
+[ -f "$GVW_STUB_NVML" ] || { fail "the stub NVML library is built" "$GVW_STUB_NVML (target gvw-stub-nvml)"; finish; exit 1; }
+EXP_PORT=$(free_port)
+env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/nvml.state" \
+    PROC_ROOT="$TMP/proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
+    POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$TMP/exporter.log" &
+PIDS+=($!)
+wait_for 10 curl -sf "http://127.0.0.1:$EXP_PORT/healthz" >/dev/null ||
+    { fail "the exporter starts" "$(tail -5 "$TMP/exporter.log")"; finish; exit 1; }
+exporter_sees() { curl -s "http://127.0.0.1:$EXP_PORT/metrics" | grep -q "$1"; }
+if wait_for 10 exporter_sees 'pod="immich-ml-7d9c6b5f4d-x8k2p"'; then
+    pass "the exporter attributes immich-ml's VRAM through NVML, /proc and the API"
+else
+    fail "the exporter attributes immich-ml's VRAM" "$(curl -s "http://127.0.0.1:$EXP_PORT/metrics" | grep -v '^#' | head -20)"
+fi
+stamp "gpu-vram-watchdog exporter up on port $EXP_PORT"
+say "gpu-vram-watchdog exporter reads the node's GPU through NVML and names each process's pod."
 
 # 2. The watchdog, enforcing. Prometheus' port is chosen now: its URL is a setting.
 printf 'e2e-token-%s\n' "$RANDOM$RANDOM" >"$TMP/token"
@@ -75,8 +100,9 @@ rule_files: [$TMP/rules.yml]
 alerting:
   alertmanagers: [{static_configs: [{targets: ["127.0.0.1:$AM_PORT"]}]}]
 scrape_configs:
-  - job_name: gpu-exporter
-    static_configs: [{targets: ["${SIM#http://}"]}]
+  - job_name: gpu-vram-watchdog-exporter
+    honor_labels: true
+    static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]
   - job_name: gpu-vram-watchdog
     static_configs: [{targets: ["127.0.0.1:$SERVE_PORT"]}]
 YML
@@ -86,7 +112,7 @@ PIDS+=($!)
 wait_for 30 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" || fail "Prometheus becomes ready" "$(tail -5 "$TMP/prom.log")"
 wait_for 30 curl -sf "http://127.0.0.1:$AM_PORT/-/ready" || fail "Alertmanager becomes ready" "$(tail -5 "$TMP/am.log")"
 stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) up"
-say "Prometheus scrapes the node's exporter every second and evaluates GPUVRAMLow (free < 1536 MiB)."
+say "Prometheus scrapes the node exporter every second and evaluates GPUVRAMLow (free < 1536 MiB)."
 say "Now immich-ml's onnxruntime arena grows from ~2 GB towards 10.7 GiB..."
 
 alert_state() {
@@ -210,6 +236,12 @@ expect_contains "the duration histogram counted the decision" \
 expect_contains "metrics count the recycle" 'gpu_vram_watchdog_decisions_total{result="recycled"} 1' "$metrics"
 expect_contains "metrics show the advertised capacity" 'gpu_vram_watchdog_capacity_advertised{node="gpu-node-1"} 1' "$metrics"
 expect_eq "Prometheus sees the watchdog up" 1 "$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode 'query=up{job="gpu-vram-watchdog"}' | jq -r '.data.result[0].value[1]')"
+expect_eq "Prometheus sees the exporter reading NVML" 1 "$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode 'query=gpu_vram_exporter_up' | jq -r '.data.result[0].value[1]')"
+gpu_uuid=$(curl -s "$SIM/sim/state" | jq -r '.gpus[0].uuid')
+expect_eq "the alert named the GPU (its uuid from NVML)" "$gpu_uuid" \
+    "$("$GVW_BINARY" audit alerts --db "$DB" --format json | jq -r '[.[] | select(.alertname == "GPUVRAMLow" and .status == "firing")][0].labels.uuid')"
+expect_eq "the free VRAM the alert judged is the device's own" 1 \
+    "$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode 'query=count(node_gpu:gpu_vram_free_mib:device)' | jq -r '.data.result[0].value[1]')"
 
 say "What the audit says (gpu-vram-watchdog audit):"
 if [ "${E2E_NARRATE:-0}" = 1 ]; then

@@ -25,6 +25,7 @@ struct fake_route {
     char *rt_body;         /* owned */
     size_t rt_body_len;
     long rt_delay_ms;
+    char *rt_location; /* owned; NULL = no Location header */
     int rt_used; /* served once: the next one for the same route wins */
 };
 
@@ -98,6 +99,9 @@ send_answer(struct fake *f, struct evhttp_request *req, const struct fake_route 
     } else {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
                           rt->rt_content_type);
+        if (rt->rt_location != NULL)
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Location",
+                              rt->rt_location);
         evbuffer_add(out, rt->rt_body, rt->rt_body_len);
         if (f->f_chunked) { /* no Content-Length: the client learns the size late */
             evhttp_send_reply_start(req, rt->rt_status, "Fake");
@@ -267,6 +271,7 @@ routes_free(struct fake *f)
         free(f->f_routes[i].rt_path);
         free(f->f_routes[i].rt_content_type);
         free(f->f_routes[i].rt_body);
+        free(f->f_routes[i].rt_location);
     }
     free(f->f_routes);
     f->f_routes = NULL;
@@ -380,6 +385,16 @@ fake_route(struct fake *f, const char *method, const char *path, int status,
         (rt->rt_body = strdup(body ? body : "")) == NULL)
         die("fake_route", path, "out of memory");
     f->f_route_count++;
+    return 0;
+}
+
+int
+fake_route_redirect(struct fake *f, const char *method, const char *path, int status,
+                    const char *location)
+{
+    fake_route(f, method, path, status, "text/plain", "moved\n", 0);
+    if ((f->f_routes[f->f_route_count - 1].rt_location = strdup(location)) == NULL)
+        die("fake_route_redirect", path, "out of memory");
     return 0;
 }
 

@@ -47,6 +47,10 @@ const char *fake_url(const struct fake *f);
 int fake_route(struct fake *f, const char *method, const char *path, int status,
                const char *content_type, const char *body, long delay_ms);
 
+/* A canned redirect: status (a 3xx) with a Location header. */
+int fake_route_redirect(struct fake *f, const char *method, const char *path, int status,
+                        const char *location);
+
 /* The same with the body read from $GVW_TEST_DATA/name. */
 int fake_route_file(struct fake *f, const char *method, const char *path, int status,
                     const char *name, long delay_ms);

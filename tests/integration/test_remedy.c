@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <event2/listener.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "alert.h"
 #include "audit_cli.h"
@@ -2368,6 +2371,489 @@ test_event_refused(void **state)
     buf_free(&m);
 }
 
+/* --- 12. cooperative release (SPEC "Cooperative release") ---------------- */
+
+#define TENANT_PATH "/tenant/unload"
+#define RELEASE_KEY "gpu-vram-watchdog/release"
+
+/* The incident's pod list with immich-ml (the victim) carrying the release
+ * annotation (NULL = none), the pod IP (NULL = none) and hostNetwork. */
+static void
+route_pods_release(struct env *e, const char *annotation, const char *ip, int host_network)
+{
+    char *text = fake_read_data("remedy-pods-incident.json", NULL), *out;
+    json_t *doc, *item, *md, *ann;
+    json_error_t jerr;
+    size_t i;
+
+    assert_non_null(text);
+    if ((doc = json_loads(text, 0, &jerr)) == NULL)
+        fail_msg("remedy-pods-incident.json: %s", jerr.text);
+    free(text);
+    json_array_foreach(json_object_get(doc, "items"), i, item)
+    {
+        md = json_object_get(item, "metadata");
+        if (strcmp(json_string_value(json_object_get(md, "name")), ML_POD) != 0)
+            continue;
+        if (annotation != NULL) {
+            if ((ann = json_object_get(md, "annotations")) == NULL) {
+                ann = json_object();
+                json_object_set_new(md, "annotations", ann);
+            }
+            json_object_set_new(ann, RELEASE_KEY, json_string(annotation));
+        }
+        if (ip != NULL)
+            json_object_set_new(json_object_get(item, "status"), "podIP", json_string(ip));
+        else
+            json_object_del(json_object_get(item, "status"), "podIP");
+        json_object_set_new(json_object_get(item, "spec"), "hostNetwork",
+                            json_boolean(host_network));
+    }
+    assert_non_null(out = json_dumps(doc, JSON_COMPACT));
+    json_decref(doc);
+    assert_int_equal(fake_route(e->fake, "GET", PODS_PATH, 200, NULL, out, 0), 0);
+    free(out);
+}
+
+/* "PORT/tenant/unload" for the fake, which also plays the tenant on loopback. */
+static const char *
+tenant_annotation(struct env *e)
+{
+    static char v[64];
+
+    snprintf(v, sizeof(v), "%d" TENANT_PATH, fake_port(e->fake));
+    return v;
+}
+
+static const char *
+tenant_url(struct env *e)
+{
+    static char v[96];
+
+    snprintf(v, sizeof(v), "http://127.0.0.1:%d" TENANT_PATH, fake_port(e->fake));
+    return v;
+}
+
+static const struct kv release_env[] = {
+    {"RELEASE_WAIT", "2s"},
+    {"SETTLE", "1s"},
+    {NULL, NULL},
+};
+#define RELEASE_WAIT_MS 2000L
+
+/* Runs one enforcing decision on the incident whose victim declares the
+ * release; returns it (the caller decrefs *all). Asserts it ended within
+ * RELEASE_WAIT + 5 s, the bound the ask has. */
+static json_t *
+release_decision(struct env *e, const struct kv *env, json_t **all)
+{
+    long t0;
+
+    start(e, env ? env : release_env);
+    t0 = fake_now_ms();
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000 + 5000);
+    *all = decisions(e);
+    assert_int_equal(json_array_size(*all), 1);
+    if (count_reqs(e, "POST", ML_EVICT) > 0 &&
+        req_nth(e, "POST", ML_EVICT, 0)->fr_at_ms - t0 > RELEASE_WAIT_MS + 5000)
+        fail_msg("the eviction came %ld ms after the trigger",
+                 req_nth(e, "POST", ML_EVICT, 0)->fr_at_ms - t0);
+    return json_array_get(*all, 0);
+}
+
+static json_t *
+release_obj(json_t *d)
+{
+    json_t *r = jget(d, "release");
+
+    if (!json_is_object(r))
+        fail_msg("release is not an object");
+    return r;
+}
+
+/* The tenant frees in time: released, nothing recycled, no verify; the ask
+ * is in the audit with its status, what it freed and how long it took. */
+static void
+test_release_frees(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+    const struct fake_req *post;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    check_shape(d);
+    jstr(d, "result", "released");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jnull(d, "verify");
+    jnull(d, "error");
+    jhas(d, "reason", "asked to release first; free VRAM back to 11510 MiB");
+    jhas(d, "reason", "nothing was recycled");
+    r = release_obj(d);
+    jstr(r, "url", tenant_url(e));
+    jint(r, "status", 200);
+    jint(r, "freed_mib", 11510 - 553);
+    assert_true(json_is_number(jget(r, "seconds")));
+    assert_true(json_number_value(jget(r, "seconds")) < 2.0);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 1);
+    /* No credentials, no body to speak of. */
+    post = req_nth(e, "POST", TENANT_PATH, 0);
+    assert_null(fake_header(post, "Authorization"));
+    assert_int_equal(post->fr_body_len, 0);
+    json_decref(all);
+}
+
+/* A release that freed the VRAM tells the tenant: GPUVRAMReleased, action
+ * release (nothing was evicted). */
+static void
+test_event_released(void **state)
+{
+    struct env *e = *state;
+    const struct kv env[] = {{"RELEASE_WAIT", "2s"}, {"SETTLE", "1s"}, {"EVENTS", "true"},
+                             {NULL, NULL}};
+    json_t *all, *d, *body;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", "/apis/events.k8s.io/v1/namespaces/" ML_NS "/events", 201,
+               "kube-event-201.json", 0);
+    d = release_decision(e, env, &all);
+    jstr(d, "result", "released");
+    wait_events(e, 1);
+    body = json_loads(req_nth(e, "POST", EVENTS_PATH, 0)->fr_body, 0, NULL);
+    assert_non_null(body);
+    jstr(body, "reason", "GPUVRAMReleased");
+    jstr(body, "action", "release");
+    jstr(jget(body, "regarding"), "uid", ML_UID);
+    jhas(body, "note", "nothing was recycled");
+    json_decref(body);
+    json_decref(all);
+}
+
+/* A released decision opens no SETTLE window and is not counted by the
+ * hourly brake: with MAX_RECYCLES_PER_HOUR=1 the next trigger still acts. */
+static void
+test_release_no_brakes(void **state)
+{
+    struct env *e = *state;
+    const struct kv env[] = {
+        {"RELEASE_WAIT", "2s"}, {"SETTLE", "60s"}, {"MAX_RECYCLES_PER_HOUR", "1"},
+        {NULL, NULL},
+    };
+    json_t *all;
+
+    /* Decision 1: gather, then the release poll sees the memory back. Decision
+     * 2: gather, then the tenant answers 500, so it recycles. */
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    then_prom(e, "remedy-prom-incident.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 500, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, env);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 10000);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", ML_EVICT, 1);
+    run_ms(e->base, 100);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    jstr(json_array_get(all, 0), "result", "released");
+    jstr(json_array_get(all, 1), "result", "recycled");
+    jint(release_obj(json_array_get(all, 1)), "status", 500);
+    json_decref(all);
+    /* Its verify runs until SETTLE (60 s): stop it now. */
+    remedy_shutdown(e->r, NULL, NULL);
+}
+
+/* The tenant answers 200 but never frees: after RELEASE_WAIT it is recycled
+ * as usual, and the reason says the release did not free enough. */
+static void
+test_release_never_frees(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "recycled");
+    jstr(d, "action", "evict");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "the release did not free enough: free VRAM still 553 MiB, below "
+                      "the floor, after RELEASE_WAIT (2.0s)");
+    jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
+    r = release_obj(d);
+    jint(r, "status", 200);
+    jint(r, "freed_mib", 0);
+    assert_true(json_number_value(jget(r, "seconds")) >= 2.0);
+    assert_true(json_number_value(jget(r, "seconds")) < 2.0 + 5.0);
+    assert_true(json_is_object(jget(d, "verify")));
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    /* Re-verified about every second meanwhile, never more than asked once. */
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 1);
+    json_decref(all);
+}
+
+/* A non-2xx answer ends the wait at once. */
+static void
+test_release_500(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 500, "text/plain", "boom", 0),
+                     0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason", "the release did not free enough: the tenant answered HTTP 500");
+    r = release_obj(d);
+    jint(r, "status", 500);
+    jnull(r, "freed_mib");
+    assert_true(json_number_value(jget(r, "seconds")) < 1.0);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
+/* The tenant hangs past the 5 s timeout: no status, and it is recycled. */
+static void
+test_release_hangs(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 8000), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason", "the tenant did not answer");
+    r = release_obj(d);
+    jnull(r, "status");
+    jnull(r, "freed_mib");
+    assert_true(json_number_value(jget(r, "seconds")) >= 4.5);
+    assert_true(json_number_value(jget(r, "seconds")) < 6.0);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
+/* A tenant that accepts the connection and closes it at once. */
+static void
+accept_close_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
+                void *arg)
+{
+    (*(int *)arg)++;
+    evutil_closesocket(fd);
+}
+
+static void
+test_release_closes(void **state)
+{
+    struct env *e = *state;
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    struct evconnlistener *l;
+    socklen_t slen = sizeof(sin);
+    char annotation[64];
+    int accepted = 0;
+    json_t *all, *d, *r;
+
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_non_null(l = evconnlistener_new_bind(e->base, accept_close_cb, &accepted,
+                                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
+                                                -1, (struct sockaddr *)&sin, sizeof(sin)));
+    assert_int_equal(getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&sin, &slen), 0);
+    snprintf(annotation, sizeof(annotation), "%d/unload", ntohs(sin.sin_port));
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, annotation, "127.0.0.1", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    evconnlistener_free(l);
+    assert_int_equal(accepted, 1);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason", "the tenant did not answer");
+    r = release_obj(d);
+    jnull(r, "status");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
+/* A redirect is not followed: the 3xx is the answer, and it is recycled. */
+static void
+test_release_redirect(void **state)
+{
+    struct env *e = *state;
+    char elsewhere[96];
+    json_t *all, *d, *r;
+
+    snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", fake_url(e->fake));
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route_redirect(e->fake, NULL, TENANT_PATH, 307, elsewhere), 0);
+    assert_int_equal(fake_route(e->fake, NULL, "/elsewhere", 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason", "the tenant answered HTTP 307");
+    r = release_obj(d);
+    jint(r, "status", 307);
+    assert_int_equal(count_reqs(e, NULL, "/elsewhere"), 0);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
+/* Dry run records the release it would ask and asks nothing. */
+static void
+test_release_dry_run(void **state)
+{
+    struct env *e = *state;
+    const struct kv env[] = {{"RELEASE_WAIT", "2s"}, {"DRY_RUN", "true"}, {NULL, NULL}};
+    json_t *all, *d, *r;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, env, &all);
+    jstr(d, "result", "would_recycle");
+    jhas(d, "reason", "DRY_RUN: would first ask " ML_NS "/" ML_POD " to release");
+    r = release_obj(d);
+    jstr(r, "url", tenant_url(e));
+    jnull(r, "status");
+    jnull(r, "freed_mib");
+    jnull(r, "seconds");
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 0);
+    json_decref(all);
+}
+
+/* Not asked: a malformed annotation (said in the reason), the host network,
+ * no pod IP, RELEASE_WAIT=0. Each recycles as usual with release null. */
+static void
+test_release_not_asked(void **state)
+{
+    static const struct {
+        const char *annotation, *ip;
+        int host_network;
+        const char *wait, *why;
+    } cases[] = {
+        {"http://evil.example/unload", "127.0.0.1", 0, "2s",
+         RELEASE_KEY " on " ML_NS "/" ML_POD " is not PORT/PATH (it names a scheme"},
+        {"8080/../admin", "127.0.0.1", 0, "2s", "is not PORT/PATH (the path contains '..')"},
+        {"8080@evil/x", "127.0.0.1", 0, "2s", "(it contains '@'"},
+        {NULL, "127.0.0.1", 1, "2s", "runs on the host network, so it was not asked"},
+        {NULL, NULL, 0, "2s", "was not asked to release: the pod has no IP"},
+        {NULL, "127.0.0.1", 0, "0", NULL},
+    };
+    struct env *e = *state;
+    json_t *all, *d;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct kv env[] = {{"RELEASE_WAIT", cases[i].wait}, {NULL, NULL}};
+        fake_clear(e->fake);
+        routes(e, "remedy-prom-incident.json", NULL);
+        route_pods_release(e, cases[i].annotation ? cases[i].annotation : tenant_annotation(e),
+                           cases[i].ip, cases[i].host_network);
+        assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+        route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+        d = release_decision(e, env, &all);
+        jstr(d, "result", "recycled");
+        jnull(d, "release");
+        if (cases[i].why != NULL)
+            jhas(d, "reason", cases[i].why);
+        else if (strstr(json_string_value(jget(d, "reason")), "release") != NULL)
+            fail_msg("RELEASE_WAIT=0 still speaks of a release: %s",
+                     json_string_value(jget(d, "reason")));
+        assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 0);
+        assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+        json_decref(all);
+        engine_stop(e);
+        unlink(e->db);
+    }
+}
+
+/* While it waits, the node's brakes hold (a trigger coalesces), and the row
+ * already names the victim and the ask; a stop then completes it. */
+static void
+test_release_wait_holds_node(void **state)
+{
+    struct env *e = *state;
+    const struct kv env[] = {{"RELEASE_WAIT", "20s"}, {NULL, NULL}};
+    json_t *all, *d, *r;
+    int drained = 0;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, env);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", TENANT_PATH, 1);
+    run_ms(e->base, 300);
+    deliver(e, ON_NODE);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "in_progress");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jstr(release_obj(d), "url", tenant_url(e));
+    jstr(json_array_get(all, 1), "result", "coalesced");
+    json_decref(all);
+
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    jstr(d, "error", STORE_INTERRUPTED_ERROR);
+    jhas(d, "reason", "the daemon stopped while waiting for the release; nothing was recycled");
+    r = release_obj(d);
+    jint(r, "status", 200);
+    assert_true(json_is_number(jget(r, "seconds")));
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(all);
+}
+
+/* A stop while the POST itself is in flight: completed at once, no status
+ * yet; the POST is abandoned without a leak (the sanitizer run checks). */
+static void
+test_release_stop_mid_post(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+    int drained = 0;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 3000), 0);
+    start(e, release_env);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", TENANT_PATH, 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    r = release_obj(d);
+    jnull(r, "status");
+    jnull(r, "freed_mib");
+    json_decref(all);
+}
+
 static int
 group_setup(void **state)
 {
@@ -2816,6 +3302,18 @@ main(void)
         T(test_gpu_recycle_verify),
         T(test_gpu_free_query),
         T(test_gpu_label_off),
+        T(test_release_frees),
+        T(test_release_no_brakes),
+        T(test_release_never_frees),
+        T(test_release_500),
+        T(test_release_hangs),
+        T(test_release_closes),
+        T(test_release_redirect),
+        T(test_release_dry_run),
+        T(test_release_not_asked),
+        T(test_release_wait_holds_node),
+        T(test_release_stop_mid_post),
+        T(test_event_released),
     };
 
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);

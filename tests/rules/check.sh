@@ -174,8 +174,8 @@ c_alerts_unit_tested() {
 # The rule's constants are the daemon's defaults, as deployed.
 c_constants_match_deployment() {
 	local total floor d_total d_floor rc=0
-	total=$(grep -E '^[[:space:]]*[0-9]+ - sum by \(node\) \(gpu_pod_memory_used_bytes\)' "$SRC" | grep -oE '^[[:space:]]*[0-9]+' | tr -d '[:space:]')
-	floor=$(grep -oE 'total_minus_used < [0-9]+' "$SRC" | grep -oE '[0-9]+$')
+	total=$(grep -E '^[[:space:]]*[0-9]+ - sum by \(node, gpu, uuid\) \(gpu_pod_memory_used_bytes\)' "$SRC" | grep -oE '^[[:space:]]*[0-9]+' | tr -d '[:space:]')
+	floor=$(grep -oE 'node_gpu:gpu_vram_free_mib < [0-9]+' "$SRC" | grep -oE '[0-9]+$')
 	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
 	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
 	echo "rule: total=$total floor=$floor; deployment: GPU_TOTAL_MIB=$d_total FLOOR_MIB=$d_floor; SPEC defaults 15360/1536"
@@ -229,7 +229,7 @@ c_am_receiver_matches_service() {
 c_kustomize_default() {
 	local rc=0 kind
 	kubectl kustomize deploy/ > "$tmp/rendered.yaml" || return 1
-	for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding PersistentVolumeClaim Secret Deployment Service; do
+	for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding PersistentVolumeClaim Secret Deployment DaemonSet Service; do
 		grep -q "^kind: $kind\$" "$tmp/rendered.yaml" || { echo "rendered output has no $kind"; rc=1; }
 	done
 	for kind in ServiceMonitor PrometheusRule; do
@@ -305,6 +305,56 @@ PATTERNS
 	return $rc
 }
 
+# The node exporter: hostPID, node name from the downward API, NVML through the
+# nvidia runtime class, restricted-profile hardening otherwise, list-pods-only RBAC.
+c_exporter_daemonset() {
+	local rc=0 d=deploy/exporter-daemonset.yaml p
+	while IFS= read -r p; do
+		grep -qE -- "$p" "$d" || { echo "$d: missing: $p"; rc=1; }
+	done <<'PATTERNS'
+^kind: DaemonSet$
+^  namespace: gpu-vram-watchdog-exporter$
+hostPID: true$
+runtimeClassName: nvidia$
+nvidia.com/gpu.present: "true"$
+key: nvidia.com/gpu$
+command: \["gpu-vram-watchdog", "exporter"\]$
+fieldPath: spec.nodeName$
+name: NODE_NAME$
+containerPort: 9809$
+path: /healthz$
+runAsNonRoot: true$
+runAsUser: 65532$
+readOnlyRootFilesystem: true$
+allowPrivilegeEscalation: false$
+drop: \["ALL"\]$
+type: RuntimeDefault$
+cpu: 10m$
+memory: 64Mi
+serviceAccountName: gpu-vram-watchdog-exporter$
+PATTERNS
+	if grep -v '^[[:space:]]*#' "$d" | grep -nE 'privileged: true|hostNetwork: true|hostPath:|add: '; then
+		echo "$d: the exporter needs hostPID only (no privileged, host network, hostPath or added capabilities)"
+		rc=1
+	fi
+	# RBAC: list pods, nothing else
+	if [ "$(grep -v '^[[:space:]]*#' deploy/exporter-rbac.yaml | grep -cE '^[[:space:]]*verbs:')" -ne 1 ] ||
+		! grep -qE '^[[:space:]]*verbs: \["list"\]$' deploy/exporter-rbac.yaml ||
+		! grep -qE '^[[:space:]]*resources: \["pods"\]$' deploy/exporter-rbac.yaml; then
+		echo "deploy/exporter-rbac.yaml must grant exactly: list pods"
+		rc=1
+	fi
+	grep -q '^  clusterIP: None$' deploy/exporter-service.yaml || { echo "exporter Service is not headless"; rc=1; }
+	grep -q 'port: 9809$' deploy/exporter-service.yaml || { echo "exporter Service port is not 9809"; rc=1; }
+	grep -q '^  name: gpu-vram-watchdog-exporter$' deploy/exporter-service.yaml ||
+		{ echo "exporter Service must be named gpu-vram-watchdog-exporter (the rules' job)"; rc=1; }
+	grep -q 'honorLabels: true$' deploy/servicemonitor.yaml ||
+		{ echo "the exporter's ServiceMonitor must honour its namespace/pod labels"; rc=1; }
+	grep -q 'pod-security.kubernetes.io/enforce: privileged$' deploy/exporter-namespace.yaml ||
+		{ echo "hostPID needs Pod Security enforce=privileged in the exporter's namespace"; rc=1; }
+	return $rc
+}
+
 c_dockerfile() {
 	local rc=0 p
 	while IFS= read -r p; do
@@ -325,8 +375,8 @@ PATTERNS
 # Only what SPEC defines: subcommands, flags, audit words, settings.
 c_runbooks_follow_spec() {
 	local rc=0 f line flag word sub
-	local flags=" --node --format --db --since --namespace --result --limit --once --help --version "
-	local settings=" LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT "
+	local flags=" --node --gpu --format --db --since --namespace --result --limit --once --help --version "
+	local settings=" EXPORTER_LISTEN_ADDR NODE_NAME NVML_LIBRARY PROC_ROOT POLL_INTERVAL GPU_LABEL ALERT_GPU_LABEL LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT "
 	# not settings: an exporter metric and the runbook's own shell variables
 	local others=" DCGM_FI_DEV_FB_USED REPLACE_WITH_THE_JOB_ABOVE "
 	for f in runbooks/*.md; do
@@ -337,7 +387,7 @@ c_runbooks_follow_spec() {
 		while IFS= read -r line; do
 			sub=$(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog ([^ ]+).*/\1/')
 			case $sub in
-			serve | audit | check | advertise | budgets | --help | --version) ;;
+			serve | audit | check | advertise | budgets | exporter | --help | --version) ;;
 			*) echo "$f: unknown subcommand '$sub': $line"; rc=1 ;;
 			esac
 			for flag in $(printf '%s\n' "$line" | sed -E 's/.*-- gpu-vram-watchdog //' | grep -oE -- '--[a-z][a-z-]*' || true); do
@@ -406,6 +456,7 @@ else
 fi
 check "every deploy/*.yaml is in the kustomization or documented optional" c_deploy_files_accounted
 check "Deployment/PVC/RBAC follow the contract (hardening, probes, dry-run)" c_deployment_hardening
+check "exporter DaemonSet/RBAC/Service: hostPID only, hardened, list pods only" c_exporter_daemonset
 check "deploy/Dockerfile: multi-stage bookworm, non-root, serve entrypoint" c_dockerfile
 check "runbooks: sections, links, only SPEC subcommands/flags/settings" c_runbooks_follow_spec
 

@@ -1,4 +1,4 @@
-/* exporter.c -- renders the simulated GPU's usage as a Prometheus exporter would */
+/* exporter.c -- the sim's own simple exporter: per-process VRAM as Prometheus text */
 #include "exporter.h"
 
 #include <math.h>
@@ -66,10 +66,10 @@ render_processes(struct world *w, struct evbuffer *out)
 int
 exporter_render(struct world *w, struct evbuffer *out)
 {
-    double total = (double)w->w_sc->sc_total_mib, used;
+    const struct scenario *sc = w->w_sc;
+    size_t g;
 
     world_advance(w);
-    used = world_used_mib(w);
     if (evbuffer_add_printf(
             out, "# HELP gpu_pod_memory_used_bytes GPU framebuffer memory used by one "
                  "process of a pod.\n"
@@ -77,17 +77,25 @@ exporter_render(struct world *w, struct evbuffer *out)
         render_processes(w, out) != 0)
         return -1;
     if (evbuffer_add_printf(out, "# HELP gpu_memory_total_bytes GPU framebuffer size.\n"
-                                 "# TYPE gpu_memory_total_bytes gauge\n"
-                                 "gpu_memory_total_bytes{node=\"") < 0 ||
-        add_label_value(out, w->w_sc->sc_node) != 0 ||
-        evbuffer_add_printf(out, "\",gpu=\"0\"} %lld\n", bytes(total)) < 0 ||
-        evbuffer_add_printf(
-            out, "# HELP gpu_memory_free_bytes GPU framebuffer memory not in use.\n"
-                 "# TYPE gpu_memory_free_bytes gauge\n"
-                 "gpu_memory_free_bytes{node=\"") < 0 ||
-        add_label_value(out, w->w_sc->sc_node) != 0 ||
-        evbuffer_add_printf(out, "\",gpu=\"0\"} %lld\n",
-                            bytes(total - used > 0 ? total - used : 0)) < 0)
+                                 "# TYPE gpu_memory_total_bytes gauge\n") < 0)
         return -1;
+    for (g = 0; g < sc->sc_ngpus; g++)
+        if (evbuffer_add_printf(out, "gpu_memory_total_bytes{node=\"") < 0 ||
+            add_label_value(out, sc->sc_node) != 0 ||
+            evbuffer_add_printf(out, "\",gpu=\"%zu\"} %lld\n", g,
+                                bytes((double)sc->sc_gpus[g].gp_total_mib)) < 0)
+            return -1;
+    if (evbuffer_add_printf(
+            out, "# HELP gpu_memory_free_bytes GPU framebuffer memory not in use.\n"
+                 "# TYPE gpu_memory_free_bytes gauge\n") < 0)
+        return -1;
+    for (g = 0; g < sc->sc_ngpus; g++) {
+        double free = (double)sc->sc_gpus[g].gp_total_mib - world_gpu_used_mib(w, (int)g);
+        if (evbuffer_add_printf(out, "gpu_memory_free_bytes{node=\"") < 0 ||
+            add_label_value(out, sc->sc_node) != 0 ||
+            evbuffer_add_printf(out, "\",gpu=\"%zu\"} %lld\n", g,
+                                bytes(free > 0 ? free : 0)) < 0)
+            return -1;
+    }
     return 0;
 }

@@ -1,4 +1,4 @@
-/* main.c -- gvw-sim: one simulated GPU node (Kubernetes API + exporter) for e2e tests */
+/* main.c -- gvw-sim: one simulated GPU node (Kubernetes API, NVML state, /proc) for tests */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,17 +12,21 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "nodefs.h"
 #include "scenario.h"
 #include "server.h"
 #include "world.h"
 
 #define EXIT_USAGE 2               /* bad flags or a bad scenario file */
 #define MAX_BODY (3 * 1024 * 1024) /* the API server's own request limit */
+#define SYNC_USEC 100000           /* the node's files follow usage timelines at 10 Hz */
 
 struct options {
     const char *op_scenario;
     const char *op_listen;
     const char *op_token_file;
+    const char *op_nvml_state; /* NULL = no stub NVML state file */
+    const char *op_proc_root;  /* NULL = no fake /proc */
     double op_time_scale; /* 0 = the scenario's */
     long long op_seed;    /* -1 = the scenario's */
 };
@@ -33,12 +37,15 @@ usage(FILE *f)
     fprintf(
         f,
         "usage: gvw-sim --scenario FILE [--listen 127.0.0.1:PORT] [--time-scale F]\n"
-        "               [--seed N] [--token-file FILE]\n"
+        "               [--seed N] [--token-file FILE] [--nvml-state FILE]\n"
+        "               [--proc-root DIR]\n"
         "  --listen      address to serve on; port 0 picks one (default 127.0.0.1:0);\n"
         "                prints 'listening HOST:PORT' on stdout once ready\n"
         "  --time-scale  real seconds per scenario second (0.1 = ten times faster)\n"
         "  --seed        seeds generated uids and pod name suffixes\n"
-        "  --token-file  require 'Authorization: Bearer <file contents>' on /api/\n");
+        "  --token-file  require 'Authorization: Bearer <file contents>' on /api/\n"
+        "  --nvml-state  keep the stub NVML's state file (GVW_STUB_NVML_STATE) current\n"
+        "  --proc-root   keep DIR/<pid>/cgroup current for every GPU process (PROC_ROOT)\n");
 }
 
 /* Takes "--name value" or "--name=value"; advances *i past what it used. */
@@ -75,6 +82,10 @@ parse_args(int argc, char **argv, struct options *op)
             op->op_listen = v;
         } else if ((v = flag_value(argc, argv, &i, "--token-file")) != NULL) {
             op->op_token_file = v;
+        } else if ((v = flag_value(argc, argv, &i, "--nvml-state")) != NULL) {
+            op->op_nvml_state = v;
+        } else if ((v = flag_value(argc, argv, &i, "--proc-root")) != NULL) {
+            op->op_proc_root = v;
         } else if ((v = flag_value(argc, argv, &i, "--time-scale")) != NULL) {
             errno = 0;
             op->op_time_scale = strtod(v, &end);
@@ -131,6 +142,24 @@ on_signal(evutil_socket_t sig, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
+/* The node's files follow the usage timelines even when nobody asks the API. A failed
+ * write is said once, and again only after a success. */
+static void
+on_sync_timer(evutil_socket_t fd, short what, void *arg)
+{
+    static int failing;
+    struct nodefs *nf = arg;
+    char err[600];
+
+    if (nodefs_sync(nf, err, sizeof(err)) != 0) {
+        if (!failing)
+            fprintf(stderr, "gvw-sim: node files not updated: %s\n", err);
+        failing = 1;
+    } else {
+        failing = 0;
+    }
+}
+
 /* The port the kernel picked when asked for 0. */
 static int
 bound_port(struct evhttp_bound_socket *bs)
@@ -156,7 +185,9 @@ main(int argc, char **argv)
     struct event_base *base = NULL;
     struct evhttp *http = NULL;
     struct evhttp_bound_socket *bs;
-    struct event *sigterm = NULL, *sigint = NULL;
+    struct event *sigterm = NULL, *sigint = NULL, *synct = NULL;
+    struct nodefs *nf = NULL;
+    struct timeval every = {0, SYNC_USEC};
     struct server sv;
     struct sigaction sa;
     char err[600], host[256];
@@ -192,6 +223,21 @@ main(int argc, char **argv)
     sv.sv_base = base;
     sv.sv_world = w;
     sv.sv_token_file = op.op_token_file;
+    sv.sv_nodefs = NULL;
+    if (op.op_nvml_state != NULL || op.op_proc_root != NULL) {
+        nf = nodefs_new(w, op.op_nvml_state, op.op_proc_root);
+        synct = nf ? event_new(base, -1, EV_PERSIST, on_sync_timer, nf) : NULL;
+        if (synct == NULL || event_add(synct, &every) != 0) {
+            fprintf(stderr, "gvw-sim: out of memory\n");
+            goto done;
+        }
+        /* The files exist before anyone is told the node is up. */
+        if (nodefs_sync(nf, err, sizeof(err)) != 0) {
+            fprintf(stderr, "gvw-sim: cannot write the node's files: %s\n", err);
+            goto done;
+        }
+        sv.sv_nodefs = nf;
+    }
     evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
                                          EVHTTP_REQ_HEAD);
@@ -212,14 +258,16 @@ main(int argc, char **argv)
     }
     printf("listening %s:%d\n", host, bound_port(bs));
     fflush(stdout);
-    fprintf(stderr, "gvw-sim: node %s, %zu pods, %ld MiB card, time scale %g\n",
-            sc->sc_node, sc->sc_npods, sc->sc_total_mib, sc->sc_time_scale);
+    fprintf(stderr, "gvw-sim: node %s, %zu pods, %zu GPU(s), GPU 0 %ld MiB, time scale %g\n",
+            sc->sc_node, sc->sc_npods, sc->sc_ngpus, sc->sc_total_mib, sc->sc_time_scale);
     if (event_base_dispatch(base) < 0) {
         fprintf(stderr, "gvw-sim: event loop failed\n");
         goto done;
     }
     rc = 0;
 done:
+    if (synct != NULL)
+        event_free(synct);
     if (sigterm != NULL)
         event_free(sigterm);
     if (sigint != NULL)
@@ -228,6 +276,7 @@ done:
         evhttp_free(http);
     if (base != NULL)
         event_base_free(base);
+    nodefs_free(nf);
     world_free(w);
     scenario_free(sc);
     return rc;

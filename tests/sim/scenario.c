@@ -139,21 +139,39 @@ procs_free(struct sc_proc *procs, size_t n)
 
 /* Parses one process: {"pid", "comm", "mib"} or {"pid", "comm", "timeline", "interp"}. */
 static int
-parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr)
+parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr,
+           const struct scenario *sc, const struct sc_pod *po)
 {
     json_error_t je;
-    json_t *jmib = NULL, *jtl = NULL, *pt;
-    json_int_t pid = 0;
+    json_t *jmib = NULL, *jtl = NULL, *pt, *c;
+    json_int_t pid = 0, gpu = po->po_gpu;
     const char *interp = "linear";
     size_t i;
 
-    if (json_unpack_ex(jp, &je, JSON_STRICT, "{s?I, s?s, s?o, s?o, s?s}", "pid", &pid,
-                       "comm", &pr->pr_comm, "mib", &jmib, "timeline", &jtl, "interp",
-                       &interp) != 0)
+    if (json_unpack_ex(jp, &je, JSON_STRICT, "{s?I, s?s, s?o, s?o, s?s, s?I, s?s, s?b}",
+                       "pid", &pid, "comm", &pr->pr_comm, "mib", &jmib, "timeline", &jtl,
+                       "interp", &interp, "gpu", &gpu, "container", &pr->pr_container,
+                       "na", &pr->pr_na) != 0)
         return fail(p, "%s: %s", where, je.text);
     if (pid < 0)
         return fail(p, "%s: pid must be positive", where);
     pr->pr_pid = (long)pid;
+    if (gpu < 0 || (size_t)gpu >= sc->sc_ngpus)
+        return fail(p, "%s: gpu %lld: the node has GPUs 0..%zu", where, (long long)gpu,
+                    sc->sc_ngpus - 1);
+    pr->pr_gpu = (int)gpu;
+    if (pr->pr_container == NULL) {
+        pr->pr_container =
+            json_string_value(json_object_get(json_array_get(po->po_containers, 0), "name"));
+    } else {
+        int found = 0;
+        json_array_foreach(po->po_containers, i, c)
+            found |= strcmp(json_string_value(json_object_get(c, "name")),
+                            pr->pr_container) == 0;
+        if (!found)
+            return fail(p, "%s: no container named \"%s\" in the pod", where,
+                        pr->pr_container);
+    }
     if ((jmib == NULL) == (jtl == NULL))
         return fail(p, "%s: give exactly one of \"mib\" or \"timeline\"", where);
     if (strcmp(interp, "linear") != 0 && strcmp(interp, "step") != 0)
@@ -193,8 +211,8 @@ parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr
 
 /* Parses a "processes" array into a new array (*out, *n); on error frees what it made. */
 static int
-parse_procs(struct sc_parse *p, const char *where, json_t *ja, struct sc_proc **out,
-            size_t *n)
+parse_procs(struct sc_parse *p, const char *where, json_t *ja, const struct scenario *sc,
+            const struct sc_pod *po, struct sc_proc **out, size_t *n)
 {
     char sub[320];
     json_t *jp;
@@ -215,7 +233,7 @@ parse_procs(struct sc_parse *p, const char *where, json_t *ja, struct sc_proc **
     json_array_foreach(ja, i, jp)
     {
         snprintf(sub, sizeof(sub), "%s: processes[%zu]", where, i);
-        if (parse_proc(p, sub, jp, &(*out)[i]) != 0) {
+        if (parse_proc(p, sub, jp, &(*out)[i], sc, po) != 0) {
             procs_free(*out, *n);
             *out = NULL;
             *n = 0;
@@ -242,6 +260,9 @@ fresh_procs(struct sc_parse *p, const char *where, const struct sc_pod *po,
     *n = po->po_nprocs;
     for (i = 0; i < po->po_nprocs; i++) {
         (*out)[i].pr_comm = po->po_procs[i].pr_comm;
+        (*out)[i].pr_gpu = po->po_procs[i].pr_gpu;
+        (*out)[i].pr_na = po->po_procs[i].pr_na;
+        (*out)[i].pr_container = po->po_procs[i].pr_container;
         (*out)[i].pr_points = calloc(1, sizeof(struct sc_point));
         if ((*out)[i].pr_points == NULL)
             return fail(p, "%s: out of memory", where);
@@ -384,6 +405,7 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     json_t *jbudget = NULL, *jprocs = NULL, *jpdb = NULL, *jrespawn = NULL,
            *jrprocs = NULL;
     json_t *jowner = NULL, *jcont = NULL;
+    json_int_t gpu = 0;
     const char *image = NULL, *cname = NULL;
     char where[320];
 
@@ -396,13 +418,13 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     if (json_unpack_ex(
             jpod, &je, JSON_STRICT,
             "{s:s, s:s, s?s, s?s, s?s, s?F, s?o, s?o, s?o, s?o, s?s, s?s, s?b, s?o, "
-            "s?o, s?o, s?o}",
+            "s?o, s?o, s?o, s?I}",
             "namespace", &po->po_namespace, "name", &po->po_name, "uid", &po->po_uid,
             "node", &po->po_node, "phase", &po->po_phase, "started_ago",
             &po->po_started_ago, "owner", &jowner, "labels", &po->po_labels,
             "annotations", &po->po_annotations, "budget", &jbudget, "image", &image,
             "container", &cname, "terminating", &po->po_terminating, "containers", &jcont,
-            "processes", &jprocs, "pdb", &jpdb, "respawn", &jrespawn) != 0)
+            "processes", &jprocs, "pdb", &jpdb, "respawn", &jrespawn, "gpu", &gpu) != 0)
         return fail(p, "%s: %s", where, je.text);
     snprintf(where, sizeof(where), "pods[%zu] (%s/%s)", idx, po->po_namespace,
              po->po_name);
@@ -413,6 +435,10 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
         return fail(p, "%s: phase must be Running or Pending", where);
     if (po->po_started_ago < 0)
         return fail(p, "%s: started_ago must be >= 0", where);
+    if (gpu < 0 || (size_t)gpu >= sc->sc_ngpus)
+        return fail(p, "%s: gpu %lld: the node has GPUs 0..%zu", where, (long long)gpu,
+                    sc->sc_ngpus - 1);
+    po->po_gpu = (int)gpu;
     if ((po->po_labels != NULL && !json_is_object(po->po_labels)) ||
         (po->po_annotations != NULL && !json_is_object(po->po_annotations)))
         return fail(p, "%s: labels and annotations must be objects", where);
@@ -442,7 +468,7 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
                            "current_healthy", &po->po_pdb_current) != 0)
             return fail(p, "%s: pdb: %s", where, je.text);
     }
-    if (parse_procs(p, where, jprocs, &po->po_procs, &po->po_nprocs) != 0)
+    if (parse_procs(p, where, jprocs, sc, po, &po->po_procs, &po->po_nprocs) != 0)
         return -1;
     if (po->po_nprocs > 0 && strcmp(po->po_node, sc->sc_node) != 0)
         return fail(p, "%s: only pods on %s hold its GPU memory", where, sc->sc_node);
@@ -462,7 +488,7 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
             return fail(p, "%s: respawn.after must be >= 0", where);
     }
     if (jrprocs != NULL)
-        return parse_procs(p, where, jrprocs, &po->po_rprocs, &po->po_nrprocs);
+        return parse_procs(p, where, jrprocs, sc, po, &po->po_rprocs, &po->po_nrprocs);
     return fresh_procs(p, where, po, &po->po_rprocs, &po->po_nrprocs);
 }
 
@@ -494,8 +520,10 @@ parse_node(struct sc_parse *p, struct scenario *sc, json_t *root)
             return fail(p, "out of memory");
     }
     if (sc->sc_node_capacity == NULL) {
+        char ngpus[24];
+        snprintf(ngpus, sizeof(ngpus), "%zu", sc->sc_ngpus);
         sc->sc_node_capacity = json_pack("{s:s, s:s, s:s, s:s}", "cpu", "8", "memory",
-                                         "32Gi", "nvidia.com/gpu", "1", "pods", "110");
+                                         "32Gi", "nvidia.com/gpu", ngpus, "pods", "110");
         if (sc->sc_node_capacity == NULL ||
             json_object_set_new(jn, "capacity", sc->sc_node_capacity) != 0)
             return fail(p, "out of memory");
@@ -503,6 +531,71 @@ parse_node(struct sc_parse *p, struct scenario *sc, json_t *root)
     if (!json_is_object(sc->sc_node_labels) || !json_is_object(sc->sc_node_capacity))
         return fail(p, "node: labels and capacity must be objects");
     return canonical_map(p, "node.capacity", sc->sc_node_capacity);
+}
+
+/* A stable "GPU-<uuid>" for GPU idx when the file names none (splitmix64 of the seed). */
+static void
+gen_gpu_uuid(unsigned long long seed, size_t idx, char *out, size_t len)
+{
+    unsigned long long z[2];
+    size_t k;
+
+    for (k = 0; k < 2; k++) {
+        unsigned long long x = seed + 0x9e3779b97f4a7c15ULL * (2 * idx + k + 1);
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+        z[k] = x ^ (x >> 31);
+    }
+    snprintf(out, len, "GPU-%08llx-%04llx-%04llx-%04llx-%012llx", z[0] >> 32,
+             (z[0] >> 16) & 0xffff, z[0] & 0xffff, z[1] >> 48, z[1] & 0xffffffffffffULL);
+}
+
+/* "gpus": absent (one GPU of gpu_total_mib) or [{uuid, name, total_mib, reserved_mib}]. */
+static int
+parse_gpus(struct sc_parse *p, struct scenario *sc, json_t *jgpus, long total)
+{
+    json_error_t je;
+    json_t *jg;
+    size_t i, j, n = jgpus == NULL ? 1 : json_array_size(jgpus);
+
+    if (jgpus != NULL && (!json_is_array(jgpus) || n == 0 || n > 64))
+        return fail(p, "gpus must be an array of 1..64 GPUs");
+    sc->sc_gpus = calloc(n, sizeof(*sc->sc_gpus));
+    if (sc->sc_gpus == NULL)
+        return fail(p, "out of memory");
+    sc->sc_ngpus = n;
+    for (i = 0; i < n; i++) {
+        struct sc_gpu *g = &sc->sc_gpus[i];
+        json_int_t gt = total, gr = 0;
+
+        g->gp_name = "Tesla T4";
+        if (jgpus != NULL) {
+            jg = json_array_get(jgpus, i);
+            if (json_unpack_ex(jg, &je, JSON_STRICT, "{s?s, s?s, s?I, s?I}", "uuid",
+                               &g->gp_uuid, "name", &g->gp_name, "total_mib", &gt,
+                               "reserved_mib", &gr) != 0)
+                return fail(p, "gpus[%zu]: %s", i, je.text);
+        }
+        if (gt <= 0 || gt > 1024 * 1024 || gr < 0 || gr > gt)
+            return fail(p, "gpus[%zu]: want 0 < total_mib <= 1048576, 0 <= reserved_mib "
+                           "<= total_mib", i);
+        /* The stub NVML's state file is space-separated: the UUID must be one word. */
+        if (g->gp_uuid != NULL && (*g->gp_uuid == '\0' || strpbrk(g->gp_uuid, " \t\n")))
+            return fail(p, "gpus[%zu]: uuid must be one non-empty word", i);
+        if (strpbrk(g->gp_name, "\n") != NULL || *g->gp_name == '\0')
+            return fail(p, "gpus[%zu]: name must be one non-empty line", i);
+        if (g->gp_uuid == NULL) {
+            gen_gpu_uuid(sc->sc_seed, i, g->gp_uuid_buf, sizeof(g->gp_uuid_buf));
+            g->gp_uuid = g->gp_uuid_buf;
+        }
+        for (j = 0; j < i; j++)
+            if (strcmp(sc->sc_gpus[j].gp_uuid, g->gp_uuid) == 0)
+                return fail(p, "gpus[%zu]: uuid %s is given twice", i, g->gp_uuid);
+        g->gp_total_mib = (long)gt;
+        g->gp_reserved_mib = (long)gr;
+    }
+    sc->sc_total_mib = sc->sc_gpus[0].gp_total_mib;
+    return 0;
 }
 
 static int
@@ -525,7 +618,7 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     struct sc_parse p = {path, err, errlen};
     struct scenario *sc;
     json_error_t je;
-    json_t *jpods = NULL, *jpod, *jnode = NULL;
+    json_t *jpods = NULL, *jpod, *jnode = NULL, *jgpus = NULL;
     json_int_t total = DEFAULT_TOTAL_MIB, seed = 1;
     double respawn_after = DEFAULT_RESPAWN_AFTER;
     size_t i;
@@ -545,10 +638,11 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     sc->sc_resource = DEFAULT_RESOURCE;
     sc->sc_time_scale = 1.0;
     if (json_unpack_ex(
-            sc->sc_root, &je, JSON_STRICT, "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o}",
+            sc->sc_root, &je, JSON_STRICT, "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o}",
             "description", &sc->sc_description, "node", &jnode, "gpu_total_mib", &total,
             "gpumem_resource", &sc->sc_resource, "time_scale", &sc->sc_time_scale,
-            "respawn_after", &respawn_after, "seed", &seed, "pods", &jpods) != 0) {
+            "respawn_after", &respawn_after, "seed", &seed, "pods", &jpods, "gpus",
+            &jgpus) != 0) {
         fail(&p, "%s", je.text);
         goto fail;
     }
@@ -558,6 +652,8 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     }
     sc->sc_total_mib = (long)total;
     sc->sc_seed = (unsigned long long)seed;
+    if (parse_gpus(&p, sc, jgpus, sc->sc_total_mib) != 0)
+        goto fail;
     if (!(sc->sc_time_scale > 0) || !isfinite(sc->sc_time_scale) || respawn_after < 0) {
         fail(&p, "time_scale must be > 0 and respawn_after >= 0");
         goto fail;
@@ -608,6 +704,7 @@ scenario_free(struct scenario *sc)
         procs_free(sc->sc_pods[i].po_rprocs, sc->sc_pods[i].po_nrprocs);
     }
     free(sc->sc_pods);
+    free(sc->sc_gpus);
     json_decref(sc->sc_root);
     free(sc);
 }

@@ -19,6 +19,18 @@ struct sc_proc {
     struct sc_point *pr_points; /* owned; >= 1 point, pt_t strictly ascending */
     size_t pr_npoints;
     int pr_step; /* 1: hold each value until the next point; 0: linear in between */
+    int pr_gpu;  /* index into scenario.sc_gpus of the GPU its memory is on */
+    int pr_na;   /* 1: NVML cannot report its used memory (NVML_VALUE_NOT_AVAILABLE) */
+    const char *pr_container; /* borrowed: the container it runs in (a spec name) */
+};
+
+/* One GPU of the simulated node, as NVML describes it. */
+struct sc_gpu {
+    const char *gp_uuid;  /* borrowed from sc_root, or gp_uuid_buf */
+    char gp_uuid_buf[48]; /* a generated "GPU-<uuid>" when the file gives none */
+    const char *gp_name;  /* borrowed: the product name NVML reports */
+    long gp_total_mib;    /* framebuffer size */
+    long gp_reserved_mib; /* used by the driver itself: counted as used, by no process */
 };
 
 /* One pod as the scenario declares it (one replica; its controller respawns it). */
@@ -40,6 +52,7 @@ struct sc_pod {
     int po_pdb_desired, po_pdb_current; /* for the 429 cause message */
     struct sc_proc *po_procs;           /* owned; the first incarnation's processes */
     size_t po_nprocs;
+    int po_gpu;              /* the GPU its processes use unless one says otherwise */
     int po_respawns;         /* 1: the controller brings a replacement back */
     double po_respawn_after; /* scenario seconds until the replacement is Running */
     struct sc_proc
@@ -53,7 +66,9 @@ struct scenario {
     const char *sc_node;        /* the simulated node's name */
     json_t *sc_node_labels;     /* borrowed: metadata.labels of the Node */
     json_t *sc_node_capacity;   /* borrowed: status.capacity (allocatable starts equal) */
-    long sc_total_mib;          /* the card's framebuffer */
+    long sc_total_mib;          /* GPU 0's framebuffer (gpus[0].total_mib) */
+    struct sc_gpu *sc_gpus;     /* owned; >= 1, index = NVML index */
+    size_t sc_ngpus;
     const char *sc_resource;    /* the extended resource carrying budgets */
     double sc_time_scale; /* real seconds per scenario second (0.1 = ten times faster) */
     unsigned long long sc_seed; /* seeds generated uids and name suffixes */

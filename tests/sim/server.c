@@ -137,6 +137,13 @@ handle_api(struct server *sv, struct evhttp_request *req, const struct sim_reque
         code = 500;
     if (mutating)
         record(sv->sv_world, rq, req, code, out);
+    /* An evicted pod's processes die with it: NVML stops naming them before the
+     * caller hears the answer, as on a real node. */
+    if (mutating && sv->sv_nodefs != NULL && code < 300) {
+        char err[600];
+        if (nodefs_sync(sv->sv_nodefs, err, sizeof(err)) != 0)
+            fprintf(stderr, "gvw-sim: node files not updated: %s\n", err);
+    }
     reply_json(req, code, out);
 }
 
@@ -177,11 +184,20 @@ handle_sim(struct server *sv, struct evhttp_request *req, const char *method,
         reply_json(req, 200, json_incref(sv->sv_world->w_events));
     } else if (strcmp(path, "/sim/state") == 0 && get) {
         reply_json(req, 200, world_state_json(sv->sv_world));
+    } else if (strcmp(path, "/sim/nvml") == 0 && get) {
+        char *text;
+        world_advance(sv->sv_world);
+        text = nodefs_render_nvml(sv->sv_world);
+        if (text == NULL)
+            reply_text(req, 500, "text/plain", "gvw-sim: out of memory\n");
+        else
+            reply_text(req, 200, "text/plain; charset=utf-8", text);
+        free(text);
     } else if (strcmp(path, "/sim/quit") == 0 && strcmp(method, "POST") == 0) {
         evhttp_request_set_on_complete_cb(req, quit_done, sv);
         reply_json(req, 200, json_pack("{s:s}", "status", "quitting"));
     } else if (strcmp(path, "/sim/events") == 0 || strcmp(path, "/sim/state") == 0 ||
-               strcmp(path, "/sim/quit") == 0) {
+               strcmp(path, "/sim/nvml") == 0 || strcmp(path, "/sim/quit") == 0) {
         reply_text(req, 405, "text/plain", "method not allowed\n");
     } else {
         reply_text(req, 404, "text/plain", "404 page not found\n");

@@ -5,12 +5,14 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "nodefs.h"
 #include "world.h"
 
 struct server {
     struct event_base *sv_base; /* borrowed */
     struct world *sv_world;     /* borrowed */
     const char *sv_token_file;  /* borrowed; NULL = the API takes any caller */
+    struct nodefs *sv_nodefs;   /* borrowed; NULL = no node files to keep current */
 };
 
 /* The evhttp general callback (arg: struct server *). Routes by path:

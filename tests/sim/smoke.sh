@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# smoke.sh -- sim_smoke: gvw-sim answers like an API server and an exporter, recycles a
-# pod, respawns it, and exits cleanly. Usage: smoke.sh path/to/gvw-sim scenario.json
+# smoke.sh -- sim_smoke: gvw-sim answers like an API server, keeps the node's stub NVML
+# state file and fake /proc current, recycles a pod, respawns it, plays several GPUs,
+# and exits cleanly. Usage: smoke.sh path/to/gvw-sim scenario.json
 set -u
 
 SIM=${1:?usage: smoke.sh GVW_SIM SCENARIO}
-if ! command -v curl >/dev/null; then
-  echo "skipped: curl is not installed"
+if ! command -v curl >/dev/null || ! command -v jq >/dev/null; then
+  echo "skipped: curl or jq is not installed"
   exit 77 # ctest's SKIP_RETURN_CODE
 fi
 SCENARIO=${2:?usage: smoke.sh GVW_SIM SCENARIO}
@@ -73,8 +74,57 @@ rc=$?
 check "bad scenario exits 2" [ "$rc" -eq 2 ]
 check "bad scenario names the problem" has "$TMP/bad.err" "pods[0]"
 
+# --- node files that cannot be written stop start-up (exit 1) -------------
+"$SIM" --scenario "$SCENARIO" --proc-root "$TMP/no/such/dir" >"$TMP/noproc.out" 2>"$TMP/noproc.err"
+rc=$?
+check "an unwritable --proc-root exits 1" [ "$rc" -eq 1 ]
+check "  ... naming the path" has "$TMP/noproc.err" "$TMP/no/such/dir"
+check "  ... before saying it listens" lacks "$TMP/noproc.out" listening
+printf '{"gpus": [{"total_mib": 15360}], "pods": [{"namespace": "a", "name": "b-c", "gpu": 1, "processes": [{"mib": 5}]}]}' >"$TMP/badgpu.json"
+"$SIM" --scenario "$TMP/badgpu.json" >/dev/null 2>"$TMP/badgpu.err"
+rc=$?
+check "a pod on a GPU the node lacks exits 2" [ "$rc" -eq 2 ]
+check "  ... naming the GPUs it has" has "$TMP/badgpu.err" "the node has GPUs 0..0"
+
+# --- the node as the exporter sees it: the stub NVML's state file and /proc --
+# A frozen clock (1000 real seconds per scenario second): every figure is t=0's.
+mkdir "$TMP/proc0"
+start files --time-scale 1000 --nvml-state "$TMP/nvml0.state" --proc-root "$TMP/proc0"
+req GET "$ML_PATH"
+UID_ML=$(jq -r .metadata.uid "$TMP/body")
+CID_ML=$(jq -r '.status.containerStatuses[0].containerID' "$TMP/body")
+check "immich-ml's container has a containerd ID" grep -qE '^containerd://[0-9a-f]{64}$' <<<"$CID_ML"
+req GET /api/v1/namespaces/portal/pods/portal-tts-5c8d7f6b4-k9p2x
+check "a Pending pod's container has no ID yet" [ "$(jq -r '.status.containerStatuses[0].containerID // "none"' "$TMP/body")" = none ]
+check "the state file was written before the sim listened" [ -s "$TMP/nvml0.state" ]
+check "one GPU, a 15360 MiB card" grep -qE '^gpu 0 GPU-[0-9a-f-]{36} 16106127360 [0-9]+ Tesla T4$' "$TMP/nvml0.state"
+check "seven running processes on GPU 0" [ "$(grep -c '^proc 0 ' "$TMP/nvml0.state")" -eq 7 ]
+check "immich-ml's process at its t=0 2044723200 bytes" grep -qx 'proc 0 2411 2044723200 compute' "$TMP/nvml0.state"
+check "the Pending pod and the other node hold nothing" [ "$(grep -c '^proc ' "$TMP/nvml0.state")" -eq 7 ]
+check "no temporary file is left beside it" [ "$(ls "$TMP" | grep -c '^nvml0.state')" -eq 1 ]
+check "/proc/2411/cgroup names immich-ml's pod and container (systemd driver, containerd)" \
+  grep -qx "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_ML//-/_}.slice/cri-containerd-${CID_ML#containerd://}.scope" "$TMP/proc0/2411/cgroup"
+check "every process in the state file has a cgroup file" \
+  sh -c 'for p in $(awk "/^proc /{print \$3}" "$1"); do [ -f "$2/$p/cgroup" ] || exit 1; done' _ "$TMP/nvml0.state" "$TMP/proc0"
+req GET /sim/nvml
+check "GET /sim/nvml shows the same world" grep -qx 'proc 0 2411 2044723200 compute' "$TMP/body"
+
+# Its own exporter, read at the same frozen instant.
+req GET /metrics
+cp "$TMP/body" "$TMP/metrics1"
+if command -v promtool >/dev/null; then
+  check "promtool check metrics" promtool check metrics <"$TMP/metrics1"
+fi
+check "exporter has immich-ml's process" has "$TMP/metrics1" "pod=\"$ML\",pid=\"2411\"}"
+check "llama-swap exports two processes" [ "$(grep -c 'pod="llama-swap-' "$TMP/metrics1")" -eq 2 ]
+
+kill -TERM "$LAST_PID"
+wait "$LAST_PID"
+
 # --- the main instance, ten times faster than the scenario ----------------
-start main --time-scale 0.1
+mkdir "$TMP/proc"
+NVML=$TMP/nvml.state
+start main --time-scale 0.1 --nvml-state "$NVML" --proc-root "$TMP/proc"
 MAIN_PID=$LAST_PID
 
 req GET "/api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-node-1"
@@ -94,13 +144,6 @@ req GET "$ML_PATH"
 UID_ML=$(grep -o '"uid":"[^"]*"' "$TMP/body" | head -n 1 | cut -d'"' -f4)
 check "immich-ml has a uid" [ -n "$UID_ML" ]
 
-req GET /metrics
-cp "$TMP/body" "$TMP/metrics1"
-if command -v promtool >/dev/null; then
-  check "promtool check metrics" promtool check metrics <"$TMP/metrics1"
-fi
-check "exporter has immich-ml's process" has "$TMP/metrics1" "pod=\"$ML\",pid=\"2411\"}"
-check "llama-swap exports two processes" [ "$(grep -c 'pod="llama-swap-' "$TMP/metrics1")" -eq 2 ]
 
 req GET "/api/v1/nodes?labelSelector=nvidia.com%2Fgpu.present%3Dtrue"
 check "node selector finds gpu-node-1" has "$TMP/body" '"kind":"NodeList"'
@@ -136,6 +179,8 @@ req GET "$ML_PATH"
 check "the evicted pod is gone" [ "$CODE" = 404 ]
 req GET /metrics
 check "its memory is released" lacks "$TMP/body" "pod=\"$ML\""
+check "  ... its process left the NVML state before the answer" lacks "$NVML" 'proc 0 2411 '
+check "  ... and /proc" [ ! -e "$TMP/proc/2411" ]
 
 # respawn_after 5 s at time scale 0.1: back within half a second.
 NEW=""
@@ -150,6 +195,14 @@ check "  ... at its fresh 2000 MiB" grep -qE "pod=\"$NEW\",pid=\"[0-9]+\"} 20971
 req GET "/api/v1/namespaces/immich/pods/$NEW"
 check "the replacement is a Running pod" has "$TMP/body" '"phase":"Running"'
 check "  ... with a new uid" lacks "$TMP/body" "\"uid\":\"$UID_ML\""
+NEW_UID=$(jq -r .metadata.uid "$TMP/body")
+NEW_CID=$(jq -r '.status.containerStatuses[0].containerID' "$TMP/body")
+check "  ... and a new container ID" [ "$NEW_CID" != "$CID_ML" ]
+sleep 0.3 # the 10 Hz sync
+NEW_PID=$(awk '$4 == 2097152000 {print $3}' "$NVML")
+check "its process is in the NVML state at 2000 MiB" [ -n "$NEW_PID" ]
+check "  ... and /proc places it in the new pod" \
+  grep -q "pod${NEW_UID//-/_}.slice/cri-containerd-${NEW_CID#containerd://}.scope" "$TMP/proc/${NEW_PID:-none}/cgroup"
 
 req GET /sim/events
 sed 's/{"time"/\n{"time"/g' "$TMP/body" | grep '"path":"/api/v1/namespaces/immich/pods/immich-ml-7d9c6b5f4d-x8k2p/eviction","query":""' | grep '"code":201' >"$TMP/evictions"
@@ -175,6 +228,36 @@ kill -TERM "$LAST_PID"
 wait "$LAST_PID"
 rc=$?
 check "SIGTERM exits 0" [ "$rc" -eq 0 ]
+
+# --- what NVML cannot attribute: driver reservation, a process it cannot measure --
+cat >"$TMP/na.json" <<'JSON'
+{"gpus": [{"uuid": "GPU-na", "name": "NVIDIA A10", "total_mib": 1000, "reserved_mib": 100}],
+ "pods": [{"namespace": "a", "name": "app-x1", "processes": [{"pid": 10, "mib": 200, "na": true}, {"pid": 11, "mib": 300}]}]}
+JSON
+mkdir "$TMP/procna"
+SCENARIO="$TMP/na.json" start na --time-scale 1000 --nvml-state "$TMP/nvml-na" --proc-root "$TMP/procna"
+check "reserved and unmeasurable memory still count as used: 400 MiB free" grep -qx 'gpu 0 GPU-na 1048576000 419430400 NVIDIA A10' "$TMP/nvml-na"
+check "a process NVML cannot measure is listed as na" grep -qx 'proc 0 10 na compute' "$TMP/nvml-na"
+check "  ... and still has its cgroup file" [ -f "$TMP/procna/10/cgroup" ]
+kill -TERM "$LAST_PID"
+wait "$LAST_PID"
+
+# --- two GPUs (issue #15) ---------------------------------------------------
+mkdir "$TMP/proc2"
+SCENARIO=$(dirname "$SCENARIO")/two-gpus.json start two --time-scale 0.05 --nvml-state "$TMP/nvml2" --proc-root "$TMP/proc2"
+sleep 1.7 # scenario t = 34 s: immich-ml at its peak on GPU 0
+check "two GPUs with their UUIDs" [ "$(grep -cE '^gpu [01] GPU-(0a6f3c2e|1b7e4d3f)-' "$TMP/nvml2")" -eq 2 ]
+check "GPU 0 is short: 703 MiB free" grep -qE '^gpu 0 GPU-0a6f3c2e-51d4-4b8e-9f17-3d2c8e4a6b01 16106127360 737148928 Tesla T4$' "$TMP/nvml2"
+check "GPU 1 is not: 2560 MiB free" grep -qE '^gpu 1 GPU-1b7e4d3f-62e5-4c9f-8a28-4e3d9f5b7c12 16106127360 2684354560 Tesla T4$' "$TMP/nvml2"
+check "immich-ml's memory is on GPU 0" grep -qx 'proc 0 2411 11489247232 compute' "$TMP/nvml2"
+check "comfyui's on GPU 1" grep -qx 'proc 1 5120 8912896000 compute' "$TMP/nvml2"
+check "llama-swap on both GPUs" eval 'grep -qx "proc 1 3102 4508876800 compute" "$TMP/nvml2" && grep -qx "proc 0 3150 524288000 compute" "$TMP/nvml2"'
+req GET /sim/state
+check "/sim/state lists both GPUs" [ "$(jq '.gpus | length' "$TMP/body")" -eq 2 ]
+req GET /api/v1/nodes/gpu-node-2
+check "the node has 2 nvidia.com/gpu" [ "$(jq -r '.status.capacity["nvidia.com/gpu"]' "$TMP/body")" = 2 ]
+kill -TERM "$LAST_PID"
+wait "$LAST_PID"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

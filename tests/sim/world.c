@@ -77,6 +77,16 @@ incarnate(struct world *w, struct sim_pod *sp, double born)
 
     free(sp->sp_pids);
     sp->sp_pids = NULL;
+    free(sp->sp_cids);
+    sp->sp_cids = NULL;
+    sp->sp_ncids = json_array_size(po->po_containers);
+    /* A new incarnation runs new containers: the runtime gives each a fresh id. */
+    sp->sp_cids = calloc(sp->sp_ncids, sizeof(*sp->sp_cids));
+    if (sp->sp_cids == NULL)
+        return -1;
+    for (i = 0; i < sp->sp_ncids; i++)
+        snprintf(sp->sp_cids[i], sizeof(sp->sp_cids[i]), "%016llx%016llx%016llx%016llx",
+                 rng_next(w), rng_next(w), rng_next(w), rng_next(w));
     sp->sp_procs = sp->sp_generation == 0 ? po->po_procs : po->po_rprocs;
     sp->sp_nprocs = sp->sp_generation == 0 ? po->po_nprocs : po->po_nrprocs;
     if (sp->sp_nprocs > 0) {
@@ -186,8 +196,10 @@ world_free(struct world *w)
 
     if (w == NULL)
         return;
-    for (i = 0; i < w->w_npods && w->w_pods != NULL; i++)
+    for (i = 0; i < w->w_npods && w->w_pods != NULL; i++) {
         free(w->w_pods[i].sp_pids);
+        free(w->w_pods[i].sp_cids);
+    }
     free(w->w_pods);
     json_decref(w->w_node);
     json_decref(w->w_events);
@@ -257,6 +269,35 @@ world_used_mib(const struct world *w)
     for (i = 0; i < w->w_npods; i++)
         sum += world_pod_mib(w, &w->w_pods[i]);
     return sum;
+}
+
+double
+world_gpu_used_mib(const struct world *w, int gpu)
+{
+    double sum = (double)w->w_sc->sc_gpus[gpu].gp_reserved_mib;
+    size_t i, j;
+
+    for (i = 0; i < w->w_npods; i++)
+        for (j = 0; j < w->w_pods[i].sp_nprocs; j++)
+            if (w->w_pods[i].sp_procs[j].pr_gpu == gpu)
+                sum += world_proc_mib(w, &w->w_pods[i], j);
+    return sum;
+}
+
+const char *
+world_proc_cid(const struct sim_pod *sp, size_t i)
+{
+    const char *want = sp->sp_procs[i].pr_container;
+    json_t *c;
+    size_t k;
+
+    json_array_foreach(sp->sp_spec->po_containers, k, c)
+    {
+        if (k < sp->sp_ncids && want != NULL &&
+            strcmp(json_string_value(json_object_get(c, "name")), want) == 0)
+            return sp->sp_cids[k];
+    }
+    return NULL;
 }
 
 void
@@ -346,13 +387,22 @@ pod_status(const struct world *w, const struct sim_pod *sp)
         json_t *state =
             running ? json_pack("{s:{s:s}}", "running", "startedAt", started)
                     : json_pack("{s:{s:s}}", "waiting", "reason", "ContainerCreating");
-        if (json_array_append_new(
-                cs, json_pack("{s:O, s:o, s:b, s:i, s:O, s:b}", "name",
-                              json_object_get(c, "name"), "state", state, "ready",
-                              running, "restartCount", 0, "image",
-                              json_object_get(c, "image") ? json_object_get(c, "image")
-                                                          : json_null(),
-                              "started", running)) != 0) {
+        json_t *one = json_pack("{s:O, s:o, s:b, s:i, s:O, s:b}", "name",
+                                json_object_get(c, "name"), "state", state, "ready",
+                                running, "restartCount", 0, "image",
+                                json_object_get(c, "image") ? json_object_get(c, "image")
+                                                            : json_null(),
+                                "started", running);
+        char cid[80];
+        /* Only a started container has an ID (a waiting one has none yet). */
+        if (one != NULL && running && i < sp->sp_ncids) {
+            snprintf(cid, sizeof(cid), "containerd://%s", sp->sp_cids[i]);
+            if (json_object_set_new(one, "containerID", json_string(cid)) != 0) {
+                json_decref(one);
+                one = NULL;
+            }
+        }
+        if (json_array_append_new(cs, one) != 0) {
             json_decref(cs);
             return NULL;
         }
@@ -428,8 +478,11 @@ slot_json(const struct world *w, const struct sim_pod *sp)
     for (i = 0; sp->sp_state == POD_ALIVE && i < sp->sp_nprocs; i++) {
         const char *comm = sp->sp_procs[i].pr_comm;
         if (json_array_append_new(
-                procs, json_pack("{s:i, s:s?, s:f}", "pid", (int)sp->sp_pids[i], "comm",
-                                 comm, "mib", world_proc_mib(w, sp, i))) != 0) {
+                procs, json_pack("{s:i, s:s?, s:f, s:i, s:s?, s:b}", "pid",
+                                 (int)sp->sp_pids[i], "comm", comm, "mib",
+                                 world_proc_mib(w, sp, i), "gpu", sp->sp_procs[i].pr_gpu,
+                                 "container", sp->sp_procs[i].pr_container, "na",
+                                 sp->sp_procs[i].pr_na)) != 0) {
             json_decref(procs);
             return NULL;
         }
@@ -451,26 +504,47 @@ json_t *
 world_state_json(struct world *w)
 {
     double used, now;
-    json_t *st, *pods;
+    json_t *st, *pods, *gpus;
     size_t i;
 
     world_advance(w);
     now = w->w_clock;
-    used = world_used_mib(w);
     pods = json_array();
-    if (pods == NULL)
+    gpus = json_array();
+    if (pods == NULL || gpus == NULL) {
+        json_decref(pods);
+        json_decref(gpus);
         return NULL;
-    for (i = 0; i < w->w_npods; i++) {
-        if (json_array_append_new(pods, slot_json(w, &w->w_pods[i])) != 0) {
+    }
+    for (i = 0; i < w->w_sc->sc_ngpus; i++) {
+        const struct sc_gpu *g = &w->w_sc->sc_gpus[i];
+        double gused = world_gpu_used_mib(w, (int)i);
+        if (json_array_append_new(
+                gpus, json_pack("{s:i, s:s, s:s, s:I, s:f, s:f}", "index", (int)i, "uuid",
+                                g->gp_uuid, "name", g->gp_name, "total_mib",
+                                (json_int_t)g->gp_total_mib, "used_mib", gused,
+                                "free_mib", (double)g->gp_total_mib - gused)) != 0) {
             json_decref(pods);
+            json_decref(gpus);
             return NULL;
         }
     }
-    st = json_pack("{s:s, s:f, s:f, s:f, s:I, s:f, s:f, s:o, s:O?, s:O}", "node",
+    for (i = 0; i < w->w_npods; i++) {
+        if (json_array_append_new(pods, slot_json(w, &w->w_pods[i])) != 0) {
+            json_decref(pods);
+            json_decref(gpus);
+            return NULL;
+        }
+    }
+    /* used_mib/free_mib: the processes on GPU 0 against its total, as before GPUs
+     * were a list; "gpus" has each GPU's own figures. */
+    used = world_gpu_used_mib(w, 0) - (double)w->w_sc->sc_gpus[0].gp_reserved_mib;
+    st = json_pack("{s:s, s:f, s:f, s:f, s:I, s:f, s:f, s:o, s:o, s:O?, s:O}", "node",
                    w->w_sc->sc_node, "t", now, "scenario_t", now / w->w_scale,
                    "time_scale", w->w_scale, "gpu_total_mib",
                    (json_int_t)w->w_sc->sc_total_mib, "used_mib", used, "free_mib",
-                   (double)w->w_sc->sc_total_mib - used, "pods", pods, "node_capacity",
+                   (double)w->w_sc->sc_total_mib - used, "gpus", gpus, "pods", pods,
+                   "node_capacity",
                    json_object_get(json_object_get(w->w_node, "status"), "capacity"),
                    "requests", w->w_counts);
     return st;

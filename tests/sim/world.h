@@ -29,6 +29,9 @@ struct sim_pod {
     const struct sc_proc *sp_procs; /* borrowed: this incarnation's processes */
     size_t sp_nprocs;
     long *sp_pids; /* owned: one pid per process */
+    char (*sp_cids)[65]; /* owned: this incarnation's container IDs (64 hex), one per
+                            spec container, in spec order */
+    size_t sp_ncids;
 };
 
 struct world {
@@ -71,6 +74,13 @@ struct sim_pod *world_find_pod(struct world *w, const char *ns, const char *name
 double world_proc_mib(const struct world *w, const struct sim_pod *sp, size_t i);
 double world_pod_mib(const struct world *w, const struct sim_pod *sp);
 double world_used_mib(const struct world *w);
+/* MiB in use on GPU gpu: its processes (those NVML cannot report included) and what
+ * the driver reserves. */
+double world_gpu_used_mib(const struct world *w, int gpu);
+
+/* The container ID of process i of a live pod: the 64 hex digits of its container
+ * (borrowed), or NULL when it names no container of the pod. */
+const char *world_proc_cid(const struct sim_pod *sp, size_t i);
 
 /* Removes a live pod at once (its memory is freed) and schedules its replacement. */
 void world_remove_pod(struct world *w, struct sim_pod *sp);

@@ -88,7 +88,8 @@ disarm(void)
 }
 
 static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
-                                           "gpu-vram-watchdog/protected"};
+                                           "gpu-vram-watchdog/protected",
+                                           "gpu-vram-watchdog/release"};
 
 static void
 test_pods_json(void **state)

@@ -15,7 +15,8 @@
 
 #define RES "viktorbarzin.me/gpumem"
 
-static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected"};
+static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected",
+                                           "gpu-vram-watchdog/release"};
 
 static const struct pod *
 find(const struct pod_list *l, const char *name)
@@ -385,6 +386,70 @@ test_fields(void **state)
     }
 }
 
+/* The pod IP, hostNetwork and the release annotation's raw value (cooperative
+ * release): read as sent, malformed values included (the release parser
+ * judges them); odd types are taken the safe way. */
+static void
+test_release_fields(void **state)
+{
+    struct pod_parse_opts o = {RES, "gpu-vram-watchdog/protected", "gpu-vram-watchdog/release"};
+    struct pod_list l;
+    char err[128];
+    const char *doc;
+
+    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"8080/unload\"}",
+                  "{\"hostNetwork\":false}", "{\"podIP\":\"10.42.0.17\"}");
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), 0);
+    assert_string_equal(l.pl_pods[0].p_ip, "10.42.0.17");
+    assert_string_equal(l.pl_pods[0].p_release, "8080/unload");
+    assert_false(l.pl_pods[0].p_host_network);
+    pod_list_free(&l);
+
+    /* kept raw, even when it is not PORT/PATH */
+    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"http://x@evil/\\u0001\"}",
+                  "{\"hostNetwork\":true}", "{}");
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), 0);
+    assert_string_equal(l.pl_pods[0].p_release, "http://x@evil/\x01");
+    assert_null(l.pl_pods[0].p_ip);
+    assert_true(l.pl_pods[0].p_host_network);
+    pod_list_free(&l);
+
+    /* odd types: no IP, no annotation; a hostNetwork that is not false counts as true */
+    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":8080}",
+                  "{\"hostNetwork\":\"yes\"}", "{\"podIP\":7}");
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), 0);
+    assert_null(l.pl_pods[0].p_release);
+    assert_null(l.pl_pods[0].p_ip);
+    assert_true(l.pl_pods[0].p_host_network);
+    pod_list_free(&l);
+
+    /* a NUL inside: as if absent */
+    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"80/a\\u0000b\"}", "",
+                  "{\"podIP\":\"10.0.0.1\\u0000x\"}");
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), 0);
+    assert_null(l.pl_pods[0].p_release);
+    assert_null(l.pl_pods[0].p_ip);
+    pod_list_free(&l);
+
+    /* without the option the annotation is not read */
+    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"8080/unload\"}", "", "");
+    o.po_release_annotation = NULL;
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), 0);
+    assert_null(l.pl_pods[0].p_release);
+    pod_list_free(&l);
+
+    /* repeated keys are refused, as elsewhere */
+    o.po_release_annotation = "gpu-vram-watchdog/release";
+    doc = one_pod("", "", "{\"podIP\":\"10.0.0.1\",\"podIP\":\"10.0.0.2\"}");
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), -1);
+    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"1/a\","
+                  "\"gpu-vram-watchdog/release\":\"2/b\"}",
+                  "", "");
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), -1);
+    doc = one_pod("", "{\"hostNetwork\":true,\"hostNetwork\":false}", "");
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), -1);
+}
+
 /* Another annotation name, or none, for protection. */
 static void
 test_protect_option(void **state)
@@ -392,7 +457,7 @@ test_protect_option(void **state)
     const char *doc = one_pod(
         ",\"annotations\":{\"gpu-vram-watchdog/protected\":\"true\",\"x/keep\":\"TrUe\"}",
         "", "");
-    struct pod_parse_opts o = {RES, "x/keep"};
+    struct pod_parse_opts o = {RES, "x/keep", NULL};
     struct pod_list l;
     char err[128];
 
@@ -523,10 +588,10 @@ test_bad_documents(void **state)
                      -1);
     assert_non_null(strstr(err, "no resource name"));
     assert_int_equal(pods_json_parse("{\"items\":[]}", 12,
-                                     &(struct pod_parse_opts){NULL, NULL}, &l, err, 0),
+                                     &(struct pod_parse_opts){NULL, NULL, NULL}, &l, err, 0),
                      -1);
     assert_int_equal(pods_json_parse("{\"items\":[]}", 12,
-                                     &(struct pod_parse_opts){"", NULL}, &l, NULL, 0),
+                                     &(struct pod_parse_opts){"", NULL, NULL}, &l, NULL, 0),
                      -1);
 }
 
@@ -604,6 +669,7 @@ main(void)
         cmocka_unit_test(test_protect_option), cmocka_unit_test(test_bad_documents),
         cmocka_unit_test(test_deep_nesting),   cmocka_unit_test(test_empty_list),
         cmocka_unit_test(test_member_order),
+        cmocka_unit_test(test_release_fields),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -244,6 +244,21 @@ assert_decision(const struct store_decision *w, const struct store_decision *g)
                              g->sd_victim->sv_overshoot_mib);
         }
     }
+    if (w->sd_release == NULL)
+        assert_null(g->sd_release);
+    else {
+        assert_non_null(g->sd_release);
+        assert_string_equal(w->sd_release->sr_url, g->sd_release->sr_url);
+        assert_int_equal(w->sd_release->sr_status_known, g->sd_release->sr_status_known);
+        if (w->sd_release->sr_status_known)
+            assert_int_equal(w->sd_release->sr_status, g->sd_release->sr_status);
+        assert_int_equal(w->sd_release->sr_freed_known, g->sd_release->sr_freed_known);
+        if (w->sd_release->sr_freed_known)
+            assert_int_equal(w->sd_release->sr_freed_mib, g->sd_release->sr_freed_mib);
+        assert_int_equal(w->sd_release->sr_seconds_known, g->sd_release->sr_seconds_known);
+        if (w->sd_release->sr_seconds_known)
+            assert_true(w->sd_release->sr_seconds == g->sd_release->sr_seconds);
+    }
     assert_int_equal(w->sd_candidate_count, g->sd_candidate_count);
     for (i = 0; i < w->sd_candidate_count; i++) {
         const struct store_candidate *a = &w->sd_candidates[i], *b = &g->sd_candidates[i];
@@ -661,6 +676,79 @@ test_reopen_marks_interrupted(void **state)
     s = open_rw(f);
     assert_int_equal(store_interrupted_count(s), 0);
     assert_stored(s, id, &want);
+    store_close(s);
+}
+
+/* The release object round-trips: asked (every figure), and a dry run's
+ * (the URL only). */
+static void
+test_release_round_trip(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = open_rw(f);
+    struct store_decision d = full_decision();
+    struct store_release asked = {"http://10.42.0.17:8080/api/models/unload", 1, 200, 1, -5,
+                                  1, 2.5},
+                         dry = {"http://[fd00::1]:8081/release", 0, 0, 0, 0, 0, 0};
+    int64_t id;
+
+    d.sd_result = "released";
+    d.sd_verified = 0;
+    d.sd_release = &asked;
+    assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    assert_stored(s, id, &d);
+    d.sd_result = "would_recycle";
+    d.sd_release = &dry;
+    assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    assert_stored(s, id, &d);
+    store_close(s);
+}
+
+/* A database of schema 1 is migrated; a recycle row left with its verify
+ * pending is marked at the next start and counted; the row keeps its result. */
+static void
+test_migrate_and_verify_pending(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = open_rw(f);
+    struct store_decision d = full_decision(), want;
+    int64_t old, id;
+
+    assert_int_equal(store_decision_start(s, &d, &old, f->f_err, sizeof(f->f_err)), 0);
+    store_close(s);
+    /* Back to schema 1, as the previous release left it. */
+    sql_exec(f->f_path, "DROP INDEX decisions_verify_pending;"
+                        "DROP INDEX decisions_by_gpu;"
+                        "ALTER TABLE decisions DROP COLUMN verify_pending;"
+                        "ALTER TABLE decisions DROP COLUMN gpu;"
+                        "ALTER TABLE decisions DROP COLUMN release;"
+                        "PRAGMA user_version = 1;");
+    s = open_rw(f);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(store_interrupted_count(s), 1); /* the old in_progress row */
+
+    /* A recycle recorded before its verify, then the daemon dies. */
+    assert_int_equal(store_decision_start(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    d.sd_verify_pending = 1;
+    d.sd_verified = 0;
+    assert_int_equal(store_decision_finish(s, id, &d, f->f_err, sizeof(f->f_err)), 0);
+    store_close(s);
+    s = open_rw(f);
+    assert_int_equal(store_interrupted_count(s), 1);
+    want = d;
+    want.sd_error = STORE_UNVERIFIED_ERROR;
+    assert_stored(s, id, &want);
+    store_close(s);
+    s = open_rw(f);
+    assert_int_equal(store_interrupted_count(s), 0);
+    /* A verify that ended clears the mark: nothing to find. */
+    d.sd_verify_pending = 0;
+    d.sd_error = NULL;
+    assert_int_equal(store_decision_finish(s, id, &d, f->f_err, sizeof(f->f_err)), 0);
+    store_close(s);
+    s = open_rw(f);
+    assert_int_equal(store_interrupted_count(s), 0);
+    assert_stored(s, id, &d);
     store_close(s);
 }
 
@@ -1222,6 +1310,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_decision_start_finish, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decision_record_nulls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_marks_interrupted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_and_verify_pending, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_while_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_filters, setup, teardown),

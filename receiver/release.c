@@ -1,0 +1,256 @@
+/* release.c -- cooperative release: ask the victim to free VRAM, then watch for it
+ *
+ * The URL comes from a tenant's annotation, already reduced to the pod's own
+ * IP, a port and a path (core/release_target.c). The tenant's answer says
+ * only whether it tried; what counts is free VRAM read back from Prometheus,
+ * as the verify reads it, so a tenant cannot talk its way out of a recycle. */
+#include "release.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "gather.h"
+#include "httpc.h"
+#include "log.h"
+
+struct release {
+    struct event_base *rl_base;  /* borrowed */
+    const struct config *rl_cfg; /* borrowed */
+    struct httpc *rl_client;     /* borrowed */
+    struct prom *rl_prom;        /* borrowed */
+    char *rl_node;               /* owned */
+    char *rl_gpu;                /* owned; NULL in node scope */
+    char *rl_url;                /* owned */
+    release_cb rl_cb;
+    void *rl_arg;
+    int rl_posting;        /* the POST is in flight */
+    int rl_dead;           /* release_free() ran during the POST: the answer frees */
+    struct gather *rl_g;   /* owned: a reading in flight */
+    struct event *rl_tick; /* owned: the next reading */
+    int64_t rl_free_before;
+    double rl_t0, rl_deadline; /* monotonic seconds */
+    struct release_outcome rl_o;
+};
+
+static double
+mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct httpc *
+release_client_new(struct event_base *base, char *err, size_t errlen)
+{
+    struct httpc_opts o = {
+        .ho_connect_timeout_ms = RELEASE_TIMEOUT_MS,
+        .ho_timeout_ms = RELEASE_TIMEOUT_MS,
+        .ho_body_cap = RELEASE_BODY_CAP,
+        .ho_token_file = NULL, /* never the API server's credentials */
+        .ho_ca_file = NULL,
+        .ho_no_proxy = 1, /* a pod IP is reached directly */
+    };
+
+    return httpc_new(base, &o, err, errlen);
+}
+
+static void
+destroy(struct release *rl)
+{
+    gather_free(rl->rl_g);
+    if (rl->rl_tick != NULL)
+        event_free(rl->rl_tick);
+    free(rl->rl_node);
+    free(rl->rl_gpu);
+    free(rl->rl_url);
+    free(rl);
+}
+
+void
+release_free(struct release *rl)
+{
+    if (rl == NULL)
+        return;
+    if (rl->rl_posting) {
+        /* httpc cannot cancel one request: its callback frees what is left. */
+        rl->rl_dead = 1;
+        gather_free(rl->rl_g);
+        rl->rl_g = NULL;
+        return;
+    }
+    destroy(rl);
+}
+
+void
+release_outcome_now(const struct release *rl, struct release_outcome *o)
+{
+    *o = rl->rl_o;
+    o->ro_released = 0;
+    o->ro_seconds = mono_now() - rl->rl_t0;
+}
+
+/* Ends the ask: the callback is the last thing that touches rl. */
+static void done(struct release *rl, int released, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+done(struct release *rl, int released, const char *fmt, ...)
+{
+    struct release_outcome o;
+    va_list ap;
+
+    rl->rl_o.ro_released = released;
+    rl->rl_o.ro_seconds = mono_now() - rl->rl_t0;
+    if (fmt != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(rl->rl_o.ro_why, sizeof(rl->rl_o.ro_why), fmt, ap);
+        va_end(ap);
+    }
+    o = rl->rl_o; /* the callback may free rl */
+    rl->rl_cb(&o, rl->rl_arg);
+}
+
+/* The next reading: in RELEASE_POLL_MS, but never past the deadline, so the
+ * last look is taken when RELEASE_WAIT runs out. */
+static void
+schedule(struct release *rl)
+{
+    double left = rl->rl_deadline - mono_now(), wait = RELEASE_POLL_MS / 1000.0;
+    struct timeval tv;
+
+    if (left < wait)
+        wait = left > 0 ? left : 0;
+    tv.tv_sec = (time_t)wait;
+    tv.tv_usec = (suseconds_t)((wait - (double)tv.tv_sec) * 1e6);
+    evtimer_add(rl->rl_tick, &tv);
+}
+
+static void
+wait_text(const struct release *rl, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%.1fs", (double)rl->rl_cfg->c_release_wait_ms / 1000.0);
+}
+
+static void
+reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct release *rl = arg;
+    const struct policy_result *p = &gr->gr_policy;
+    int known = (gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE) &&
+                p->pr_outcome != POLICY_SKIPPED_TELEMETRY && p->pr_free_known;
+    int64_t free_mib = p->pr_free_mib;
+    char wait[32];
+
+    rl->rl_g = NULL;
+    if (gr->gr_status == GATHER_CANCELLED) {
+        gather_free(g);
+        rl->rl_o.ro_cancelled = 1;
+        done(rl, 0, "the wait was cut short");
+        return;
+    }
+    gather_free(g);
+    if (known) {
+        rl->rl_o.ro_free_known = 1;
+        rl->rl_o.ro_free_mib = free_mib;
+        rl->rl_o.ro_freed_mib = free_mib - rl->rl_free_before;
+        if (free_mib >= rl->rl_cfg->c_floor_mib) {
+            done(rl, 1, NULL);
+            return;
+        }
+    }
+    if (mono_now() >= rl->rl_deadline) {
+        wait_text(rl, wait, sizeof(wait));
+        if (rl->rl_o.ro_free_known)
+            done(rl, 0,
+                 "free VRAM still %lld MiB, below the floor, after RELEASE_WAIT (%s)",
+                 (long long)rl->rl_o.ro_free_mib, wait);
+        else
+            done(rl, 0, "free VRAM could not be read back within RELEASE_WAIT (%s)",
+                 wait);
+        return;
+    }
+    schedule(rl);
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct release *rl = arg;
+
+    /* Prometheus only (kube NULL): the pods are not needed to read free VRAM. */
+    rl->rl_g = gather_start_gpu(rl->rl_base, rl->rl_cfg, rl->rl_prom, NULL, rl->rl_node,
+                                rl->rl_gpu, NULL, reading_cb, rl);
+    if (rl->rl_g == NULL)
+        done(rl, 0, "free VRAM could not be read (out of memory)");
+}
+
+static void
+post_cb(const struct httpc_resp *resp, void *arg)
+{
+    struct release *rl = arg;
+
+    rl->rl_posting = 0;
+    if (rl->rl_dead) {
+        destroy(rl);
+        return;
+    }
+    rl->rl_o.ro_status = resp->hr_status;
+    if (resp->hr_cancelled) {
+        rl->rl_o.ro_cancelled = 1;
+        done(rl, 0, "the ask was cut short");
+        return;
+    }
+    /* A 2xx counts even if its body ran past the cap: the body is ignored. */
+    if (resp->hr_status >= 200 && resp->hr_status <= 299) {
+        tick_cb(-1, 0, rl); /* the tenant may have freed before answering */
+        return;
+    }
+    if (resp->hr_status > 0)
+        done(rl, 0, "the tenant answered HTTP %ld", resp->hr_status);
+    else
+        done(rl, 0, "the tenant did not answer: %s",
+             resp->hr_error ? resp->hr_error : "no response");
+}
+
+struct release *
+release_start(struct event_base *base, const struct config *cfg, struct httpc *client,
+              struct prom *prom, const char *node, const char *gpu, const char *url,
+              int64_t free_before_mib, release_cb cb, void *arg)
+{
+    struct release *rl;
+    struct httpc_req req = {
+        .hq_method = "POST",
+        .hq_url = url,
+        .hq_timeout_ms = RELEASE_TIMEOUT_MS,
+    };
+
+    if (client == NULL || (rl = calloc(1, sizeof(*rl))) == NULL)
+        return NULL;
+    rl->rl_base = base;
+    rl->rl_cfg = cfg;
+    rl->rl_client = client;
+    rl->rl_prom = prom;
+    rl->rl_cb = cb;
+    rl->rl_arg = arg;
+    rl->rl_free_before = free_before_mib;
+    if ((rl->rl_node = strdup(node)) == NULL || (rl->rl_url = strdup(url)) == NULL ||
+        (gpu != NULL && (rl->rl_gpu = strdup(gpu)) == NULL) ||
+        (rl->rl_tick = evtimer_new(base, tick_cb, rl)) == NULL)
+        goto fail;
+    rl->rl_t0 = mono_now();
+    rl->rl_deadline = rl->rl_t0 + (double)cfg->c_release_wait_ms / 1000.0;
+    if (httpc_request(client, &req, post_cb, rl) == -1)
+        goto fail;
+    rl->rl_posting = 1;
+    return rl;
+fail:
+    destroy(rl);
+    return NULL;
+}

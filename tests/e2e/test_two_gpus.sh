@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# test_two_gpus.sh -- end to end on a 2-GPU node (issue #15): only the short GPU's tenant is recycled.
+#
+# gvw-sim plays gpu-node-2 with two T4s (tests/sim/scenarios/two-gpus.json):
+# on GPU 0 immich-ml's arena grows until GPU 0 is short; GPU 1 keeps 2560 MiB
+# free although comfyui there is further over its budget than immich-ml. The
+# real `gpu-vram-watchdog exporter` reads the node through the stub NVML, real
+# Prometheus and Alertmanager run the shipped rules, and `serve` enforces with
+# the per-GPU USED_QUERY (SPEC "GPU scope"). Asserted: GPUVRAMLow fires for
+# GPU 0 only, with its uuid; immich-ml and only immich-ml is evicted; the audit
+# row names GPU 0; comfyui is untouched; the alert resolves. 127.0.0.1 only.
+source "$(dirname "$0")/../lib/harness.sh"
+
+GVW_SIM=${GVW_SIM:-$(dirname "$GVW_BINARY")/gvw-sim}
+GVW_STUB_NVML=${GVW_STUB_NVML:-$(dirname "$GVW_BINARY")/stub-nvml/libnvidia-ml.so.1}
+SCENARIO="$GVW_SOURCE_DIR/tests/sim/scenarios/two-gpus.json"
+TIME_SCALE=${E2E_TIME_SCALE:-0.5}
+GPU0=GPU-0a6f3c2e-51d4-4b8e-9f17-3d2c8e4a6b01
+GPU1=GPU-1b7e4d3f-62e5-4c9f-8a28-4e3d9f5b7c12
+USED_QUERY='sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node="$node"})'
+
+for tool in prometheus prometheus-alertmanager curl jq; do
+    if ! command -v "$tool" >/dev/null; then
+        fail "tool $tool is installed" "install it (scripts/install-deps.sh)"
+        finish
+        exit 1
+    fi
+done
+# GPU scope (SPEC) comes with `audit --gpu`; a build without it cannot pass this test.
+if "$GVW_BINARY" audit --db "$TMP/probe.db" --gpu "$GPU0" 2>&1 | grep -qiE 'unknown|unrecognized|invalid option'; then
+    echo "skipped: this gpu-vram-watchdog has no GPU scope (audit --gpu is unknown)"
+    exit 77
+fi
+
+# 1. The simulated 2-GPU node and the node exporter reading it.
+mkdir -p "$TMP/proc"
+"$GVW_SIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 --time-scale "$TIME_SCALE" \
+    --nvml-state "$TMP/nvml.state" --proc-root "$TMP/proc" >"$TMP/sim.out" 2>"$TMP/sim.log" &
+PIDS+=($!)
+wait_for 10 grep -q '^listening' "$TMP/sim.out" || { fail "simulator starts" "$(cat "$TMP/sim.log")"; finish; exit 1; }
+SIM=http://$(sed -n 's/^listening //p' "$TMP/sim.out")
+stamp "simulator (gpu-node-2, 2 GPUs) up at $SIM"
+
+[ -f "$GVW_STUB_NVML" ] || { fail "the stub NVML library is built" "$GVW_STUB_NVML (target gvw-stub-nvml)"; finish; exit 1; }
+EXP_PORT=$(free_port)
+env NODE_NAME=gpu-node-2 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/nvml.state" \
+    PROC_ROOT="$TMP/proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
+    POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$TMP/exporter.log" &
+PIDS+=($!)
+wait_for 10 curl -sf "http://127.0.0.1:$EXP_PORT/healthz" >/dev/null ||
+    { fail "the exporter starts" "$(tail -5 "$TMP/exporter.log")"; finish; exit 1; }
+emetrics() { curl -s "http://127.0.0.1:$EXP_PORT/metrics"; }
+llama_on_both() { [ "$(emetrics | grep -c '^gpu_pod_memory_used_bytes{.*pod="llama-swap-6b8f7c9d5-q4w7n"')" -eq 2 ]; }
+if wait_for 10 llama_on_both; then
+    pass "the exporter reports llama-swap once per GPU it uses"
+else
+    fail "the exporter reports llama-swap on both GPUs" "$(emetrics | grep llama-swap)"
+fi
+expect_eq "two GPUs in the device series" 2 "$(emetrics | grep -c '^gpu_memory_free_bytes{')"
+expect_contains "comfyui's memory is on GPU 1" "uuid=\"$GPU1\"" "$(emetrics | grep 'pod="comfyui-')"
+
+# 2. The watchdog, enforcing, per GPU.
+printf 'e2e-token-%s\n' "$RANDOM$RANDOM" >"$TMP/token"
+DB="$TMP/audit.db"
+PROM_PORT=$(free_port); AM_PORT=$(free_port)
+start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
+    DRY_RUN=false SETTLE=20s KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
+    USED_QUERY="$USED_QUERY" ADVERTISE_INTERVAL=0 || { finish; exit 1; }
+stamp "gpu-vram-watchdog serve up on port $SERVE_PORT (DRY_RUN=false, per-GPU USED_QUERY)"
+
+# 3. Real Alertmanager and Prometheus with the shipped rules, short intervals.
+cat >"$TMP/alertmanager.yml" <<YML
+route:
+  receiver: gpu-vram-watchdog
+  group_by: [alertname, node]
+  group_wait: 1s
+  group_interval: 2s
+  repeat_interval: 1h
+receivers:
+  - name: gpu-vram-watchdog
+    webhook_configs:
+      - url: http://127.0.0.1:$SERVE_PORT/webhook
+        send_resolved: true
+        http_config:
+          authorization:
+            credentials_file: $TMP/token
+YML
+prometheus-alertmanager --config.file="$TMP/alertmanager.yml" --storage.path="$TMP/am" \
+    --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
+    >"$TMP/am.log" 2>&1 &
+PIDS+=($!)
+sed -e 's/^\( *\)for: .*/\1for: 2s/' "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml" >"$TMP/rules.yml"
+cat >"$TMP/prometheus.yml" <<YML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: [$TMP/rules.yml]
+alerting:
+  alertmanagers: [{static_configs: [{targets: ["127.0.0.1:$AM_PORT"]}]}]
+scrape_configs:
+  - job_name: gpu-vram-watchdog-exporter
+    honor_labels: true
+    static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]
+  - job_name: gpu-vram-watchdog
+    static_configs: [{targets: ["127.0.0.1:$SERVE_PORT"]}]
+YML
+prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prom.log" 2>&1 &
+PIDS+=($!)
+wait_for 30 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" || fail "Prometheus becomes ready" "$(tail -5 "$TMP/prom.log")"
+wait_for 30 curl -sf "http://127.0.0.1:$AM_PORT/-/ready" || fail "Alertmanager becomes ready" "$(tail -5 "$TMP/am.log")"
+stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) up"
+
+promq() { curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }
+low_alerts() { curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts" | jq -c '[.data.alerts[] | select(.labels.alertname == "GPUVRAMLow")]'; }
+firing() { low_alerts | jq -e 'any(.[]; .state == "firing")' >/dev/null; }
+if wait_for 120 firing; then
+    stamp "GPUVRAMLow firing"
+    pass "GPUVRAMLow fires when GPU 0 runs short"
+else
+    fail "GPUVRAMLow fires" "$(low_alerts)"
+fi
+expect_eq "one GPUVRAMLow, for GPU 0 of gpu-node-2" "gpu-node-2 0 $GPU0" \
+    "$(low_alerts | jq -r 'map("\(.labels.node) \(.labels.gpu) \(.labels.uuid)") | join(",")')"
+
+evictions() { curl -s "$SIM/sim/events" | jq '[.[] | select(.path | endswith("/eviction"))]'; }
+evicted() { [ "$(evictions | jq 'length')" -ge 1 ]; }
+if wait_for 30 evicted; then
+    stamp "the watchdog evicted $(evictions | jq -r '.[0].path')"
+else
+    fail "an eviction reaches the API server" "$(tail -5 "$TMP/serve.log")"
+fi
+ev=$(evictions)
+expect_eq "exactly one eviction" 1 "$(echo "$ev" | jq 'length')"
+expect_eq "of immich-ml, the worst offender on the short GPU" \
+    "/api/v1/namespaces/immich/pods/immich-ml-7d9c6b5f4d-x8k2p/eviction" "$(echo "$ev" | jq -r '.[0].path')"
+expect_eq "with its UID as the precondition" "3f6c2a1e-8b4d-4e7a-9c2f-5d1b7e9a0c34" \
+    "$(echo "$ev" | jq -r '.[0].body.deleteOptions.preconditions.uid')"
+
+recycled() { "$GVW_BINARY" audit --db "$DB" --format json --result recycled | jq -e '.[0].verify != null' >/dev/null; }
+wait_for 40 recycled && stamp "the decision is complete: free VRAM on GPU 0 verified"
+d=$("$GVW_BINARY" audit --db "$DB" --format json --result recycled | jq '.[0]')
+expect_eq "the audit records a recycle on gpu-node-2" "recycled gpu-node-2" "$(echo "$d" | jq -r '"\(.result) \(.node)"')"
+expect_eq "  ... on GPU 0 (its uuid)" "$GPU0" "$(echo "$d" | jq -r '.gpu')"
+expect_eq "  ... victim immich/immich-ml" "immich/immich-ml-7d9c6b5f4d-x8k2p" "$(echo "$d" | jq -r '.victim | "\(.namespace)/\(.pod)"')"
+expect_eq "  ... free on GPU 0 was below the floor" true "$(echo "$d" | jq '.free_mib != null and .free_mib < 1536')"
+expect_eq "only immich-ml was eligible: comfyui, worse but on GPU 1 only, was not" "immich-ml-7d9c6b5f4d-x8k2p" \
+    "$(echo "$d" | jq -r '[(.candidates // [])[] | select(.eligible)] | map(.pod) | join(",")')"
+expect_eq "llama-swap's use is summed over both GPUs (4800 MiB, within its 5000)" "4800 false" \
+    "$(echo "$d" | jq -r '(.candidates // [])[] | select(.pod | startswith("llama-swap")) | "\(.used_mib | round) \(.eligible)"')"
+expect_eq "no decision acted on GPU 1" 0 \
+    "$("$GVW_BINARY" audit --db "$DB" --format json --limit 0 | jq --arg g "$GPU1" '[.[] | select(.gpu == $g and (.result == "recycled" or .result == "would_recycle"))] | length')"
+expect_eq "audit --gpu filters by GPU" "$GPU0" \
+    "$("$GVW_BINARY" audit --db "$DB" --format json --gpu "$GPU0" --result recycled | jq -r '.[0].gpu')"
+
+resolved() { "$GVW_BINARY" audit alerts --db "$DB" --format json | jq -e 'any(.[]; .alertname == "GPUVRAMLow" and .status == "resolved")' >/dev/null; }
+if wait_for 60 resolved; then
+    pass "the alert resolves after the recycle"
+else
+    fail "the alert resolves" "$(low_alerts)"
+fi
+sleep 3 # the replacement comes back; nothing else may be touched
+expect_eq "no other pod was touched" 1 "$(curl -s "$SIM/sim/events" | jq '[.[] | select(.method != "PATCH")] | length')"
+expect_eq "comfyui still runs, far over its budget on the comfortable GPU" 1 \
+    "$(curl -s "$SIM/sim/state" | jq '[.pods[] | select(.name == "comfyui-6c9f8d7b5-t7r4x" and .state == "alive")] | length')"
+expect_eq "GPU 1 never alerted" 0 \
+    "$(promq "count(count_over_time(ALERTS{alertname=\"GPUVRAMLow\",uuid=\"$GPU1\"}[15m]))" | jq '.data.result | length')"
+finish
