@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"serve", receiver_cmd_serve, 0},
     {"check", receiver_cmd_check, 0},
     {"advertise", receiver_cmd_advertise, 0},
+    {"budgets", receiver_cmd_budgets, 0},
     {"audit", run_audit, 1},
     {"exporter", exporter_main, 0},
 };
@@ -42,6 +43,9 @@ usage(FILE *out)
             "  check [--node N] [--format table|json]\n"
             "                         re-verify now and print the decision it would take\n"
             "  advertise [--once]     patch the gpumem capacity onto GPU nodes and exit\n"
+            "  budgets [--node N] [--format table|json]\n"
+            "                         the seating chart: per GPU node, capacity, budgets,\n"
+            "                         free VRAM and each tenant's budget vs live use\n"
             "  exporter               the node agent: per-pod, per-GPU VRAM from NVML as "
             "Prometheus metrics\n"
             "  --help, --version\n"

@@ -7,6 +7,7 @@
 
 #include <event2/event.h>
 
+#include "budgets.h"
 #include "capacity.h"
 #include "check.h"
 #include "clients.h"
@@ -61,9 +62,10 @@ receiver_cmd_serve(int argc, char **argv)
     return rc;
 }
 
-/* `check [--node N] [--format table|json]` */
-int
-receiver_cmd_check(int argc, char **argv)
+/* `check|budgets [--node N] [--format table|json]`: both look, print, and act on nothing. */
+static int
+cmd_node_format(int argc, char **argv, const char *name,
+                int (*run)(const struct config *, const char *, int))
 {
     struct config cfg;
     int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc = 2, json = 0;
@@ -88,24 +90,36 @@ receiver_cmd_check(int argc, char **argv)
             if (arg[8] != '=')
                 i++;
             if (strcmp(f, "json") != 0 && strcmp(f, "table") != 0) {
-                fprintf(stderr, "gpu-vram-watchdog: check: --format: '%s' is not table or json\n", f);
+                fprintf(stderr, "gpu-vram-watchdog: %s: --format: '%s' is not table or json\n", name, f);
                 goto done;
             }
             json = strcmp(f, "json") == 0;
         } else {
-            fprintf(stderr, "gpu-vram-watchdog: check: unknown argument '%s'\n", arg);
+            fprintf(stderr, "gpu-vram-watchdog: %s: unknown argument '%s'\n", name, arg);
             goto done;
         }
     }
     if (node != NULL && node[0] == '\0') {
-        fprintf(stderr, "gpu-vram-watchdog: check: --node: must not be empty\n");
+        fprintf(stderr, "gpu-vram-watchdog: %s: --node: must not be empty\n", name);
         goto done;
     }
-    rc = check_main(&cfg, node, json);
+    rc = run(&cfg, node, json);
 done:
     free(rest);
     config_free(&cfg);
     return rc;
+}
+
+int
+receiver_cmd_check(int argc, char **argv)
+{
+    return cmd_node_format(argc, argv, "check", check_main);
+}
+
+int
+receiver_cmd_budgets(int argc, char **argv)
+{
+    return cmd_node_format(argc, argv, "budgets", budgets_main);
 }
 
 struct advertise_run {

@@ -1,4 +1,4 @@
-/* cli.h -- the receiver's subcommands (serve, check, advertise) as the binary runs them */
+/* cli.h -- the receiver's subcommands (serve, check, advertise, budgets) as the binary runs them */
 #ifndef GVW_CLI_H
 #define GVW_CLI_H
 
@@ -10,5 +10,6 @@
 int receiver_cmd_serve(int argc, char **argv);
 int receiver_cmd_check(int argc, char **argv);
 int receiver_cmd_advertise(int argc, char **argv);
+int receiver_cmd_budgets(int argc, char **argv);
 
 #endif

@@ -53,6 +53,12 @@ gather_candidate(const struct gather *g, size_t i)
     return &g->g_result.gr_policy.pr_candidates[i];
 }
 
+const struct pod_list *
+gather_pods(const struct gather *g)
+{
+    return g->g_pods_ok ? &g->g_pods : NULL;
+}
+
 /* Runs the policy on pods (the real list, or none when it could not be had),
  * for the node or one GPU of it. */
 static void

@@ -71,4 +71,8 @@ void gather_free(struct gather *g);
 /* The pod the policy ranked at index i (borrowed, valid until gather_free). */
 const struct policy_candidate *gather_candidate(const struct gather *g, size_t i);
 
+/* The node's pod list as read (borrowed, valid until gather_free); NULL when
+ * it could not be listed. The seating chart sums the declared budgets over it. */
+const struct pod_list *gather_pods(const struct gather *g);
+
 #endif

@@ -391,6 +391,13 @@ route(struct evhttp_request *req, void *arg)
             reply(req, 503, "Service Unavailable", "text/plain",
                   "not ready: the audit store is not open\n", 39);
         }
+    } else if (strcmp(path, "/") == 0 && h->h_opts.ho_on_page != NULL) {
+        if (!get) {
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");
+            reply_error(req, 405, "Method Not Allowed", "use GET", 0);
+        } else {
+            h->h_opts.ho_on_page(req, h->h_opts.ho_cb_arg);
+        }
     } else {
         reply_error(req, 404, "Not Found", "no such path", 0);
     }

@@ -1,4 +1,4 @@
-/* httpd.h -- the HTTP front door: /webhook, /metrics, /healthz, /readyz */
+/* httpd.h -- the HTTP front door: /webhook, /metrics, /healthz, /readyz, / */
 #ifndef GVW_HTTPD_H
 #define GVW_HTTPD_H
 
@@ -13,6 +13,7 @@
 
 struct store;
 struct httpd;
+struct evhttp_request;
 
 /* Called once per alert after the batch that holds it is durably stored and
  * answered. a and its strings are borrowed for the call only. */
@@ -23,6 +24,8 @@ struct httpd_opts {
     const char *ho_token_file;   /* borrowed; NULL or "" = no bearer auth */
     size_t ho_max_pending;       /* webhooks waiting for a commit; more = 503 */
     httpd_alert_cb ho_on_alert;  /* may be NULL */
+    /* GET /: takes the request and answers it later (page.c); NULL = 404. */
+    void (*ho_on_page)(struct evhttp_request *req, void *arg);
     void *ho_cb_arg;
 };
 

@@ -42,6 +42,7 @@ static struct {
     struct family free_vram; /* node, gpu (NULL in node scope); bytes */
     struct family capacity;  /* node, 0/1 */
     double capacity_errors;
+    double event_errors;
     metrics_collector_fn collector;
     void *collector_arg;
     uint64_t dur_buckets[NBUCKETS];
@@ -233,6 +234,12 @@ metrics_capacity_errors_set(uint64_t total)
 }
 
 void
+metrics_event_error(void)
+{
+    m.event_errors++;
+}
+
+void
 metrics_set_collector(metrics_collector_fn fn, void *arg)
 {
     m.collector = fn;
@@ -298,6 +305,11 @@ metrics_render(struct buf *out)
     if (buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.17g\n%s_count %llu\n", hist,
                    (unsigned long long)m.dur_count, hist, m.dur_sum, hist,
                    (unsigned long long)m.dur_count) == -1)
+        return -1;
+    if (expo_header(out, "gpu_vram_watchdog_events_errors_total", "counter",
+               "Kubernetes Events that could not be written.") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_events_errors_total %.17g\n", m.event_errors) ==
+            -1)
         return -1;
     return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <event2/event.h>
 
+#include "events.h"
 #include "gather.h"
 #include "httpc.h"
 #include "kube.h"
@@ -353,6 +354,8 @@ finish(struct decision *d, const char *result)
     d->d_v.vd_d.sd_verify_pending = 0;
     metrics_decision(result, mono_now() - d->d_t0);
     log_decision(&d->d_v, d->d_row);
+    /* The tenant hears it too (kubectl describe pod); never changes the decision. */
+    events_on_decision(d->d_r->r_kube, d->d_r->r_cfg, &d->d_v.vd_d, d->d_row, d->d_gr);
     if (record_finish(d) == 0 || d->d_r->r_stopping) {
         /* Stopping: no time for ten minutes of retries; the next start marks
          * the row interrupted instead. */

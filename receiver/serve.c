@@ -14,6 +14,7 @@
 #include "kube.h"
 #include "log.h"
 #include "metrics.h"
+#include "page.h"
 #include "prom.h"
 #include "remedy.h"
 #include "store.h"
@@ -33,6 +34,7 @@ struct daemon {
     struct prom *d_prom;          /* owned */
     struct kube *d_kube;          /* owned; NULL without an API server */
     struct remedy *d_remedy;      /* owned */
+    struct page *d_page;          /* owned: GET / */
     struct capacity *d_capacity;  /* owned; NULL without an API server */
     struct event *d_store_retry;  /* owned */
     struct event *d_store_watch;  /* owned */
@@ -88,6 +90,7 @@ store_open_cb(evutil_socket_t fd, short what, void *arg)
     if (d->d_httpd != NULL) /* NULL once stopping */
         httpd_set_store(d->d_httpd, d->d_store);
     remedy_set_store(d->d_remedy, d->d_store);
+    page_set_store(d->d_page, d->d_store);
     prune_cb(-1, 0, d);
 }
 
@@ -107,6 +110,7 @@ store_watch_cb(evutil_socket_t fd, short what, void *arg)
     if (d->d_httpd != NULL)
         httpd_set_store(d->d_httpd, NULL);
     remedy_set_store(d->d_remedy, NULL);
+    page_set_store(d->d_page, NULL);
     store_close(d->d_store);
     d->d_store = NULL;
     store_open_cb(-1, 0, d);
@@ -215,8 +219,17 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 static void
+on_page(struct evhttp_request *req, void *arg)
+{
+    struct daemon *d = arg;
+
+    page_handle(d->d_page, req);
+}
+
+static void
 daemon_teardown(struct daemon *d)
 {
+    page_free(d->d_page); /* answers its waiting requests before httpd goes */
     httpd_free(d->d_httpd);
     /* Clients first: their in-flight calls end and release what waits on them. */
     capacity_free(d->d_capacity);
@@ -255,6 +268,7 @@ serve_main(const struct config *cfg)
                              : NULL,
         .ho_max_pending = 4096,
         .ho_on_alert = on_alert,
+        .ho_on_page = on_page,
         .ho_cb_arg = &d,
     };
     int rc = 1;
@@ -269,7 +283,8 @@ serve_main(const struct config *cfg)
         goto done;
     }
     if (clients_new(d.d_base, cfg, &d.d_prom, &d.d_kube, err, sizeof(err)) == -1 ||
-        (d.d_remedy = remedy_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL) {
+        (d.d_remedy = remedy_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL ||
+        (d.d_page = page_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL) {
         log_warnx("%s: %s", __func__, err);
         goto done;
     }

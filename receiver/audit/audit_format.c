@@ -199,13 +199,15 @@ width_of(const char *s)
     return n;
 }
 
-/* One table cell of exactly width columns (the last one unpadded). */
+/* One table cell of exactly width columns. The last one is unpadded and
+ * never cut: it runs to its full width (a 253-character pod name stays
+ * whole, and copy-pastes into kubectl), the columns before it stay aligned. */
 static void
 cell(FILE *out, const char *s, size_t width, int right, int last)
 {
     size_t w = width_of(s);
 
-    if (w > width) {
+    if (w > width && !last) {
         put_clean(out, s, width - 1);
         fputs(ELLIPSIS, out);
     } else {
@@ -233,6 +235,7 @@ audit_decision_table_header(FILE *out)
 void
 audit_decision_table_row(FILE *out, const struct store_decision *d, int64_t id)
 {
+    /* victim: Kubernetes' longest names, 63 + "/" + 253, fit with room. */
     char t[AUDIT_TIME_LEN], ff[48], victim[512], where[512];
 
     format_short_time(d->sd_time_ms, t, sizeof(t));

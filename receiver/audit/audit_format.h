@@ -37,8 +37,9 @@ json_t *audit_alert_json(const struct store_alert *a, int64_t id);
  * victim in that namespace ended as. Caller owns it; NULL on OOM. */
 json_t *audit_stat_json(const struct store_stat *st);
 
-/* 80-column tables: a header, then one line per row. Long cells end in "…";
- * ids are never cut. */
+/* 80-column tables: a header, then one line per row. Long cells end in "…",
+ * except the last column (the victim, for decisions), which runs to its full
+ * width; ids are never cut. */
 void audit_decision_table_header(FILE *out);
 void audit_decision_table_row(FILE *out, const struct store_decision *d, int64_t id);
 void audit_alert_table_header(FILE *out);

@@ -6,12 +6,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kube_event.h"
 #include "kube_json.h"
+#include "node_json.h"
 #include "log.h"
 
 #define KUBE_URL_MAX 4096
 
-enum kube_op { OP_LIST_PODS, OP_LIST_NODES, OP_EVICT, OP_DELETE, OP_PATCH };
+enum kube_op { OP_LIST_PODS, OP_LIST_NODES, OP_EVICT, OP_DELETE, OP_PATCH, OP_GET_NODE, OP_EVENT };
 
 struct kube {
     struct kubec *k_c; /* owned */
@@ -25,6 +27,8 @@ struct kube_call {
     struct pod_list kc_pods;     /* filled by list_parse, handed over in the answer */
     char **kc_nodes;             /* owned, likewise */
     size_t kc_node_count;
+    enum node_capacity_state kc_cap_state; /* OP_GET_NODE, filled by node_parse */
+    int64_t kc_cap_mib;
     kube_cb kc_cb;
     void *kc_arg;
 };
@@ -79,6 +83,16 @@ list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
                                 errlen);
 }
 
+/* kubec_parse_fn for one Node: its capacity of kc_po.po_resource. */
+static int
+node_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
+{
+    struct kube_call *kc = arg;
+
+    return node_json_capacity(body, len, kc->kc_po.po_resource, &kc->kc_cap_state,
+                              &kc->kc_cap_mib, err, errlen);
+}
+
 static void
 call_done(const struct kubec_answer *r, void *arg)
 {
@@ -98,6 +112,8 @@ call_done(const struct kubec_answer *r, void *arg)
         memset(&kc->kc_pods, 0, sizeof(kc->kc_pods));
         kc->kc_nodes = NULL;
         kc->kc_node_count = 0;
+        a.ka_capacity_state = kc->kc_cap_state;
+        a.ka_capacity_mib = kc->kc_cap_mib;
     }
     kc->kc_cb(&a, kc->kc_arg);
     pod_list_free(&a.ka_pods);
@@ -125,6 +141,8 @@ call_start(struct kube *k, struct kube_call *kc, const char *method, struct buf 
     c.kq_eviction = kc->kc_op == OP_EVICT;
     c.kq_parse =
         kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ? list_parse : NULL;
+    if (kc->kc_op == OP_GET_NODE)
+        c.kq_parse = node_parse;
     c.kq_done = call_done;
     c.kq_arg = kc;
     if ((rc = kubec_call(k->k_c, &c)) == -1)
@@ -289,6 +307,62 @@ kube_patch_capacity(struct kube *k, const char *node, const char *resource, int6
     path_add(&path, "/api/v1/nodes/", node);
     path_add(&path, "/status", NULL);
     rc = call_start(k, kc, "PATCH", &path, "application/json-patch+json", body, cb, arg);
+    buf_free(&path);
+    return rc;
+}
+
+int
+kube_get_node_capacity(struct kube *k, const char *node, const char *resource, kube_cb cb,
+                       void *arg)
+{
+    struct kube_call *kc;
+    struct buf path;
+    int rc;
+
+    if (empty(node) || empty(resource)) {
+        log_warnx("%s: node and resource are required", __func__);
+        return -1;
+    }
+    if ((kc = call_new(OP_GET_NODE)) == NULL)
+        return -1;
+    snprintf(kc->kc_what, sizeof(kc->kc_what), "get nodes (node %s)", node);
+    if ((kc->kc_po.po_resource = strdup(resource)) == NULL) {
+        log_warnx("%s: out of memory", __func__);
+        call_free(kc);
+        return -1;
+    }
+    buf_init(&path, KUBE_URL_MAX);
+    path_add(&path, "/api/v1/nodes/", node);
+    rc = call_start(k, kc, "GET", &path, NULL, NULL, cb, arg);
+    buf_free(&path);
+    return rc;
+}
+
+int
+kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb, void *arg)
+{
+    struct kube_call *kc;
+    struct buf path;
+    char *body;
+    int rc;
+
+    if (ev == NULL || empty(ev->ke_namespace) || empty(ev->ke_pod)) {
+        log_warnx("%s: the pod's namespace and name are required", __func__);
+        return -1;
+    }
+    if ((kc = call_new(OP_EVENT)) == NULL)
+        return -1;
+    snprintf(kc->kc_what, sizeof(kc->kc_what), "create events.k8s.io events in namespace %s",
+             ev->ke_namespace);
+    if ((body = kube_event_json(ev)) == NULL) {
+        log_warnx("%s: cannot build the request body", __func__);
+        call_free(kc);
+        return -1;
+    }
+    buf_init(&path, KUBE_URL_MAX);
+    path_add(&path, "/apis/events.k8s.io/v1/namespaces/", ev->ke_namespace);
+    path_add(&path, "/events", NULL);
+    rc = call_start(k, kc, "POST", &path, "application/json", body, cb, arg);
     buf_free(&path);
     return rc;
 }

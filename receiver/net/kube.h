@@ -7,6 +7,7 @@
 
 #include "kubec.h" /* struct kube_opts, enum kube_class, kube_class_name(),
                        kube_incluster_url() */
+#include "node_json.h"
 #include "pods_json.h"
 #include "policy.h"
 
@@ -27,6 +28,8 @@ struct kube_answer {
     char **ka_nodes;         /* kube_list_nodes on KUBE_OK: owned names, same rule
                                 (take by copying and NULLing ka_nodes) */
     size_t ka_node_count;
+    enum node_capacity_state ka_capacity_state; /* kube_get_node_capacity on KUBE_OK */
+    int64_t ka_capacity_mib;                    /* valid when NODE_CAPACITY_OK */
 };
 
 typedef void (*kube_cb)(struct kube_answer *a, void *arg);
@@ -72,5 +75,16 @@ int kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char 
 /* PATCH /api/v1/nodes/NODE/status (json-patch): capacity[resource] = "MIB". */
 int kube_patch_capacity(struct kube *k, const char *node, const char *resource,
                         int64_t mib, kube_cb cb, void *arg);
+
+/* GET /api/v1/nodes/NODE: status.capacity[resource] (node_json_capacity())
+ * into ka_capacity_*; a Node that cannot be read is KUBE_ERROR. */
+int kube_get_node_capacity(struct kube *k, const char *node, const char *resource,
+                           kube_cb cb, void *arg);
+
+struct kube_event;
+/* POST /apis/events.k8s.io/v1/namespaces/NS/events: the Event built by
+ * kube_event_json() from ev (borrowed; NS is its pod's namespace). */
+int kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb,
+                      void *arg);
 
 #endif

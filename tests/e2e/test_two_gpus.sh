@@ -158,9 +158,15 @@ else
     fail "the alert resolves" "$(low_alerts)"
 fi
 sleep 3 # the replacement comes back; nothing else may be touched
-expect_eq "no other pod was touched" 1 "$(curl -s "$SIM/sim/events" | jq '[.[] | select(.method != "PATCH")] | length')"
+expect_eq "no other pod was touched" 1 "$(curl -s "$SIM/sim/events" | jq '[.[] | select(.method != "PATCH" and (.path | startswith("/apis/events.k8s.io/") | not))] | length')"
 expect_eq "comfyui still runs, far over its budget on the comfortable GPU" 1 \
     "$(curl -s "$SIM/sim/state" | jq '[.pods[] | select(.name == "comfyui-6c9f8d7b5-t7r4x" and .state == "alive")] | length')"
+# The seating chart in GPU scope: one card per GPU, comfyui over its budget on GPU 1.
+out=$(PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" KUBE_API_URL="$SIM" USED_QUERY="$USED_QUERY" \
+    "$GVW_BINARY" budgets --format json)
+expect_eq "budgets shows one card per GPU" "$GPU0 $GPU1" "$(echo "$out" | jq -r '[.[0].gpus[].gpu] | join(" ")')"
+expect_eq "comfyui is over its budget on GPU 1's card" true \
+    "$(echo "$out" | jq --arg g "$GPU1" '[.[0].gpus[] | select(.gpu == $g) | .tenants[] | select(.pod | startswith("comfyui-")) | .over_budget] == [true]')"
 expect_eq "GPU 1 never alerted" 0 \
     "$(promq "count(count_over_time(ALERTS{alertname=\"GPUVRAMLow\",uuid=\"$GPU1\"}[15m]))" | jq '.data.result | length')"
 finish

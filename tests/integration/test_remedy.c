@@ -191,6 +191,7 @@ start_with(struct env *e, const struct kv *extra, long http_timeout_ms)
         {"LOG_FORMAT", "text"},
         {"HTTP_TIMEOUT", "3s"},
         {"HTTP_CONNECT_TIMEOUT", "1s"},
+        {"EVENTS", "false"}, /* request counts below are exact; Events have their tests */
         {NULL, NULL},
     };
     int rest[4], nrest = 0;
@@ -2182,6 +2183,194 @@ test_stop_waits_for_eviction(void **state)
     json_decref(all);
 }
 
+/* --- Kubernetes Events ------------------------------------------------------ */
+
+#define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/" ML_NS "/events"
+
+/* Runs the loop until n Event requests arrived (they follow the row). */
+static void
+wait_events(struct env *e, size_t n)
+{
+    long end = fake_now_ms() + 3000;
+
+    while (count_reqs(e, "POST", EVENTS_PATH) < n && fake_now_ms() < end)
+        run_ms(e->base, 10);
+    run_ms(e->base, 60);
+    assert_int_equal(count_reqs(e, "POST", EVENTS_PATH), n);
+}
+
+/* The request body against a real Event (tests/data/kube-event-201.json, as
+ * the API server returns it): the same members, minus what the server fills
+ * in, and the same fixed values. */
+static void
+check_event_body(const struct fake_req *r, json_t *decision, const char *reason)
+{
+    json_error_t je;
+    json_t *body = json_loads(r->fr_body, 0, &je), *real, *meta, *reg, *rreg;
+    char *data = fake_read_data("kube-event-201.json", NULL), host[256], note[4096];
+    const char *k, *name, *when;
+    json_t *v;
+
+    assert_non_null(data);
+    if (body == NULL)
+        fail_msg("the Event body is not JSON: %s", je.text);
+    assert_non_null(real = json_loads(data, 0, &je));
+    free(data);
+    assert_string_equal(fake_header(r, "Content-Type"), "application/json");
+    /* Every member the real Event has that a client sets, and no other. */
+    json_object_foreach(real, k, v) {
+        if (strncmp(k, "deprecated", 10) == 0)
+            continue;
+        if (json_object_get(body, k) == NULL)
+            fail_msg("the Event lacks %s: %s", k, r->fr_body);
+    }
+    json_object_foreach(body, k, v) {
+        if (json_object_get(real, k) == NULL)
+            fail_msg("the Event has %s, which a real one lacks", k);
+    }
+    jstr(body, "apiVersion", "events.k8s.io/v1");
+    jstr(body, "kind", "Event");
+    jstr(body, "reportingController", json_string_value(json_object_get(real, "reportingController")));
+    jstr(body, "type", json_string_value(json_object_get(real, "type")));
+    jstr(body, "reason", reason);
+    jstr(body, "action", json_string_value(json_object_get(real, "action")));
+    gethostname(host, sizeof(host));
+    jstr(body, "reportingInstance", host);
+    meta = json_object_get(body, "metadata");
+    assert_int_equal(json_object_size(meta), 2); /* name, namespace: the rest is the server's */
+    jstr(meta, "namespace", ML_NS);
+    name = json_string_value(json_object_get(meta, "name"));
+    assert_non_null(name);
+    assert_true(strncmp(name, ML_POD ".", strlen(ML_POD) + 1) == 0);
+    assert_true(strlen(name) <= 253);
+    reg = json_object_get(body, "regarding");
+    rreg = json_object_get(real, "regarding");
+    if (!json_equal(reg, rreg))
+        fail_msg("regarding differs: %s", r->fr_body);
+    /* MicroTime: 2026-06-02T10:00:04.123456Z */
+    when = json_string_value(json_object_get(body, "eventTime"));
+    assert_non_null(when);
+    assert_int_equal(strlen(when), 27);
+    assert_int_equal(when[19], '.');
+    assert_int_equal(when[26], 'Z');
+    snprintf(note, sizeof(note), "%s (audit %lld)",
+             json_string_value(json_object_get(decision, "reason")),
+             (long long)json_integer_value(json_object_get(decision, "id")));
+    jstr(body, "note", note);
+    json_decref(real);
+    json_decref(body);
+}
+
+/* Dry run writes the one Event enforcement would have written, on the victim. */
+static void
+test_event_dry_run(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", "true"}, {"EVENTS", "true"}, {NULL, NULL}};
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    wait_events(e, 1);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "would_recycle");
+    check_event_body(req_nth(e, "POST", EVENTS_PATH, 0), json_array_get(all, 0),
+                     "GPUVRAMWouldRecycle");
+    json_decref(all);
+}
+
+/* Enforcing: GPUVRAMRecycled, after the eviction. */
+static void
+test_event_recycled(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"EVENTS", "true"}, {NULL, NULL}};
+    const struct fake_req *ev;
+    json_t *all, *body;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 8000);
+    wait_events(e, 1);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "recycled");
+    ev = req_nth(e, "POST", EVENTS_PATH, 0);
+    assert_true(ev->fr_at_ms >= req_nth(e, "POST", ML_EVICT, 0)->fr_at_ms);
+    assert_non_null(body = json_loads(ev->fr_body, 0, NULL));
+    jstr(body, "reason", "GPUVRAMRecycled");
+    jstr(body, "action", "evict");
+    json_decref(body);
+    json_decref(all);
+}
+
+/* EVENTS=false writes none; a decision without a victim writes none either. */
+static void
+test_event_off_and_no_victim(void **state)
+{
+    struct env *e = *state;
+    const struct kv off[] = {{"DRY_RUN", "true"}, {"EVENTS", "false"}, {NULL, NULL}};
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    start(e, off);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    run_ms(e->base, 200);
+    assert_int_equal(count_reqs(e, "POST", NULL), 1); /* the dry-run probe only */
+}
+
+static void
+test_event_no_victim(void **state)
+{
+    struct env *e = *state;
+    const struct kv on[] = {{"DRY_RUN", "true"}, {"EVENTS", "true"}, {NULL, NULL}};
+
+    routes(e, "remedy-prom-no-candidate.json", "remedy-pods-incident.json");
+    start(e, on);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    run_ms(e->base, 200);
+    assert_int_equal(count_reqs(e, "POST", NULL), 0);
+}
+
+/* An Event the API server refuses is counted and leaves the decision alone. */
+static void
+test_event_refused(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"DRY_RUN", "true"}, {"EVENTS", "true"}, {NULL, NULL}};
+    struct buf m;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 403, "kube-status-403-nodes.json", 0);
+    metrics_init(1);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    wait_events(e, 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "would_recycle");
+    jnull(d, "error");
+    json_decref(all);
+    buf_init(&m, 1 << 20);
+    assert_int_equal(metrics_render(&m), 0);
+    if (strstr(m.b_data, "\ngpu_vram_watchdog_events_errors_total 1\n") == NULL)
+        fail_msg("events_errors_total is not 1:\n%s", m.b_data);
+    buf_free(&m);
+}
+
 /* --- 12. cooperative release (SPEC "Cooperative release") ---------------- */
 
 #define TENANT_PATH "/tenant/unload"
@@ -2318,6 +2507,35 @@ test_release_frees(void **state)
     post = req_nth(e, "POST", TENANT_PATH, 0);
     assert_null(fake_header(post, "Authorization"));
     assert_int_equal(post->fr_body_len, 0);
+    json_decref(all);
+}
+
+/* A release that freed the VRAM tells the tenant: GPUVRAMReleased, action
+ * release (nothing was evicted). */
+static void
+test_event_released(void **state)
+{
+    struct env *e = *state;
+    const struct kv env[] = {{"RELEASE_WAIT", "2s"}, {"SETTLE", "1s"}, {"EVENTS", "true"},
+                             {NULL, NULL}};
+    json_t *all, *d, *body;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", "/apis/events.k8s.io/v1/namespaces/" ML_NS "/events", 201,
+               "kube-event-201.json", 0);
+    d = release_decision(e, env, &all);
+    jstr(d, "result", "released");
+    wait_events(e, 1);
+    body = json_loads(req_nth(e, "POST", EVENTS_PATH, 0)->fr_body, 0, NULL);
+    assert_non_null(body);
+    jstr(body, "reason", "GPUVRAMReleased");
+    jstr(body, "action", "release");
+    jstr(jget(body, "regarding"), "uid", ML_UID);
+    jhas(body, "note", "nothing was recycled");
+    json_decref(body);
     json_decref(all);
 }
 
@@ -3065,6 +3283,11 @@ main(void)
         T(test_in_progress_row),
         T(test_shutdown_mid_eviction),
         T(test_shutdown_mid_verify),
+        T(test_event_dry_run),
+        T(test_event_recycled),
+        T(test_event_off_and_no_victim),
+        T(test_event_no_victim),
+        T(test_event_refused),
         T(test_recorded_before_verify),
         T(test_crash_mid_verify),
         T(test_stop_while_gathering),
@@ -3090,6 +3313,7 @@ main(void)
         T(test_release_not_asked),
         T(test_release_wait_holds_node),
         T(test_release_stop_mid_post),
+        T(test_event_released),
     };
 
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);

@@ -479,24 +479,124 @@ assert_out_has(struct fx *f, const char *needle)
         fail_msg("stdout lacks \"%s\":\n%s", needle, f->f_out);
 }
 
+/* Decision tables fit in 80 columns but for a long victim: a line may only
+ * be wider when everything past the victim's column is that one name. */
+static void
+assert_fits_80_but_victim(const char *text)
+{
+    const char *line = text, *nl;
+    size_t cols;
+
+    for (; *line != '\0'; line = nl + 1) {
+        const char *p;
+
+        nl = strchr(line, '\n');
+        assert_non_null(nl);
+        for (cols = 0, p = line; p < nl; p++)
+            cols += ((unsigned char)*p & 0xC0) != 0x80;
+        if (cols <= 80)
+            continue;
+        for (cols = 0, p = line; p < nl && cols < 65; p++)
+            cols += ((unsigned char)*p & 0xC0) != 0x80;
+        if (p == line || p[-1] != ' ' || memchr(p, ' ', (size_t)(nl - p)) != NULL)
+            fail_msg("line wider than 80 columns before the victim in:\n%s", text);
+    }
+}
+
 static void
 test_list_table(void **state)
 {
     struct fx *f = *state;
 
     assert_int_equal(run(f, "--db", "DB", END), 0);
-    assert_fits_80(f->f_out);
+    assert_fits_80_but_victim(f->f_out);
     assert_out_has(f, "ID TIME (UTC)");
     assert_out_has(f, "FREE/FLOOR");
     assert_out_has(f, "      1 06-02 10:00 gpu-1        recycled               512/1536"
                       " ml/onnx-1\n");
     assert_out_has(f, "?/1536");
-    /* A long victim is cut with an ellipsis. */
-    assert_out_has(f, "batch/trainer\xe2\x80\xa6\n");
+    /* The victim is the last column: never cut, however long. */
+    assert_out_has(f, " batch/trainer-with-a-very-long-name-0\n");
     assert_out_has(f, "in_progress");
 
     assert_int_equal(run(f, "--db", "DB", "--node", "nope", END), 0);
     assert_string_equal(f->f_out, "no decisions\n");
+}
+
+/* Column (in code points) where needle starts on the line that holds it. */
+static size_t
+column_of(const char *text, const char *needle)
+{
+    const char *hit = strstr(text, needle), *p;
+    size_t col = 0;
+
+    if (hit == NULL)
+        fail_msg("no \"%s\" in:\n%s", needle, text);
+    for (p = hit; p > text && p[-1] != '\n'; p--)
+        ;
+    for (; p < hit; p++)
+        col += ((unsigned char)*p & 0xC0) != 0x80;
+    return col;
+}
+
+/* The longest names Kubernetes allows (a 63-character DNS label for the
+ * namespace, a 253-character DNS subdomain for the pod) come out whole, in
+ * the table and in show, and the table stays aligned. */
+static void
+test_table_longest_names(void **state)
+{
+    struct fx *f = *state;
+    char err[256], ns[64], pod[254], want[400], *line;
+    struct store_victim v = {ns, pod, 12000, 1, 2000, 10000};
+    struct store_candidate c = {ns, pod, 12000, 1, 2000, 1, NULL};
+    struct store_decision d = {.sd_time_ms = T0 + 180000,
+                               .sd_node = "gpu-long",
+                               .sd_trigger = "GPUVRAMLow",
+                               .sd_result = "recycled",
+                               .sd_free_known = 1,
+                               .sd_free_mib = 300,
+                               .sd_floor_mib = 1536,
+                               .sd_action = "evict",
+                               .sd_victim = &v,
+                               .sd_candidates = &c,
+                               .sd_candidate_count = 1};
+    struct store *s = store_open(f->f_db, STORE_READWRITE, err, sizeof(err));
+    size_t i;
+
+    memset(ns, 'n', 63);
+    ns[0] = 'x'; /* the first and last characters show a cut at either end */
+    ns[62] = 'z';
+    ns[63] = '\0';
+    for (i = 0; i < 253; i++) /* a DNS subdomain: labels of <= 63, dots between */
+        pod[i] = i % 64 == 63 ? '.' : (char)('a' + i % 26);
+    pod[252] = 'Z';
+    pod[253] = '\0';
+    assert_non_null(s);
+    assert_int_equal(store_decision_record(s, &d, NULL, err, sizeof(err)), 0);
+    store_close(s);
+
+    assert_int_equal(run(f, "--db", "DB", "--node", "gpu-long", END), 0);
+    snprintf(want, sizeof(want), " %s/%s\n", ns, pod);
+    assert_out_has(f, want);
+    assert_null(strstr(f->f_out, "\xe2\x80\xa6"));
+    /* Aligned: the victim starts under its header, and one header line and
+     * one row line is all there is. */
+    assert_int_equal(column_of(f->f_out, "VICTIM"), column_of(f->f_out, want + 1));
+    line = strchr(f->f_out, '\n');
+    assert_non_null(line);
+    assert_string_equal(strchr(line + 1, '\n'), "\n");
+
+    /* With the seeded rows: every victim column starts at the same place. */
+    assert_int_equal(run(f, "--db", "DB", END), 0);
+    assert_int_equal(column_of(f->f_out, want + 1), column_of(f->f_out, "VICTIM"));
+    assert_int_equal(column_of(f->f_out, "ml/onnx-1"), column_of(f->f_out, "VICTIM"));
+    assert_int_equal(column_of(f->f_out, "batch/trainer"), column_of(f->f_out, "VICTIM"));
+
+    assert_int_equal(run(f, "--db", "DB", "show", "7", END), 0);
+    snprintf(want, sizeof(want), "victim      %s/%s: used 12000 MiB", ns, pod);
+    assert_out_has(f, want);
+    snprintf(want, sizeof(want), "yes                      %s/%s\n", ns, pod);
+    assert_out_has(f, want);
 }
 
 /* ---- show ---- */
@@ -851,6 +951,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_list_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_longest_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_show, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alerts, setup, teardown),

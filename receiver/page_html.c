@@ -1,0 +1,475 @@
+/* page_html.c -- the seating chart as one HTML page: inline SVG per card, the last decisions
+ *
+ * Server-rendered, no JavaScript, no outside assets: one <style> block, inline
+ * SVG, and the same facts again as tables so a text browser (or a screen
+ * reader) gets all of it. Every string that came from outside (node, GPU,
+ * namespace and pod names, errors) goes through page_html_escape(). */
+#include "page_html.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* SVG geometry: a label column, then the card's MiB on one scale. */
+#define SVG_W 1000
+#define SVG_H 200
+#define BAR_X 130
+#define BAR_W 840
+#define BUDGET_Y 38
+#define BUDGET_H 30
+#define USE_Y 104
+#define USE_H 40
+#define CHAR_PX 6.6 /* a label character at font-size 11 */
+
+#define OVER_COLOUR "#c62828"
+#define FREE_COLOUR "#e3f2e5"
+#define FLOOR_COLOUR "#ef6c00"
+
+/* Calm tenant colours; red and orange are kept for "over" and the floor. */
+static const char *const palette[] = {"#1565c0", "#2e7d32", "#6a1b9a", "#00838f",
+                                      "#5d4037", "#455a64", "#9e9d24", "#ad1457"};
+#define PALETTE_N (sizeof(palette) / sizeof(palette[0]))
+
+static const char style[] =
+    "body{font-family:sans-serif;margin:1.5em;color:#212121;max-width:1100px}"
+    "h1{font-size:1.5em}h2{font-size:1.25em;margin-top:1.6em}h3{font-size:1.05em}"
+    "table{border-collapse:collapse;margin:.5em 0 1em}"
+    "th,td{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:left;vertical-align:top}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    ".swatch{display:inline-block;width:.9em;height:.9em;margin-right:.4em;"
+    "vertical-align:middle;border-radius:2px}"
+    "tr.over-budget td{color:" OVER_COLOUR ";font-weight:bold}"
+    ".warn{color:" OVER_COLOUR ";font-weight:bold}.ok{color:#2e7d32}"
+    ".name{word-break:break-all}"
+    "svg{max-width:100%;height:auto;border:1px solid #ccc;background:#fff}"
+    "svg text{font-family:sans-serif;font-size:11px}";
+
+void
+page_decision_free(struct page_decision *d)
+{
+    if (d == NULL)
+        return;
+    free(d->pd_node);
+    free(d->pd_result);
+    free(d->pd_victim);
+}
+
+int
+page_html_escape(struct buf *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        const char *rep = *p == '&'   ? "&amp;"
+                          : *p == '<' ? "&lt;"
+                          : *p == '>' ? "&gt;"
+                          : *p == '"' ? "&quot;"
+                          : *p == '\'' ? "&#39;"
+                          : *p < 0x20 || *p == 0x7f ? "?"
+                                                    : NULL;
+        if ((rep ? buf_append(out, rep, strlen(rep)) : buf_append(out, p, 1)) == -1)
+            return -1;
+    }
+    return 0;
+}
+
+/* Appends text with each %s argument escaped; the format itself is trusted. */
+static int
+emit(struct buf *out, const char *fmt, ...)
+{
+    va_list ap;
+    int rc = 0;
+
+    va_start(ap, fmt);
+    for (const char *p = fmt; *p && rc == 0; p++) {
+        if (p[0] == '%' && p[1] == 's') {
+            rc = page_html_escape(out, va_arg(ap, const char *));
+            p++;
+        } else {
+            rc = buf_append(out, p, 1);
+        }
+    }
+    va_end(ap);
+    return rc;
+}
+
+static void
+utc(int64_t ms, char *buf, size_t len)
+{
+    time_t sec = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (gmtime_r(&sec, &tm) == NULL || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        snprintf(buf, len, "?");
+}
+
+/* The scale of a card: everything drawn must fit, even an over-committed
+ * node or an impossible reading. */
+static int64_t
+card_scale(const struct seating_node *n, const struct seating_card *c)
+{
+    int64_t m = c->sc_total_mib;
+
+    if (n->sn_budgets_mib > m)
+        m = n->sn_budgets_mib;
+    if (c->sc_used_mib > m)
+        m = c->sc_used_mib;
+    if (n->sn_capacity == SEATING_CAPACITY_OK && n->sn_capacity_mib > m)
+        m = n->sn_capacity_mib;
+    return m > 0 ? m : 1;
+}
+
+static double
+px(int64_t mib, int64_t scale)
+{
+    return BAR_X + (double)mib * BAR_W / (double)scale;
+}
+
+/* A label that fits w pixels: the text, cut with an ellipsis (the full name
+ * is in the segment's <title> and in the table below). */
+static int
+label(struct buf *out, double x, double y, double w, const char *text, const char *fill)
+{
+    size_t fit = w > 8 ? (size_t)((w - 6) / CHAR_PX) : 0, len = strlen(text);
+    char cut[128];
+
+    if (fit < 4)
+        return 0;
+    if (len > fit) {
+        size_t keep = fit - 1 < sizeof(cut) - 4 ? fit - 1 : sizeof(cut) - 4;
+        while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+            keep--; /* never split a UTF-8 character */
+        memcpy(cut, text, keep);
+        memcpy(cut + keep, "\xe2\x80\xa6", 4);
+        text = cut;
+    }
+    return buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 3, y, fill) ||
+           emit(out, "%s", text) || buf_printf(out, "</text>");
+}
+
+/* Row 1: the declared budgets stacked, against the advertised capacity. */
+static int
+svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_card *c,
+            int64_t scale)
+{
+    int64_t at = 0;
+    char cap[96];
+
+    if (buf_printf(out, "<text x=\"8\" y=\"%d\">declared budgets</text>",
+                   BUDGET_Y + BUDGET_H / 2 + 4))
+        return -1;
+    for (size_t i = 0; i < c->sc_tenant_count; i++) {
+        const struct seating_tenant *t = &c->sc_tenants[i];
+        double x = px(at, scale), w;
+
+        if (t->st_budget_state != BUDGET_OK || t->st_budget_mib <= 0)
+            continue;
+        w = px(at + t->st_budget_mib, scale) - x;
+        if (buf_printf(out, "<rect class=\"budget\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                            "height=\"%d\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"%s\">",
+                       x, BUDGET_Y, w, BUDGET_H, palette[i % PALETTE_N],
+                       palette[i % PALETTE_N]) ||
+            emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
+            buf_printf(out, ": budget %" PRId64 " MiB</title></rect>", t->st_budget_mib) ||
+            label(out, x, BUDGET_Y + BUDGET_H / 2 + 4, w, t->st_pod, "#212121"))
+            return -1;
+        at += t->st_budget_mib;
+    }
+    if (n->sn_capacity != SEATING_CAPACITY_OK)
+        return buf_printf(out, "<text x=\"%d\" y=\"%d\" class=\"warn\" fill=\"%s\">capacity "
+                               "%s</text>",
+                          BAR_X, BUDGET_Y - 8, OVER_COLOUR,
+                          n->sn_capacity == SEATING_CAPACITY_NOT_ADVERTISED
+                              ? "not advertised"
+                              : "unknown");
+    snprintf(cap, sizeof(cap), "advertised capacity %" PRId64 " MiB%s", n->sn_capacity_mib,
+             n->sn_overcommitted ? ": OVER-COMMITTED" : "");
+    return buf_printf(out, "<line class=\"capacity\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+                           "y2=\"%d\" stroke=\"#212121\" stroke-width=\"2\"/>"
+                           "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">%s</text>",
+                      px(n->sn_capacity_mib, scale), px(n->sn_capacity_mib, scale),
+                      BUDGET_Y - 6, BUDGET_Y + BUDGET_H + 4, px(n->sn_capacity_mib, scale) - 4,
+                      BUDGET_Y - 8, n->sn_overcommitted ? OVER_COLOUR : "#212121", cap);
+}
+
+/* One tenant's live use: its colour up to its budget, the rest in red. */
+static int
+svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_t at,
+               int64_t scale)
+{
+    int has = t->st_budget_state == BUDGET_OK;
+    /* The part past the budget is red; in GPU scope the budget is held against
+     * the use over every GPU, so a card shows its share of the excess. */
+    int64_t within = t->st_used_mib - t->st_over_here_mib;
+    int over = t->st_over_here_mib > 0;
+    double x = px(at, scale), wi = px(at + within, scale) - x;
+
+    if (emit(out, "<g class=\"tenant%s\" data-namespace=\"%s\" data-pod=\"%s\">",
+             over ? " over-budget" : "", t->st_namespace, t->st_pod) ||
+        buf_printf(out, "<rect class=\"use\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+                        "fill=\"%s\">",
+                   x, USE_Y, wi, USE_H, palette[i % PALETTE_N]) ||
+        emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
+        buf_printf(out, ": uses %" PRId64 " MiB", t->st_used_mib))
+        return -1;
+    if (t->st_total_used_mib != t->st_used_mib &&
+        buf_printf(out, " here, %" PRId64 " MiB on all GPUs", t->st_total_used_mib))
+        return -1;
+    if (has && buf_printf(out, " of a %" PRId64 " MiB budget", t->st_budget_mib))
+        return -1;
+    if (buf_printf(out, "</title></rect>") ||
+        label(out, x, USE_Y + USE_H / 2 + 4, wi, t->st_pod, "#ffffff"))
+        return -1;
+    if (over) {
+        double xo = x + wi, wo = px(at + t->st_used_mib, scale) - xo;
+        char text[400];
+
+        snprintf(text, sizeof(text), "%s: OVER BUDGET by %" PRId64 " MiB", t->st_pod,
+                 t->st_overshoot_mib);
+        if (buf_printf(out, "<rect class=\"over\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                            "height=\"%d\" fill=\"%s\">",
+                       xo, USE_Y, wo, USE_H, OVER_COLOUR) ||
+            emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
+            buf_printf(out, " is %" PRId64 " MiB over its budget</title></rect>",
+                       t->st_overshoot_mib) ||
+            label(out, xo, USE_Y + USE_H / 2 + 4, wo, text, "#ffffff") ||
+            /* The budget mark: where its seat ends inside its use. */
+            buf_printf(out, "<line class=\"budget-mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+                            "y2=\"%d\" stroke=\"#212121\" stroke-width=\"3\"/>",
+                       xo, xo, USE_Y - 6, USE_Y + USE_H + 6))
+            return -1;
+    }
+    return buf_printf(out, "</g>");
+}
+
+static int
+svg_card(struct buf *out, const struct seating_node *n, const struct seating_card *c)
+{
+    int64_t scale = card_scale(n, c), at = 0, floor_at = c->sc_total_mib - n->sn_floor_mib;
+    double fx = px(floor_at > 0 ? floor_at : 0, scale);
+
+    if (emit(out, "<svg class=\"card\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+                  "data-node=\"%s\" data-gpu=\"%s\"",
+             n->sn_node, c->sc_gpu ? c->sc_gpu : "") ||
+        buf_printf(out, " viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">", SVG_W, SVG_H,
+                   SVG_W, SVG_H) ||
+        emit(out, "<title>VRAM of %s%s%s</title>", n->sn_node, c->sc_gpu ? " GPU " : "",
+             c->sc_gpu ? c->sc_gpu : "") ||
+        svg_budgets(out, n, c, scale) ||
+        buf_printf(out, "<text x=\"8\" y=\"%d\">live use</text>", USE_Y + USE_H / 2 + 4) ||
+        buf_printf(out, "<rect class=\"card-outline\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
+                        "height=\"%d\" fill=\"none\" stroke=\"#9e9e9e\"/>",
+                   BAR_X, USE_Y, px(c->sc_total_mib, scale) - BAR_X, USE_H))
+        return -1;
+    for (size_t i = 0; i < c->sc_tenant_count; i++) {
+        if (svg_tenant_use(out, &c->sc_tenants[i], i, at, scale) == -1)
+            return -1;
+        at += c->sc_tenants[i].st_used_mib;
+    }
+    if (c->sc_free_known && c->sc_free_mib > 0) {
+        double x = px(c->sc_total_mib - c->sc_free_mib, scale);
+        char text[48];
+
+        snprintf(text, sizeof(text), "free %" PRId64 " MiB", c->sc_free_mib);
+        if (buf_printf(out, "<rect class=\"free\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                            "height=\"%d\" fill=\"%s\"><title>%s</title></rect>",
+                       x, USE_Y, px(c->sc_total_mib, scale) - x, USE_H, FREE_COLOUR, text) ||
+            /* Said in full or not at all: the heading says it too. */
+            (px(c->sc_total_mib, scale) - x > (double)strlen(text) * CHAR_PX + 8 &&
+             label(out, x, USE_Y + USE_H / 2 + 4, px(c->sc_total_mib, scale) - x, text,
+                   "#1b5e20")))
+            return -1;
+    }
+    if (buf_printf(out, "<line class=\"floor\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+                        "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
+                        "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">floor: act "
+                        "below %" PRId64 " MiB free</text>",
+                   fx, fx, USE_Y - 12, USE_Y + USE_H + 14, FLOOR_COLOUR, fx - 4,
+                   USE_Y + USE_H + 26, FLOOR_COLOUR, n->sn_floor_mib) ||
+        buf_printf(out, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%.1f\" y=\"%d\" "
+                        "text-anchor=\"end\">%" PRId64 " MiB on the card</text>",
+                   BAR_X, SVG_H - 8, px(c->sc_total_mib, scale), SVG_H - 8, c->sc_total_mib))
+        return -1;
+    if (c->sc_free_known && c->sc_free_mib < n->sn_floor_mib &&
+        buf_printf(out, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"bold\">free "
+                        "%" PRId64 " MiB: below the floor</text>",
+                   BAR_X, USE_Y - 14, OVER_COLOUR, c->sc_free_mib))
+        return -1;
+    return buf_printf(out, "</svg>");
+}
+
+static int
+tenant_row(struct buf *out, const struct seating_tenant *t, size_t i)
+{
+    int has = t->st_budget_state == BUDGET_OK, over = has && t->st_overshoot_mib > 0;
+
+    if (buf_printf(out, "<tr class=\"tenant%s\"><td class=\"name\"><span class=\"swatch\" "
+                        "style=\"background:%s\"></span>",
+                   over ? " over-budget" : "", palette[i % PALETTE_N]) ||
+        emit(out, "%s/%s</td>", t->st_namespace, t->st_pod) ||
+        buf_printf(out, "<td class=\"n\">%" PRId64, t->st_used_mib) ||
+        (t->st_total_used_mib != t->st_used_mib &&
+         buf_printf(out, " (%" PRId64 " on all GPUs)", t->st_total_used_mib)) ||
+        buf_printf(out, "</td>"))
+        return -1;
+    if (has) {
+        if (buf_printf(out, "<td class=\"n\">%" PRId64 "</td><td class=\"n\">%+" PRId64
+                            "</td><td>%s</td>",
+                       t->st_budget_mib, t->st_overshoot_mib,
+                       over ? "OVER BUDGET" : "within budget"))
+            return -1;
+    } else if (buf_printf(out, "<td class=\"n\">%s</td><td class=\"n\">-</td><td>%s</td>",
+                          t->st_budget_state == BUDGET_BAD ? "unreadable" : "none",
+                          t->st_budget_state == BUDGET_BAD ? "budget cannot be read"
+                                                           : "no budget")) {
+        return -1;
+    }
+    if (t->st_eligible)
+        return buf_printf(out, "<td>yes</td></tr>");
+    return emit(out, "<td>no: %s</td></tr>", t->st_why_not ? t->st_why_not : "?");
+}
+
+static int
+render_card(struct buf *out, const struct seating_node *n, const struct seating_card *c)
+{
+    if (emit(out, "<div class=\"gpu\" data-gpu=\"%s\"><h3>", c->sc_gpu ? c->sc_gpu : "") ||
+        (c->sc_gpu ? emit(out, "GPU %s", c->sc_gpu) : emit(out, "The card")) ||
+        buf_printf(out, ": %" PRId64 " MiB, ", c->sc_total_mib))
+        return -1;
+    if (!c->sc_free_known) {
+        if (buf_printf(out, "free VRAM unknown</h3>"))
+            return -1;
+    } else if (buf_printf(out, "%" PRId64 " MiB free, floor %" PRId64 " MiB: <span class=\"%s\">%s"
+                               "</span></h3>",
+                          c->sc_free_mib, n->sn_floor_mib,
+                          seating_card_below_floor(n, c) ? "warn" : "ok",
+                          seating_card_below_floor(n, c) ? "below the floor"
+                                                         : "above the floor")) {
+        return -1;
+    }
+    if (c->sc_error[0] != '\0' &&
+        emit(out, "<p class=\"warn\">This GPU's reading is not usable: %s</p>", c->sc_error))
+        return -1;
+    if (svg_card(out, n, c) == -1)
+        return -1;
+    if (c->sc_tenant_count == 0)
+        return buf_printf(out, "<p>No tenants on this card.</p></div>");
+    if (buf_printf(out, "<table class=\"tenants\"><tr><th>namespace/pod</th><th>used "
+                        "MiB</th><th>budget MiB</th><th>overshoot MiB</th><th>budget</th>"
+                        "<th>eligible</th></tr>"))
+        return -1;
+    for (size_t i = 0; i < c->sc_tenant_count; i++)
+        if (tenant_row(out, &c->sc_tenants[i], i) == -1)
+            return -1;
+    return buf_printf(out, "</table></div>");
+}
+
+static int
+render_seats(struct buf *out, const struct seating_node *n)
+{
+    switch (n->sn_capacity) {
+    case SEATING_CAPACITY_OK:
+        if (buf_printf(out, "<p class=\"seats\">%" PRId64 " MiB advertised, %" PRId64
+                            " MiB of budgets declared: ",
+                       n->sn_capacity_mib, n->sn_budgets_mib))
+            return -1;
+        if (n->sn_overcommitted
+                ? buf_printf(out, "<span class=\"warn\">over-committed by %" PRId64
+                                  " MiB</span>",
+                             n->sn_budgets_mib - n->sn_capacity_mib)
+                : buf_printf(out, "%" PRId64 " MiB unseated",
+                             n->sn_capacity_mib - n->sn_budgets_mib))
+            return -1;
+        break;
+    case SEATING_CAPACITY_NOT_ADVERTISED:
+        if (buf_printf(out, "<p class=\"seats\"><span class=\"warn\">The node does not "
+                            "advertise the capacity</span> (run <code>advertise</code>); "
+                            "%" PRId64 " MiB of budgets declared",
+                       n->sn_budgets_mib))
+            return -1;
+        break;
+    case SEATING_CAPACITY_UNKNOWN:
+        if (emit(out, "<p class=\"seats\"><span class=\"warn\">Capacity unknown</span> (%s); ",
+                 n->sn_capacity_error) ||
+            buf_printf(out, "%" PRId64 " MiB of budgets declared", n->sn_budgets_mib))
+            return -1;
+        break;
+    }
+    if (n->sn_bad_budgets > 0 &&
+        buf_printf(out, "; %zu pod(s) declare a budget that cannot be read", n->sn_bad_budgets))
+        return -1;
+    if (buf_printf(out, ".</p>"))
+        return -1;
+    if (!n->sn_reading_ok &&
+        emit(out, "<p class=\"warn\">The reading is incomplete: %s</p>", n->sn_error))
+        return -1;
+    return 0;
+}
+
+static int
+render_decisions(struct buf *out, const struct page_view *v)
+{
+    char when[32], id[24];
+
+    if (buf_printf(out, "<h2>Last decisions</h2>"))
+        return -1;
+    if (v->pv_decisions_error != NULL)
+        return emit(out, "<p class=\"warn\">The audit store cannot be read: %s</p>",
+                    v->pv_decisions_error);
+    if (v->pv_decision_count == 0)
+        return buf_printf(out, "<p>No decisions yet.</p>");
+    if (buf_printf(out, "<table class=\"decisions\"><tr><th>audit id</th><th>time "
+                        "(UTC)</th><th>node</th><th>result</th><th>victim</th></tr>"))
+        return -1;
+    for (size_t i = 0; i < v->pv_decision_count; i++) {
+        const struct page_decision *d = &v->pv_decisions[i];
+
+        utc(d->pd_time_ms, when, sizeof(when));
+        snprintf(id, sizeof(id), "%" PRId64, d->pd_id);
+        if (emit(out, "<tr class=\"decision\"><td class=\"n\">%s</td><td>%s</td><td>%s</td>"
+                      "<td class=\"result\">%s</td><td class=\"name\">%s</td></tr>",
+                 id, when, d->pd_node && *d->pd_node ? d->pd_node : "-", d->pd_result,
+                 d->pd_victim ? d->pd_victim : "-"))
+            return -1;
+    }
+    return buf_printf(out, "</table><p>Details: <code>gpu-vram-watchdog audit show "
+                           "ID</code>.</p>");
+}
+
+int
+page_html_render(struct buf *out, const struct page_view *v)
+{
+    const struct seating *s = v->pv_seating;
+    char now[32];
+
+    utc(v->pv_now_ms, now, sizeof(now));
+    if (buf_printf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                        "<title>gpu-vram-watchdog: GPU seating chart</title><style>%s</style>"
+                        "</head><body><h1>GPU seating chart</h1><p>Measured %s UTC. %s "
+                        "Budgets (<em>seats</em>) are what each tenant declares; live use "
+                        "is what it holds now; the part over its budget is "
+                        "<span class=\"warn\">red</span>.</p>",
+                   style, now,
+                   v->pv_dry_run ? "Dry run: the watchdog records what it would recycle."
+                                 : "Enforcing: the watchdog recycles."))
+        return -1;
+    if (s->s_error[0] != '\0' && emit(out, "<p class=\"warn\">%s</p>", s->s_error))
+        return -1;
+    for (size_t i = 0; i < s->s_node_count; i++) {
+        const struct seating_node *n = &s->s_nodes[i];
+
+        if (emit(out, "<section class=\"node\" data-node=\"%s\"><h2>Node %s</h2>", n->sn_node,
+                 n->sn_node) ||
+            render_seats(out, n))
+            return -1;
+        for (size_t k = 0; k < n->sn_card_count; k++)
+            if (render_card(out, n, &n->sn_cards[k]) == -1)
+                return -1;
+        if (buf_printf(out, "</section>"))
+            return -1;
+    }
+    if (render_decisions(out, v) == -1)
+        return -1;
+    return buf_printf(out, "</body></html>\n");
+}

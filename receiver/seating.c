@@ -1,0 +1,195 @@
+/* seating.c -- the seating chart's facts: built from a gather result and the node's capacity */
+#include "seating.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+seating_capacity_name(enum seating_capacity c)
+{
+    switch (c) {
+    case SEATING_CAPACITY_OK:
+        return "advertised";
+    case SEATING_CAPACITY_NOT_ADVERTISED:
+        return "not_advertised";
+    case SEATING_CAPACITY_UNKNOWN:
+        return "unknown";
+    }
+    return "unknown"; /* can't happen */
+}
+
+int
+seating_card_below_floor(const struct seating_node *n, const struct seating_card *c)
+{
+    return c->sc_free_known && c->sc_free_mib < n->sn_floor_mib;
+}
+
+static void
+card_free(struct seating_card *c)
+{
+    for (size_t i = 0; i < c->sc_tenant_count; i++) {
+        free(c->sc_tenants[i].st_namespace);
+        free(c->sc_tenants[i].st_pod);
+    }
+    free(c->sc_tenants);
+    free(c->sc_gpu);
+}
+
+void
+seating_node_free(struct seating_node *n)
+{
+    if (n == NULL)
+        return;
+    for (size_t i = 0; i < n->sn_card_count; i++)
+        card_free(&n->sn_cards[i]);
+    free(n->sn_cards);
+    free(n->sn_node);
+    memset(n, 0, sizeof(*n));
+}
+
+void
+seating_free(struct seating *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->s_node_count; i++)
+        seating_node_free(&s->s_nodes[i]);
+    free(s->s_nodes);
+    s->s_nodes = NULL;
+    s->s_node_count = 0;
+}
+
+/* A pod is on the chart when it holds a seat (declares a budget, readable
+ * or not) or VRAM; the node's other pods (daemons, CPU work) are not. */
+static int
+on_chart(const struct policy_candidate *c)
+{
+    return c->pc_used_mib > 0 || c->pc_gpu_used_mib > 0 || c->pc_has_budget ||
+           (c->pc_pod != NULL && c->pc_pod->p_budget_state == BUDGET_BAD);
+}
+
+/* Largest use first, then namespace and name, so the chart reads the same
+ * whatever order the API listed the pods in. */
+static int
+by_use(const void *a, const void *b)
+{
+    const struct seating_tenant *x = a, *y = b;
+    int c;
+
+    if (x->st_used_mib != y->st_used_mib)
+        return x->st_used_mib > y->st_used_mib ? -1 : 1;
+    if ((c = strcmp(x->st_namespace, y->st_namespace)) != 0)
+        return c;
+    return strcmp(x->st_pod, y->st_pod);
+}
+
+static int
+fill_card(struct seating_card *card, const struct gather_result *gr,
+          const struct config *cfg)
+{
+    const struct policy_result *p = &gr->gr_policy;
+    size_t k = 0;
+
+    if (gr->gr_gpu != NULL && (card->sc_gpu = strdup(gr->gr_gpu)) == NULL)
+        return -1;
+    if (gr->gr_gpu != NULL && gr->gr_status != GATHER_DECIDED)
+        snprintf(card->sc_error, sizeof(card->sc_error), "%s", gr->gr_error);
+    else if (gr->gr_gpu != NULL && p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
+        snprintf(card->sc_error, sizeof(card->sc_error), "%s", p->pr_reason);
+    card->sc_total_mib = cfg->c_gpu_total_mib;
+    card->sc_free_known = p->pr_free_known;
+    card->sc_free_mib = p->pr_free_mib;
+    if (p->pr_candidate_count > 0 &&
+        (card->sc_tenants = calloc(p->pr_candidate_count, sizeof(*card->sc_tenants))) ==
+            NULL)
+        return -1;
+    for (size_t i = 0; i < p->pr_candidate_count; i++) {
+        const struct policy_candidate *c = &p->pr_candidates[i];
+        struct seating_tenant *t = &card->sc_tenants[k];
+
+        if (!on_chart(c))
+            continue;
+        if ((t->st_namespace = strdup(c->pc_namespace)) == NULL ||
+            (t->st_pod = strdup(c->pc_name)) == NULL) {
+            free(t->st_namespace);
+            return -1;
+        }
+        k++;
+        card->sc_tenant_count = k;
+        t->st_used_mib = gr->gr_gpu != NULL ? c->pc_gpu_used_mib : c->pc_used_mib;
+        t->st_total_used_mib = c->pc_used_mib;
+        t->st_budget_state = c->pc_has_budget ? BUDGET_OK
+                             : c->pc_pod != NULL ? c->pc_pod->p_budget_state
+                                                 : BUDGET_NONE;
+        if (t->st_budget_state == BUDGET_OK && !c->pc_has_budget)
+            t->st_budget_state = BUDGET_NONE; /* can't happen: has_budget says OK */
+        t->st_budget_mib = c->pc_budget_mib;
+        t->st_overshoot_mib = c->pc_overshoot_mib;
+        t->st_eligible = c->pc_eligible;
+        t->st_why_not = c->pc_why_not;
+        if (t->st_budget_state == BUDGET_OK && t->st_overshoot_mib > 0)
+            t->st_over_here_mib = t->st_overshoot_mib < t->st_used_mib ? t->st_overshoot_mib
+                                                                       : t->st_used_mib;
+        card->sc_used_mib += t->st_used_mib;
+    }
+    if (k > 1)
+        qsort(card->sc_tenants, k, sizeof(*card->sc_tenants), by_use);
+    return 0;
+}
+
+int
+seating_node_build(const char *node, const struct gather_result *gr,
+                   const struct pod_list *pods, int cap_ok,
+                   enum node_capacity_state cap_state, int64_t cap_mib,
+                   const char *cap_error, const struct config *cfg,
+                   struct seating_node *out)
+{
+    const struct policy_result *p = &gr->gr_policy;
+    size_t n_cards;
+
+    memset(out, 0, sizeof(*out));
+    out->sn_floor_mib = cfg->c_floor_mib;
+    if ((out->sn_node = strdup(node)) == NULL)
+        goto fail;
+    if (!cap_ok) {
+        out->sn_capacity = SEATING_CAPACITY_UNKNOWN;
+        snprintf(out->sn_capacity_error, sizeof(out->sn_capacity_error), "%s",
+                 cap_error ? cap_error : "the node could not be read");
+    } else if (cap_state == NODE_CAPACITY_ABSENT) {
+        out->sn_capacity = SEATING_CAPACITY_NOT_ADVERTISED;
+    } else {
+        out->sn_capacity = SEATING_CAPACITY_OK;
+        out->sn_capacity_mib = cap_mib;
+    }
+    /* What the reading says, in the words a decision would use. */
+    out->sn_reading_ok = gr->gr_status == GATHER_DECIDED &&
+                         p->pr_outcome != POLICY_SKIPPED_TELEMETRY;
+    if (gr->gr_status != GATHER_DECIDED)
+        snprintf(out->sn_error, sizeof(out->sn_error), "%s", gr->gr_error);
+    else if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
+        snprintf(out->sn_error, sizeof(out->sn_error), "%s", p->pr_reason);
+    /* Budgets are node resources: each pod's seat counts once per node, used
+     * or not, whichever GPU it runs on. */
+    for (size_t i = 0; pods != NULL && i < pods->pl_count; i++) {
+        if (pods->pl_pods[i].p_budget_state == BUDGET_OK)
+            out->sn_budgets_mib += pods->pl_pods[i].p_budget_mib;
+        else if (pods->pl_pods[i].p_budget_state == BUDGET_BAD)
+            out->sn_bad_budgets++;
+    }
+    /* GPU scope: one card per GPU the series name; else the node's one card. */
+    n_cards = gr->gr_gpu_count > 0 ? gr->gr_gpu_count : 1;
+    if ((out->sn_cards = calloc(n_cards, sizeof(*out->sn_cards))) == NULL)
+        goto fail;
+    out->sn_card_count = n_cards;
+    for (size_t i = 0; gr->gr_status != GATHER_CANCELLED && i < n_cards; i++)
+        if (fill_card(&out->sn_cards[i], gr->gr_gpu_count > 0 ? &gr->gr_gpus[i] : gr, cfg) ==
+            -1)
+            goto fail;
+    out->sn_overcommitted =
+        out->sn_capacity == SEATING_CAPACITY_OK && out->sn_budgets_mib > out->sn_capacity_mib;
+    return 0;
+fail:
+    seating_node_free(out);
+    return -1;
+}

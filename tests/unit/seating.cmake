@@ -1,0 +1,13 @@
+# seating.cmake -- unit tests of the seating chart: the Node capacity parser, the page renderer, the Event body.
+if(TARGET gvw_parse)
+  gvw_add_test(test_node_json SOURCES unit/test_node_json.c LIBS gvw_parse LABELS unit)
+endif()
+if(TARGET gvw_daemon)
+  gvw_add_test(test_page_html SOURCES unit/test_page_html.c LIBS gvw_daemon LABELS unit)
+endif()
+if(TARGET gvw_net)
+  gvw_add_test(test_kube_event SOURCES unit/test_kube_event.c LIBS gvw_net LABELS unit)
+endif()
+if(TARGET gvw_daemon)
+  gvw_add_test(test_seating SOURCES unit/test_seating.c LIBS gvw_daemon LABELS unit)
+endif()
