@@ -49,6 +49,7 @@ enum phase {
 struct decision {
     struct remedy *d_r;
     enum phase d_phase;
+    int d_reserved;              /* holds one of the hourly brake's r_acting seats */
     struct node_state *d_node;   /* borrowed from d_r */
     char *d_trigger;             /* owned */
     char *d_fingerprint;         /* owned */
@@ -84,6 +85,7 @@ struct remedy {
     size_t r_node_count;
     struct decision *r_decisions; /* owned list of unfinished decisions */
     size_t r_in_flight;
+    size_t r_acting;             /* enforcing evictions/deletions sent, not yet answered */
     double *r_recycles;          /* owned ring: monotonic times of recent recycles */
     size_t r_recycle_count;
     int r_stopping;              /* remedy_shutdown() ran: no new decisions */
@@ -127,12 +129,34 @@ recycles_last_hour(struct remedy *r, double now)
     return kept;
 }
 
+/* An eviction in flight holds a seat, so two decisions acting in the same
+ * instant (two GPUs, two nodes) cannot both pass a brake with one seat left;
+ * d's own seat does not count against it (a 409's fresh look acts again). */
 static int
-rate_limited(struct remedy *r, double now)
+rate_limited(struct remedy *r, const struct decision *d, double now)
 {
     int64_t max = r->r_cfg->c_max_recycles_per_hour;
+    size_t others = r->r_acting - (d->d_reserved ? 1 : 0);
 
-    return max > 0 && (int64_t)recycles_last_hour(r, now) >= max;
+    return max > 0 && (int64_t)(recycles_last_hour(r, now) + others) >= max;
+}
+
+static void
+seat_take(struct decision *d)
+{
+    if (!d->d_reserved) {
+        d->d_reserved = 1;
+        d->d_r->r_acting++;
+    }
+}
+
+static void
+seat_give_back(struct decision *d)
+{
+    if (d->d_reserved) {
+        d->d_reserved = 0;
+        d->d_r->r_acting--;
+    }
 }
 
 static void
@@ -289,6 +313,7 @@ decision_free(struct decision *d)
     struct remedy *r = d->d_r;
 
     decision_unlink(d);
+    seat_give_back(d);
     d->d_r->r_in_flight--;
     if (d->d_node != NULL)
         d->d_node->n_busy = 0;
@@ -613,6 +638,7 @@ recycled(struct decision *d, const struct policy_candidate *c, const char *how)
     verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
     note_refusals(d);
     verdict_reason_append(&d->d_v, "%s %s/%s", how, c->pc_namespace, c->pc_name);
+    seat_give_back(d); /* the seat becomes the counted recycle */
     count_recycle(d->d_r, now);
     open_settle_window(d, c, now);
     d->d_phase = PH_VERIFY;
@@ -787,7 +813,7 @@ release_done(const struct release_outcome *o, void *arg)
     verdict_reason_append(&d->d_v, "asked to release first, but the release did not free "
                                     "enough: %s",
                           o->ro_why);
-    if (rate_limited(r, mono_now())) { /* the hour filled up while it waited */
+    if (rate_limited(r, d, mono_now())) { /* the hour filled up while it waited */
         verdict_reason_append(&d->d_v,
                               "MAX_RECYCLES_PER_HOUR=%lld reached meanwhile; not acting",
                               (long long)r->r_cfg->c_max_recycles_per_hour);
@@ -795,6 +821,7 @@ release_done(const struct release_outcome *o, void *arg)
         return;
     }
     d->d_next = 0;
+    seat_take(d);
     act_try(d);
 }
 
@@ -868,7 +895,7 @@ act_begin(struct decision *d)
     double now = mono_now();
     const char *uid = c->pc_pod ? c->pc_pod->p_uid : "";
 
-    if (rate_limited(r, now)) {
+    if (rate_limited(r, d, now)) {
         verdict_set_victim(&d->d_v, c, action_name(r->r_cfg));
         verdict_reason_append(&d->d_v,
                               "MAX_RECYCLES_PER_HOUR=%lld reached within the last hour; "
@@ -900,6 +927,7 @@ act_begin(struct decision *d)
         return;
     }
     d->d_next = 0;
+    seat_take(d);
     act_try(d);
 }
 

@@ -3151,6 +3151,33 @@ test_gpu_hourly_global(void **state)
     json_decref(all);
 }
 
+/* Enforcing, both GPUs short at once, one seat left in the hour: the two
+ * evictions would be in flight together, but the first holds the seat, so
+ * only one pod is evicted and the other decision is rate_limited. */
+static void
+test_gpu_hourly_global_enforcing(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 300);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 300);
+    start(e, (const struct kv[]){{"DRY_RUN", "false"},
+                                 {"SETTLE", "200ms"},
+                                 {"USED_QUERY", GPU_USED_QUERY},
+                                 {"MAX_RECYCLES_PER_HOUR", "1"},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    assert_int_equal(count_result(all, "recycled"), 1);
+    assert_int_equal(count_result(all, "rate_limited"), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT) + count_reqs(e, "POST", FR_EVICT), 1);
+    json_decref(all);
+}
+
 /* Enforcing on one GPU: evicted, and verified on that GPU's free VRAM. */
 static void
 test_gpu_recycle_verify(void **state)
@@ -3299,6 +3326,7 @@ main(void)
         T(test_gpu_impossible_one),
         T(test_gpu_brakes),
         T(test_gpu_hourly_global),
+        T(test_gpu_hourly_global_enforcing),
         T(test_gpu_recycle_verify),
         T(test_gpu_free_query),
         T(test_gpu_label_off),
