@@ -17,11 +17,11 @@
 # SPREAD_S window (default 60 s), so each run meets the scrape and evaluation
 # clocks at a random phase, as one node alone would. Nothing is time-compressed.
 #
-# Defaults are the shipped ones: the exporter's POLL_INTERVAL 1s, scrape 15s
-# (the exporter's ServiceMonitor), evaluation 30s (the prometheus-operator's
-# default evaluationInterval; deploy/ sets none), the rule's own `for:` and the
-# route's own group_wait. -f and -g rewrite a copy of the rules / route (the
-# shipped files are never changed). The daemon runs with MAX_RECYCLES_PER_HOUR=0
+# Defaults are the shipped ones: the exporter's POLL_INTERVAL 1s, scrape 5s
+# (the exporter's ServiceMonitor), the rule group's own `interval:`, the rule's
+# own `for:` and the route's own group_wait. -e, -f and -g rewrite a copy of
+# the rules / route (the shipped files are never changed). The defaults before
+# issue #19: -s 15s -e 30s -f 1m -g 10s. The daemon runs with MAX_RECYCLES_PER_HOUR=0
 # (NODES recycles in a few minutes would trip the hourly brake; it is not a hop)
 # and USED_QUERY restricted to the alert's node ({node="$node"}), as any
 # Prometheus holding more than one GPU node needs.
@@ -39,7 +39,7 @@
 # SPIKE_S < for - scrape - evaluation).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-NODES=20 SCRAPE=15s EVAL=30s FOR= GW= MODE=relief SPIKE=5 RATE=256 SPREAD=60 OUT=
+NODES=20 SCRAPE=5s EVAL= FOR= GW= MODE=relief SPIKE=5 RATE=256 SPREAD=60 OUT=
 while getopts n:s:e:f:g:m:S:r:w:o: o; do
     case $o in
     n) NODES=$OPTARG ;; s) SCRAPE=$OPTARG ;; e) EVAL=$OPTARG ;; f) FOR=$OPTARG ;;
@@ -88,7 +88,7 @@ TOKEN=relief-token-0123456789
 printf '%s\n' "$TOKEN" >"$T/token"
 printf 'kube-token\n' >"$T/ktoken"
 
-# The rules, as shipped unless -f rewrites GPUVRAMLow's `for:`.
+# The rules, as shipped unless -f rewrites GPUVRAMLow's `for:` (-e the group's interval).
 cp "$ROOT/rules/gpu-vram-watchdog.rules.yml" "$T/rules.yml"
 if [ -n "$FOR" ]; then
     python3 - "$T/rules.yml" "$FOR" <<'PY'
@@ -102,6 +102,9 @@ open(p, "w").write(s[:j] + "for: " + v + s[k:])
 PY
 fi
 FOR_SHOWN=$(awk '/- alert: GPUVRAMLow/ {a = 1} a && /for:/ {print $2; exit}' "$T/rules.yml")
+[ -z "$EVAL" ] || sed -i "s/^\( *\)interval: .*/\1interval: $EVAL/" "$T/rules.yml"
+EVAL_SHOWN=$(awk '/^ *interval:/ {print $2; exit}' "$T/rules.yml")
+[ -n "$EVAL_SHOWN" ] || { echo "relief.sh: the rule group has no interval:" >&2; exit 1; }
 
 # The route, as shipped, pointed at this daemon (and -g's group_wait).
 sed -e "s#url: http://gpu-vram-watchdog.gpu-vram-watchdog.svc:9808/webhook#url: http://127.0.0.1:$P_GVW/webhook#" \
@@ -122,7 +125,7 @@ GW_SHOWN=$(awk '/GPUVRAMLow/ {a = 1} a && /group_wait:/ {print $2; exit}' "$T/am
 grep -q "127.0.0.1:$P_GVW" "$T/am.yml" || { echo "relief.sh: could not point the route at the daemon" >&2; exit 1; }
 
 START_AT=$(python3 -c "import time; print(time.time() + 45)")
-log "nodes=$NODES mode=$MODE scrape=$SCRAPE eval=$EVAL for=$FOR_SHOWN group_wait=$GW_SHOWN rate=${RATE}MiB/s spread=${SPREAD}s spike=${SPIKE}s"
+log "nodes=$NODES mode=$MODE scrape=$SCRAPE eval=$EVAL_SHOWN for=$FOR_SHOWN group_wait=$GW_SHOWN rate=${RATE}MiB/s spread=${SPREAD}s spike=${SPIKE}s"
 python3 "$ROOT/bench/relief_driver.py" "$T" "$P_API" "$NODES" "$MODE" "$START_AT" "$SPREAD" \
     "$RATE" "$SPIKE" 2>"$T/driver.log" &
 PIDS+=($!)
@@ -143,7 +146,7 @@ done
 cat >"$T/prom.yml" <<EOF
 global:
   scrape_interval: $SCRAPE
-  evaluation_interval: $EVAL
+  evaluation_interval: $EVAL_SHOWN
 rule_files: ['$T/rules.yml']
 alerting:
   alertmanagers:
@@ -191,7 +194,7 @@ sqlite3 -json "$T/audit.db" "SELECT received_ms, status, labels AS labels_json F
 [ -s "$T/webhooks.json" ] || echo '[]' >"$T/webhooks.json"
 sqlite3 "$T/audit.db" "SELECT result, count(*) FROM decisions GROUP BY 1" >"$T/decisions.txt" || true
 
-python3 - "$T" "$NODES" "$MODE" "$SCRAPE $EVAL $FOR_SHOWN $GW_SHOWN" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY' | tee "$T/report.txt"
+python3 - "$T" "$NODES" "$MODE" "$SCRAPE $EVAL_SHOWN $FOR_SHOWN $GW_SHOWN" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY' | tee "$T/report.txt"
 import json, os, sys, statistics as st
 T, NODES, MODE, SETTINGS, LOAD = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 scrape, ev, fr, gw = SETTINGS.split()

@@ -93,7 +93,17 @@ prometheus-alertmanager --config.file="$TMP/alertmanager.yml" --storage.path="$T
     --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
     >"$TMP/am.log" 2>&1 &
 PIDS+=($!)
-sed -e 's/^\( *\)for: .*/\1for: 2s/' "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml" >"$TMP/rules.yml"
+# The shipped timing (for: 15s, the group's interval: 5s) shortened to the
+# test's 1 s clock; every for: and interval: line must be rewritten.
+sed -e 's/^\( *\)for: .*/\1for: 2s/' -e 's/^\( *\)interval: .*/\1interval: 1s/' \
+    "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml" >"$TMP/rules.yml"
+if ! grep -q '^ *for: 2s$' "$TMP/rules.yml" || ! grep -q '^ *interval: 1s$' "$TMP/rules.yml" ||
+    grep -E '^ *(for|interval): ' "$TMP/rules.yml" | grep -qvE '^ *(for: 2s|interval: 1s)$'; then
+    fail "the shipped rules' for:/interval: lines are rewritten to the test clock" \
+        "$(grep -E '^ *(for|interval): ' "$TMP/rules.yml" | sort | uniq -c | tr '\n' ';')"
+    finish
+    exit 1
+fi
 cat >"$TMP/prometheus.yml" <<YML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: [$TMP/rules.yml]

@@ -187,6 +187,57 @@ c_constants_match_deployment() {
 	return $rc
 }
 
+# secs DURATION -- a Prometheus duration (1m30s, 15s, 1h) in seconds; empty if not one.
+secs() {
+	printf '%s\n' "$1" | awk '
+		/^([0-9]+[hms])+$/ {
+			n = 0; s = $0
+			while (match(s, /^[0-9]+[hms]/)) {
+				v = substr(s, 1, RLENGTH - 1); u = substr(s, RLENGTH, 1)
+				n += v * (u == "h" ? 3600 : u == "m" ? 60 : 1)
+				s = substr(s, RLENGTH + 1)
+			}
+			print n
+		}'
+}
+
+# Time to relief (issue #19): the defaults docs/time-to-relief.md announces
+# are the ones the files ship, the description and runbook say the same `for:`,
+# and the window still ignores short dips.
+c_relief_timing() {
+	local rc=0 doc=docs/time-to-relief.md sm=deploy/servicemonitor.yaml head
+	local d_scrape d_eval d_for d_gw scrape timeout eval for gw
+	head=$(grep -E '^## Shipped defaults: ' "$doc" || true)
+	d_scrape=$(printf '%s\n' "$head" | sed -nE 's/.*scrape ([0-9a-z]+), evaluation.*/\1/p')
+	d_eval=$(printf '%s\n' "$head" | sed -nE 's/.*evaluation ([0-9a-z]+), .*/\1/p')
+	d_for=$(printf '%s\n' "$head" | sed -nE 's/.*`for: ([0-9a-z]+)`.*/\1/p')
+	d_gw=$(printf '%s\n' "$head" | sed -nE 's/.*`group_wait: ([0-9a-z]+)`.*/\1/p')
+	scrape=$(awk '/^  name: gpu-vram-watchdog-exporter$/ { e = 1 } e && /^[ \t]*interval:/ { print $2; exit }' "$sm")
+	timeout=$(awk '/^  name: gpu-vram-watchdog-exporter$/ { e = 1 } e && /^[ \t]*scrapeTimeout:/ { print $2; exit }' "$sm")
+	eval=$(awk '/^  - name: gpu-vram-watchdog$/ { g = 1; next } g && /^    rules:/ { exit } g && /^    interval:/ { print $2; exit }' "$SRC")
+	for=$(awk '/- alert: GPUVRAMLow$/ { a = 1 } a && /^[ \t]*for:/ { print $2; exit }' "$SRC")
+	gw=$(awk '/alertname=~"GPUVRAMLow"/ { r = 1 } r && /^[ \t]*group_wait:/ { print $2; exit }' "$AMCFG")
+	echo "$doc: scrape $d_scrape, evaluation $d_eval, for $d_for, group_wait $d_gw"
+	echo "shipped: exporter scrape $scrape (timeout $timeout), group interval $eval, GPUVRAMLow for $for, route group_wait $gw"
+	for v in d_scrape d_eval d_for d_gw scrape timeout eval for gw; do
+		[ -n "$(secs "${!v}")" ] || { echo "$v: '${!v}' is not a duration (not found?)"; rc=1; }
+	done
+	[ $rc -eq 0 ] || return 1
+	[ "$scrape" = "$d_scrape" ] || { echo "$sm: exporter interval $scrape, $doc says $d_scrape"; rc=1; }
+	[ "$eval" = "$d_eval" ] || { echo "$SRC: group interval $eval, $doc says $d_eval"; rc=1; }
+	[ "$for" = "$d_for" ] || { echo "$SRC: GPUVRAMLow for $for, $doc says $d_for"; rc=1; }
+	[ "$gw" = "$d_gw" ] || { echo "$AMCFG: GPUVRAMLow group_wait $gw, $doc says $d_gw"; rc=1; }
+	[ "$(secs "$timeout")" -le "$(secs "$scrape")" ] || { echo "$sm: scrapeTimeout $timeout exceeds interval $scrape (Prometheus rejects it)"; rc=1; }
+	# a dip shorter than for - scrape - evaluation never fires: keep that positive
+	if [ $(($(secs "$for") - $(secs "$scrape") - $(secs "$eval"))) -le 0 ]; then
+		echo "for $for <= scrape $scrape + evaluation $eval: any dip a scrape catches may fire"
+		rc=1
+	fi
+	grep -q "below the watchdog floor, for $for\." "$SRC" || { echo "$SRC: GPUVRAMLow description does not say 'for $for'"; rc=1; }
+	grep -q "\`for: $for\`" runbooks/GPUVRAMLow.md || { echo "runbooks/GPUVRAMLow.md does not say \`for: $for\`"; rc=1; }
+	return $rc
+}
+
 # ------------------------------------------------------------- alertmanager
 c_amtool_check() {
 	amtool check-config "$AMCFG"
@@ -438,6 +489,7 @@ check "every alert has severity, summary, description (with \$value), runbook_ur
 check "every runbook_url is <one base>/<AlertName>.md and runbooks/<AlertName>.md exists" c_runbook_urls
 check "every alert has firing and non-firing unit tests" c_alerts_unit_tested
 check "rule constants (GPU_TOTAL_MIB, FLOOR_MIB) match deploy/deployment.yaml" c_constants_match_deployment
+check "time to relief: docs/time-to-relief.md's defaults are the shipped scrape, interval, for:, group_wait" c_relief_timing
 
 if have amtool; then
 	check "amtool check-config $AMCFG" c_amtool_check
