@@ -3,7 +3,9 @@
 # on this machine, narrated. A simulated GPU node read by the real node exporter
 # (through a stub NVML library), Debian's real Prometheus and
 # Alertmanager with the shipped rules, and gpu-vram-watchdog enforcing; it ends by
-# printing what the audit recorded. Everything runs on 127.0.0.1 and is stopped after.
+# printing what the audit recorded. A second act shows cooperative release: llama-swap
+# runs away, is asked to unload its models, and is not restarted. Everything runs on
+# loopback (the second act's pod IP is a 127.0.0.x address) and is stopped after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,3 +28,19 @@ GVW_BINARY="$PWD/build/gpu-vram-watchdog" GVW_SIM="$PWD/build/gvw-sim" \
     GVW_STUB_NVML="$PWD/build/stub-nvml/libnvidia-ml.so.1" \
     GVW_SOURCE_DIR="$PWD" GVW_TEST_DATA="$PWD/tests/data" E2E_NARRATE=1 \
     bash tests/e2e/test_incident.sh
+
+cat <<'TXT'
+
+==> Second act: a tenant that can let go
+
+Recycling a pod throws away everything it holds. llama-swap can do better: its own
+route POST /api/models/unload stops the models and frees their VRAM while the pod
+keeps running. Its Deployment says so with the annotation
+gpu-vram-watchdog/release: "8080/api/models/unload" (deploy/examples/llama-swap.yaml).
+This time llama-swap is the one running past its budget. Before recycling it the
+watchdog asks it, on the pod's own IP, and waits up to RELEASE_WAIT for the memory.
+TXT
+GVW_BINARY="$PWD/build/gpu-vram-watchdog" GVW_SIM="$PWD/build/gvw-sim" \
+    GVW_STUB_NVML="$PWD/build/stub-nvml/libnvidia-ml.so.1" \
+    GVW_SOURCE_DIR="$PWD" GVW_TEST_DATA="$PWD/tests/data" E2E_NARRATE=1 \
+    bash tests/e2e/test_release.sh

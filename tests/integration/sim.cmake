@@ -8,6 +8,7 @@ add_executable(gvw-sim
   ${CMAKE_SOURCE_DIR}/tests/sim/jsonpatch.c
   ${CMAKE_SOURCE_DIR}/tests/sim/exporter.c
   ${CMAKE_SOURCE_DIR}/tests/sim/nodefs.c
+  ${CMAKE_SOURCE_DIR}/tests/sim/release.c
   ${CMAKE_SOURCE_DIR}/tests/sim/world.c
   ${CMAKE_SOURCE_DIR}/tests/sim/scenario.c)
 target_link_libraries(gvw-sim PRIVATE PkgConfig::LIBEVENT PkgConfig::JANSSON m)

@@ -13,6 +13,7 @@
 #include <event2/http.h>
 
 #include "nodefs.h"
+#include "release.h"
 #include "scenario.h"
 #include "server.h"
 #include "world.h"
@@ -187,6 +188,7 @@ main(int argc, char **argv)
     struct evhttp_bound_socket *bs;
     struct event *sigterm = NULL, *sigint = NULL, *synct = NULL;
     struct nodefs *nf = NULL;
+    struct releases *rs = NULL;
     struct timeval every = {0, SYNC_USEC};
     struct server sv;
     struct sigaction sa;
@@ -238,6 +240,12 @@ main(int argc, char **argv)
         }
         sv.sv_nodefs = nf;
     }
+    /* Release endpoints first: they set the pod IPs the node's API then shows. */
+    rs = releases_new(base, w, nf, err, sizeof(err));
+    if (rs == NULL) {
+        fprintf(stderr, "gvw-sim: release endpoints: %s\n", err);
+        goto done;
+    }
     evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
                                          EVHTTP_REQ_HEAD);
@@ -260,6 +268,11 @@ main(int argc, char **argv)
     fflush(stdout);
     fprintf(stderr, "gvw-sim: node %s, %zu pods, %zu GPU(s), GPU 0 %ld MiB, time scale %g\n",
             sc->sc_node, sc->sc_npods, sc->sc_ngpus, sc->sc_total_mib, sc->sc_time_scale);
+    for (size_t i = 0; i < w->w_npods; i++)
+        if (w->w_pods[i].sp_release_url[0] != '\0')
+            fprintf(stderr, "gvw-sim: %s/%s: release endpoint POST %s\n",
+                    w->w_pods[i].sp_spec->po_namespace, w->w_pods[i].sp_name,
+                    w->w_pods[i].sp_release_url);
     if (event_base_dispatch(base) < 0) {
         fprintf(stderr, "gvw-sim: event loop failed\n");
         goto done;
@@ -274,6 +287,7 @@ done:
         event_free(sigint);
     if (http != NULL)
         evhttp_free(http);
+    releases_free(rs);
     if (base != NULL)
         event_base_free(base);
     nodefs_free(nf);

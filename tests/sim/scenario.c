@@ -13,6 +13,7 @@
 #define DEFAULT_TOTAL_MIB 15360
 #define DEFAULT_RESPAWN_AFTER 5.0
 #define DEFAULT_STARTED_AGO 86400.0
+#define DEFAULT_RELEASE_AFTER 1.0
 /* Replacement names are owner + "-" + 5 characters; keep them a valid pod name. */
 #define MAX_OWNER_NAME 200
 
@@ -137,7 +138,8 @@ procs_free(struct sc_proc *procs, size_t n)
     free(procs);
 }
 
-/* Parses one process: {"pid", "comm", "mib"} or {"pid", "comm", "timeline", "interp"}. */
+/* Parses one process: {"pid", "comm", "mib"} or {"pid", "comm", "timeline", "interp"},
+ * each with the optional "gpu", "container", "na" and "released_mib". */
 static int
 parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr,
            const struct scenario *sc, const struct sc_pod *po)
@@ -148,13 +150,16 @@ parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr
     const char *interp = "linear";
     size_t i;
 
-    if (json_unpack_ex(jp, &je, JSON_STRICT, "{s?I, s?s, s?o, s?o, s?s, s?I, s?s, s?b}",
-                       "pid", &pid, "comm", &pr->pr_comm, "mib", &jmib, "timeline", &jtl,
-                       "interp", &interp, "gpu", &gpu, "container", &pr->pr_container,
-                       "na", &pr->pr_na) != 0)
+    if (json_unpack_ex(jp, &je, JSON_STRICT,
+                       "{s?I, s?s, s?o, s?o, s?s, s?I, s?s, s?b, s?F}", "pid", &pid, "comm",
+                       &pr->pr_comm, "mib", &jmib, "timeline", &jtl, "interp", &interp,
+                       "gpu", &gpu, "container", &pr->pr_container, "na", &pr->pr_na,
+                       "released_mib", &pr->pr_released_mib) != 0)
         return fail(p, "%s: %s", where, je.text);
     if (pid < 0)
         return fail(p, "%s: pid must be positive", where);
+    if (!(pr->pr_released_mib >= 0) || !isfinite(pr->pr_released_mib))
+        return fail(p, "%s: released_mib must be a number >= 0", where);
     pr->pr_pid = (long)pid;
     if (gpu < 0 || (size_t)gpu >= sc->sc_ngpus)
         return fail(p, "%s: gpu %lld: the node has GPUs 0..%zu", where, (long long)gpu,
@@ -263,6 +268,7 @@ fresh_procs(struct sc_parse *p, const char *where, const struct sc_pod *po,
         (*out)[i].pr_gpu = po->po_procs[i].pr_gpu;
         (*out)[i].pr_na = po->po_procs[i].pr_na;
         (*out)[i].pr_container = po->po_procs[i].pr_container;
+        (*out)[i].pr_released_mib = po->po_procs[i].pr_released_mib;
         (*out)[i].pr_points = calloc(1, sizeof(struct sc_point));
         if ((*out)[i].pr_points == NULL)
             return fail(p, "%s: out of memory", where);
@@ -415,16 +421,18 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     po->po_started_ago = DEFAULT_STARTED_AGO;
     po->po_respawns = 1;
     po->po_respawn_after = respawn_after;
+    po->po_release_after = DEFAULT_RELEASE_AFTER;
     if (json_unpack_ex(
             jpod, &je, JSON_STRICT,
             "{s:s, s:s, s?s, s?s, s?s, s?F, s?o, s?o, s?o, s?o, s?s, s?s, s?b, s?o, "
-            "s?o, s?o, s?o, s?I}",
+            "s?o, s?o, s?o, s?I, s?F}",
             "namespace", &po->po_namespace, "name", &po->po_name, "uid", &po->po_uid,
             "node", &po->po_node, "phase", &po->po_phase, "started_ago",
             &po->po_started_ago, "owner", &jowner, "labels", &po->po_labels,
             "annotations", &po->po_annotations, "budget", &jbudget, "image", &image,
             "container", &cname, "terminating", &po->po_terminating, "containers", &jcont,
-            "processes", &jprocs, "pdb", &jpdb, "respawn", &jrespawn, "gpu", &gpu) != 0)
+            "processes", &jprocs, "pdb", &jpdb, "respawn", &jrespawn, "gpu", &gpu,
+            "release_after", &po->po_release_after) != 0)
         return fail(p, "%s: %s", where, je.text);
     snprintf(where, sizeof(where), "pods[%zu] (%s/%s)", idx, po->po_namespace,
              po->po_name);
@@ -435,6 +443,8 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
         return fail(p, "%s: phase must be Running or Pending", where);
     if (po->po_started_ago < 0)
         return fail(p, "%s: started_ago must be >= 0", where);
+    if (!(po->po_release_after >= 0) || !isfinite(po->po_release_after))
+        return fail(p, "%s: release_after must be >= 0", where);
     if (gpu < 0 || (size_t)gpu >= sc->sc_ngpus)
         return fail(p, "%s: gpu %lld: the node has GPUs 0..%zu", where, (long long)gpu,
                     sc->sc_ngpus - 1);

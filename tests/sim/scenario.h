@@ -22,6 +22,7 @@ struct sc_proc {
     int pr_gpu;  /* index into scenario.sc_gpus of the GPU its memory is on */
     int pr_na;   /* 1: NVML cannot report its used memory (NVML_VALUE_NOT_AVAILABLE) */
     const char *pr_container; /* borrowed: the container it runs in (a spec name) */
+    double pr_released_mib;   /* MiB it keeps once its pod honoured a release (0: exits) */
 };
 
 /* One GPU of the simulated node, as NVML describes it. */
@@ -58,6 +59,7 @@ struct sc_pod {
     struct sc_proc
         *po_rprocs; /* owned; the replacement's processes (timeline from its start) */
     size_t po_nrprocs;
+    double po_release_after; /* scenario seconds from a release POST to freed memory */
 };
 
 struct scenario {

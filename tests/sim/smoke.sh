@@ -259,5 +259,59 @@ check "the node has 2 nvidia.com/gpu" [ "$(jq -r '.status.capacity["nvidia.com/g
 kill -TERM "$LAST_PID"
 wait "$LAST_PID"
 
+# --- cooperative release: a tenant's own endpoint on its own loopback pod IP --
+cat >"$TMP/release.json" <<'JSON'
+{"pods": [
+  {"namespace": "a", "name": "tenant-x1", "annotations": {"gpu-vram-watchdog/release": "8080/unload"},
+   "release_after": 0, "respawn": {"after": 0.3},
+   "processes": [{"pid": 20, "mib": 3000, "released_mib": 200}, {"pid": 21, "mib": 1000}]},
+  {"namespace": "a", "name": "tenant-y1", "annotations": {"gpu-vram-watchdog/release": "8080/unload"},
+   "release_after": 0.4, "processes": [{"pid": 30, "mib": 1000}]},
+  {"namespace": "b", "name": "bad-z1", "annotations": {"gpu-vram-watchdog/release": "http://example.com/x"},
+   "processes": [{"pid": 40, "mib": 500}]},
+  {"namespace": "c", "name": "plain-w1", "processes": [{"pid": 50, "mib": 500}]}]}
+JSON
+mkdir "$TMP/procrel"
+SCENARIO="$TMP/release.json" start rel --time-scale 1 --nvml-state "$TMP/nvml-rel" --proc-root "$TMP/procrel"
+req GET /sim/state
+cp "$TMP/body" "$TMP/relstate"
+ip_of() { jq -r --arg n "$1" '.pods[] | select(.name == $n) | .pod_ip' "$TMP/relstate"; }
+X_IP=$(ip_of tenant-x1)
+Y_IP=$(ip_of tenant-y1)
+X_URL=$(jq -r '.pods[] | select(.name == "tenant-x1") | .release.url' "$TMP/relstate")
+Y_URL=$(jq -r '.pods[] | select(.name == "tenant-y1") | .release.url' "$TMP/relstate")
+check "an annotated pod's IP is a loopback address of its own" eval '[[ $X_IP == 127.* && $X_IP != 127.0.0.1 ]]'
+check "  ... distinct per pod, even on the same port" eval '[[ $Y_IP == 127.* && $Y_IP != "$X_IP" ]]'
+check "  ... and the API shows it as status.podIP" eval "curl -s 'http://127.0.0.1:$PORT/api/v1/namespaces/a/pods/tenant-x1' | jq -e --arg ip '$X_IP' '.status.podIP == \$ip' >/dev/null"
+check "/sim/state names the endpoint it serves" [ "$X_URL" = "http://$X_IP:8080/unload" ]
+check "a value that is not PORT/PATH is not served: the pod keeps a cluster IP" eval '[[ $(ip_of bad-z1) == 10.244.1.* ]] && jq -e ".pods[] | select(.name == \"bad-z1\") | .release == null" "$TMP/relstate" >/dev/null'
+check "an unannotated pod keeps a cluster IP" eval '[[ $(ip_of plain-w1) == 10.244.1.* ]]'
+check "the sim's log names the endpoint" has "$TMP/rel.err" "a/tenant-x1: release endpoint POST $X_URL"
+rcode() { curl -s -o "$TMP/rbody" -w '%{http_code}' "$@"; } # 000: nobody answered
+check "GET on the release route is 405" [ "$(rcode "$X_URL")" = 405 ]
+check "another path on the pod IP is 404" [ "$(rcode -X POST "http://$X_IP:8080/other")" = 404 ]
+check "  ... and neither released anything" grep -qx 'proc 0 21 1048576000 compute' "$TMP/nvml-rel"
+check "POST on the release route is 200" [ "$(rcode -X POST "$X_URL")" = 200 ]
+check "  ... release_after 0: the node's files show it before the answer" eval "grep -qx 'proc 0 20 209715200 compute' '$TMP/nvml-rel' && ! grep -q '^proc 0 21 ' '$TMP/nvml-rel'"
+req GET /sim/state
+check "  ... the pod keeps its released_mib (200), the other process exits" [ "$(jq '.pods[] | select(.name == "tenant-x1") | "\(.used_mib) \([.processes[] | select(.mib > 0)] | length) \(.release.asks)"' "$TMP/body")" = '"200 1 1"' ]
+check "  ... and it is the same pod (not recycled)" [ "$(jq -r '.pods[] | select(.name == "tenant-x1") | "\(.state) \(.generation)"' "$TMP/body")" = "alive 0" ]
+check "a second ask is answered and changes nothing" eval '[ "$(rcode -X POST "$X_URL")" = 200 ] && grep -qx "proc 0 20 209715200 compute" "$TMP/nvml-rel"'
+check "release_after 0.4: asked, y1 still holds its memory at once" eval '[ "$(rcode -X POST "$Y_URL")" = 200 ] && curl -s "http://127.0.0.1:$PORT/sim/state" | jq -e ".pods[] | select(.name == \"tenant-y1\") | .used_mib == 1000 and .release.pending" >/dev/null'
+sleep 0.8
+check "  ... and has let it go 0.4 s later" eval "curl -s 'http://127.0.0.1:$PORT/sim/state' | jq -e '.pods[] | select(.name == \"tenant-y1\") | .used_mib == 0 and .release.pending == false and .release.freed_at_t != null' >/dev/null && ! grep -q '^proc 0 30 ' '$TMP/nvml-rel'"
+req POST "/api/v1/namespaces/a/pods/tenant-x1/eviction" application/json "$(eviction a tenant-x1 "$(jq -r '.pods[] | select(.name == "tenant-x1") | .uid' "$TMP/relstate")")"
+check "an annotated pod can still be evicted" [ "$CODE" = 201 ]
+sleep 0.6
+req GET /sim/state
+check "its replacement loads again (4000 MiB), same pod IP, not released" [ "$(jq -r --arg ip "$X_IP" '.pods[] | select(.name | startswith("tenant-x1") | not) | select(.namespace == "a" and .pod_ip == $ip) | "\(.used_mib) \(.generation) \(.release.pending)"' "$TMP/body")" = "4000 1 false" ]
+kill -TERM "$LAST_PID"
+wait "$LAST_PID"
+check "the release listener is closed with the sim" [ "$(rcode -X POST "$X_URL")" = 000 ]
+echo '{"pods": [{"namespace": "a", "name": "p-1", "processes": [{"mib": 1, "released_mib": -1}]}]}' >"$TMP/badrel.json"
+"$SIM" --scenario "$TMP/badrel.json" >/dev/null 2>"$TMP/badrel.err"
+rc=$?
+check "a negative released_mib is refused (exit 2, named)" eval '[ $rc -eq 2 ] && has "$TMP/badrel.err" released_mib'
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -121,6 +121,7 @@ incarnate(struct world *w, struct sim_pod *sp, double born)
         sp->sp_created = w->w_start_wall + born;
     }
     sp->sp_born = born;
+    sp->sp_release_due = -1; /* a new incarnation loads its models again */
     sp->sp_state = POD_ALIVE;
     sp->sp_rv = world_next_rv(w);
     return 0;
@@ -159,6 +160,7 @@ world_new(const struct scenario *sc, double time_scale, char *err, size_t errlen
     for (i = 0; i < sc->sc_npods; i++) {
         w->w_pods[i].sp_spec = &sc->sc_pods[i];
         gen_uid(w, w->w_pods[i].sp_owner_uid);
+        snprintf(w->w_pods[i].sp_ip, sizeof(w->w_pods[i].sp_ip), "10.244.1.%zu", i + 10);
         if (incarnate(w, &w->w_pods[i], 0.0) != 0)
             goto oom;
     }
@@ -246,6 +248,8 @@ world_proc_mib(const struct world *w, const struct sim_pod *sp, size_t i)
 {
     if (sp->sp_state != POD_ALIVE || i >= sp->sp_nprocs)
         return 0;
+    if (sp->sp_release_due >= 0 && w->w_clock >= sp->sp_release_due)
+        return sp->sp_procs[i].pr_released_mib;
     return sc_proc_mib(&sp->sp_procs[i], (w->w_clock - sp->sp_born) / w->w_scale);
 }
 
@@ -298,6 +302,15 @@ world_proc_cid(const struct sim_pod *sp, size_t i)
             return sp->sp_cids[k];
     }
     return NULL;
+}
+
+void
+world_release_pod(struct world *w, struct sim_pod *sp)
+{
+    sp->sp_release_asks++;
+    if (sp->sp_release_due < 0)
+        sp->sp_release_due = w->w_clock + sp->sp_spec->po_release_after * w->w_scale;
+    sp->sp_rv = world_next_rv(w);
 }
 
 void
@@ -373,12 +386,11 @@ pod_status(const struct world *w, const struct sim_pod *sp)
 {
     const struct sc_pod *po = sp->sp_spec;
     int running = strcmp(po->po_phase, "Running") == 0;
-    char started[40], ip[24];
+    char started[40];
     json_t *st, *cs, *c;
     size_t i;
 
     world_fmt_time(sp->sp_created, 0, started, sizeof(started));
-    snprintf(ip, sizeof(ip), "10.244.1.%zu", (size_t)(sp - w->w_pods) + 10);
     cs = json_array();
     if (cs == NULL)
         return NULL;
@@ -410,7 +422,7 @@ pod_status(const struct world *w, const struct sim_pod *sp)
     st =
         json_pack("{s:s, s:[{s:s, s:s}], s:s, s:s, s:s, s:o, s:s}", "phase", po->po_phase,
                   "conditions", "type", "Ready", "status", running ? "True" : "False",
-                  "hostIP", "10.0.0.21", "podIP", ip, "startTime", started,
+                  "hostIP", "10.0.0.21", "podIP", sp->sp_ip, "startTime", started,
                   "containerStatuses", cs, "qosClass", "Burstable");
     return st;
 }
@@ -492,6 +504,23 @@ slot_json(const struct world *w, const struct sim_pod *sp)
                   "node", sp->sp_spec->po_node, "phase", sp->sp_spec->po_phase, "state",
                   state_name(sp->sp_state), "generation", (int)sp->sp_generation,
                   "used_mib", world_pod_mib(w, sp), "processes", procs);
+    if (o != NULL && json_object_set_new(o, "pod_ip", json_string(sp->sp_ip)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o != NULL && sp->sp_release_url[0] != '\0' &&
+        json_object_set_new(
+            o, "release",
+            json_pack("{s:s, s:i, s:b, s:o}", "url", sp->sp_release_url, "asks",
+                      (int)sp->sp_release_asks, "pending",
+                      sp->sp_release_due >= 0 && w->w_clock < sp->sp_release_due,
+                      "freed_at_t",
+                      sp->sp_release_due >= 0 && w->w_clock >= sp->sp_release_due
+                          ? json_real(sp->sp_release_due)
+                          : json_null())) != 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (o != NULL && sp->sp_state == POD_RESPAWNING &&
         json_object_set_new(o, "respawn_in", json_real(sp->sp_due - w->w_clock)) != 0) {
         json_decref(o);

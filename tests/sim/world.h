@@ -32,6 +32,11 @@ struct sim_pod {
     char (*sp_cids)[65]; /* owned: this incarnation's container IDs (64 hex), one per
                             spec container, in spec order */
     size_t sp_ncids;
+    char sp_ip[46];          /* status.podIP: 10.244.1.N, or a loopback one (release.c) */
+    char sp_release_url[330]; /* "" = no release endpoint is served for this pod */
+    unsigned sp_release_asks; /* release POSTs honoured, over every incarnation */
+    double sp_release_due;    /* real seconds since start its memory drops; < 0 = not
+                                 asked in this incarnation */
 };
 
 struct world {
@@ -70,7 +75,8 @@ unsigned long long world_next_rv(struct world *w);
 /* The live pod ns/name, or NULL. */
 struct sim_pod *world_find_pod(struct world *w, const char *ns, const char *name);
 
-/* MiB held at w_clock by process i of a live pod (0 when not running). */
+/* MiB held at w_clock by process i of a live pod (0 when not running); from
+ * sp_release_due on, the process's released_mib. */
 double world_proc_mib(const struct world *w, const struct sim_pod *sp, size_t i);
 double world_pod_mib(const struct world *w, const struct sim_pod *sp);
 double world_used_mib(const struct world *w);
@@ -81,6 +87,10 @@ double world_gpu_used_mib(const struct world *w, int gpu);
 /* The container ID of process i of a live pod: the 64 hex digits of its container
  * (borrowed), or NULL when it names no container of the pod. */
 const char *world_proc_cid(const struct sim_pod *sp, size_t i);
+
+/* A release POST for a live pod: its processes drop to their released_mib after the
+ * pod's release_after (scenario seconds). A second ask keeps the first's time. */
+void world_release_pod(struct world *w, struct sim_pod *sp);
 
 /* Removes a live pod at once (its memory is freed) and schedules its replacement. */
 void world_remove_pod(struct world *w, struct sim_pod *sp);
