@@ -238,31 +238,57 @@ else
 fi
 podman rmi "$saved" >/dev/null 2>&1
 
-# The exporter: the same image, another subcommand.
-if ! run "$IMAGE" --help 2>&1 | grep -qE '^  exporter( |$)'; then
-    echo "skip - exporter in the image: this tree's binary has no 'exporter' subcommand yet (check waits for it)"
-else
-    SERVE_PORT=$(free_port)
-    name=gvw-image-exporter-$$
+# The exporter: the same image, another subcommand. First without NVML (a
+# node with no driver: up 0, no device series), then against the stub NVML
+# built here without sanitizers (an ASan-built one cannot load in the image;
+# GVW_NVML_STUB names another), driven by a state file: up 1, the device's
+# figures, and a process no pod accounts for counted as unattributed.
+exporter_check() { # WANT_UP EXTRA_PODMAN_ARGS...
+    local want=$1 name port
+    shift
+    port=$(free_port)
+    name=gvw-image-exporter-$want-$$
     CTRS+=("$name")
-    stub=()
-    if [ -n "${GVW_NVML_STUB:-}" ]; then
-        stub=(-v "$GVW_NVML_STUB:/opt/nvml/libnvidia-ml.so.1:ro" -e NVML_LIBRARY=/opt/nvml/libnvidia-ml.so.1)
-    else
-        stub=(-e NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)
-    fi
     podman run -d --name "$name" --network=host --read-only --cap-drop=ALL \
         --security-opt=no-new-privileges -e NODE_NAME=image-test-node \
-        -e EXPORTER_LISTEN_ADDR="127.0.0.1:$SERVE_PORT" -e KUBE_API_URL=http://127.0.0.1:1 \
-        "${stub[@]}" "$IMAGE" exporter >/dev/null
-    up=$([ -n "${GVW_NVML_STUB:-}" ] && echo 1 || echo 0)
-    if wait_for 20 sh -c "curl -sf http://127.0.0.1:$SERVE_PORT/metrics | grep -q '^gpu_vram_exporter_up $up'"; then
-        pass "exporter in the image serves /metrics (gpu_vram_exporter_up $up)"
+        -e EXPORTER_LISTEN_ADDR="127.0.0.1:$port" -e KUBE_API_URL=http://127.0.0.1:1 \
+        "$@" "$IMAGE" exporter >/dev/null
+    if wait_for 20 sh -c "curl -sf http://127.0.0.1:$port/metrics | grep -q '^gpu_vram_exporter_up $want'"; then
+        pass "exporter in the image serves /metrics (gpu_vram_exporter_up $want)"
     else
-        fail "exporter in the image serves /metrics with gpu_vram_exporter_up $up" "$(podman logs "$name" 2>&1 | tail -n 5)"
+        fail "exporter in the image serves /metrics with gpu_vram_exporter_up $want" "$(podman logs "$name" 2>&1 | tail -n 5)"
     fi
-    expect_eq "exporter /healthz" 200 "$(http_code GET /healthz)"
+    curl -sf "http://127.0.0.1:$port/metrics" >"$TMP/exporter-$want.txt" || true
+    expect_eq "exporter /healthz (up $want)" 200 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")"
     podman rm -f -t 0 "$name" >/dev/null
+}
+if ! run "$IMAGE" --help 2>&1 | grep -qE '^  exporter( |$)'; then
+    echo "skip - exporter in the image: this tree's binary has no 'exporter' subcommand"
+else
+    exporter_check 0 -e NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+    if grep -q '^gpu_memory_total_bytes' "$TMP/exporter-0.txt"; then
+        fail "without NVML no device series is served"
+    else
+        pass "without NVML no device series is served"
+    fi
+    stub_lib=${GVW_NVML_STUB:-}
+    if [ -z "$stub_lib" ]; then
+        mkdir -p "$TMP/stub"
+        stub_lib=$TMP/stub/libnvidia-ml.so.1
+        cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -shared -fPIC -o "$stub_lib" \
+            tests/stub_nvml/stub_nvml.c || fail "the stub NVML builds"
+    fi
+    printf '%s\n' 'gpu 0 GPU-image-0 16106127360 12884901888 Tesla T4' \
+        'proc 0 4242 1073741824 compute' >"$TMP/stub/nvml.state"
+    exporter_check 1 -v "$stub_lib:/opt/nvml/libnvidia-ml.so.1:ro" \
+        -v "$TMP/stub/nvml.state:/opt/nvml/nvml.state:ro" \
+        -e NVML_LIBRARY=/opt/nvml/libnvidia-ml.so.1 -e GVW_STUB_NVML_STATE=/opt/nvml/nvml.state
+    expect_contains "the exporter reads the device through NVML in the image" \
+        'gpu_memory_total_bytes{node="image-test-node",gpu="0",uuid="GPU-image-0",model="Tesla T4"} 16106127360' \
+        "$(cat "$TMP/exporter-1.txt")"
+    expect_contains "a process no pod accounts for is unattributed" \
+        'gpu_memory_unattributed_bytes{node="image-test-node",gpu="0",uuid="GPU-image-0"}' \
+        "$(cat "$TMP/exporter-1.txt")"
 fi
 
 # The incident replay with serve in the container: real Prometheus and
