@@ -13,42 +13,19 @@
 #
 # E2E_NARRATE=1 prints the narration a newcomer reads (scripts/demo.sh uses it).
 source "$(dirname "$0")/../lib/harness.sh"
+source "$(dirname "$0")/../lib/stack.sh"
 
-GVW_SIM=${GVW_SIM:-$(dirname "$GVW_BINARY")/gvw-sim}
-GVW_STUB_NVML=${GVW_STUB_NVML:-$(dirname "$GVW_BINARY")/stub-nvml/libnvidia-ml.so.1}
 SCENARIO="$GVW_SOURCE_DIR/tests/sim/scenarios/incident-2026-06-02.json"
-TIME_SCALE=${E2E_TIME_SCALE:-0.5}
-say() { [ "${E2E_NARRATE:-0}" = 1 ] && printf '\n%s\n' "$*"; return 0; }
-
-for tool in prometheus prometheus-alertmanager curl jq; do
-    if ! command -v "$tool" >/dev/null; then
-        fail "tool $tool is installed" "install it (scripts/install-deps.sh)"
-        finish
-        exit 1
-    fi
-done
+stack_require_tools
 
 # 1. The simulated GPU node: its API server, its NVML (a state file the stub
 # library reads) and its /proc.
 say "The simulated GPU node gpu-node-1 (a 15360 MiB T4): five tenants, each within its budget."
-mkdir -p "$TMP/proc"
-"$GVW_SIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 --time-scale "$TIME_SCALE" \
-    --nvml-state "$TMP/nvml.state" --proc-root "$TMP/proc" \
-    >"$TMP/sim.out" 2>"$TMP/sim.log" &
-PIDS+=($!)
-wait_for 10 grep -q '^listening' "$TMP/sim.out" || { fail "simulator starts" "$(cat "$TMP/sim.log")"; finish; exit 1; }
-SIM=http://$(sed -n 's/^listening //p' "$TMP/sim.out")
+stack_sim "$SCENARIO"
 stamp "simulator up at $SIM"
 
 # 1b. The node exporter, as the DaemonSet runs it, on the simulated node.
-[ -f "$GVW_STUB_NVML" ] || { fail "the stub NVML library is built" "$GVW_STUB_NVML (target gvw-stub-nvml)"; finish; exit 1; }
-EXP_PORT=$(free_port)
-env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/nvml.state" \
-    PROC_ROOT="$TMP/proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
-    POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$TMP/exporter.log" &
-PIDS+=($!)
-wait_for 10 curl -sf "http://127.0.0.1:$EXP_PORT/healthz" >/dev/null ||
-    { fail "the exporter starts" "$(tail -5 "$TMP/exporter.log")"; finish; exit 1; }
+stack_exporter gpu-node-1
 exporter_sees() { curl -s "http://127.0.0.1:$EXP_PORT/metrics" | grep -q "$1"; }
 if wait_for 10 exporter_sees 'pod="immich-ml-7d9c6b5f4d-x8k2p"'; then
     pass "the exporter attributes immich-ml's VRAM through NVML, /proc and the API"
@@ -58,69 +35,17 @@ fi
 stamp "gpu-vram-watchdog exporter up on port $EXP_PORT"
 say "gpu-vram-watchdog exporter reads the node's GPU through NVML and names each process's pod."
 
-# 2. The watchdog, enforcing. Prometheus' port is chosen now: its URL is a setting.
-printf 'e2e-token-%s\n' "$RANDOM$RANDOM" >"$TMP/token"
-DB="$TMP/audit.db"
-PROM_PORT=$(free_port); AM_PORT=$(free_port)
-start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
-    DRY_RUN=false SETTLE=20s KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
-    USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})' \
-    ADVERTISE_INTERVAL=0 || { finish; exit 1; }
+# 2. The watchdog, enforcing. Prometheus starts first: its URL is a setting.
+stack_prometheus
+stack_serve
 stamp "gpu-vram-watchdog serve up on port $SERVE_PORT (DRY_RUN=false)"
 wait_for 10 sh -c "curl -s '$SIM/api/v1/nodes/gpu-node-1' | grep -q gpumem"
 capacity=$(curl -s "$SIM/api/v1/nodes/gpu-node-1" | jq -r '.status.capacity["viktorbarzin.me/gpumem"]')
 expect_eq "the watchdog advertised the gpumem capacity on the node" "14k" "$capacity"
 say "At start-up the watchdog advertised viktorbarzin.me/gpumem=14000 on the node: $capacity."
 
-# 3. Real Alertmanager and Prometheus with the shipped rules, short intervals.
-cat >"$TMP/alertmanager.yml" <<YML
-route:
-  receiver: gpu-vram-watchdog
-  group_by: [alertname, node]
-  group_wait: 1s
-  group_interval: 2s
-  repeat_interval: 1h
-receivers:
-  - name: gpu-vram-watchdog
-    webhook_configs:
-      - url: http://127.0.0.1:$SERVE_PORT/webhook
-        send_resolved: true
-        http_config:
-          authorization:
-            credentials_file: $TMP/token
-YML
-prometheus-alertmanager --config.file="$TMP/alertmanager.yml" --storage.path="$TMP/am" \
-    --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
-    >"$TMP/am.log" 2>&1 &
-PIDS+=($!)
-# The shipped timing (for: 15s, the group's interval: 5s) shortened to the
-# test's 1 s clock; every for: and interval: line must be rewritten.
-sed -e 's/^\( *\)for: .*/\1for: 2s/' -e 's/^\( *\)interval: .*/\1interval: 1s/' \
-    "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml" >"$TMP/rules.yml"
-if ! grep -q '^ *for: 2s$' "$TMP/rules.yml" || ! grep -q '^ *interval: 1s$' "$TMP/rules.yml" ||
-    grep -E '^ *(for|interval): ' "$TMP/rules.yml" | grep -qvE '^ *(for: 2s|interval: 1s)$'; then
-    fail "the shipped rules' for:/interval: lines are rewritten to the test clock" \
-        "$(grep -E '^ *(for|interval): ' "$TMP/rules.yml" | sort | uniq -c | tr '\n' ';')"
-    finish
-    exit 1
-fi
-cat >"$TMP/prometheus.yml" <<YML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: [$TMP/rules.yml]
-alerting:
-  alertmanagers: [{static_configs: [{targets: ["127.0.0.1:$AM_PORT"]}]}]
-scrape_configs:
-  - job_name: gpu-vram-watchdog-exporter
-    honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]
-  - job_name: gpu-vram-watchdog
-    static_configs: [{targets: ["127.0.0.1:$SERVE_PORT"]}]
-YML
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prom.log" 2>&1 &
-PIDS+=($!)
-wait_for 30 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" || fail "Prometheus becomes ready" "$(tail -5 "$TMP/prom.log")"
-wait_for 30 curl -sf "http://127.0.0.1:$AM_PORT/-/ready" || fail "Alertmanager becomes ready" "$(tail -5 "$TMP/am.log")"
+# 3. Real Alertmanager, and Prometheus loads the shipped rules, short intervals.
+stack_alerting
 stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) up"
 say "Prometheus scrapes the node exporter every second and evaluates GPUVRAMLow (free < 1536 MiB)."
 say "Now immich-ml's onnxruntime arena grows from ~2 GB towards 10.7 GiB..."

@@ -14,33 +14,17 @@
 #
 # E2E_NARRATE=1 prints the narration (scripts/demo.sh uses it).
 source "$(dirname "$0")/../lib/harness.sh"
+source "$(dirname "$0")/../lib/stack.sh"
 
-GVW_SIM=${GVW_SIM:-$(dirname "$GVW_BINARY")/gvw-sim}
-GVW_STUB_NVML=${GVW_STUB_NVML:-$(dirname "$GVW_BINARY")/stub-nvml/libnvidia-ml.so.1}
 SCENARIO="$GVW_SOURCE_DIR/tests/sim/scenarios/llama-swap-release.json"
-TIME_SCALE=${E2E_TIME_SCALE:-0.5}
 LLAMA=llama-swap-6b8f7c9d5-q4w7n
 LLAMA_UID=8d2e4f6a-1b3c-4d5e-9f7a-2c4e6a8b0d13
-say() { [ "${E2E_NARRATE:-0}" = 1 ] && printf '\n%s\n' "$*"; return 0; }
-
-for tool in prometheus prometheus-alertmanager curl jq; do
-    if ! command -v "$tool" >/dev/null; then
-        fail "tool $tool is installed" "install it (scripts/install-deps.sh)"
-        finish
-        exit 1
-    fi
-done
+stack_require_tools
 
 # 1. The node, with llama-swap's unload route served on its pod IP.
 say "Same node, an hour later. llama-swap now declares how to free VRAM without a restart:
   gpu-vram-watchdog/release: \"8080/api/models/unload\"  (llama-swap's own unload route)."
-mkdir -p "$TMP/proc"
-"$GVW_SIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 --time-scale "$TIME_SCALE" \
-    --nvml-state "$TMP/nvml.state" --proc-root "$TMP/proc" \
-    >"$TMP/sim.out" 2>"$TMP/sim.log" &
-PIDS+=($!)
-wait_for 10 grep -q '^listening' "$TMP/sim.out" || { fail "simulator starts" "$(cat "$TMP/sim.log")"; finish; exit 1; }
-SIM=http://$(sed -n 's/^listening //p' "$TMP/sim.out")
+stack_sim "$SCENARIO"
 llama_slot() { curl -s "$SIM/sim/state" | jq --arg n "$LLAMA" '.pods[] | select(.name == $n)'; }
 POD_IP=$(llama_slot | jq -r .pod_ip)
 URL="http://$POD_IP:8080/api/models/unload"
@@ -49,64 +33,17 @@ expect_eq "the API shows that loopback address as status.podIP" "$POD_IP" \
     "$(curl -s "$SIM/api/v1/namespaces/llm/pods/$LLAMA" | jq -r .status.podIP)"
 stamp "simulator up at $SIM; llama-swap's pod IP is $POD_IP"
 
-[ -f "$GVW_STUB_NVML" ] || { fail "the stub NVML library is built" "$GVW_STUB_NVML (target gvw-stub-nvml)"; finish; exit 1; }
-EXP_PORT=$(free_port)
-env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/nvml.state" \
-    PROC_ROOT="$TMP/proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
-    POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$TMP/exporter.log" &
-PIDS+=($!)
-wait_for 10 curl -sf "http://127.0.0.1:$EXP_PORT/healthz" >/dev/null ||
-    { fail "the exporter starts" "$(tail -5 "$TMP/exporter.log")"; finish; exit 1; }
+stack_exporter gpu-node-1
 exporter_sees() { curl -s "http://127.0.0.1:$EXP_PORT/metrics" | grep -q "$1"; }
 wait_for 10 exporter_sees "pod=\"$LLAMA\"" || fail "the exporter attributes llama-swap's VRAM"
 
 # 2. serve, enforcing, with the default RELEASE_WAIT (20s).
-printf 'e2e-token-%s\n' "$RANDOM$RANDOM" >"$TMP/token"
-DB="$TMP/audit.db"
-PROM_PORT=$(free_port); AM_PORT=$(free_port)
-start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
-    DRY_RUN=false SETTLE=20s KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
-    USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})' \
-    ADVERTISE_INTERVAL=0 || { finish; exit 1; }
+stack_prometheus
+stack_serve
 stamp "gpu-vram-watchdog serve up on port $SERVE_PORT (DRY_RUN=false, RELEASE_WAIT 20s)"
 
-# 3. Real Alertmanager and Prometheus with the shipped rules, short intervals.
-cat >"$TMP/alertmanager.yml" <<YML
-route:
-  receiver: gpu-vram-watchdog
-  group_by: [alertname, node]
-  group_wait: 1s
-  group_interval: 2s
-  repeat_interval: 1h
-receivers:
-  - name: gpu-vram-watchdog
-    webhook_configs:
-      - url: http://127.0.0.1:$SERVE_PORT/webhook
-        send_resolved: true
-        http_config:
-          authorization:
-            credentials_file: $TMP/token
-YML
-prometheus-alertmanager --config.file="$TMP/alertmanager.yml" --storage.path="$TMP/am" \
-    --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
-    >"$TMP/am.log" 2>&1 &
-PIDS+=($!)
-sed -e 's/^\( *\)for: .*/\1for: 2s/' "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml" >"$TMP/rules.yml"
-cat >"$TMP/prometheus.yml" <<YML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: [$TMP/rules.yml]
-alerting:
-  alertmanagers: [{static_configs: [{targets: ["127.0.0.1:$AM_PORT"]}]}]
-scrape_configs:
-  - job_name: gpu-vram-watchdog-exporter
-    honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]
-YML
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prom.log" 2>&1 &
-PIDS+=($!)
-wait_for 30 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" || fail "Prometheus becomes ready" "$(tail -5 "$TMP/prom.log")"
-wait_for 30 curl -sf "http://127.0.0.1:$AM_PORT/-/ready" || fail "Alertmanager becomes ready" "$(tail -5 "$TMP/am.log")"
+# 3. Real Alertmanager, and Prometheus loads the shipped rules, short intervals.
+stack_alerting
 stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) up"
 say "Now llama-swap loads a long context: its llama-server grows from 4300 towards 9000 MiB (budget 5000)..."
 

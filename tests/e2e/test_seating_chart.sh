@@ -30,19 +30,10 @@ scrape_configs:
   - job_name: gpu-exporter
     static_configs: [{targets: ["${SIM#http://}"]}]
 YML
-# A port free when picked can be taken by a parallel test before Prometheus
-# binds it; then "ready" would be another test's server. Ours must still run.
-for _ in 1 2 3; do
-    PROM_PORT=$(free_port)
+start_on_free_port Prometheus "$TMP/prom.log" \
     prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
-        --web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prom.log" 2>&1 &
-    prom_pid=$!
-    PIDS+=($prom_pid)
-    PROM=http://127.0.0.1:$PROM_PORT
-    wait_for 30 curl -sf "$PROM/-/ready" && sleep 1 && kill -0 "$prom_pid" 2>/dev/null && break
-done
-kill -0 "$prom_pid" 2>/dev/null && curl -sf "$PROM/-/ready" >/dev/null ||
-    fail "Prometheus becomes ready" "$(tail -5 "$TMP/prom.log")"
+    --web.listen-address=127.0.0.1:@PORT@
+PROM=http://127.0.0.1:${STARTED_PORT:-1}
 ENVS=(PROMETHEUS_URL="$PROM" KUBE_API_URL="$SIM" USED_QUERY="$USED")
 
 # 2. serve, in dry run: it advertises the capacity at start-up.

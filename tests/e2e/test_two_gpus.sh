@@ -10,22 +10,14 @@
 # GPU 0 only, with its uuid; immich-ml and only immich-ml is evicted; the audit
 # row names GPU 0; comfyui is untouched; the alert resolves. 127.0.0.1 only.
 source "$(dirname "$0")/../lib/harness.sh"
+source "$(dirname "$0")/../lib/stack.sh"
 
-GVW_SIM=${GVW_SIM:-$(dirname "$GVW_BINARY")/gvw-sim}
-GVW_STUB_NVML=${GVW_STUB_NVML:-$(dirname "$GVW_BINARY")/stub-nvml/libnvidia-ml.so.1}
 SCENARIO="$GVW_SOURCE_DIR/tests/sim/scenarios/two-gpus.json"
-TIME_SCALE=${E2E_TIME_SCALE:-0.5}
 GPU0=GPU-0a6f3c2e-51d4-4b8e-9f17-3d2c8e4a6b01
 GPU1=GPU-1b7e4d3f-62e5-4c9f-8a28-4e3d9f5b7c12
 USED_QUERY='sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node="$node"})'
 
-for tool in prometheus prometheus-alertmanager curl jq; do
-    if ! command -v "$tool" >/dev/null; then
-        fail "tool $tool is installed" "install it (scripts/install-deps.sh)"
-        finish
-        exit 1
-    fi
-done
+stack_require_tools
 # GPU scope (SPEC) comes with `audit --gpu`; a build without it cannot pass this test.
 if "$GVW_BINARY" audit --db "$TMP/probe.db" --gpu "$GPU0" 2>&1 | grep -qiE 'unknown|unrecognized|invalid option'; then
     echo "skipped: this gpu-vram-watchdog has no GPU scope (audit --gpu is unknown)"
@@ -33,22 +25,10 @@ if "$GVW_BINARY" audit --db "$TMP/probe.db" --gpu "$GPU0" 2>&1 | grep -qiE 'unkn
 fi
 
 # 1. The simulated 2-GPU node and the node exporter reading it.
-mkdir -p "$TMP/proc"
-"$GVW_SIM" --scenario "$SCENARIO" --listen 127.0.0.1:0 --time-scale "$TIME_SCALE" \
-    --nvml-state "$TMP/nvml.state" --proc-root "$TMP/proc" >"$TMP/sim.out" 2>"$TMP/sim.log" &
-PIDS+=($!)
-wait_for 10 grep -q '^listening' "$TMP/sim.out" || { fail "simulator starts" "$(cat "$TMP/sim.log")"; finish; exit 1; }
-SIM=http://$(sed -n 's/^listening //p' "$TMP/sim.out")
+stack_sim "$SCENARIO"
 stamp "simulator (gpu-node-2, 2 GPUs) up at $SIM"
 
-[ -f "$GVW_STUB_NVML" ] || { fail "the stub NVML library is built" "$GVW_STUB_NVML (target gvw-stub-nvml)"; finish; exit 1; }
-EXP_PORT=$(free_port)
-env NODE_NAME=gpu-node-2 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/nvml.state" \
-    PROC_ROOT="$TMP/proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
-    POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$TMP/exporter.log" &
-PIDS+=($!)
-wait_for 10 curl -sf "http://127.0.0.1:$EXP_PORT/healthz" >/dev/null ||
-    { fail "the exporter starts" "$(tail -5 "$TMP/exporter.log")"; finish; exit 1; }
+stack_exporter gpu-node-2
 emetrics() { curl -s "http://127.0.0.1:$EXP_PORT/metrics"; }
 llama_on_both() { [ "$(emetrics | grep -c '^gpu_pod_memory_used_bytes{.*pod="llama-swap-6b8f7c9d5-q4w7n"')" -eq 2 ]; }
 if wait_for 10 llama_on_both; then
@@ -60,63 +40,12 @@ expect_eq "two GPUs in the device series" 2 "$(emetrics | grep -c '^gpu_memory_f
 expect_contains "comfyui's memory is on GPU 1" "uuid=\"$GPU1\"" "$(emetrics | grep 'pod="comfyui-')"
 
 # 2. The watchdog, enforcing, per GPU.
-printf 'e2e-token-%s\n' "$RANDOM$RANDOM" >"$TMP/token"
-DB="$TMP/audit.db"
-PROM_PORT=$(free_port); AM_PORT=$(free_port)
-start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
-    DRY_RUN=false SETTLE=20s KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
-    USED_QUERY="$USED_QUERY" ADVERTISE_INTERVAL=0 || { finish; exit 1; }
+stack_prometheus
+stack_serve USED_QUERY="$USED_QUERY"
 stamp "gpu-vram-watchdog serve up on port $SERVE_PORT (DRY_RUN=false, per-GPU USED_QUERY)"
 
-# 3. Real Alertmanager and Prometheus with the shipped rules, short intervals.
-cat >"$TMP/alertmanager.yml" <<YML
-route:
-  receiver: gpu-vram-watchdog
-  group_by: [alertname, node]
-  group_wait: 1s
-  group_interval: 2s
-  repeat_interval: 1h
-receivers:
-  - name: gpu-vram-watchdog
-    webhook_configs:
-      - url: http://127.0.0.1:$SERVE_PORT/webhook
-        send_resolved: true
-        http_config:
-          authorization:
-            credentials_file: $TMP/token
-YML
-prometheus-alertmanager --config.file="$TMP/alertmanager.yml" --storage.path="$TMP/am" \
-    --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= \
-    >"$TMP/am.log" 2>&1 &
-PIDS+=($!)
-# The shipped timing (for: 15s, the group's interval: 5s) shortened to the
-# test's 1 s clock; every for: and interval: line must be rewritten.
-sed -e 's/^\( *\)for: .*/\1for: 2s/' -e 's/^\( *\)interval: .*/\1interval: 1s/' \
-    "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml" >"$TMP/rules.yml"
-if ! grep -q '^ *for: 2s$' "$TMP/rules.yml" || ! grep -q '^ *interval: 1s$' "$TMP/rules.yml" ||
-    grep -E '^ *(for|interval): ' "$TMP/rules.yml" | grep -qvE '^ *(for: 2s|interval: 1s)$'; then
-    fail "the shipped rules' for:/interval: lines are rewritten to the test clock" \
-        "$(grep -E '^ *(for|interval): ' "$TMP/rules.yml" | sort | uniq -c | tr '\n' ';')"
-    finish
-    exit 1
-fi
-cat >"$TMP/prometheus.yml" <<YML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: [$TMP/rules.yml]
-alerting:
-  alertmanagers: [{static_configs: [{targets: ["127.0.0.1:$AM_PORT"]}]}]
-scrape_configs:
-  - job_name: gpu-vram-watchdog-exporter
-    honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]
-  - job_name: gpu-vram-watchdog
-    static_configs: [{targets: ["127.0.0.1:$SERVE_PORT"]}]
-YML
-prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" >"$TMP/prom.log" 2>&1 &
-PIDS+=($!)
-wait_for 30 curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" || fail "Prometheus becomes ready" "$(tail -5 "$TMP/prom.log")"
-wait_for 30 curl -sf "http://127.0.0.1:$AM_PORT/-/ready" || fail "Alertmanager becomes ready" "$(tail -5 "$TMP/am.log")"
+# 3. Real Alertmanager, and Prometheus loads the shipped rules, short intervals.
+stack_alerting
 stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) up"
 
 promq() { curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$1"; }

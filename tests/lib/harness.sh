@@ -94,6 +94,32 @@ wait_for() {
     return 1
 }
 
+# start_on_free_port NAME LOG CMD... -- runs CMD with every "@PORT@" in its
+# arguments replaced by a free loopback port, until its /-/ready answers.
+# A port free when picked can be taken by a parallel test before CMD binds it;
+# then "ready" would be the other test's server, so CMD must still run 1 s
+# later. Up to 3 ports are tried. Sets STARTED_PORT and STARTED_PID.
+start_on_free_port() {
+    local name=$1 log=$2 port pid
+    shift 2
+    for _ in 1 2 3; do
+        port=$(free_port) || break
+        "${@//@PORT@/$port}" >"$log" 2>&1 &
+        pid=$!
+        PIDS+=("$pid")
+        if wait_for 30 curl -sf "http://127.0.0.1:$port/-/ready" && sleep 1 &&
+            kill -0 "$pid" 2>/dev/null; then
+            STARTED_PORT=$port
+            STARTED_PID=$pid
+            return 0
+        fi
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null # its storage lock is free for the next try
+    done
+    fail "$name becomes ready" "$(tail -5 "$log")"
+    return 1
+}
+
 # Timeline: milliseconds since the test began, for narration.
 T0_MS=$(date +%s%3N)
 stamp() { awk -v now="$(date +%s%3N)" -v t0="$T0_MS" -v msg="$*" 'BEGIN { printf "[+%6.1fs] %s\n", (now - t0) / 1000, msg }'; }
