@@ -50,17 +50,7 @@ stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) u
 say "Prometheus scrapes the node exporter every second and evaluates GPUVRAMLow (free < 1536 MiB)."
 say "Now immich-ml's onnxruntime arena grows from ~2 GB towards 10.7 GiB..."
 
-alert_state() {
-    curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts" |
-        jq -r '[.data.alerts[] | select(.labels.alertname == "GPUVRAMLow") | .state] | first // "inactive"'
-}
-firing() { [ "$(alert_state)" = firing ]; }
-if wait_for 120 firing; then
-    stamp "GPUVRAMLow firing in Prometheus"
-    pass "GPUVRAMLow fires when immich-ml's arena eats the floor"
-else
-    fail "GPUVRAMLow fires" "state $(alert_state)"
-fi
+stack_wait_firing "GPUVRAMLow fires when immich-ml's arena eats the floor"
 
 delivered() { "$GVW_BINARY" audit alerts --db "$DB" --format json | jq -e 'any(.[]; .alertname == "GPUVRAMLow" and .status == "firing")'; }
 if wait_for 30 delivered; then
@@ -70,13 +60,7 @@ else
     fail "Alertmanager delivers the firing alert" "$(tail -5 "$TMP/am.log")"
 fi
 
-evictions() { curl -s "$SIM/sim/events" | jq '[.[] | select(.path | endswith("/eviction"))]'; }
-evicted() { [ "$(evictions | jq 'length')" -ge 1 ]; }
-if wait_for 30 evicted; then
-    stamp "the watchdog evicted $(evictions | jq -r '.[0].path')"
-else
-    fail "an eviction reaches the API server" "$(tail -5 "$TMP/serve.log")"
-fi
+stack_wait_eviction
 ev=$(evictions)
 expect_eq "exactly one eviction" 1 "$(echo "$ev" | jq 'length')"
 expect_eq "of immich-ml" "/api/v1/namespaces/immich/pods/immich-ml-7d9c6b5f4d-x8k2p/eviction" "$(echo "$ev" | jq -r '.[0].path')"

@@ -47,17 +47,7 @@ stack_alerting
 stamp "Prometheus (127.0.0.1:$PROM_PORT) and Alertmanager (127.0.0.1:$AM_PORT) up"
 say "Now llama-swap loads a long context: its llama-server grows from 4300 towards 9000 MiB (budget 5000)..."
 
-alert_state() {
-    curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts" |
-        jq -r '[.data.alerts[] | select(.labels.alertname == "GPUVRAMLow") | .state] | first // "inactive"'
-}
-firing() { [ "$(alert_state)" = firing ]; }
-if wait_for 120 firing; then
-    stamp "GPUVRAMLow firing in Prometheus"
-    pass "GPUVRAMLow fires when llama-swap runs past its budget"
-else
-    fail "GPUVRAMLow fires" "state $(alert_state)"
-fi
+stack_wait_firing "GPUVRAMLow fires when llama-swap runs past its budget"
 
 asked() { [ "$(llama_slot | jq '.release.asks')" -ge 1 ]; }
 if wait_for 40 asked; then

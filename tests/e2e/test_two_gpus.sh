@@ -60,13 +60,7 @@ fi
 expect_eq "one GPUVRAMLow, for GPU 0 of gpu-node-2" "gpu-node-2 0 $GPU0" \
     "$(low_alerts | jq -r 'map("\(.labels.node) \(.labels.gpu) \(.labels.uuid)") | join(",")')"
 
-evictions() { curl -s "$SIM/sim/events" | jq '[.[] | select(.path | endswith("/eviction"))]'; }
-evicted() { [ "$(evictions | jq 'length')" -ge 1 ]; }
-if wait_for 30 evicted; then
-    stamp "the watchdog evicted $(evictions | jq -r '.[0].path')"
-else
-    fail "an eviction reaches the API server" "$(tail -5 "$TMP/serve.log")"
-fi
+stack_wait_eviction
 ev=$(evictions)
 expect_eq "exactly one eviction" 1 "$(echo "$ev" | jq 'length')"
 expect_eq "of immich-ml, the worst offender on the short GPU" \

@@ -136,3 +136,33 @@ YML
     wait_for 30 prometheus_configured ||
         { fail "Prometheus loads the rules and Alertmanager" "$(tail -5 "$TMP/prom.log")"; stack_abort; }
 }
+
+# alert_state -- GPUVRAMLow's state in Prometheus (the first one's), or "inactive".
+alert_state() {
+    curl -s "http://127.0.0.1:$PROM_PORT/api/v1/alerts" |
+        jq -r '[.data.alerts[] | select(.labels.alertname == "GPUVRAMLow") | .state] | first // "inactive"'
+}
+
+# stack_wait_firing DESC -- passes DESC once GPUVRAMLow fires (120 s at most).
+stack_wait_firing() {
+    low_firing() { [ "$(alert_state)" = firing ]; }
+    if wait_for 120 low_firing; then
+        stamp "GPUVRAMLow firing in Prometheus"
+        pass "$1"
+    else
+        fail "GPUVRAMLow fires" "state $(alert_state)"
+    fi
+}
+
+# evictions -- the eviction calls the simulated API server received, as JSON.
+evictions() { curl -s "$SIM/sim/events" | jq '[.[] | select(.path | endswith("/eviction"))]'; }
+
+# stack_wait_eviction -- waits (30 s at most) for an eviction and says which.
+stack_wait_eviction() {
+    evicted() { [ "$(evictions | jq 'length')" -ge 1 ]; }
+    if wait_for 30 evicted; then
+        stamp "the watchdog evicted $(evictions | jq -r '.[0].path')"
+    else
+        fail "an eviction reaches the API server" "$(tail -5 "$TMP/serve.log")"
+    fi
+}
