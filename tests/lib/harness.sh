@@ -94,6 +94,9 @@ wait_for() {
     return 1
 }
 
+# ready_or_gone PORT PID -- PORT answers /-/ready, or process PID has exited.
+ready_or_gone() { curl -sf "http://127.0.0.1:$1/-/ready" || ! kill -0 "$2" 2>/dev/null; }
+
 # start_on_free_port NAME LOG CMD... -- runs CMD with every "@PORT@" in its
 # arguments replaced by a free loopback port, until its /-/ready answers.
 # A port free when picked can be taken by a parallel test before CMD binds it;
@@ -107,12 +110,15 @@ start_on_free_port() {
         "${@//@PORT@/$port}" >"$log" 2>&1 &
         pid=$!
         PIDS+=("$pid")
-        if wait_for 30 curl -sf "http://127.0.0.1:$port/-/ready" && sleep 1 &&
-            kill -0 "$pid" 2>/dev/null; then
+        # Ours exiting (its bind failed) ends the wait too: no 30 s on a
+        # port another server holds without answering /-/ready.
+        if wait_for 30 ready_or_gone "$port" "$pid" && sleep 1 && kill -0 "$pid" 2>/dev/null &&
+            curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; then
             STARTED_PORT=$port
             STARTED_PID=$pid
             return 0
         fi
+        echo "$name on port $port: not ready, or exited; its log: $(tail -3 "$log")" >&2
         kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null # its storage lock is free for the next try
     done
