@@ -444,6 +444,9 @@ js_skip(struct js_scan *s)
     struct js_str key;
     int rc;
 
+    /* Most skipped values are strings: no frame walk for those. */
+    if (!s->js_failed && s->js_p < s->js_end && *s->js_p == '"')
+        return js_string(s, &key);
     /* Iterative, over the reader's own frames: depth is capped there. */
     if (skip_one(s) == -1)
         return -1;
@@ -677,13 +680,17 @@ js_str_eq(const struct js_str *v, const char *lit)
     size_t n, at = 0, k;
     char unit[4];
 
-    /* Most calls ask "is this key X?" and the answer is no: the first byte
-     * usually tells, before strlen. */
-    if (!v->jv_escaped && (v->jv_len == 0 || v->jv_raw[0] != lit[0]))
-        return v->jv_len == 0 && lit[0] == '\0';
+    /* Most calls ask "is this key X?" of a short key, and the answer is no:
+     * a byte loop tells at the first difference, without strlen or memcmp
+     * (a validated raw string holds no NUL byte, so lit's end is a
+     * difference too). */
+    if (!v->jv_escaped) {
+        for (at = 0; at < v->jv_len; at++)
+            if (p[at] != lit[at])
+                return 0;
+        return lit[at] == '\0';
+    }
     n = strlen(lit);
-    if (!v->jv_escaped)
-        return v->jv_len == n && memcmp(v->jv_raw, lit, n) == 0;
     /* Unit by unit, so a long value needs no buffer. */
     while (p < end) {
         k = decode_one(&p, end, unit, NULL);
