@@ -28,15 +28,9 @@ usage_reading_free(struct usage_reading *r)
 void
 usage_summary_free(struct usage_summary *s)
 {
-    size_t i;
-
     if (s == NULL)
         return;
-    for (i = 0; i < s->us_count; i++) {
-        free(s->us_pods[i].pu_namespace);
-        free(s->us_pods[i].pu_pod);
-    }
-    free(s->us_pods);
+    free(s->us_pods); /* the names are the reading's */
     memset(s, 0, sizeof(*s));
 }
 
@@ -245,9 +239,8 @@ group(struct usage_series *const *sorted, size_t n, struct usage_summary *out)
         }
         if (i == 0 || !same_pod(sorted[i - 1], sorted[i])) {
             pu = &out->us_pods[out->us_count++];
-            if ((pu->pu_namespace = strdup(sorted[i]->us_namespace)) == NULL ||
-                (pu->pu_pod = strdup(sorted[i]->us_pod)) == NULL)
-                return -1;
+            pu->pu_namespace = sorted[i]->us_namespace;
+            pu->pu_pod = sorted[i]->us_pod;
         }
         out->us_pods[out->us_count - 1].pu_bytes += sorted[i]->us_bytes;
     }
@@ -449,9 +442,8 @@ group_gpu(struct usage_series *const *sorted, size_t n, const char *gpu,
         if (!(g > 0))
             continue; /* a series at 0 bytes: not a user of this GPU */
         pu = &out->us_pods[out->us_count++];
-        if ((pu->pu_namespace = strdup(sorted[i]->us_namespace)) == NULL ||
-            (pu->pu_pod = strdup(sorted[i]->us_pod)) == NULL)
-            return -1;
+        pu->pu_namespace = sorted[i]->us_namespace;
+        pu->pu_pod = sorted[i]->us_pod;
         pu->pu_bytes = all;
         pu->pu_gpu_bytes = g;
     }
