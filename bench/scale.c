@@ -3,9 +3,6 @@
  *
  *   gvw-scale PODS.json PROM.json [ROUNDS]
  *
- * With the daemon's malloc settings (receiver/heap_tune.h, as serve applies
- * them); GVW_SCALE_MALLOC=default keeps glibc's, for comparison.
- *
  * Each round: pods_json_parse + prom_json_parse_vector + policy_decide, each timed
  * on CLOCK_MONOTONIC, everything freed. Prints the median and the slowest round,
  * the outcome, and the memory: peak RSS (ru_maxrss) before the first round (the
@@ -17,7 +14,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "heap_tune.h"
 #include "pods_json.h"
 #include "policy.h"
 #include "prom_json.h"
@@ -99,8 +95,6 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: gvw-scale PODS.json PROM.json [ROUNDS<=%d]\n", MAX_ROUNDS);
         return 2;
     }
-    if (getenv("GVW_SCALE_MALLOC") == NULL || strcmp(getenv("GVW_SCALE_MALLOC"), "default") != 0)
-        heap_tune();
     pods_body = slurp(argv[1], &plen);
     prom_body = slurp(argv[2], &qlen);
     rss0 = maxrss_kib();
@@ -146,11 +140,8 @@ main(int argc, char **argv)
     qsort(t_prom, (size_t)rounds, sizeof(double), cmpd);
     qsort(t_pol, (size_t)rounds, sizeof(double), cmpd);
     qsort(t_all, (size_t)rounds, sizeof(double), cmpd);
-    printf("SCALE pods=%zu series=%zu body_kib=%zu rounds=%d malloc=%s\n", npods, nseries,
-           (plen + qlen) / 1024, rounds,
-           getenv("GVW_SCALE_MALLOC") != NULL && strcmp(getenv("GVW_SCALE_MALLOC"), "default") == 0
-               ? "glibc-default"
-               : "daemon (heap_tune.h)");
+    printf("SCALE pods=%zu series=%zu body_kib=%zu rounds=%d\n", npods, nseries,
+           (plen + qlen) / 1024, rounds);
     printf("SCALE median_ms pods_parse=%.2f prom_parse=%.2f policy=%.2f total=%.2f\n",
            t_pods[rounds / 2], t_prom[rounds / 2], t_pol[rounds / 2], t_all[rounds / 2]);
     printf("SCALE max_ms pods_parse=%.2f prom_parse=%.2f policy=%.2f total=%.2f\n",

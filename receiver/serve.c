@@ -10,7 +10,6 @@
 
 #include "capacity.h"
 #include "clients.h"
-#include "heap_tune.h"
 #include "httpd.h"
 #include "kube.h"
 #include "log.h"
@@ -262,8 +261,6 @@ serve_main(const struct config *cfg)
 
     memset(&d, 0, sizeof(d));
     d.d_cfg = cfg;
-    if (heap_tune() == -1) /* see heap_tune.h: only slower, never wrong */
-        log_warnx("%s: mallopt refused; big decisions refault their memory", __func__);
     signal(SIGPIPE, SIG_IGN);
     event_set_log_callback(libevent_log);
     metrics_init(cfg->c_dry_run);
