@@ -130,9 +130,9 @@ sort_by_bytes(struct usage_series **v, size_t n)
  * by namespace, pod, then value; then the others by value. Summing in this
  * order makes every sum independent of the order Prometheus answered in.
  * Found without comparing names per series (a qsort of 20,000 series by name
- * was a tenth of a 5,000-pod decision's instructions): the series are grouped per pod in a
- * hash table, only the pods are sorted by name, and each pod's few series by
- * value. 0, or -1 when out of memory.
+ * was a tenth of a 5,000-pod decision's instructions): the series are grouped
+ * per pod in a hash table, only the pods are sorted by name, and each pod's
+ * few series by value. 0, or -1 when out of memory.
  */
 static int
 sort_series(const struct usage_reading *r, struct usage_series ***out)
