@@ -1,6 +1,10 @@
 /* decide.c -- gvw-decide: decision latency, from the webhook's 200 to the eviction.
  *
- *   gvw-decide -l PORT -w WEBHOOK_PORT -t TOKEN [-n 1000] [-W 50]
+ *   gvw-decide -l PORT -w WEBHOOK_PORT -t TOKEN [-n 1000] [-W 50] [-P PODS.json -Q PROM.json]
+ *
+ * -P/-Q: answer every pod list and every query with these files instead (a
+ * big node: bench/gen_scale.sh OUTDIR 5000 4 writes them; its pods are over
+ * budget and one is evicted, whatever node the alert names).
  *
  * One process plays Prometheus and the Kubernetes API server on 127.0.0.1:PORT
  * (point PROMETHEUS_URL and KUBE_API_URL of `serve` at it) and Alertmanager: it
@@ -42,7 +46,28 @@ static struct {
     long prom_queries, pod_lists, evictions, other;
     struct event *timeout;
     int failed;
+    char *pods_body, *prom_body; /* -P, -Q: owned, NULL when not given */
+    size_t pods_len, prom_len;
 } g;
+
+/* A whole file into memory (bench input, read once at start). */
+static char *
+slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *b = NULL;
+    long n;
+
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0 || (b = malloc((size_t)n + 1)) == NULL ||
+        fread(b, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "gvw-decide: cannot read %s\n", path);
+        exit(2);
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
 
 static int64_t
 now_ns(void)
@@ -112,7 +137,13 @@ serve_cb(struct evhttp_request *req, void *arg)
 
     if (strncmp(uri, "/api/v1/query", 13) == 0) {
         g.prom_queries++;
-        answer(req, 200, PROM_BODY, sizeof(PROM_BODY) - 1);
+        if (g.prom_body != NULL)
+            answer(req, 200, g.prom_body, g.prom_len);
+        else
+            answer(req, 200, PROM_BODY, sizeof(PROM_BODY) - 1);
+    } else if (strncmp(uri, "/api/v1/pods", 12) == 0 && g.pods_body != NULL) {
+        g.pod_lists++;
+        answer(req, 200, g.pods_body, g.pods_len);
     } else if (strncmp(uri, "/api/v1/pods", 12) == 0) {
         char hog[1024], llm[1024];
         g.pod_lists++;
@@ -264,13 +295,15 @@ main(int argc, char **argv)
 
     g.n = 1000;
     g.warmup = 50;
-    while ((opt = getopt(argc, argv, "l:w:t:n:W:")) != -1) {
+    while ((opt = getopt(argc, argv, "l:w:t:n:W:P:Q:")) != -1) {
         switch (opt) {
         case 'l': port = atoi(optarg); break;
         case 'w': wport = atoi(optarg); break;
         case 't': g.token = optarg; break;
         case 'n': g.n = atoi(optarg); break;
         case 'W': g.warmup = atoi(optarg); break;
+        case 'P': g.pods_body = slurp(optarg, &g.pods_len); break;
+        case 'Q': g.prom_body = slurp(optarg, &g.prom_len); break;
         default: goto usage;
         }
     }
@@ -309,6 +342,7 @@ main(int argc, char **argv)
     return 0;
 usage:
     fprintf(stderr, "usage: gvw-decide -l PORT -t TOKEN -w WEBHOOK_PORT [-n N] [-W WARMUP]\n"
+                    "                  [-P PODS.json -Q PROM.json]\n"
                     "       gvw-decide -l PORT -t TOKEN   (serve the fakes only)\n");
     return 2;
 }

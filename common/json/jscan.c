@@ -251,6 +251,24 @@ special8(const char *p)
     return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (x - ONES * 0x20) | x) & HIGHS;
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* The same test as special8() for 16 bytes at once (SSE2 is part of x86-64):
+ * a bit per byte that is '"', '\\', below 0x20 or not ASCII (a signed byte
+ * below 0x20 is either). Half the instructions per byte of special8(). */
+static unsigned
+special16(const char *p)
+{
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                          _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                             _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
 int
 js_string(struct js_scan *s, struct js_str *out)
 {
@@ -267,6 +285,16 @@ js_string(struct js_scan *s, struct js_str *out)
         /* The hot loop: plain ASCII up to the next quote or backslash,
          * eight bytes a step while none of them is special. */
         p = s->js_p;
+#if defined(__SSE2__)
+        while (s->js_end - p >= 16) {
+            unsigned m = special16(p);
+            if (m != 0) {
+                p += __builtin_ctz(m);
+                goto found;
+            }
+            p += 16;
+        }
+#endif
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         while (s->js_end - p >= 8) {
             uint64_t m = special8(p);
@@ -280,6 +308,9 @@ js_string(struct js_scan *s, struct js_str *out)
         while (p < s->js_end && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 &&
                *p != '"' && *p != '\\')
             p++;
+#if defined(__SSE2__)
+    found:
+#endif
         s->js_p = p;
         if (p >= s->js_end)
             return js_fail(s, "unterminated string");
@@ -444,6 +475,9 @@ js_skip(struct js_scan *s)
     struct js_str key;
     int rc;
 
+    /* Most skipped values are strings: no frame walk for those. */
+    if (!s->js_failed && s->js_p < s->js_end && *s->js_p == '"')
+        return js_string(s, &key);
     /* Iterative, over the reader's own frames: depth is capped there. */
     if (skip_one(s) == -1)
         return -1;
@@ -670,21 +704,15 @@ js_strdup(const struct js_str *v, int *has_nul)
     return d;
 }
 
-int
-js_str_eq(const struct js_str *v, const char *lit)
+/* js_str_eq() of an escaped v, unit by unit, so a long value needs no buffer.
+ * Apart: its unit buffer would cost every plain comparison a stack guard. */
+static int __attribute__((noinline))
+str_eq_escaped(const struct js_str *v, const char *lit)
 {
     const char *p = v->jv_raw, *end = v->jv_raw + v->jv_len;
-    size_t n, at = 0, k;
+    size_t n = strlen(lit), at = 0, k;
     char unit[4];
 
-    /* Most calls ask "is this key X?" and the answer is no: the first byte
-     * usually tells, before strlen. */
-    if (!v->jv_escaped && (v->jv_len == 0 || v->jv_raw[0] != lit[0]))
-        return v->jv_len == 0 && lit[0] == '\0';
-    n = strlen(lit);
-    if (!v->jv_escaped)
-        return v->jv_len == n && memcmp(v->jv_raw, lit, n) == 0;
-    /* Unit by unit, so a long value needs no buffer. */
     while (p < end) {
         k = decode_one(&p, end, unit, NULL);
         if (at + k > n || memcmp(lit + at, unit, k) != 0)
@@ -692,4 +720,22 @@ js_str_eq(const struct js_str *v, const char *lit)
         at += k;
     }
     return at == n;
+}
+
+int
+js_str_eq(const struct js_str *v, const char *lit)
+{
+    const char *p = v->jv_raw;
+    size_t at;
+
+    if (v->jv_escaped)
+        return str_eq_escaped(v, lit);
+    /* Most calls ask "is this key X?" of a short key, and the answer is no:
+     * a byte loop tells at the first difference, without strlen or memcmp
+     * (a validated raw string holds no NUL byte, so lit's end is a
+     * difference too). */
+    for (at = 0; at < v->jv_len; at++)
+        if (p[at] != lit[at])
+            return 0;
+    return lit[at] == '\0';
 }

@@ -239,7 +239,8 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
     unsigned seen = 0, seen_l;
     int rc, rc2, not_object = 0, bad_label = -1, have_value = 0, sample_bad = 0;
 
-    /* where is only for messages: written here only when one is. */
+    /* where is only for messages: written here only when one is (formatting
+     * it for every series cost a fifth of a 20,000-series parse). */
     where[0] = sample_why[0] = '\0';
     if (js_peek(s) != JS_OBJECT) {
         snprintf(where, sizeof(where), "result[%zu]", idx);
@@ -289,6 +290,8 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
     }
     if (rc == -1)
         return -1;
+    if (!not_object && bad_label == -1 && have_value && !sample_bad)
+        return 0; /* the usual case: nothing to say */
     snprintf(where, sizeof(where), "result[%zu]", idx);
     if (not_object)
         snprintf(w->w_why, sizeof(w->w_why), "%s is not a {metric, value} object", where);

@@ -24,13 +24,14 @@ void usage_reading_free(struct usage_reading *r);
 
 /* One pod's summed use. */
 struct pod_usage {
-    char *pu_namespace; /* owned */
-    char *pu_pod;       /* owned */
+    const char *pu_namespace; /* borrowed from the reading summarised */
+    const char *pu_pod;       /* borrowed from the reading summarised */
     double pu_bytes;    /* sum of every series of this pod (in GPU scope: on every GPU) */
     double pu_gpu_bytes; /* GPU scope: its use on the GPU judged; else pu_bytes */
 };
 
-/* The reading summed per pod and judged. */
+/* The reading summed per pod and judged. It borrows the names from the
+ * reading: keep that alive while the summary is used. */
 struct usage_summary {
     struct pod_usage *us_pods; /* owned array, sorted by namespace then pod */
     size_t us_count;
