@@ -7,7 +7,8 @@
 #      and status code, a load of webhooks, decisions through the simulator that
 #      evict, coalesce and fan out over nodes; a locked store, a removed database
 #      file, a decision still in flight at SIGTERM) and requires exit 0 with
-#      "ERROR SUMMARY: 0 errors", plus `audit`, `check` and `advertise --once`.
+#      "ERROR SUMMARY: 0 errors", plus `audit`, `check`, `advertise --once`,
+#      `budgets`, and the exporter on the stub NVML (NVML up, then failing).
 # Not part of ctest: it takes minutes. Usage: tests/fault/valgrind.sh [BUILD_DIR]
 # Needs valgrind (Debian package valgrind), curl, jq, sqlite3. Results: docs/robustness.md.
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -153,6 +154,36 @@ expect_eq "valgrind: check (every node): $(vg_summary "$VG_KEEP/check-all.vg.log
 KUBE_API_URL="$SIM" PROMETHEUS_URL="$PROM_OK" "${VG[@]}" --log-file="$VG_KEEP/advertise.vg.log" \
     "$GVW_BINARY" advertise --once >/dev/null 2>&1
 expect_eq "valgrind: advertise --once: $(vg_summary "$VG_KEEP/advertise.vg.log")" 0 "$?"
+PROMETHEUS_URL="$PROM_OK" KUBE_API_URL="$SIM" "${VG[@]}" --log-file="$VG_KEEP/budgets.vg.log" \
+    "$GVW_BINARY" budgets --format json >/dev/null 2>&1
+expect_eq "valgrind: budgets: $(vg_summary "$VG_KEEP/budgets.vg.log")" 0 "$?"
+
+# The exporter on the stub NVML: two GPUs, a pod's process, a process NVML
+# cannot measure, one in both lists; then NVML fails and comes back.
+if [ -e "$BUILD/stub-nvml/libnvidia-ml.so.1" ]; then
+    mkdir -p "$TMP/xp/proc/4242"
+    printf '%s\n' 'gpu 0 GPU-a 16106127360 12884901888 Tesla T4' \
+        'gpu 1 GPU-b 16106127360 15000000000 Tesla T4' 'proc 0 4242 1073741824 compute' \
+        'proc 1 4243 na graphics' 'proc 0 4244 5000 both' >"$TMP/xp/nvml.state"
+    echo "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_aaaa_bbbb_cccc_0123456789ab.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope" \
+        >"$TMP/xp/proc/4242/cgroup"
+    XP_PORT=$(free_port)
+    NODE_NAME=vg-node NVML_LIBRARY="$BUILD/stub-nvml/libnvidia-ml.so.1" \
+        GVW_STUB_NVML_STATE="$TMP/xp/nvml.state" PROC_ROOT="$TMP/xp/proc" KUBE_API_URL="$SIM" \
+        EXPORTER_LISTEN_ADDR="127.0.0.1:$XP_PORT" POLL_INTERVAL=200ms \
+        "${VG[@]}" --log-file="$VG_KEEP/exporter.vg.log" "$GVW_BINARY" exporter 2>"$TMP/xp/log" &
+    XP_PID=$!
+    wait_for 60 sh -c "curl -s http://127.0.0.1:$XP_PORT/metrics | grep -q '^gpu_vram_exporter_up 1'"
+    expect_contains "exporter under valgrind: device series" "gpu_memory_total_bytes" \
+        "$(curl -s "http://127.0.0.1:$XP_PORT/metrics")"
+    printf 'init fail\n' >"$TMP/xp/nvml.state.new" && mv "$TMP/xp/nvml.state.new" "$TMP/xp/nvml.state"
+    wait_for 30 sh -c "curl -s http://127.0.0.1:$XP_PORT/metrics | grep -q '^gpu_vram_exporter_up 0'"
+    expect_contains "exporter under valgrind: up 0 when NVML fails" "gpu_vram_exporter_up 0" \
+        "$(curl -s "http://127.0.0.1:$XP_PORT/metrics")"
+    kill -TERM "$XP_PID"
+    wait "$XP_PID"
+    expect_eq "valgrind: exporter exits 0 after SIGTERM: $(vg_summary "$VG_KEEP/exporter.vg.log")" 0 "$?"
+fi
 
 # Exercise 2: store faults, then SIGTERM with a decision in flight.
 start_upstream prom-hold hold
