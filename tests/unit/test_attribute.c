@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "attribute.h"
@@ -26,8 +27,8 @@ static struct attr_pid pid(uint32_t p, const char *uid, const char *cid)
     a.ap_pid = p;
     if (uid != NULL) {
         a.ap_found = 1;
-        strcpy(a.ap_id.cg_pod_uid, uid); /* test data, sizes known */
-        strcpy(a.ap_id.cg_container_id, cid);
+        snprintf(a.ap_id.cg_pod_uid, sizeof(a.ap_id.cg_pod_uid), "%s", uid);
+        snprintf(a.ap_id.cg_container_id, sizeof(a.ap_id.cg_container_id), "%s", cid);
     }
     return a;
 }
