@@ -613,8 +613,10 @@ record_progress(struct decision *d, const char *what)
     char err[512];
 
     if (r->r_store != NULL &&
-        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0)
+        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0) {
+        d->d_v.vd_d.sd_candidates_stored = 1; /* the later writes leave them be */
         return;
+    }
     log_event(LOG_LEVEL_ERROR, what, "node", d->d_v.vd_d.sd_node, "error",
               r->r_store ? err : "audit store not open", NULL);
 }

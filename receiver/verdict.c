@@ -35,6 +35,7 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
     v->vd_cands = NULL;
     v->vd_d.sd_candidates = NULL;
     v->vd_d.sd_candidate_count = 0;
+    v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */
     v->vd_d.sd_free_known = p->pr_free_known;
     v->vd_d.sd_free_mib = p->pr_free_mib;
     if (p->pr_candidate_count == 0)
@@ -162,6 +163,7 @@ verdict_free(struct verdict *v)
     v->vd_cands = NULL;
     v->vd_d.sd_candidates = NULL;
     v->vd_d.sd_candidate_count = 0;
+    v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */
 }
 
 const char *

@@ -192,6 +192,7 @@ store_close(struct store *s)
     sqlite3_finalize(s->st_add_alert);
     sqlite3_finalize(s->st_dec_insert);
     sqlite3_finalize(s->st_dec_finish);
+    sqlite3_finalize(s->st_dec_finish_keep);
     sqlite3_finalize(s->st_begin);
     sqlite3_finalize(s->st_commit);
     sqlite3_finalize(s->st_rollback);

@@ -135,6 +135,8 @@ struct store_decision {
     double sd_verify_seconds;
     int64_t sd_alert_id; /* the alert row that triggered it; 0 = none */
     int sd_verify_pending; /* written only: the recycle is done, its verify runs */
+    int sd_candidates_stored; /* store_decision_finish(): the row already holds exactly
+                                 these candidates, so they are not encoded again */
     const char *sd_gpu;  /* the GPU's label value (GPU scope); NULL in node scope */
     const struct store_release *sd_release; /* NULL = no release was asked */
 };

@@ -16,6 +16,7 @@ struct store {
     sqlite3_stmt *st_add_alert;
     sqlite3_stmt *st_dec_insert;
     sqlite3_stmt *st_dec_finish;
+    sqlite3_stmt *st_dec_finish_keep; /* the same, candidates left as stored */
     sqlite3_stmt *st_begin;
     sqlite3_stmt *st_commit;
     sqlite3_stmt *st_rollback;

@@ -25,6 +25,16 @@ static const char SQL_DEC_FINISH[] =
     " candidates = ?14, error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
     " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32 WHERE id = ?19";
 
+/* The same, leaving the candidates as the row has them: a 5,000-pod node's
+ * list is the costliest part to encode, and it does not change after the
+ * row first held it (sd_candidates_stored). */
+static const char SQL_DEC_FINISH_KEEP_CANDIDATES[] =
+    "UPDATE decisions SET time_ms = ?1, node = ?2, trigger_name = ?3, fingerprint = ?4,"
+    " result = ?5, reason = ?6, free_mib = ?7, floor_mib = ?8, dry_run = ?9,"
+    " action = ?10, victim_namespace = ?11, victim_pod = ?12, victim = ?13,"
+    " error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
+    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32 WHERE id = ?19";
+
 /* Binds s, or NULL; the caller's string must outlive the step (SQLITE_STATIC). */
 static void
 bind_str(sqlite3_stmt *st, int i, const char *s)
@@ -102,7 +112,7 @@ bind_victim_columns(sqlite3_stmt *st, const struct store_victim *v)
  * error is bound only with keep_error. Parameters left unbound are NULL. */
 static int
 bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *result,
-              int keep_error, char *err, size_t errlen)
+              int keep_error, int with_candidates, char *err, size_t errlen)
 {
     if (d->sd_candidate_count > 0 && d->sd_candidates == NULL) {
         store_seterr(err, errlen, "decision has %zu candidates but no array",
@@ -122,8 +132,9 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     bind_str(st, 10, d->sd_action ? d->sd_action : "none");
     bind_victim_columns(st, d->sd_victim);
     if (bind_json(st, 13, store_victim_json(d->sd_victim)) == -1 ||
-        bind_json(st, 14,
-                  store_candidates_json(d->sd_candidates, d->sd_candidate_count)) == -1 ||
+        (with_candidates &&
+         bind_json(st, 14, store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ==
+             -1) ||
         bind_json(st, 32, store_release_json(d->sd_release)) == -1) {
         store_seterr(err, errlen, "out of memory encoding the decision");
         sqlite3_clear_bindings(st);
@@ -148,7 +159,7 @@ insert_decision(struct store *s, const struct store_decision *d, const char *res
 {
     if (store_cached(s, &s->st_dec_insert, SQL_DEC_INSERT, err, errlen) == -1)
         return -1;
-    if (bind_decision(s->st_dec_insert, d, result, keep_error, err, errlen) == -1)
+    if (bind_decision(s->st_dec_insert, d, result, keep_error, 1, err, errlen) == -1)
         return -1;
     if (store_step_done(s, s->st_dec_insert, "record decision", err, errlen) == -1)
         return -1;
@@ -176,12 +187,15 @@ int
 store_decision_finish(struct store *s, int64_t id, const struct store_decision *d,
                       char *err, size_t errlen)
 {
+    int keep = d->sd_candidates_stored;
+    sqlite3_stmt **slot = keep ? &s->st_dec_finish_keep : &s->st_dec_finish;
     sqlite3_stmt *st;
 
-    if (store_cached(s, &s->st_dec_finish, SQL_DEC_FINISH, err, errlen) == -1)
+    if (store_cached(s, slot, keep ? SQL_DEC_FINISH_KEEP_CANDIDATES : SQL_DEC_FINISH, err,
+                     errlen) == -1)
         return -1;
-    st = s->st_dec_finish;
-    if (bind_decision(st, d, NULL, 1, err, errlen) == -1)
+    st = *slot;
+    if (bind_decision(st, d, NULL, 1, !keep, err, errlen) == -1)
         return -1;
     sqlite3_bind_int64(st, 19, id);
     if (store_step_done(s, st, "finish decision", err, errlen) == -1)

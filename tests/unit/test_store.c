@@ -566,6 +566,30 @@ test_rollback_leaves_nothing(void **state)
 
 /* ---- decisions ---- */
 
+/* A finish marked sd_candidates_stored leaves the row's candidates as they
+ * are (it does not encode them again); everything else is overwritten. */
+static void
+test_finish_keeps_stored_candidates(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = open_rw(f);
+    struct store_decision d = full_decision(), later;
+    int64_t id;
+
+    assert_int_equal(store_decision_start(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    assert_int_equal(store_decision_finish(s, id, &d, f->f_err, sizeof(f->f_err)), 0);
+    later = d;
+    later.sd_candidates_stored = 1;
+    later.sd_candidates = NULL; /* not read: the stored ones stay */
+    later.sd_candidate_count = 0;
+    later.sd_reason = "verified later";
+    assert_int_equal(store_decision_finish(s, id, &later, f->f_err, sizeof(f->f_err)), 0);
+    later.sd_candidates = d.sd_candidates;
+    later.sd_candidate_count = d.sd_candidate_count;
+    assert_stored(s, id, &later);
+    store_close(s);
+}
+
 static void
 test_decision_start_finish(void **state)
 {
@@ -1312,6 +1336,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_reopen_marks_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_and_verify_pending, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finish_keeps_stored_candidates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_while_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_filters, setup, teardown),
