@@ -6,7 +6,8 @@
  *
  * Opens CONNS connections to 127.0.0.1:PORT, each with one request in flight at a
  * time, until TOTAL answers have arrived. Prints one line:
- *   LOAD requests=N status200=N other=N seconds=S rps=R p50_us=.. p99_us=.. max_us=..
+ *   LOAD requests=N status200=N other=N seconds=S rps=R p50_us=.. p90_us=.. p99_us=..
+ *        p999_us=.. max_us=..
  * With -S and -o, every request slower than SLOW_US is written to SLOWFILE as
  * "start_ns end_ns" (CLOCK_MONOTONIC, the clock `perf record -k CLOCK_MONOTONIC`
  * stamps events with), so a slow request can be matched with what the server
@@ -231,10 +232,11 @@ main(int argc, char **argv)
         fclose(slow);
     qsort(lat, (size_t)done, sizeof(*lat), cmp64);
     printf("LOAD requests=%ld status200=%ld other=%ld seconds=%.3f rps=%.0f p50_us=%lld "
-           "p99_us=%lld max_us=%lld\n",
+           "p90_us=%lld p99_us=%lld p999_us=%lld max_us=%lld\n",
            done, ok, other, (double)(t_end - t_start) / 1e9,
            (double)done / ((double)(t_end - t_start) / 1e9),
-           (long long)(lat[done / 2] / 1000), (long long)(lat[done * 99 / 100] / 1000),
+           (long long)(lat[done / 2] / 1000), (long long)(lat[done * 9 / 10] / 1000),
+           (long long)(lat[done * 99 / 100] / 1000), (long long)(lat[done * 999 / 1000] / 1000),
            (long long)(lat[done - 1] / 1000));
     for (int i = 0; i < nconns; i++)
         close(conns[i].fd);

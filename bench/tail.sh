@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # tail.sh -- the intake's tail latency beside nginx, interleaved (issue #19).
 #
-#   bench/tail.sh [-r REPS] [-d SECS] [-c "1 32"] [NAME=BIN ...]
+#   bench/tail.sh [-r REPS] [-n REQUESTS] [-d SECS] [-c "1 32"] [-w] [NAME=BIN ...]
 #
-# For each repetition and each connection count, runs wrk against nginx
-# `return 200` and then against each daemon binary given (default: build-bench's)
-# on a fresh database, one after another, so every target sees the same load.
-# Prints one BENCH line per run and then, per target and connection count, the
-# medians of req/s, p50, p99 and p99.9 and the p99 as a multiple of nginx's p99
-# in the same repetition (median of those ratios). The load average is printed
-# with every repetition: on a shared machine the wall-clock figures move with it,
-# the ratios much less. Extra daemon settings: TAIL_ENV="K=V K=V".
+# For each repetition and each connection count, loads nginx `return 200` and then
+# each daemon binary given (default: build-bench's) on a fresh database, one after
+# another, so every target sees the same machine. Prints one TAIL line per run
+# and then, per target and connection count, the medians of req/s, p50, p99 and
+# p99.9 and the p99 as a multiple of nginx's p99 in the same repetition (median
+# of those ratios). The load average is printed with every repetition: on a
+# shared machine the wall-clock figures move with it, the ratios much less.
+# Extra daemon settings: TAIL_ENV="K=V K=V".
+#
+# The client is gvw-load (bench/load.c, REQUESTS per run, CLOCK_MONOTONIC);
+# -w uses wrk for SECS per run instead. On this machine's VMs wrk's percentiles
+# disagree with the kernel's own timeline: in a run where wrk reported p99 612
+# us over 37,138 requests (371 above it), perf sched showed its worker thread
+# off or on the CPU for more than 0.5 ms only 57 times (BENCHMARKS.md section 9),
+# and any fsync on the machine moves wrk's p99 of nginx from 0.1 to 1.5 ms while
+# gvw-load's stays at 0.1. gvw-load agrees with the scheduler trace.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-REPS=3 SECS=5 CONNS="1 32"
-while getopts r:d:c: o; do
-    case $o in r) REPS=$OPTARG ;; d) SECS=$OPTARG ;; c) CONNS=$OPTARG ;; *) exit 2 ;; esac
+REPS=3 SECS=5 CONNS="1 32" REQUESTS=50000 CLIENT=load
+while getopts r:n:d:c:w o; do
+    case $o in r) REPS=$OPTARG ;; n) REQUESTS=$OPTARG ;; d) SECS=$OPTARG ;; c) CONNS=$OPTARG ;;
+        w) CLIENT=wrk ;; *) exit 2 ;; esac
 done
 shift $((OPTIND - 1))
 TARGETS=("$@")
@@ -30,9 +39,20 @@ TOKEN=tail-token-0123456789
 printf '%s\n' "$TOKEN" >"$T/token"
 port() { echo $((20000 + RANDOM % 40000)); }
 wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.05; done; return 1; }
-wrk1() { # URL CONNS
-    BENCH_PAYLOAD=$T/p/one.json BENCH_TOKEN=$TOKEN wrk -t1 -c"$2" -d"${SECS}"s --latency \
-        --timeout 5s -s "$ROOT/bench/webhook.lua" "$1" | grep '^BENCH' | tr '\n' ' '
+LOAD=$ROOT/build-bench/bench/gvw-load
+if [ "$CLIENT" = load ] && [ ! -x "$LOAD" ]; then
+    mkdir -p "$(dirname "$LOAD")"
+    cc -O2 -Wall -Wextra -o "$LOAD" "$ROOT/bench/load.c"
+fi
+# client PORT CONNS: one run; prints key=value figures (rps p50_us p99_us p999_us)
+client() {
+    if [ "$CLIENT" = wrk ]; then
+        BENCH_PAYLOAD=$T/p/one.json BENCH_TOKEN=$TOKEN wrk -t1 -c"$2" -d"${SECS}"s --latency \
+            --timeout 5s -s "$ROOT/bench/webhook.lua" "http://127.0.0.1:$1/webhook" |
+            grep '^BENCH' | tr '\n' ' '
+    else
+        "$LOAD" -p "$1" -n "$REQUESTS" -c "$2" -f "$T/p/one.json" -t "$TOKEN" | tr '\n' ' '
+    fi
 }
 run_nginx() { # CONNS
     local d=$T/nginx p
@@ -51,6 +71,7 @@ http {
     fastcgi_temp_path $d/fastcgi;
     uwsgi_temp_path $d/uwsgi;
     scgi_temp_path $d/scgi;
+    keepalive_requests 100000000;
     server { listen 127.0.0.1:$p; location / { return 200 '{"accepted":1}'; } }
 }
 E2
@@ -58,7 +79,7 @@ E2
     local pid=$!
     PIDS+=("$pid")
     wait_up "http://127.0.0.1:$p/"
-    wrk1 "http://127.0.0.1:$p/webhook" "$1"
+    client "$p" "$1"
     kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 run_gvw() { # BIN CONNS
@@ -71,7 +92,7 @@ run_gvw() { # BIN CONNS
     pid=$!
     PIDS+=("$pid")
     wait_up "http://127.0.0.1:$p/readyz"
-    wrk1 "http://127.0.0.1:$p/webhook" "$2"
+    client "$p" "$2"
     kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 : >"$T/all"
@@ -84,7 +105,7 @@ for r in $(seq 1 "$REPS"); do
         done
     done
 done
-echo "END load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "END load $(cut -d' ' -f1-3 /proc/loadavg) client $CLIENT"
 python3 - "$T/all" <<'PY'
 import re, sys, statistics as st
 rows = [dict(re.findall(r"(\w+)=([\w.]+)", l)) for l in open(sys.argv[1])]

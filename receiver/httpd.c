@@ -245,7 +245,10 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
     struct httpd *h = arg;
     struct pending *p, *next;
     char err[512] = "";
-    int ok = commit_pending(h, err, sizeof(err)) == 0;
+    int ok;
+
+    log_hold(); /* one write(2) for the batch's lines */
+    ok = commit_pending(h, err, sizeof(err)) == 0;
 
     if (!ok)
         log_event(LOG_LEVEL_ERROR, "webhook batch not stored; answering 503", "error",
@@ -272,6 +275,7 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
     h->h_pending = NULL;
     h->h_pending_tail = &h->h_pending;
     h->h_pending_count = 0;
+    log_release();
 }
 
 static int

@@ -128,14 +128,36 @@ timestamp(char *buf, size_t len)
     snprintf(buf + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000L);
 }
 
+/* Lines held back by log_hold(), written whole by log_release(). */
+static char held_buf[2 * LINE_MAX_BYTES];
+static size_t held_len;
+static int held;
+
+/* Writes buf[0..len) to stderr; *pending (when given) is zeroed after. */
+static void
+write_all(const char *buf, size_t len, size_t *pending)
+{
+    size_t off = 0;
+    ssize_t n;
+
+    while (off < len) {
+        n = write(STDERR_FILENO, buf + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* stderr is gone: nothing sensible is left to do */
+        off += (size_t)n;
+    }
+    if (pending != NULL)
+        *pending = 0;
+}
+
 static void
 emit(enum log_level level, const char *msg, va_list *kv)
 {
     struct line l;
     char ts[40];
     int json = log_fmt == LOG_FORMAT_JSON;
-    ssize_t n;
-    size_t off = 0;
 
     if (level < log_min)
         return;
@@ -165,14 +187,29 @@ emit(enum log_level level, const char *msg, va_list *kv)
         }
     }
     put(&l, json ? "}\n" : "\n");
-    while (off < l.l_len) {
-        n = write(STDERR_FILENO, l.l_buf + off, l.l_len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break; /* stderr is gone: nothing sensible is left to do */
-        off += (size_t)n;
+    if (held) {
+        if (l.l_len > sizeof(held_buf) - held_len)
+            write_all(held_buf, held_len, &held_len);
+        if (l.l_len <= sizeof(held_buf) - held_len) {
+            memcpy(held_buf + held_len, l.l_buf, l.l_len);
+            held_len += l.l_len;
+            return;
+        }
     }
+    write_all(l.l_buf, l.l_len, NULL);
+}
+
+void
+log_hold(void)
+{
+    held = 1;
+}
+
+void
+log_release(void)
+{
+    held = 0;
+    write_all(held_buf, held_len, &held_len);
 }
 
 static void

@@ -23,6 +23,15 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Values are JSON-escaped; in text mode they print as key=value. */
 void log_event(enum log_level level, const char *msg, ...);
 
+/* Batching for a burst of records made in one event-loop callback: between
+ * log_hold() and log_release() whole lines collect in a buffer (32 KiB; a
+ * full buffer is written out first) and log_release() writes them with one
+ * write(2). A busy webhook intake logs a line per alert, and a system call a
+ * line was a fifth of its calls. Lines stay whole and in order; a crash
+ * inside the callback loses what it held. Single-threaded use only. */
+void log_hold(void);
+void log_release(void);
+
 /* Start-up only: logs and exits 1. */
 void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

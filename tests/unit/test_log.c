@@ -155,6 +155,84 @@ test_text_format(void **state)
     free(text);
 }
 
+/* Held lines: nothing reaches stderr until log_release(); then every line,
+ * whole and in order, even when they overflow the hold buffer. */
+static int held_seen_before_release = -1;
+
+static void
+log_held_burst(void)
+{
+    off_t before;
+
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    before = lseek(STDERR_FILENO, 0, SEEK_CUR);
+    log_hold();
+    for (int i = 0; i < 3; i++)
+        log_event(LOG_LEVEL_INFO, "held", "seq", i == 0 ? "0" : i == 1 ? "1" : "2", NULL);
+    held_seen_before_release = lseek(STDERR_FILENO, 0, SEEK_CUR) != before;
+    log_release();
+}
+
+static void
+test_held_lines_come_out_at_release(void **state)
+{
+    char *text = capture(log_held_burst);
+    json_t *last = NULL;
+
+    (void)state;
+    assert_int_equal(held_seen_before_release, 0);
+    assert_non_null(strstr(text, "\"seq\":\"0\""));
+    assert_true(strstr(text, "\"seq\":\"0\"") < strstr(text, "\"seq\":\"1\""));
+    assert_true(strstr(text, "\"seq\":\"1\"") < strstr(text, "\"seq\":\"2\""));
+    assert_int_equal(json_lines(text, &last), 3);
+    json_decref(last);
+    free(text);
+}
+
+static void
+log_held_overflow(void)
+{
+    char big[3000], seq[16];
+
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    log_hold();
+    for (int i = 0; i < 100; i++) { /* ~300 KB: many times the hold buffer */
+        snprintf(seq, sizeof(seq), "%d", i);
+        log_event(LOG_LEVEL_INFO, "held", "seq", seq, "pad", big, NULL);
+    }
+    log_release();
+    log_event(LOG_LEVEL_INFO, "after", NULL); /* not held any more */
+}
+
+static void
+test_held_overflow_keeps_every_line_in_order(void **state)
+{
+    char *text = capture(log_held_overflow);
+    json_t *last = NULL, *obj;
+    int expect = 0;
+
+    (void)state;
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        obj = json_loads(line, 0, NULL);
+        assert_true(json_is_object(obj));
+        if (expect < 100) {
+            char want[16];
+            snprintf(want, sizeof(want), "%d", expect);
+            assert_string_equal(json_string_value(json_object_get(obj, "seq")), want);
+            assert_int_equal(strlen(json_string_value(json_object_get(obj, "pad"))), 2999);
+        } else {
+            assert_string_equal(json_string_value(json_object_get(obj, "msg")), "after");
+        }
+        expect++;
+        json_decref(obj);
+    }
+    assert_int_equal(expect, 101);
+    json_decref(last);
+    free(text);
+}
+
 int
 main(void)
 {
@@ -163,6 +241,8 @@ main(void)
         cmocka_unit_test(test_huge_values_are_cut_not_broken),
         cmocka_unit_test(test_text_format),
         cmocka_unit_test(test_broken_utf8_stays_json),
+        cmocka_unit_test(test_held_lines_come_out_at_release),
+        cmocka_unit_test(test_held_overflow_keeps_every_line_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
