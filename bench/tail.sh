@@ -83,17 +83,24 @@ E2
     kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 run_gvw() { # BIN CONNS
-    local p pid
-    p=$(port)
-    rm -f "$T"/a.db*
-    # shellcheck disable=SC2086
-    env LISTEN_ADDR=127.0.0.1:$p WEBHOOK_TOKEN_FILE="$T/token" AUDIT_DB="$T/a.db" \
-        PROMETHEUS_URL=http://127.0.0.1:1 KUBE_API_URL= ${TAIL_ENV:-} "$1" serve 2>"$T/serve.log" &
-    pid=$!
-    PIDS+=("$pid")
-    wait_up "http://127.0.0.1:$p/readyz"
-    client "$p" "$2"
-    kill "$pid"; wait "$pid" 2>/dev/null || true
+    local p pid try
+    for try in 1 2 3; do # a port another process took: start again elsewhere
+        p=$(port)
+        rm -f "$T"/a.db*
+        # shellcheck disable=SC2086
+        env LISTEN_ADDR=127.0.0.1:$p WEBHOOK_TOKEN_FILE="$T/token" AUDIT_DB="$T/a.db" \
+            PROMETHEUS_URL=http://127.0.0.1:1 KUBE_API_URL= ${TAIL_ENV:-} "$1" serve 2>"$T/serve.log" &
+        pid=$!
+        PIDS+=("$pid")
+        if wait_up "http://127.0.0.1:$p/readyz"; then
+            client "$p" "$2"
+            kill "$pid"; wait "$pid" 2>/dev/null || true
+            return 0
+        fi
+        kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+        echo "tail.sh: serve did not come up on port $p (try $try): $(tail -n1 "$T/serve.log")" >&2
+    done
+    echo "failed=1"
 }
 : >"$T/all"
 for r in $(seq 1 "$REPS"); do
@@ -109,6 +116,7 @@ echo "END load $(cut -d' ' -f1-3 /proc/loadavg) client $CLIENT"
 python3 - "$T/all" <<'PY'
 import re, sys, statistics as st
 rows = [dict(re.findall(r"(\w+)=([\w.]+)", l)) for l in open(sys.argv[1])]
+rows = [r for r in rows if "rps" in r]  # a run that could not start is left out
 med = lambda xs: st.median(xs) if xs else float("nan")
 ngx = {(r["rep"], r["conns"]): r for r in rows if r["target"] == "nginx"}
 print("| target | conns | req/s | p50 ms | p99 ms | p99.9 ms | req/s ÷ nginx | p99 ÷ nginx p99 |")

@@ -285,14 +285,15 @@ audit_alert_table_row(FILE *out, const struct store_alert *a, int64_t id)
          1);
 }
 
-/* Stats table: 9+32+20+10 plus 3 spaces = 74 columns. */
+/* Stats table: 9+20+10 plus 3 spaces = 42 columns, then the key: last, so a
+ * namespace of Kubernetes' full 63 characters is never cut. */
 void
 audit_stat_table_header(FILE *out)
 {
     cell(out, "BY", 9, 0, 0);
-    cell(out, "KEY", 32, 0, 0);
     cell(out, "RESULT", 20, 0, 0);
-    cell(out, "COUNT", 10, 1, 1);
+    cell(out, "COUNT", 10, 1, 0);
+    cell(out, "KEY", 3, 0, 1);
 }
 
 void
@@ -302,9 +303,9 @@ audit_stat_table_row(FILE *out, const struct store_stat *st)
 
     snprintf(n, sizeof(n), "%" PRId64, st->ss_count);
     cell(out, st->ss_by ? st->ss_by : "", 9, 0, 0);
-    cell(out, st->ss_key ? st->ss_key : "", 32, 0, 0);
-    cell(out, st->ss_result ? st->ss_result : "", 20, 0, 0);
-    cell(out, n, 10, 1, 1);
+    cell(out, st->ss_result && *st->ss_result ? st->ss_result : "-", 20, 0, 0);
+    cell(out, n, 10, 1, 0);
+    cell(out, st->ss_key ? st->ss_key : "", 3, 0, 1);
 }
 
 /* "  label       value\n" with the value cleaned. */

@@ -597,6 +597,13 @@ test_table_longest_names(void **state)
     assert_out_has(f, want);
     snprintf(want, sizeof(want), "yes                      %s/%s\n", ns, pod);
     assert_out_has(f, want);
+
+    /* stats: the namespace is the last column, whole, under its header. */
+    assert_int_equal(run(f, "--db", "DB", "stats", "--node", "gpu-long", END), 0);
+    snprintf(want, sizeof(want), " %s\n", ns);
+    assert_out_has(f, want);
+    assert_null(strstr(f->f_out, "\xe2\x80\xa6"));
+    assert_int_equal(column_of(f->f_out, "KEY"), column_of(f->f_out, want + 1));
 }
 
 /* ---- show ---- */
@@ -710,7 +717,7 @@ test_stats(void **state)
 
     assert_int_equal(run(f, "stats", "--db", "DB", END), 0);
     assert_fits_80(f->f_out);
-    assert_out_has(f, "namespace ml");
+    assert_out_has(f, "namespace recycled                      1 ml\n");
     assert_int_equal(run(f, "stats", "--db", "DB", "--result", "failed", END), 0);
     assert_string_equal(f->f_out, "no decisions\n");
     assert_int_equal(
