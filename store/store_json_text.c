@@ -114,7 +114,6 @@ jt_str(struct jtext *t, const char *s)
         switch (ch) {
         case '"': *o++ = '"'; break;
         case '\\': *o++ = '\\'; break;
-        
         case '\b': *o++ = 'b'; break;
         case '\f': *o++ = 'f'; break;
         case '\n': *o++ = 'n'; break;
