@@ -32,7 +32,9 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#define STEP_TIMEOUT_S 5
+#ifndef STEP_TIMEOUT_S
+#define STEP_TIMEOUT_S 5 /* -DSTEP_TIMEOUT_S=60 under valgrind */
+#endif
 
 static struct {
     struct event_base *base;
@@ -174,6 +176,17 @@ serve_cb(struct evhttp_request *req, void *arg)
     }
 }
 
+/* Why a webhook got no answer (libevent's error kind), for the failure message. */
+static void
+webhook_error(enum evhttp_request_error e, void *arg)
+{
+    static const char *const names[] = {"timeout", "eof", "invalid header", "buffer error",
+                                        "request cancelled", "data too long"};
+
+    fprintf(stderr, "gvw-decide: webhook %d: %s\n", g.i,
+            (unsigned)e < sizeof(names) / sizeof(names[0]) ? names[e] : "error");
+}
+
 static void
 webhook_done(struct evhttp_request *req, void *arg)
 {
@@ -222,6 +235,7 @@ next_decision(void)
                  "\"endsAt\":\"0001-01-01T00:00:00Z\",\"fingerprint\":\"%016x\"}]}",
                  g.i, (unsigned)g.i);
     req = evhttp_request_new(webhook_done, NULL);
+    evhttp_request_set_error_cb(req, webhook_error);
     h = evhttp_request_get_output_headers(req);
     snprintf(auth, sizeof(auth), "Bearer %s", g.token);
     evhttp_add_header(h, "Host", "127.0.0.1");

@@ -4,10 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
- * surrogates, nothing past U+10FFFF), or 0 if it is not one. */
-static size_t
-utf8_len(const unsigned char *p)
+size_t
+store_utf8_len(const unsigned char *p)
 {
     unsigned char lo = 0x80, hi = 0xBF;
     size_t n, i;
@@ -49,7 +47,7 @@ utf8_sanitize(const char *s)
         return NULL;
     memcpy(out, s, len + 1);
     while (i < len) {
-        size_t n = utf8_len((const unsigned char *)out + i);
+        size_t n = store_utf8_len((const unsigned char *)out + i);
 
         if (n == 0) {
             out[i] = '?';

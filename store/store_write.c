@@ -1,7 +1,9 @@
 /* store_write.c -- the hot writes: alerts at intake rate, decisions as they run */
 #include "store_int.h"
 #include "store_json.h"
+#include "store_json_text.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 static const char SQL_ADD_ALERT[] =
@@ -96,6 +98,32 @@ bind_json(sqlite3_stmt *st, int i, json_t *j)
     return sqlite3_bind_text(st, i, text, -1, free) == SQLITE_OK ? 0 : -1;
 }
 
+/* Binds malloc'd text, NULL meaning out of memory; SQLite frees it. */
+static int
+bind_owned_text(sqlite3_stmt *st, int i, char *text, size_t len)
+{
+    if (text == NULL)
+        return -1;
+    if (len > (size_t)INT_MAX) {
+        free(text);
+        return -1;
+    }
+    /* On failure too, SQLite calls the destructor. */
+    return sqlite3_bind_text(st, i, text, (int)len, free) == SQLITE_OK ? 0 : -1;
+}
+
+/* The candidates column: written straight as text, the same bytes bind_json()
+ * would give (store_json_text.h); a 5,000-pod list costs a tree of 35,000 values
+ * to build and dump otherwise. */
+static int
+bind_candidates(sqlite3_stmt *st, int i, const struct store_decision *d)
+{
+    size_t len = 0;
+    char *text = store_candidates_text(d->sd_candidates, d->sd_candidate_count, &len);
+
+    return bind_owned_text(st, i, text, len);
+}
+
 static void
 bind_victim_columns(sqlite3_stmt *st, const struct store_victim *v)
 {
@@ -133,8 +161,7 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     bind_victim_columns(st, d->sd_victim);
     if (bind_json(st, 13, store_victim_json(d->sd_victim)) == -1 ||
         (with_candidates &&
-         bind_json(st, 14, store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ==
-             -1) ||
+         bind_candidates(st, 14, d) == -1) ||
         bind_json(st, 32, store_release_json(d->sd_release)) == -1) {
         store_seterr(err, errlen, "out of memory encoding the decision");
         sqlite3_clear_bindings(st);

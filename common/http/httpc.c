@@ -398,11 +398,33 @@ httpc_urlencode(struct buf *b, const char *s)
     return 0;
 }
 
+/* The most a Content-Length reserves at once; a longer body still arrives,
+ * growing the buffer by doubling. */
+#define HTTPC_RESERVE_MAX ((curl_off_t)64 << 20)
+
+/* Before the first piece, room for the whole body the server announced: a
+ * 5 MB pod list otherwise grows by doubling, copying it about once more and
+ * faulting in twice the pages. Only a hint: within the cap, and a failure to
+ * reserve leaves the buffer as it was. */
+static void
+reserve_announced(struct httpc_call *c)
+{
+    curl_off_t len = -1;
+
+    if (c->c_resp.b_size != 0 ||
+        curl_easy_getinfo(c->c_easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) != CURLE_OK ||
+        len <= 0 || len > HTTPC_RESERVE_MAX ||
+        (c->c_resp.b_cap != 0 && (size_t)len > c->c_resp.b_cap))
+        return;
+    (void)buf_reserve(&c->c_resp, (size_t)len);
+}
+
 static size_t
 write_cb(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
     struct httpc_call *c = userdata;
 
+    reserve_announced(c);
     if (buf_append(&c->c_resp, ptr, size * nmemb) == -1)
         return 0; /* over the cap (or no memory): curl aborts the transfer */
     return size * nmemb;

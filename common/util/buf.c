@@ -13,7 +13,7 @@ buf_init(struct buf *b, size_t cap)
     b->b_cap = cap;
 }
 
-static int
+int
 buf_reserve(struct buf *b, size_t extra)
 {
     size_t need, size;

@@ -14,6 +14,10 @@ struct buf {
 
 /* Initialises an empty buffer that refuses to grow past cap bytes. */
 void buf_init(struct buf *b, size_t cap);
+/* Makes room for extra more bytes (and the terminator) without changing the
+ * contents. Returns 0, or -1 on allocation failure or when the cap would be
+ * passed (then b_toobig is set). */
+int buf_reserve(struct buf *b, size_t extra);
 /* Appends len bytes. Returns 0, or -1 on allocation failure or when the cap
  * would be passed (then b_toobig is set and the buffer is unchanged). */
 int buf_append(struct buf *b, const void *data, size_t len);

@@ -4,6 +4,10 @@ if(TARGET gvw_store)
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store.c
     LIBS gvw_store
     LABELS unit)
+  gvw_add_test(test_store_json_text
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_json_text.c
+    LIBS gvw_store
+    LABELS unit)
   if(TARGET gvw_audit)
     gvw_add_test(test_audit_cli
       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_audit_cli.c
