@@ -64,7 +64,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 log "building Release in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGVW_TESTS=ON >/dev/null
-cmake --build "$BUILD" -j2 --target gpu-vram-watchdog gvw_store gvw_parse >/dev/null
+cmake --build "$BUILD" -j2 --target gpu-vram-watchdog gvw_store gvw_util gvw_parse >/dev/null
 BIN=$BUILD/gpu-vram-watchdog
 BB=$BUILD/bench
 # What was built: the commit and the files that differed from it at build time.
@@ -80,9 +80,9 @@ cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$RO
 cc $CFLAGS -o "$BB/gvw-rss-floor" "$ROOT/bench/rss_floor.c" \
     $(pkg-config --cflags --libs libevent libcurl sqlite3 jansson) -lm
 cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-gen-audit" "$ROOT/bench/gen_audit.c" \
-    "$BUILD/store/libgvw_store.a" $(pkg-config --libs sqlite3 jansson)
+    "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
 cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-commit" "$ROOT/bench/commit.c" \
-    "$BUILD/store/libgvw_store.a" $(pkg-config --libs sqlite3 jansson)
+    "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
 cc $CFLAGS -I"$ROOT/receiver" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
     "$ROOT/bench/metrics_lookup.c" "$BUILD/receiver/libgvw_daemon.a" \
     "$BUILD/common/util/libgvw_util.a"

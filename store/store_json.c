@@ -4,59 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t
-store_utf8_len(const unsigned char *p)
-{
-    unsigned char lo = 0x80, hi = 0xBF;
-    size_t n, i;
-
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF)
-        n = 2;
-    else if (p[0] >= 0xE0 && p[0] <= 0xEF)
-        n = 3;
-    else if (p[0] >= 0xF0 && p[0] <= 0xF4)
-        n = 4;
-    else
-        return 0;
-    if (p[0] == 0xE0)
-        lo = 0xA0;
-    else if (p[0] == 0xED)
-        hi = 0x9F;
-    else if (p[0] == 0xF0)
-        lo = 0x90;
-    else if (p[0] == 0xF4)
-        hi = 0x8F;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0; /* also stops at the terminator */
-    return n;
-}
-
-/* A copy of s with every byte that starts no valid sequence replaced by '?'. */
-static char *
-utf8_sanitize(const char *s)
-{
-    size_t len = strlen(s), i = 0;
-    char *out = malloc(len + 1);
-
-    if (out == NULL)
-        return NULL;
-    memcpy(out, s, len + 1);
-    while (i < len) {
-        size_t n = store_utf8_len((const unsigned char *)out + i);
-
-        if (n == 0) {
-            out[i] = '?';
-            n = 1;
-        }
-        i += n;
-    }
-    return out;
-}
+#include "utf8.h"
 
 json_t *
 store_json_str(const char *s)
@@ -69,9 +17,9 @@ store_json_str(const char *s)
     if ((j = json_string(s)) != NULL)
         return j;
     /* Not UTF-8 (or out of memory, and then the retry fails too). */
-    if ((clean = utf8_sanitize(s)) == NULL)
+    if ((clean = strdup(s)) == NULL)
         return NULL;
-    j = json_string(clean);
+    j = json_string(utf8_scrub(clean));
     free(clean);
     return j;
 }

@@ -6,11 +6,6 @@
 
 #include "store.h"
 
-/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
- * surrogates, nothing past U+10FFFF; the same rules as jansson's json_string),
- * or 0 if it is not one. Reads no further than a NUL. */
-size_t store_utf8_len(const unsigned char *p);
-
 /* A JSON string for s; NULL gives JSON null. Bytes that are not UTF-8 become
  * '?', so text from outside (an API error body) can never make the encoder
  * fail. Returns a new reference, NULL only on OOM. */

@@ -5,56 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_json.h"
+#include "buf.h"
+#include "utf8.h"
 
-/* A growable output; jt_failed sticks after the first allocation failure. */
-struct jtext {
-    char *jt_data; /* owned */
-    size_t jt_len;
-    size_t jt_size;
-    int jt_failed;
-};
-
-/* Room for need more bytes (and the terminator); 0 or -1. */
-static int
-jt_reserve(struct jtext *t, size_t need)
-{
-    size_t size = t->jt_size ? t->jt_size : 256;
-    char *p;
-
-    if (t->jt_failed)
-        return -1;
-    if (need >= SIZE_MAX / 4 - t->jt_len) {
-        t->jt_failed = 1;
-        return -1;
-    }
-    if (t->jt_len + need + 1 <= t->jt_size)
-        return 0;
-    while (size < t->jt_len + need + 1)
-        size *= 2;
-    if ((p = realloc(t->jt_data, size)) == NULL) {
-        t->jt_failed = 1;
-        return -1;
-    }
-    t->jt_data = p;
-    t->jt_size = size;
-    return 0;
-}
-
-static void
-jt_put(struct jtext *t, const char *s, size_t len)
-{
-    if (jt_reserve(t, len) == -1)
-        return;
-    memcpy(t->jt_data + t->jt_len, s, len);
-    t->jt_len += len;
-}
-
-#define JT_LIT(t, lit) jt_put((t), (lit), sizeof(lit) - 1)
+#define PUT_LIT(b, lit) buf_append((b), (lit), sizeof(lit) - 1)
 
 /* As jansson's "%lld", without the printf machinery. */
-static void
-jt_int(struct jtext *t, int64_t v)
+static int
+put_int(struct buf *b, int64_t v)
 {
     char tmp[24];
     size_t i = sizeof(tmp);
@@ -66,48 +24,46 @@ jt_int(struct jtext *t, int64_t v)
     } while (u != 0);
     if (v < 0)
         tmp[--i] = '-';
-    jt_put(t, tmp + i, sizeof(tmp) - i);
+    return buf_append(b, tmp + i, sizeof(tmp) - i);
 }
 
 /* s as a JSON string the way store_json_str() + json_dumps(JSON_COMPACT) write
  * it: '"' and '\\' escaped, the five short escapes, other control bytes as
  * \u00XX (upper-case hex), everything else (DEL, '/', non-ASCII) as is; a byte
  * that starts no valid UTF-8 sequence becomes '?'. */
-static void
-jt_str(struct jtext *t, const char *s)
+static int
+put_str(struct buf *b, const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
+    size_t left = strlen(s), n;
     char *o;
 
     /* Worst case 6 output bytes per input byte; reserving it once keeps the loop
      * free of checks. */
-    if (n > SIZE_MAX / 8 || jt_reserve(t, 6 * n + 2) == -1) {
-        t->jt_failed = 1;
-        return;
-    }
-    o = t->jt_data + t->jt_len;
+    if (left > SIZE_MAX / 8 || buf_reserve(b, 6 * left + 2) == -1)
+        return -1;
+    o = b->b_data + b->b_len;
 
     *o++ = '"';
-    while (*p != '\0') {
+    while (left > 0) {
         unsigned char ch = *p;
 
         if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\') {
             *o++ = (char)ch;
-            p++;
+            p++, left--;
             continue;
         }
         if (ch >= 0x80) {
-            n = store_utf8_len(p);
+            n = utf8_char_len((const char *)p, left);
             if (n == 0) {
                 *o++ = '?';
-                p++;
+                n = 1;
             } else {
                 memcpy(o, p, n);
                 o += n;
-                p += n;
             }
+            p += n, left -= n;
             continue;
         }
         *o++ = '\\';
@@ -127,60 +83,51 @@ jt_str(struct jtext *t, const char *s)
             *o++ = hex[ch & 0xF];
             break;
         }
-        p++;
+        p++, left--;
     }
     *o++ = '"';
-    t->jt_len = (size_t)(o - t->jt_data);
+    b->b_len = (size_t)(o - b->b_data);
+    b->b_data[b->b_len] = '\0';
+    return 0;
 }
 
-static void
-candidate_text(struct jtext *t, const struct store_candidate *c)
+static int
+candidate_text(struct buf *b, const struct store_candidate *c)
 {
-    JT_LIT(t, "{\"namespace\":");
-    jt_str(t, c->sc_namespace ? c->sc_namespace : "");
-    JT_LIT(t, ",\"pod\":");
-    jt_str(t, c->sc_pod ? c->sc_pod : "");
-    JT_LIT(t, ",\"used_mib\":");
-    jt_int(t, c->sc_used_mib);
-    JT_LIT(t, ",\"budget_mib\":");
-    if (c->sc_has_budget)
-        jt_int(t, c->sc_budget_mib);
-    else
-        JT_LIT(t, "null");
-    if (c->sc_eligible) {
-        JT_LIT(t, ",\"eligible\":true,\"why_not\":null}");
-        return;
-    }
-    JT_LIT(t, ",\"eligible\":false,\"why_not\":");
-    if (c->sc_why_not == NULL)
-        JT_LIT(t, "null");
-    else
-        jt_str(t, c->sc_why_not);
-    JT_LIT(t, "}");
+    if (PUT_LIT(b, "{\"namespace\":") == -1 ||
+        put_str(b, c->sc_namespace ? c->sc_namespace : "") == -1 ||
+        PUT_LIT(b, ",\"pod\":") == -1 || put_str(b, c->sc_pod ? c->sc_pod : "") == -1 ||
+        PUT_LIT(b, ",\"used_mib\":") == -1 || put_int(b, c->sc_used_mib) == -1 ||
+        PUT_LIT(b, ",\"budget_mib\":") == -1 ||
+        (c->sc_has_budget ? put_int(b, c->sc_budget_mib) : PUT_LIT(b, "null")) == -1)
+        return -1;
+    if (c->sc_eligible)
+        return PUT_LIT(b, ",\"eligible\":true,\"why_not\":null}");
+    if (PUT_LIT(b, ",\"eligible\":false,\"why_not\":") == -1 ||
+        (c->sc_why_not == NULL ? PUT_LIT(b, "null") : put_str(b, c->sc_why_not)) == -1)
+        return -1;
+    return PUT_LIT(b, "}");
 }
 
 char *
 store_candidates_text(const struct store_candidate *c, size_t n, size_t *len_out)
 {
-    struct jtext t = {NULL, 0, 0, 0};
+    struct buf b;
     size_t i;
 
+    buf_init(&b, 0);
     /* ~120 bytes a candidate: one allocation for a typical list. */
-    if (jt_reserve(&t, n < SIZE_MAX / 256 ? 128 * n + 2 : 0) == -1)
-        return NULL;
-    JT_LIT(&t, "[");
-    for (i = 0; i < n && !t.jt_failed; i++) {
-        if (i > 0)
-            JT_LIT(&t, ",");
-        candidate_text(&t, &c[i]);
-    }
-    JT_LIT(&t, "]");
-    if (t.jt_failed) {
-        free(t.jt_data);
-        return NULL;
-    }
-    t.jt_data[t.jt_len] = '\0';
+    if (buf_reserve(&b, n < SIZE_MAX / 256 ? 128 * n + 2 : 0) == -1 || PUT_LIT(&b, "[") == -1)
+        goto fail;
+    for (i = 0; i < n; i++)
+        if ((i > 0 && PUT_LIT(&b, ",") == -1) || candidate_text(&b, &c[i]) == -1)
+            goto fail;
+    if (PUT_LIT(&b, "]") == -1)
+        goto fail;
     if (len_out != NULL)
-        *len_out = t.jt_len;
-    return t.jt_data;
+        *len_out = b.b_len;
+    return b.b_data; /* NUL-terminated by buf_append */
+fail:
+    buf_free(&b);
+    return NULL;
 }

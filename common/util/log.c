@@ -133,9 +133,9 @@ static char held_buf[2 * LINE_MAX_BYTES];
 static size_t held_len;
 static int held;
 
-/* Writes buf[0..len) to stderr; *pending (when given) is zeroed after. */
+/* Writes buf[0..len) to stderr. */
 static void
-write_all(const char *buf, size_t len, size_t *pending)
+write_all(const char *buf, size_t len)
 {
     size_t off = 0;
     ssize_t n;
@@ -148,8 +148,13 @@ write_all(const char *buf, size_t len, size_t *pending)
             break; /* stderr is gone: nothing sensible is left to do */
         off += (size_t)n;
     }
-    if (pending != NULL)
-        *pending = 0;
+}
+
+static void
+flush_held(void)
+{
+    write_all(held_buf, held_len);
+    held_len = 0;
 }
 
 static void
@@ -189,14 +194,14 @@ emit(enum log_level level, const char *msg, va_list *kv)
     put(&l, json ? "}\n" : "\n");
     if (held) {
         if (l.l_len > sizeof(held_buf) - held_len)
-            write_all(held_buf, held_len, &held_len);
+            flush_held();
         if (l.l_len <= sizeof(held_buf) - held_len) {
             memcpy(held_buf + held_len, l.l_buf, l.l_len);
             held_len += l.l_len;
             return;
         }
     }
-    write_all(l.l_buf, l.l_len, NULL);
+    write_all(l.l_buf, l.l_len);
 }
 
 void
@@ -209,7 +214,7 @@ void
 log_release(void)
 {
     held = 0;
-    write_all(held_buf, held_len, &held_len);
+    flush_held();
 }
 
 static void
