@@ -45,7 +45,7 @@ static const char usage_text[] =
     "  audit stats      decisions counted by result and by victim namespace\n"
     "\n"
     "options (before or after the word; --opt value or --opt=value):\n"
-    "  --db PATH            the database (default $AUDIT_DB, else\n"
+    "  --db PATH            the database (also --audit-db; default $AUDIT_DB, else\n"
     "                       " AUDIT_DEFAULT_DB ")\n"
     "  --since WHEN         24h, 90m, 7d, 30s, 500ms, or an RFC 3339 time\n"
     "                       (default: all)\n"
@@ -319,6 +319,9 @@ static const struct {
     {"node", OPT_NODE},     {"namespace", OPT_NAMESPACE},
     {"result", OPT_RESULT}, {"limit", OPT_LIMIT},
     {"format", OPT_FORMAT}, {"gpu", OPT_GPU},
+    /* The AUDIT_DB setting's own flag (SPEC: a setting's flag is its name in
+     * lower case with dashes), the same as --db. */
+    {"audit-db", OPT_DB},
 };
 
 /* "--name=value" or "--name value" at argv[*i]; advances *i past a value. */

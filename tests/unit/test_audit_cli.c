@@ -387,6 +387,9 @@ test_list_filters(void **state)
     assert_ids(f, "[5,2]");
     assert_int_equal(run(f, dbopt, "--format=json", "--node=gpu-1", END), 0);
     assert_ids(f, "[6,4,3,1]");
+    /* AUDIT_DB's setting flag is --audit-db (SPEC: FLOOR_MIB = --floor-mib). */
+    assert_int_equal(run(f, "--audit-db", "DB", "--format=json", "--node=gpu-1", END), 0);
+    assert_ids(f, "[6,4,3,1]");
     assert_int_equal(run(f, "--db", "DB", "--format=json", "--namespace", "ml", END), 0);
     assert_ids(f, "[1]");
     assert_int_equal(
