@@ -104,16 +104,47 @@ add_look(struct check *c, const char *node)
     return 0;
 }
 
+/* No GPU node can be looked at: the one decision serve records for an alert
+ * without a node label (SPEC: "if the nodes cannot be listed: skipped_kube
+ * with an empty node"). error may be NULL. 0, or -1 when out of memory. */
+static int
+add_no_node(struct check *c, const char *reason, const char *error)
+{
+    struct look *l;
+
+    if (add_look(c, "") == -1)
+        return -1;
+    l = &c->c_looks[c->c_count - 1]; /* the last look: nothing reallocs it after */
+    l->l_check = c;
+    verdict_init(&l->l_v, c->c_cfg, l->l_node, "check", "", 0);
+    verdict_set_result(&l->l_v, "skipped_kube");
+    verdict_reason(&l->l_v, "%s", reason);
+    if (error != NULL)
+        verdict_error(&l->l_v, "%s", error);
+    l->l_done = 1;
+    return 0;
+}
+
 static void
 nodes_cb(struct kube_answer *a, void *arg)
 {
     struct check *c = arg;
+    char reason[512];
 
     if (a->ka_class != KUBE_OK || a->ka_node_count == 0) {
-        fprintf(stderr, "gpu-vram-watchdog: check: %s\n",
-                a->ka_class != KUBE_OK ? (a->ka_error ? a->ka_error : "cannot list nodes")
-                                       : "no node matches GPU_NODE_SELECTOR");
-        c->c_failed = 1;
+        /* serve's situation for an alert without a node label, in check's words. */
+        if (a->ka_class != KUBE_OK)
+            snprintf(reason, sizeof(reason),
+                     "no --node given and the GPU nodes could not be listed");
+        else
+            snprintf(reason, sizeof(reason),
+                     "no --node given and no node matches GPU_NODE_SELECTOR=%s",
+                     c->c_cfg->c_gpu_node_selector);
+        if (add_no_node(c, reason,
+                        a->ka_class != KUBE_OK
+                            ? (a->ka_error ? a->ka_error : "cannot list nodes")
+                            : NULL) == -1)
+            c->c_failed = 1;
         event_base_loopbreak(c->c_base);
         return;
     }
@@ -184,14 +215,18 @@ check_main(const struct config *cfg, const char *node, int json)
             goto done;
         start_look(&c, 0);
     } else if (c.c_kube == NULL) {
-        fprintf(stderr, "gpu-vram-watchdog: check: no --node given and no Kubernetes API "
-                        "server to list GPU nodes (set KUBE_API_URL)\n");
-        goto done;
+        if (add_no_node(&c, "no --node given and no Kubernetes API server is configured "
+                            "(set KUBE_API_URL)",
+                        NULL) == -1)
+            goto done;
     } else if (kube_list_nodes(c.c_kube, cfg->c_gpu_node_selector, nodes_cb, &c) == -1) {
-        fprintf(stderr, "gpu-vram-watchdog: check: cannot list GPU nodes\n");
-        goto done;
+        if (add_no_node(&c, "no --node given and the GPU nodes could not be listed",
+                        "the node list request could not be started") == -1)
+            goto done;
+    } else {
+        event_base_dispatch(c.c_base); /* until nodes_cb, then every look, is done */
     }
-    if (node == NULL || c.c_pending > 0)
+    if (node != NULL && c.c_pending > 0)
         event_base_dispatch(c.c_base);
     if (!c.c_failed) {
         print(&c, json, node != NULL);

@@ -45,9 +45,10 @@ static const char usage_text[] =
     "  audit stats      decisions counted by result and by victim namespace\n"
     "\n"
     "options (before or after the word; --opt value or --opt=value):\n"
-    "  --db PATH            the database (default $AUDIT_DB, else\n"
+    "  --db PATH            the database (also --audit-db; default $AUDIT_DB, else\n"
     "                       " AUDIT_DEFAULT_DB ")\n"
-    "  --since WHEN         24h, 90m, 7d, 30s, or an RFC 3339 time (default: all)\n"
+    "  --since WHEN         24h, 90m, 7d, 30s, 500ms, or an RFC 3339 time\n"
+    "                       (default: all)\n"
     "  --node N             decisions on node N\n"
     "  --namespace NS       decisions whose victim is in NS\n"
     "  --gpu G              decisions about GPU G (its label value, GPU scope)\n"
@@ -95,40 +96,38 @@ parse_count(const char *s, int64_t *out)
     return 0;
 }
 
-/* "90m": a count with an optional s/m/h/d suffix, as seconds. 0 or -1. */
+/* "90m": a count with an optional ms/s/m/h/d suffix (SPEC's duration
+ * suffixes; none = seconds), as milliseconds. 0 or -1. */
 static int
-parse_duration(const char *s, int64_t *secs)
+parse_duration(const char *s, int64_t *ms)
 {
     char num[24];
     size_t len = strlen(s);
-    int64_t v, unit = 1;
+    int64_t v, unit = 1000;
 
     if (len == 0 || len >= sizeof(num))
         return -1;
     memcpy(num, s, len + 1);
-    switch (num[len - 1]) {
-    case 's':
+    if (len >= 2 && strcmp(num + len - 2, "ms") == 0) {
         unit = 1;
-        num[--len] = '\0';
-        break;
-    case 'm':
-        unit = 60;
-        num[--len] = '\0';
-        break;
-    case 'h':
-        unit = 3600;
-        num[--len] = '\0';
-        break;
-    case 'd':
-        unit = 86400;
-        num[--len] = '\0';
-        break;
-    default:
-        break;
+        len -= 2;
+        num[len] = '\0';
+    } else {
+        switch (num[len - 1]) {
+        case 's': unit = 1000; break;
+        case 'm': unit = 60 * 1000; break;
+        case 'h': unit = 3600 * 1000; break;
+        case 'd': unit = 86400 * 1000; break;
+        default: unit = 0; break;
+        }
+        if (unit != 0)
+            num[--len] = '\0';
+        else
+            unit = 1000;
     }
-    if (parse_count(num, &v) == -1 || v > INT64_MAX / 1000 / unit)
+    if (parse_count(num, &v) == -1 || v > INT64_MAX / unit)
         return -1;
-    *secs = v * unit;
+    *ms = v * unit;
     return 0;
 }
 
@@ -244,10 +243,10 @@ parse_rfc3339(const char *s, int64_t *ms)
 static int
 set_since(struct parse *p, const char *v)
 {
-    int64_t secs, at;
+    int64_t ago_ms, at;
 
-    if (parse_duration(v, &secs) == 0)
-        at = p->p_now_ms - secs * 1000;
+    if (parse_duration(v, &ago_ms) == 0)
+        at = p->p_now_ms - ago_ms;
     else if (parse_rfc3339(v, &at) == -1)
         return usage_error("bad --since \"%s\": want a duration (90m, 24h, 7d)"
                            " or an RFC 3339 time (2026-06-02T10:00:00Z)",
@@ -320,6 +319,9 @@ static const struct {
     {"node", OPT_NODE},     {"namespace", OPT_NAMESPACE},
     {"result", OPT_RESULT}, {"limit", OPT_LIMIT},
     {"format", OPT_FORMAT}, {"gpu", OPT_GPU},
+    /* The AUDIT_DB setting's own flag (SPEC: a setting's flag is its name in
+     * lower case with dashes), the same as --db. */
+    {"audit-db", OPT_DB},
 };
 
 /* "--name=value" or "--name value" at argv[*i]; advances *i past a value. */

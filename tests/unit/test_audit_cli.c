@@ -387,6 +387,9 @@ test_list_filters(void **state)
     assert_ids(f, "[5,2]");
     assert_int_equal(run(f, dbopt, "--format=json", "--node=gpu-1", END), 0);
     assert_ids(f, "[6,4,3,1]");
+    /* AUDIT_DB's setting flag is --audit-db (SPEC: FLOOR_MIB = --floor-mib). */
+    assert_int_equal(run(f, "--audit-db", "DB", "--format=json", "--node=gpu-1", END), 0);
+    assert_ids(f, "[6,4,3,1]");
     assert_int_equal(run(f, "--db", "DB", "--format=json", "--namespace", "ml", END), 0);
     assert_ids(f, "[1]");
     assert_int_equal(
@@ -403,6 +406,9 @@ test_list_filters(void **state)
     assert_ids(f, "[6,4,5]");
     assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "7200s", END), 0);
     assert_ids(f, "[6,4]");
+    /* SPEC: durations accept ms, s, m, h, d. 50 minutes in ms: */
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "3000000ms", END), 0);
+    assert_ids(f, "[6]");
     assert_int_equal(
         run(f, "--db", "DB", "--format=json", "--since", "2024-06-02T10:01:00.123Z", END),
         0);
@@ -797,6 +803,8 @@ test_usage_errors(void **state)
                      "bad --since");
     assert_one_error(f, run(f, "--db", "DB", "--since", "24x", END), 2, "bad --since");
     assert_one_error(f, run(f, "--db", "DB", "--since", "-5m", END), 2, "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "ms", END), 2, "bad --since");
+    assert_one_error(f, run(f, "--db", "DB", "--since", "5mss", END), 2, "bad --since");
     assert_one_error(f, run(f, "--db", "DB", "--since", "2026-13-01T00:00:00Z", END), 2,
                      "bad --since");
     assert_one_error(f, run(f, "--db", "DB", "--since", "2026-02-29T00:00:00Z", END), 2,
