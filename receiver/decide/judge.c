@@ -1,0 +1,155 @@
+/* judge.c -- evidence in: judge the node, or one decision per GPU below the floor */
+#include <stdlib.h>
+
+#include "metrics.h"
+#include "remedy_int.h"
+
+/* Puts the free VRAM seen into the gauge ({node,gpu} in GPU scope). */
+static void
+note_free(const char *node, const struct gather_result *gr)
+{
+    const struct policy_result *p = &gr->gr_policy;
+
+    if (gr->gr_gpu_count == 0 && gr->gr_status != GATHER_TELEMETRY && p->pr_free_known &&
+        p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
+        metrics_free_vram_gpu(node, gr->gr_gpu, p->pr_free_mib);
+}
+
+/* Records and acts on one result: the node's, or one GPU's. */
+static void
+judge(struct decision *d, const struct gather_result *gr)
+{
+    const struct policy_result *p = &gr->gr_policy;
+    const char *result;
+
+    d->d_gr = gr;
+    result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
+    /* The GPU's name as the brake holds it: it outlives a relist's gather. */
+    if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu[0] != '\0')
+        d->d_v.vd_d.sd_gpu = d->d_node->n_gpu;
+    note_free(d->d_v.vd_d.sd_node, gr);
+    if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_VICTIM)
+        act_begin(d);
+    else
+        decision_finish(d, result);
+}
+
+/* The first GPU below the floor takes over the node-wide decision d and its
+ * row (its brake moves from the node to that GPU). */
+static void
+adopt(struct decision *d, const struct gather_result *u)
+{
+    struct node_state *n = brakes_node_get(d->d_r, d->d_node->n_name, u->gr_gpu);
+    char reason[1024];
+
+    d->d_node->n_busy = 0;
+    d->d_node = NULL;
+    d->d_v.vd_d.sd_gpu = u->gr_gpu; /* held by d's gather until d is freed */
+    if (n == NULL) {
+        verdict_error(&d->d_v, "too many nodes tracked, or out of memory");
+        decision_finish(d, "failed");
+        return;
+    }
+    d->d_v.vd_d.sd_node = n->n_name;
+    if (brakes_held_back(n, mono_now(), reason, sizeof(reason))) {
+        d->d_v.vd_d.sd_gpu = n->n_gpu;
+        verdict_reason(&d->d_v, "%s", reason);
+        decision_finish(d, "coalesced");
+        return;
+    }
+    d->d_node = n;
+    n->n_busy = 1;
+    judge(d, u);
+}
+
+/* A decision of its own for GPU unit u of d's node, sharing d's gather g;
+ * NULL when held back or not started (then its row is already recorded). */
+static struct decision *
+spawn(struct decision *d, struct gather *g, const struct gather_result *u, double now)
+{
+    struct remedy *r = d->d_r;
+    const char *node = d->d_node->n_name;
+    struct node_state *n = brakes_node_get(r, node, u->gr_gpu);
+    struct decision *c;
+    char reason[1024];
+
+    if (n == NULL) {
+        decision_record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint,
+                                d->d_alert_id, "failed", "no decision was started",
+                                "too many nodes tracked, or out of memory");
+        return NULL;
+    }
+    if (brakes_held_back(n, now, reason, sizeof(reason))) {
+        decision_record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint,
+                                d->d_alert_id, "coalesced", reason, NULL);
+        return NULL;
+    }
+    c = decision_new(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns, d->d_alert_id,
+                     now);
+    if (c != NULL) {
+        gather_hold(g);
+        c->d_g = g;
+    }
+    return c;
+}
+
+static int
+recovered(const struct gather_result *u)
+{
+    return u->gr_status == GATHER_DECIDED &&
+           u->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED;
+}
+
+/* GPU scope from a trigger naming no GPU: each GPU below the floor (or
+ * unreadable) gets its own decision and row, the first one d's; none below:
+ * d ends skipped_recovered with gpu null. */
+static void
+fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
+{
+    const struct gather_result *first = NULL;
+    struct decision **kids;
+    size_t i;
+    double now = mono_now();
+
+    for (i = 0; i < gr->gr_gpu_count; i++)
+        note_free(d->d_node->n_name, &gr->gr_gpus[i]);
+    if ((kids = calloc(gr->gr_gpu_count, sizeof(*kids))) == NULL) {
+        verdict_error(&d->d_v, "out of memory");
+        decision_finish(d, "failed");
+        return;
+    }
+    gather_hold(g); /* d may end before its siblings are judged */
+    for (i = 0; i < gr->gr_gpu_count; i++) {
+        if (recovered(&gr->gr_gpus[i]))
+            continue;
+        if (first == NULL)
+            first = &gr->gr_gpus[i];
+        else
+            kids[i] = spawn(d, g, &gr->gr_gpus[i], now);
+    }
+    if (first == NULL)
+        judge(d, gr);
+    else
+        adopt(d, first);
+    for (i = 0; i < gr->gr_gpu_count; i++)
+        if (kids[i] != NULL)
+            judge(kids[i], &gr->gr_gpus[i]);
+    free(kids);
+    gather_free(g);
+}
+
+void
+judge_gathered(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct decision *d = arg;
+
+    d->d_gr = gr;
+    if (gr->gr_status == GATHER_CANCELLED) {
+        decision_interrupt(d); /* shutdown: the row says so, never stays in_progress */
+        return;
+    }
+    if (gr->gr_gpu_count > 0)
+        fan_out(d, g, gr);
+    else
+        judge(d, gr);
+}

@@ -1,0 +1,245 @@
+/* remedy.c -- the engine: trigger alerts in, a decision started per node (or GPU) */
+#include "remedy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpc.h"
+#include "kube.h"
+#include "log.h"
+#include "remedy_int.h"
+
+/* Alert context carried while the GPU nodes are listed. */
+struct fanout {
+    struct remedy *f_r;
+    char *f_trigger, *f_fingerprint, *f_starving_ns, *f_gpu; /* owned */
+    int64_t f_alert_id;
+};
+
+/* --- alert intake: one decision per node --------------------------------- */
+
+/* Starts one node's decision (one GPU's when gpu is set), or records why it
+ * is held back. */
+static void
+begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
+      const char *fp, const char *starving_ns, int64_t alert_id)
+{
+    struct node_state *n = brakes_node_get(r, node, gpu), *whole;
+    struct decision *d;
+    double now = mono_now();
+    char reason[1024];
+
+    if (r->r_stopping) {
+        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+                                "the daemon is stopping; no decision was started", NULL);
+        return;
+    }
+    if (n == NULL) {
+        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+                                "no decision was started",
+                                "too many nodes tracked, or out of memory");
+        return;
+    }
+    /* A GPU's trigger also waits for a node-wide look (it covers this GPU). */
+    if (brakes_held_back(n, now, reason, sizeof(reason)) ||
+        (gpu != NULL && (whole = brakes_node_get(r, node, NULL)) != NULL &&
+         brakes_held_back(whole, now, reason, sizeof(reason)))) {
+        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, "coalesced", reason,
+                                NULL);
+        return;
+    }
+    if ((d = decision_new(r, n, trigger, fp, starving_ns, alert_id, now)) == NULL)
+        return;
+    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
+                              gpu != NULL ? n->n_gpu : NULL, d->d_starving_ns,
+                              judge_gathered, d);
+    if (d->d_g == NULL) {
+        verdict_error(&d->d_v, "out of memory");
+        decision_finish(d, "failed");
+    }
+}
+
+static void
+fanout_free(struct fanout *f)
+{
+    free(f->f_trigger);
+    free(f->f_fingerprint);
+    free(f->f_starving_ns);
+    free(f->f_gpu);
+    free(f);
+}
+
+static void
+nodes_cb(struct kube_answer *a, void *arg)
+{
+    struct fanout *f = arg;
+    struct remedy *r = f->f_r;
+    char reason[1024];
+
+    if (a->ka_cancelled) {
+        fanout_free(f);
+        return;
+    }
+    if (a->ka_class != KUBE_OK) {
+        decision_record_now(
+            r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id, "skipped_kube",
+            "the alert names no node and the GPU nodes could not be listed", a->ka_error);
+    } else if (a->ka_node_count == 0) {
+        snprintf(reason, sizeof(reason),
+                 "the alert names no node and no node matches GPU_NODE_SELECTOR=%s",
+                 r->r_cfg->c_gpu_node_selector);
+        decision_record_now(r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id,
+                            "skipped_kube", reason, NULL);
+    } else {
+        for (size_t i = 0; i < a->ka_node_count; i++)
+            begin(r, a->ka_nodes[i], f->f_gpu, f->f_trigger, f->f_fingerprint,
+                  f->f_starving_ns, f->f_alert_id);
+    }
+    fanout_free(f);
+}
+
+void
+remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
+{
+    const struct config *cfg = r->r_cfg;
+    const char *node, *starving, *gpu = NULL;
+    struct fanout *f;
+
+    if (!a->a_firing || !strlist_contains(&cfg->c_trigger_alerts, a->a_alertname))
+        return;
+    if (r->r_store == NULL) { /* can't happen: alerts are only accepted once it opens */
+        log_warnx("%s: no audit store; no decision", __func__);
+        return;
+    }
+    node = alert_label(a, cfg->c_alert_node_label);
+    starving = alert_label(a, "namespace");
+    /* GPU scope is off with GPU_LABEL empty; an empty label names no GPU. */
+    if (cfg->c_gpu_label[0] != '\0' && cfg->c_alert_gpu_label[0] != '\0' &&
+        (gpu = alert_label(a, cfg->c_alert_gpu_label)) != NULL && gpu[0] == '\0')
+        gpu = NULL;
+    if (node != NULL && node[0] != '\0') {
+        begin(r, node, gpu, a->a_alertname, a->a_fingerprint, starving, alert_id);
+        return;
+    }
+    if (r->r_kube == NULL) {
+        decision_record_now(
+            r, "", a->a_alertname, a->a_fingerprint, alert_id, "skipped_kube",
+            "the alert names no node and no Kubernetes API server is configured", NULL);
+        return;
+    }
+    if ((f = calloc(1, sizeof(*f))) == NULL || (f->f_trigger = strdup(a->a_alertname)) == NULL ||
+        (f->f_fingerprint = strdup(a->a_fingerprint)) == NULL ||
+        (starving != NULL && (f->f_starving_ns = strdup(starving)) == NULL) ||
+        (gpu != NULL && (f->f_gpu = strdup(gpu)) == NULL)) {
+        if (f != NULL)
+            fanout_free(f);
+        log_warnx("%s: out of memory", __func__);
+        return;
+    }
+    f->f_r = r;
+    f->f_alert_id = alert_id;
+    if (kube_list_nodes(r->r_kube, cfg->c_gpu_node_selector, nodes_cb, f) == -1) {
+        decision_record_now(
+            r, "", f->f_trigger, f->f_fingerprint, alert_id, "skipped_kube",
+            "the alert names no node and the GPU nodes could not be listed",
+            "the node list request could not be started");
+        fanout_free(f);
+    }
+}
+
+/* --- the engine ---------------------------------------------------------- */
+
+struct remedy *
+remedy_new(struct event_base *base, const struct config *cfg, struct prom *prom,
+           struct kube *kube)
+{
+    struct remedy *r = calloc(1, sizeof(*r));
+    char err[256];
+
+    if (r == NULL)
+        return NULL;
+    r->r_base = base;
+    r->r_cfg = cfg;
+    r->r_prom = prom;
+    r->r_kube = kube;
+    if (cfg->c_max_recycles_per_hour > 0 &&
+        (r->r_recycles = calloc(cfg->c_max_recycles_per_hour > MAX_BRAKE_RING
+                                    ? MAX_BRAKE_RING
+                                    : (size_t)cfg->c_max_recycles_per_hour,
+                                sizeof(double))) == NULL) {
+        free(r);
+        return NULL;
+    }
+    if (cfg->c_release_wait_ms > 0 &&
+        (r->r_release_client = release_client_new(base, err, sizeof(err))) == NULL) {
+        log_warnx("%s: release client: %s", __func__, err);
+        free(r->r_recycles);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void
+remedy_set_store(struct remedy *r, struct store *s)
+{
+    r->r_store = s;
+}
+
+size_t
+remedy_in_flight(const struct remedy *r)
+{
+    return r->r_in_flight;
+}
+
+void
+remedy_shutdown(struct remedy *r, void (*drained)(void *), void *arg)
+{
+    struct decision *d, *next;
+
+    r->r_stopping = 1;
+    r->r_drained = drained;
+    r->r_drained_arg = arg;
+    for (d = r->r_decisions; d != NULL; d = next) {
+        next = d->d_next_in_list; /* decision_interrupt() frees d, and only d */
+        switch (d->d_phase) {
+        case PH_GATHER:
+            gather_free(d->d_g); /* detached: nothing was asked that changes anything */
+            d->d_g = NULL;
+            d->d_gr = NULL;
+            decision_interrupt(d);
+            break;
+        case PH_VERIFY:
+        case PH_FINISHING:
+        case PH_RELEASE:
+            decision_interrupt(d);
+            break;
+        case PH_ACT:
+        case PH_PROBE:
+            break; /* its answer, or its cancellation, completes it */
+        }
+    }
+    decision_check_drained(r);
+}
+
+void
+remedy_free(struct remedy *r)
+{
+    struct node_state *n, *next;
+
+    if (r == NULL)
+        return;
+    r->r_drained = NULL;
+    while (r->r_decisions != NULL)
+        decision_free(r->r_decisions);
+    for (n = r->r_nodes; n != NULL; n = next) {
+        next = n->n_next;
+        free(n->n_name);
+        free(n->n_gpu);
+        free(n);
+    }
+    httpc_free(r->r_release_client); /* after the decisions: asks left end here */
+    free(r->r_recycles);
+    free(r);
+}

@@ -1,0 +1,185 @@
+/* remedy_int.h -- private: the engine's state and what its files call on each other */
+#ifndef GVW_REMEDY_INT_H
+#define GVW_REMEDY_INT_H
+
+/*
+ * Who calls whom (no file calls back into one that calls it, but for the 409
+ * relist, which starts the pipeline over by design):
+ *   remedy.c (API, alert intake, node fan-out) -> judge.c, decision.c, brakes.c
+ *   judge.c (evidence in: node or per-GPU)      -> act.c, decision.c, brakes.c
+ *   act.c (evict/delete, probe, release first)  -> verify.c, decision.c, brakes.c
+ *                                                  (and judge_gathered, to relist)
+ *   verify.c                                    -> decision.c
+ *   decision.c (the audit row's life)           -> brakes.c
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/util.h>
+
+#include "config.h"
+#include "gather.h"
+#include "release.h"
+#include "release_target.h"
+#include "remedy.h"
+#include "store.h"
+#include "verdict.h"
+
+/* MAX_RECYCLES_PER_HOUR above this is no limit in practice */
+#define MAX_BRAKE_RING 4096
+
+/* Per node (in GPU scope per node and GPU): one decision at a time, and the
+ * quiet window after a recycle. */
+struct node_state {
+    char *n_name;             /* owned */
+    char *n_gpu;              /* owned; "" = the node (node scope, or GPUs not known yet) */
+    int n_busy;               /* a decision is in flight */
+    double n_settle_until;    /* monotonic seconds; 0 = no window */
+    char n_last_victim[512];  /* for the coalesced reason */
+    struct node_state *n_next;
+};
+
+/* Where a decision stands: what it waits on, and so how a stop completes it. */
+enum phase {
+    PH_GATHER,    /* reading Prometheus and the pod list */
+    PH_ACT,       /* an eviction or deletion is in flight */
+    PH_PROBE,     /* the dry-run probe is in flight */
+    PH_RELEASE,   /* the victim was asked to release; waiting for the VRAM */
+    PH_VERIFY,    /* recycled (and recorded); waiting for the VRAM to show */
+    PH_FINISHING, /* ended; its row could not be completed yet */
+};
+
+struct decision {
+    struct remedy *d_r;
+    enum phase d_phase;
+    int d_reserved;              /* holds one of the hourly brake's r_acting seats */
+    struct node_state *d_node;   /* borrowed from d_r */
+    char *d_trigger;             /* owned */
+    char *d_fingerprint;         /* owned */
+    char *d_starving_ns;         /* owned, may be NULL */
+    int64_t d_alert_id;
+    int64_t d_row;               /* the audit row, in_progress until finish */
+    double d_t0;                 /* monotonic start */
+    struct verdict d_v;
+    struct gather *d_g;          /* owned: the evidence the verdict borrows from */
+    const struct gather_result *d_gr; /* borrowed from d_g */
+    size_t d_next;               /* next ranked candidate to try */
+    int d_relisted;              /* a 409 already led to one fresh look */
+    char d_refusals[1024];       /* PodDisruptionBudget refusals so far */
+    struct gather *d_vg;         /* owned: a verify reading in flight */
+    struct event *d_verify_ev;   /* owned; then the row-completion retry timer */
+    int d_finish_tries;
+    double d_recycled_at, d_verify_deadline;
+    struct release *d_release;   /* owned: the ask in flight (PH_RELEASE) */
+    int d_release_asked;         /* once per decision, whatever came of it */
+    struct store_release d_rel;  /* vd_d.sd_release points here once a release is named */
+    char d_release_url[RELEASE_URL_MAX];
+    struct decision *d_next_in_list;
+};
+
+struct remedy {
+    struct event_base *r_base;   /* borrowed */
+    const struct config *r_cfg;  /* borrowed */
+    struct prom *r_prom;         /* borrowed */
+    struct kube *r_kube;         /* borrowed, may be NULL */
+    struct store *r_store;       /* borrowed, may be NULL */
+    struct httpc *r_release_client; /* owned; NULL when RELEASE_WAIT=0 */
+    struct node_state *r_nodes;  /* owned list */
+    size_t r_node_count;
+    struct decision *r_decisions; /* owned list of unfinished decisions */
+    size_t r_in_flight;
+    size_t r_acting;             /* enforcing evictions/deletions sent, not yet answered */
+    double *r_recycles;          /* owned ring: monotonic times of recent recycles */
+    size_t r_recycle_count;
+    int r_stopping;              /* remedy_shutdown() ran: no new decisions */
+    void (*r_drained)(void *);   /* called once when the last decision is done */
+    void *r_drained_arg;
+};
+
+static inline double
+mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline const char *
+action_name(const struct config *cfg)
+{
+    return cfg->c_action == ACTION_DELETE ? "delete" : "evict";
+}
+
+/* --- brakes.c ------------------------------------------------------------ */
+
+/* Whether the hourly brake stops d acting now (seats of others in flight count). */
+int brakes_rate_limited(struct remedy *r, const struct decision *d, double now);
+/* d holds / gives back one seat of the hourly brake while its recycle is in flight. */
+void brakes_seat_take(struct decision *d);
+void brakes_seat_give_back(struct decision *d);
+/* A recycle (or a dry run's would-be one) counts against the hour. */
+void brakes_count_recycle(struct remedy *r, double now);
+/* The state of node (of its GPU gpu; NULL = the node), created on first use;
+ * NULL when out of memory or full of busy nodes. */
+struct node_state *brakes_node_get(struct remedy *r, const char *name, const char *gpu);
+/* Opens d's node's SETTLE window after recycling c. */
+void brakes_open_settle_window(struct decision *d, const struct policy_candidate *c,
+                               double now);
+/* Whether n holds a trigger back (coalesced), with why in reason. */
+int brakes_held_back(const struct node_state *n, double now, char *reason, size_t len);
+
+/* --- decision.c ---------------------------------------------------------- */
+
+/* One row for a decision that ends as it starts (no queries). */
+void decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
+                             const char *trigger, const char *fp, int64_t alert_id,
+                             const char *result, const char *reason, const char *error);
+void decision_record_now(struct remedy *r, const char *node, const char *trigger,
+                         const char *fp, int64_t alert_id, const char *result,
+                         const char *reason, const char *error);
+/* A started decision: its row in_progress, its brake n busy. NULL when it
+ * could not be (logged); then nothing is held. */
+struct decision *decision_new(struct remedy *r, struct node_state *n, const char *trigger,
+                              const char *fp, const char *starving_ns, int64_t alert_id,
+                              double now);
+/* Frees a decision, whatever state it is in. */
+void decision_free(struct decision *d);
+/* Tells the stopping daemon once no decision is left. */
+void decision_check_drained(struct remedy *r);
+/* Counts, logs, completes the audit row (retrying while the store fails), frees d. */
+void decision_finish(struct decision *d, const char *result);
+/* Completes d as the daemon stops under it, whatever its phase; frees d. */
+void decision_interrupt(struct decision *d);
+/* Writes the row as it stands, before the decision ends; what is logged on failure. */
+void decision_record_progress(struct decision *d, const char *what);
+/* Records the recycle at once, verify_pending until the verify ends. */
+void decision_record_recycle_now(struct decision *d);
+/* Appends the PodDisruptionBudget refusals so far to the reason. */
+void decision_note_refusals(struct decision *d);
+/* The figures of a release ask into the audit's release object. */
+void decision_release_record(struct decision *d, const struct release_outcome *o);
+
+/* --- verify.c ------------------------------------------------------------ */
+
+/* Arms d's verify timer (d_verify_ev, calling verify_tick) for the next reading. */
+void verify_schedule(struct decision *d);
+/* Reads free VRAM once (arg is the decision); ends d when it clears the floor or
+ * SETTLE has passed, else schedules the next reading. */
+void verify_tick(evutil_socket_t fd, short what, void *arg);
+
+/* --- act.c --------------------------------------------------------------- */
+
+/* d's policy chose a victim: past the hourly brake, asks it to release first
+ * or evicts/deletes it (a dry run probes instead); ends d or leaves it waiting. */
+void act_begin(struct decision *d);
+
+/* --- judge.c ------------------------------------------------------------- */
+
+/* The gather_cb of a decision's evidence (arg is the decision): judges the node,
+ * or fans out to a decision per GPU below the floor. */
+void judge_gathered(struct gather *g, const struct gather_result *gr, void *arg);
+
+#endif
