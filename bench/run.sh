@@ -85,7 +85,7 @@ cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-commit" "$ROOT/bench/commit.c" \
     "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
 cc $CFLAGS -I"$ROOT/receiver" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
     "$ROOT/bench/metrics_lookup.c" "$BUILD/receiver/libgvw_daemon.a" \
-    "$BUILD/common/util/libgvw_util.a"
+    "$BUILD/common/expo/libgvw_expo.a" "$BUILD/common/util/libgvw_util.a"
 "$ROOT/bench/payloads.sh" "$TMP/payloads"
 
 # --- helpers -------------------------------------------------------------------
