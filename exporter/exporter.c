@@ -45,6 +45,7 @@ struct exporter {
     double x_last_poll;    /* unix seconds of the last good read */
     double x_poll_seconds; /* how long the last poll took */
     struct buf x_text;     /* the rendered /metrics answer */
+    int x_fatal;           /* the loop stopped on an error, not a signal */
 };
 
 static double
@@ -187,7 +188,13 @@ poll_cb(evutil_socket_t fd, short what, void *arg)
         ms = RETRY_MS;
     tv.tv_sec = (time_t)(ms / 1000);
     tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-    evtimer_add(x->x_poll, &tv);
+    /* Without a next poll the last text would stay up as if live: stop, so
+     * the DaemonSet starts a fresh process. */
+    if (evtimer_add(x->x_poll, &tv) == -1) {
+        log_event(LOG_LEVEL_ERROR, "cannot schedule the next poll; stopping", (char *)NULL);
+        x->x_fatal = 1;
+        event_base_loopbreak(x->x_base);
+    }
 }
 
 /* A new pod list: join the last read to it now rather than at the next poll. */
@@ -333,8 +340,9 @@ run(const struct exporter_config *cfg)
               portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
               (char *)NULL);
     poll_cb(-1, 0, &x); /* the first poll now: /metrics is never empty */
-    event_base_dispatch(x.x_base);
-    rc = 0;
+    if (!x.x_fatal) /* a loopbreak before the loop starts would be lost */
+        event_base_dispatch(x.x_base);
+    rc = x.x_fatal ? 1 : 0;
 done:
     if (sigterm != NULL)
         event_free(sigterm);
