@@ -45,6 +45,7 @@ struct exporter {
     double x_last_poll;    /* unix seconds of the last good read */
     double x_poll_seconds; /* how long the last poll took */
     struct buf x_text;     /* the rendered /metrics answer */
+    int x_fatal;           /* the loop stopped on an error, not a signal */
 };
 
 static double
@@ -67,7 +68,9 @@ now_mono(void)
 
 /* Joins the last read to the pods, renders the text, and (from a poll,
  * may_relist) lists the pods again when a process names one the cache lacks:
- * at most one list per poll. */
+ * at most one list per poll. When no text can be made, the previous one is
+ * dropped too (it could show stale figures as live): /metrics answers 503
+ * until a render works. */
 static void
 render(struct exporter *x, int may_relist)
 {
@@ -78,25 +81,27 @@ render(struct exporter *x, int may_relist)
     int have_attr = 0;
 
     memset(&attr, 0, sizeof(attr));
+    buf_init(&text, METRICS_CAP);
     if (x->x_up) {
         if (attribute(&x->x_snap, x->x_pids, x->x_npids, podmap_pods(x->x_pods),
-                      podmap_is_asked, x->x_pods, &attr) == -1) {
-            log_warnx("%s: out of memory; /metrics keeps the previous text", __func__);
-            return;
-        }
+                      podmap_is_asked, x->x_pods, &attr) == -1)
+            goto fail;
         have_attr = 1;
         if (may_relist && attr.ar_unknown_seen)
             podmap_relist(x->x_pods, attr.ar_unknown);
     }
-    buf_init(&text, METRICS_CAP);
     if (expo_render(&text, &st, &x->x_snap, have_attr ? &attr : NULL) == -1 ||
-        text.b_data == NULL) {
-        log_warnx("%s: out of memory; /metrics keeps the previous text", __func__);
-        buf_free(&text);
-    } else {
-        buf_free(&x->x_text);
-        x->x_text = text;
-    }
+        text.b_data == NULL)
+        goto fail;
+    buf_free(&x->x_text);
+    x->x_text = text;
+    attr_result_free(&attr);
+    return;
+fail:
+    log_warnx("%s: %s; /metrics answers 503 until a render works", __func__,
+              text.b_toobig ? "the text is over its cap" : "out of memory");
+    buf_free(&text);
+    buf_free(&x->x_text);
     attr_result_free(&attr);
 }
 
@@ -183,7 +188,13 @@ poll_cb(evutil_socket_t fd, short what, void *arg)
         ms = RETRY_MS;
     tv.tv_sec = (time_t)(ms / 1000);
     tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-    evtimer_add(x->x_poll, &tv);
+    /* Without a next poll the last text would stay up as if live: stop, so
+     * the DaemonSet starts a fresh process. */
+    if (evtimer_add(x->x_poll, &tv) == -1) {
+        log_event(LOG_LEVEL_ERROR, "cannot schedule the next poll; stopping", (char *)NULL);
+        x->x_fatal = 1;
+        event_base_loopbreak(x->x_base);
+    }
 }
 
 /* A new pod list: join the last read to it now rather than at the next poll. */
@@ -212,10 +223,16 @@ http_cb(struct evhttp_request *req, void *arg)
         evbuffer_add_printf(body, "method not allowed\n");
         evhttp_send_reply(req, 405, "Method Not Allowed", body);
     } else if (plen == 8 && strncmp(uri, "/metrics", 8) == 0) {
-        evhttp_add_header(h, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-        if (x->x_text.b_data != NULL)
-            evbuffer_add(body, x->x_text.b_data, x->x_text.b_len);
-        evhttp_send_reply(req, 200, "OK", body);
+        /* No text (the last render ran out of memory) or no room to copy it:
+         * an empty 200 would read as a node without GPUs. */
+        if (x->x_text.b_data == NULL ||
+            evbuffer_add(body, x->x_text.b_data, x->x_text.b_len) == -1) {
+            evbuffer_add_printf(body, "no metrics: out of memory\n");
+            evhttp_send_reply(req, 503, "Service Unavailable", body);
+        } else {
+            evhttp_add_header(h, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            evhttp_send_reply(req, 200, "OK", body);
+        }
     } else if (plen == 8 && strncmp(uri, "/healthz", 8) == 0) {
         evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
         evbuffer_add_printf(body, "ok\n");
@@ -323,8 +340,9 @@ run(const struct exporter_config *cfg)
               portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
               (char *)NULL);
     poll_cb(-1, 0, &x); /* the first poll now: /metrics is never empty */
-    event_base_dispatch(x.x_base);
-    rc = 0;
+    if (!x.x_fatal) /* a loopbreak before the loop starts would be lost */
+        event_base_dispatch(x.x_base);
+    rc = x.x_fatal ? 1 : 0;
 done:
     if (sigterm != NULL)
         event_free(sigterm);
@@ -351,8 +369,10 @@ exporter_main(int argc, char **argv)
     int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc;
     char err[512];
 
-    if (rest == NULL)
+    if (rest == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: out of memory\n");
         return 1;
+    }
     if (exporter_config_load(&cfg, argc, argv, NULL, rest, &nrest, err, sizeof(err)) == -1) {
         fprintf(stderr, "gpu-vram-watchdog: %s\n", err);
         free(rest);

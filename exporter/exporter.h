@@ -7,7 +7,8 @@
 /*
  * Runs the exporter with the arguments after its name (settings flags).
  * Returns the exit status: 0 after SIGTERM/SIGINT, 1 when it cannot start
- * (the listener), 2 for a bad setting or argument (one line on stderr).
+ * (the listener) or cannot schedule its next poll, 2 for a bad setting or
+ * argument (one line on stderr).
  */
 int exporter_main(int argc, char **argv);
 
