@@ -224,8 +224,9 @@ commit_pending(struct httpd *h, char *err, size_t errlen)
                 .sa_alertname = a->a_alertname,
                 .sa_status = alert_status_name(a),
                 .sa_fingerprint = a->a_fingerprint,
-                .sa_starts_at = a->a_starts_at,
-                .sa_ends_at = a->a_ends_at,
+                /* absent is NULL in the store: audit shows null, not "" */
+                .sa_starts_at = a->a_starts_at[0] != '\0' ? a->a_starts_at : NULL,
+                .sa_ends_at = a->a_ends_at[0] != '\0' ? a->a_ends_at : NULL,
                 .sa_labels_json = a->a_labels_json,
                 .sa_annotations_json = a->a_annotations_json,
             };

@@ -82,8 +82,17 @@ else
     fail "promtool check metrics" "promtool missing (Debian package: prometheus)"
 fi
 
+# An alert without startsAt/endsAt (Alertmanager always sends them; hand-made
+# senders may not) shows them as null, not as an empty time.
+code=$(http_code POST /webhook "${AUTH[@]}" \
+    --data-binary '{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"HandMade"}}]}')
+expect_eq "an alert without times is 200" 200 "$code"
+
 out=$("$GVW_BINARY" audit alerts --db "$DB" --format json --limit 0)
-expect_eq "audit alerts lists all three recorded alerts" 3 "$(printf '%s' "$out" | grep -o '"received_at"' | wc -l)"
+expect_eq "audit alerts lists all four recorded alerts" 4 "$(printf '%s' "$out" | grep -o '"received_at"' | wc -l)"
+newest=$("$GVW_BINARY" audit alerts --db "$DB" --format json --limit 1)
+expect_contains "an absent startsAt is null" '"starts_at":null' "$newest"
+expect_contains "an absent endsAt is null" '"ends_at":null' "$newest"
 
 # Logs are JSON lines and never carry the token.
 if grep -v '^{.*}$' "$TMP/serve.log" >/dev/null; then
