@@ -3,7 +3,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "token.h"
 
 static const char *const auth_words[] = {"bearer", "none", NULL};
 static const char *const action_words[] = {"evict", "delete", NULL};
@@ -149,6 +152,18 @@ config_validate_serve(const struct config *cfg, char *err, size_t errlen)
                "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
                "(set a token file, or WEBHOOK_AUTH=none)");
         return -1;
+    }
+    if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER) {
+        /* An empty or malformed token is a setting error like an unreadable
+         * file: one line, exit 2, before anything starts. */
+        char why[512], *tok;
+
+        if (token_read(cfg->c_webhook_token_file, &tok, why, sizeof(why)) == -1) {
+            seterr(err, errlen, "WEBHOOK_TOKEN_FILE: %s", why);
+            return -1;
+        }
+        token_wipe(tok, strlen(tok));
+        free(tok);
     }
     return 0;
 }

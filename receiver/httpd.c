@@ -22,9 +22,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
+#include "token.h"
 #include "utf8.h"
 
-#define TOKEN_MAX 4096
 #define TOKEN_REFRESH_S 60
 
 /* A webhook parsed and waiting for the loop turn's group commit. */
@@ -41,7 +41,7 @@ struct httpd {
     struct evhttp_bound_socket *h_sock; /* owned by h_http */
     struct store *h_store;        /* borrowed, may be NULL */
     struct httpd_opts h_opts;     /* strings borrowed */
-    char h_token[TOKEN_MAX];      /* current webhook token, never logged */
+    char *h_token;                /* owned; current webhook token, never logged */
     size_t h_token_len;
     int h_auth;                   /* bearer auth on */
     struct event *h_token_timer;  /* owned */
@@ -67,55 +67,34 @@ httpd_token_equal(const char *a, size_t alen, const char *b, size_t blen)
     return diff == 0;
 }
 
-/* Reads the token file; trailing whitespace (a newline from `echo`) is cut. */
+/* Reads the webhook token (common/http/token's trimming and checks) into
+ * h_token; on failure the previous token stays. 0, or -1 with err. */
 static int
-read_token(const char *path, char *out, size_t *outlen, char *err, size_t errlen)
+read_token(struct httpd *h, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    size_t n;
+    char why[512], *tok;
 
-    if (f == NULL) {
-        snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: cannot read '%s': %s", path,
-                 strerror(errno));
+    if (token_read(h->h_opts.ho_token_file, &tok, why, sizeof(why)) == -1) {
+        snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: %s", why);
         return -1;
     }
-    n = fread(out, 1, TOKEN_MAX - 1, f);
-    fclose(f);
-    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ' ||
-                     out[n - 1] == '\t'))
-        n--;
-    out[n] = '\0';
-    if (n == 0) {
-        snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: '%s' is empty", path);
-        return -1;
+    if (h->h_token != NULL) {
+        token_wipe(h->h_token, h->h_token_len);
+        free(h->h_token);
     }
-    *outlen = n;
+    h->h_token = tok;
+    h->h_token_len = strlen(tok);
     return 0;
-}
-
-/* memset that the optimiser may not drop: the token must not linger. */
-static void
-wipe(void *p, size_t n)
-{
-    volatile unsigned char *v = p;
-
-    while (n-- > 0)
-        *v++ = 0;
 }
 
 static void
 token_refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct httpd *h = arg;
-    char tok[TOKEN_MAX], err[512];
-    size_t len;
+    char err[640];
 
-    if (read_token(h->h_opts.ho_token_file, tok, &len, err, sizeof(err)) == -1) {
+    if (read_token(h, err, sizeof(err)) == -1)
         log_warnx("%s: keeping the previous webhook token: %s", __func__, err);
-        return;
-    }
-    memcpy(h->h_token, tok, len + 1);
-    h->h_token_len = len;
 }
 
 #define ACCEPT_PAUSE_MS 100
@@ -451,8 +430,7 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
     h->h_opts = *o;
     h->h_pending_tail = &h->h_pending;
     h->h_auth = o->ho_token_file != NULL && o->ho_token_file[0] != '\0';
-    if (h->h_auth && read_token(o->ho_token_file, h->h_token, &h->h_token_len, err,
-                                errlen) == -1)
+    if (h->h_auth && read_token(h, err, errlen) == -1)
         goto fail;
     if ((h->h_http = evhttp_new(base)) == NULL ||
         (h->h_commit_ev = event_new(base, -1, 0, commit_cb, h)) == NULL ||
@@ -506,7 +484,10 @@ httpd_free(struct httpd *h)
         event_free(h->h_accept_timer);
     if (accept_owner == h)
         accept_owner = NULL;
-    wipe(h->h_token, sizeof(h->h_token));
+    if (h->h_token != NULL) {
+        token_wipe(h->h_token, h->h_token_len);
+        free(h->h_token);
+    }
     free(h);
 }
 

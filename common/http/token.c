@@ -74,24 +74,22 @@ slurp(const char *file, char *raw, size_t size)
     return n == -1 ? -1 : (ssize_t)len;
 }
 
-const char *
-token_get(struct token *t, char *err, size_t errlen)
+int
+token_read(const char *file, char **out, char *err, size_t errlen)
 {
     char raw[TOKEN_MAX + 1];
     size_t start = 0, len;
     ssize_t n;
+    int rc = -1;
 
-    if (t->t_value != NULL && age_ms(&t->t_read_at) < t->t_max_age_ms)
-        return t->t_value;
-    drop(t); /* a token we cannot re-read must not outlive its file */
-    if ((n = slurp(t->t_file, raw, sizeof(raw))) == -1) {
-        snprintf(err, errlen, "token file %s: %s", t->t_file, strerror(errno));
+    *out = NULL;
+    if ((n = slurp(file, raw, sizeof(raw))) == -1) {
+        snprintf(err, errlen, "token file %s: %s", file, strerror(errno));
         goto out;
     }
     len = (size_t)n;
     if (len > TOKEN_MAX) {
-        snprintf(err, errlen, "token file %s: larger than %d bytes", t->t_file,
-                 TOKEN_MAX);
+        snprintf(err, errlen, "token file %s: larger than %d bytes", file, TOKEN_MAX);
         goto out;
     }
     while (len > 0 && strchr(" \t\r\n", raw[len - 1]) != NULL)
@@ -99,23 +97,34 @@ token_get(struct token *t, char *err, size_t errlen)
     while (start < len && strchr(" \t\r\n", raw[start]) != NULL)
         start++;
     if (start == len) {
-        snprintf(err, errlen, "token file %s: empty", t->t_file);
+        snprintf(err, errlen, "token file %s: empty", file);
         goto out;
     }
     for (size_t i = start; i < len; i++)
         if ((unsigned char)raw[i] <= 0x20 || (unsigned char)raw[i] >= 0x7f) {
             snprintf(err, errlen, "token file %s: not a token (spaces or control bytes)",
-                     t->t_file);
+                     file);
             goto out;
         }
-    if ((t->t_value = malloc(len - start + 1)) == NULL) {
-        snprintf(err, errlen, "token file %s: out of memory", t->t_file);
+    if ((*out = malloc(len - start + 1)) == NULL) {
+        snprintf(err, errlen, "token file %s: out of memory", file);
         goto out;
     }
-    memcpy(t->t_value, raw + start, len - start);
-    t->t_value[len - start] = '\0';
-    clock_gettime(CLOCK_MONOTONIC, &t->t_read_at);
+    memcpy(*out, raw + start, len - start);
+    (*out)[len - start] = '\0';
+    rc = 0;
 out:
-    token_wipe(raw, sizeof(raw)); /* NULL unless read whole and valid */
+    token_wipe(raw, sizeof(raw));
+    return rc;
+}
+
+const char *
+token_get(struct token *t, char *err, size_t errlen)
+{
+    if (t->t_value != NULL && age_ms(&t->t_read_at) < t->t_max_age_ms)
+        return t->t_value;
+    drop(t); /* a token we cannot re-read must not outlive its file */
+    if (token_read(t->t_file, &t->t_value, err, errlen) == 0)
+        clock_gettime(CLOCK_MONOTONIC, &t->t_read_at);
     return t->t_value;
 }

@@ -28,6 +28,13 @@ int token_init(struct token *t, const char *file, long max_age_ms);
  */
 const char *token_get(struct token *t, char *err, size_t errlen);
 
+/*
+ * Reads file once, with token_get()'s trimming and checks: 0 and *out an owned
+ * copy (wipe it with token_wipe() before free), or -1 with the reason in err
+ * (never file content) and *out NULL.
+ */
+int token_read(const char *file, char **out, char *err, size_t errlen);
+
 /* Wipes and frees; the struct may be re-initialised. */
 void token_free(struct token *t);
 

@@ -126,6 +126,15 @@ expect_eq "a bad setting stops start-up" 2 "$rc"
 expect_eq "with one line naming it" "gpu-vram-watchdog: FLOOR_MIB: 'abc' is not a non-negative integer" "$out"
 out=$(WEBHOOK_TOKEN_FILE= "$GVW_BINARY" serve 2>&1); rc=$?
 expect_contains "bearer auth without a token file stops start-up" "WEBHOOK_TOKEN_FILE: required" "$out"
+printf ' \n' >"$TMP/empty.token"
+out=$(WEBHOOK_TOKEN_FILE="$TMP/empty.token" "$GVW_BINARY" serve 2>&1); rc=$?
+expect_eq "an empty token file stops start-up like any bad setting" 2 "$rc"
+expect_eq "with one line naming it" "gpu-vram-watchdog: WEBHOOK_TOKEN_FILE: token file $TMP/empty.token: empty" "$out"
+printf 'two words\n' >"$TMP/spaced.token"
+out=$(WEBHOOK_TOKEN_FILE="$TMP/spaced.token" "$GVW_BINARY" serve 2>&1); rc=$?
+expect_eq "a token no header can carry stops start-up" 2 "$rc"
+expect_contains "and the line does not quote the file" "not a token (spaces or control bytes)" "$out"
+expect_not_contains "no token content in the line" "words" "$out"
 
 out=$("$GVW_BINARY" serve --help); rc=$?
 expect_eq "serve --help exits 0" 0 "$rc"

@@ -34,6 +34,14 @@ expect_contains() {
     esac
 }
 
+# expect_not_contains NAME NEEDLE HAYSTACK
+expect_not_contains() {
+    case "$3" in
+    *"$2"*) fail "$1" "'$2' found in: $(printf '%s' "$3" | head -c 400)" ;;
+    *) pass "$1" ;;
+    esac
+}
+
 # start_serve LOGFILE [ENV=VALUE ...] -- starts serve on a free loopback port;
 # sets SERVE_PID and SERVE_PORT (read from its "serving" log line).
 start_serve() {
