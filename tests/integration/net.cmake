@@ -16,8 +16,7 @@ if(TARGET gvw_net)
   endforeach()
   if(TARGET test_net_oom)
     # Fails each allocation the clients make in turn (see the test's header).
-    target_link_options(test_net_oom PRIVATE
-      -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup)
+    gvw_oom_test(test_net_oom)
   endif()
   # gvw_add_test names the daemon binary in the environment; built alone
   # (GVW_ONLY_AREAS) that target is missing and would stop CMake. These tests

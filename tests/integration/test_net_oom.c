@@ -19,74 +19,26 @@
 #include "capacity.h"
 #include "fake.h"
 #include "kube.h"
+#include "lib/oom.h"
 #include "log.h"
 #include "prom.h"
 
 /*
  * The link sends malloc, calloc, realloc, strdup and strndup of this
- * program's own objects (the test, gvw_net, gvw_util, gvw_parse) to the
- * __wrap_ functions below; jansson's come through json_set_alloc_funcs() when
- * a scenario counts them. libcurl and libevent allocate on their own. When
- * armed, allocation number fail_at (from 0) returns NULL. The fake server
+ * program's own objects (the test, gvw_net, gvw_util, gvw_parse) to
+ * tests/lib/oom.c; jansson's come through json_set_alloc_funcs() when a
+ * scenario counts them. libcurl and libevent allocate on their own. When
+ * armed, allocation number N (from 0) returns NULL. The fake server
  * runs in a child process, so its allocations never fail.
  */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
+static int count_json; /* jansson's allocations are failed too */
 
-static int armed, count_json;
-static long fail_at, calls, failures;
-
-static int
-refuse(void)
-{
-    if (!armed || calls++ != fail_at)
-        return 0;
-    failures++;
-    return 1;
-}
-
-void *
-__wrap_malloc(size_t n)
-{
-    return refuse() ? NULL : __real_malloc(n);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-    return refuse() ? NULL : __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t n)
-{
-    return refuse() ? NULL : __real_realloc(p, n);
-}
-
-char *
-__wrap_strdup(const char *s)
-{
-    return refuse() ? NULL : __real_strdup(s);
-}
-
-char *
-__wrap_strndup(const char *s, size_t n)
-{
-    return refuse() ? NULL : __real_strndup(s, n);
-}
+void *__real_malloc(size_t n); /* this file's own malloc is wrapped */
 
 static void *
 json_alloc(size_t n)
 {
-    return count_json && refuse() ? NULL : __real_malloc(n);
+    return count_json && oom_refuse() ? NULL : __real_malloc(n);
 }
 
 static void
@@ -242,13 +194,12 @@ exhaust(enum what w, int with_json)
 
     for (n = 0;; n++) {
         struct run r;
+        int injected;
 
         memset(&r, 0, sizeof(r));
         assert_non_null(r.base = event_base_new());
-        calls = failures = 0;
-        fail_at = n;
         count_json = with_json;
-        armed = 1;
+        oom_arm(n);
         if (start(&r, w) == 0) {
             assert_int_equal(r.calls, 0);
             if (fake_run_until(r.base, &r.done, 5000) != 0)
@@ -257,10 +208,10 @@ exhaust(enum what w, int with_json)
         capacity_free(r.cap);
         kube_free(r.kube);
         prom_free(r.prom);
-        armed = 0;
+        injected = oom_disarm();
         assert_true(r.calls <= 1); /* never twice; none only when refused up front */
         event_base_free(r.base);
-        if (failures == 0)
+        if (!injected)
             break;
     }
     assert_true(n > 3); /* the scenario did allocate */

@@ -9,8 +9,7 @@ if(TARGET gvw_core)
   gvw_add_test(test_jscan SOURCES unit/test_jscan.c LIBS gvw_parse LABELS unit)
   gvw_add_test(test_release_target SOURCES unit/test_release_target.c LIBS gvw_core LABELS unit)
   # Fails each allocation the core and the parsers make in turn: the linker
-  # sends their malloc family to the test's __wrap_ functions.
+  # sends their malloc family to tests/lib/oom.c.
   gvw_add_test(test_core_oom SOURCES unit/test_core_oom.c LIBS gvw_parse LABELS unit)
-  target_link_options(test_core_oom PRIVATE
-    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup)
+  gvw_oom_test(test_core_oom)
 endif()

@@ -6,11 +6,10 @@ if(TARGET gvw_exporter_core)
   endforeach()
   # Fails each allocation of the pod list reader, attribution, the rendering and
   # nvml.c (against the stub NVML library) in turn: the linker sends their malloc
-  # family to the test's __wrap_ functions.
+  # family to tests/lib/oom.c.
   gvw_add_test(test_exporter_oom SOURCES unit/test_exporter_oom.c LIBS gvw_exporter_core
     LABELS unit)
-  target_link_options(test_exporter_oom PRIVATE
-    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup)
+  gvw_oom_test(test_exporter_oom)
   # gvw-stub-nvml is defined by tests/integration/exporter.cmake (included later).
   add_dependencies(test_exporter_oom gvw-stub-nvml)
   set_property(TEST test_exporter_oom APPEND PROPERTY ENVIRONMENT

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "lib/oom.h"
 #include "lib/testdata.h"
 
 #include "pods_json.h"
@@ -18,74 +19,11 @@
 
 /*
  * The link redirects malloc, calloc, realloc and strdup of this program's own
- * objects (the test and the static core libraries) to the __wrap_ functions
- * below. The parsers allocate nothing through a library (jscan reads in
- * place), so every allocation they make is seen here. When armed, allocation
- * number fail_at (counting from 0) returns NULL.
+ * objects (the test and the static core libraries) to tests/lib/oom.c. The
+ * parsers allocate nothing through a library (jscan reads in place), so
+ * every allocation they make is seen there. When armed, allocation number N
+ * (counting from 0) returns NULL.
  */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
-
-static int armed;
-static long fail_at, calls, failures;
-
-static int
-refuse(void)
-{
-    if (!armed)
-        return 0;
-    if (calls++ != fail_at)
-        return 0;
-    failures++;
-    return 1;
-}
-
-void *
-__wrap_malloc(size_t n)
-{
-    return refuse() ? NULL : __real_malloc(n);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-    return refuse() ? NULL : __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t n)
-{
-    return refuse() ? NULL : __real_realloc(p, n);
-}
-
-char *
-__wrap_strdup(const char *s)
-{
-    return refuse() ? NULL : __real_strdup(s);
-}
-
-static void
-arm(long n)
-{
-    calls = 0;
-    failures = 0;
-    fail_at = n;
-    armed = 1;
-}
-
-/* Disarms; returns whether a failure was injected (else the run is done). */
-static int
-disarm(void)
-{
-    armed = 0;
-    return failures > 0;
-}
 
 static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
                                            "gpu-vram-watchdog/protected",
@@ -107,9 +45,9 @@ test_pods_json(void **state)
         want = l.pl_count;
         pod_list_free(&l);
         for (n = 0;; n++) {
-            arm(n);
+            oom_arm(n);
             rc = pods_json_parse(body, len, &opts, &l, err, sizeof(err));
-            if (!disarm()) {
+            if (!oom_disarm()) {
                 assert_int_equal(rc, 0);
                 pod_list_free(&l);
                 break;
@@ -142,10 +80,10 @@ test_prom_json(void **state)
     for (i = 0; i < 2; i++) {
         body = test_data_load(files[i], &len);
         for (n = 0;; n++) {
-            arm(n);
+            oom_arm(n);
             rc = prom_json_parse_vector(body, len, "exported_namespace", "pod", &r, err,
                                         sizeof(err));
-            if (!disarm()) {
+            if (!oom_disarm()) {
                 assert_int_equal(rc, 0);
                 usage_reading_free(&r);
                 break;
@@ -159,9 +97,9 @@ test_prom_json(void **state)
     }
     body = test_data_load("prom-free.json", &len);
     for (n = 0;; n++) {
-        arm(n);
+        oom_arm(n);
         rc = prom_json_parse_scalar(body, len, &v, err, sizeof(err));
-        if (!disarm())
+        if (!oom_disarm())
             break;
         assert_int_equal(rc, -1);
         assert_string_equal(err, "out of memory");
@@ -201,9 +139,9 @@ test_usage(void **state)
 
     build(&pl, &ur);
     for (n = 0;; n++) {
-        arm(n);
+        oom_arm(n);
         rc = usage_summarise(&ur, 15360, &s, err, sizeof(err));
-        if (!disarm()) {
+        if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             usage_summary_free(&s);
             break;
@@ -232,9 +170,9 @@ test_policy(void **state)
     assert_int_equal(want.pr_outcome, POLICY_VICTIM);
     assert_int_equal(want.pr_candidate_count, 7);
     for (n = 0;; n++) {
-        arm(n);
+        oom_arm(n);
         policy_decide(&pp, &in, &res);
-        if (!disarm()) {
+        if (!oom_disarm()) {
             assert_int_equal(res.pr_outcome, POLICY_VICTIM);
             assert_string_equal(res.pr_reason, want.pr_reason);
             policy_result_free(&res);

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "lib/oom.h"
 #include "lib/testdata.h"
 
 #include "attribute.h"
@@ -22,75 +23,12 @@
 /*
  * The link redirects malloc, calloc, realloc and strdup of this program's own
  * objects (the test and the static libraries gvw_exporter_core, gvw_json,
- * gvw_expo, gvw_util) to the __wrap_ functions below. The exporter's core
+ * gvw_expo, gvw_util) to tests/lib/oom.c. The exporter's core
  * allocates through nothing else: jscan reads in place (js_strdup is a
  * malloc), buf grows with realloc, no jansson. NVML's stub is a shared
  * library, so its own allocations are not counted. When armed, allocation
- * number fail_at (counting from 0) returns NULL.
+ * number N (counting from 0) returns NULL.
  */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
-
-static int armed;
-static long fail_at, calls, failures;
-
-static int
-refuse(void)
-{
-    if (!armed)
-        return 0;
-    if (calls++ != fail_at)
-        return 0;
-    failures++;
-    return 1;
-}
-
-void *
-__wrap_malloc(size_t n)
-{
-    return refuse() ? NULL : __real_malloc(n);
-}
-
-void *
-__wrap_calloc(size_t n, size_t size)
-{
-    return refuse() ? NULL : __real_calloc(n, size);
-}
-
-void *
-__wrap_realloc(void *p, size_t n)
-{
-    return refuse() ? NULL : __real_realloc(p, n);
-}
-
-char *
-__wrap_strdup(const char *s)
-{
-    return refuse() ? NULL : __real_strdup(s);
-}
-
-static void
-arm(long n)
-{
-    calls = 0;
-    failures = 0;
-    fail_at = n;
-    armed = 1;
-}
-
-/* Disarms; returns whether a failure was injected (else the run is done). */
-static int
-disarm(void)
-{
-    armed = 0;
-    return failures > 0;
-}
 
 /* ---- the pod list ---- */
 
@@ -135,9 +73,9 @@ podlist_oom(const char *what, const char *body, size_t len, size_t want_pods)
     assert_int_equal(podlist_parse(body, len, &want, err, sizeof(err)), 0);
     assert_int_equal(want.pl_count, want_pods);
     for (n = 0;; n++) {
-        arm(n);
+        oom_arm(n);
         rc = podlist_parse(body, len, &l, err, sizeof(err));
-        if (!disarm()) {
+        if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_same_pods(&l, &want);
             podlist_free(&l);
@@ -199,10 +137,10 @@ pid_from_cgroup(struct poll_inputs *in, uint32_t pid, const char *text)
 
     memset(ap, 0, sizeof(*ap));
     ap->ap_pid = pid;
-    arm(0);
+    oom_arm(0);
     ap->ap_found = cgroup_parse_file(text, strlen(text), &ap->ap_id) == 1;
-    assert_false(disarm());
-    assert_int_equal(calls, 0); /* the cgroup reader never allocates */
+    assert_false(oom_disarm());
+    assert_int_equal(oom_calls(), 0); /* the cgroup reader never allocates */
 }
 
 /*
@@ -311,9 +249,9 @@ test_attribute(void **state)
     assert_string_equal(want.ar_unknown, "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d01/" CID_UNKNOWN);
     assert_int_equal(want.ar_devices[0].ad_used, 14 * GIB);
     for (n = 0;; n++) {
-        arm(n);
+        oom_arm(n);
         rc = attribute(&in->snap, in->pids, in->npids, &in->pods, NULL, NULL, &r);
-        if (!disarm()) {
+        if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_same_attr(&r, &want);
             attr_result_free(&r);
@@ -350,9 +288,9 @@ render_oom(const char *what, const struct expo_status *st, const struct nvml_sna
                                                   : "\ngpu_vram_exporter_up 0\n"));
     for (n = 0;; n++) {
         buf_init(&b, 0);
-        arm(n);
+        oom_arm(n);
         rc = expo_render(&b, st, snap, attr);
-        if (!disarm()) {
+        if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_int_equal(b.b_len, want.b_len);
             assert_memory_equal(b.b_data, want.b_data, want.b_len);
@@ -437,9 +375,9 @@ test_nvml(void **state)
     setenv("GVW_STUB_NVML_STATE", path, 1);
 
     for (n = 0;; n++) {
-        arm(n);
+        oom_arm(n);
         nv = nvml_open(lib, err, sizeof(err));
-        if (!disarm())
+        if (!oom_disarm())
             break;
         assert_null(nv);
         assert_string_equal(err, "out of memory");
@@ -453,9 +391,9 @@ test_nvml(void **state)
     assert_int_equal(want.ns_devices[0].nd_nprocs, 4); /* compute, then graphics */
     assert_int_equal(want.ns_devices[0].nd_procs[1].np_known, 1);
     for (n = 0;; n++) {
-        arm(n);
+        oom_arm(n);
         rc = nvml_read(nv, &s, err, sizeof(err));
-        if (!disarm()) {
+        if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_same_snapshot(&s, &want);
             nvml_snapshot_free(&s);
