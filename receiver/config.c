@@ -1,7 +1,6 @@
 /* config.c -- the daemon's settings table and its cross-setting checks */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,19 +96,6 @@ static const struct setting settings[] = {
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int
 config_parse_duration_ms(const char *s, int64_t *ms)
 {
@@ -131,11 +117,11 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
                       errlen) == -1)
         return -1;
     if (cfg->c_prometheus_url[0] == '\0') {
-        seterr(err, errlen, "PROMETHEUS_URL: must not be empty");
+        snprintf(err, errlen, "PROMETHEUS_URL: must not be empty");
         goto fail;
     }
     if (cfg->c_gpu_total_mib == 0) {
-        seterr(err, errlen, "GPU_TOTAL_MIB: must be greater than 0");
+        snprintf(err, errlen, "GPU_TOTAL_MIB: must be greater than 0");
         goto fail;
     }
     return 0;
@@ -148,9 +134,9 @@ int
 config_validate_serve(const struct config *cfg, char *err, size_t errlen)
 {
     if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER && cfg->c_webhook_token_file[0] == '\0') {
-        seterr(err, errlen,
-               "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
-               "(set a token file, or WEBHOOK_AUTH=none)");
+        snprintf(err, errlen,
+                 "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
+                 "(set a token file, or WEBHOOK_AUTH=none)");
         return -1;
     }
     if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER) {
@@ -159,7 +145,7 @@ config_validate_serve(const struct config *cfg, char *err, size_t errlen)
         char why[512], *tok;
 
         if (token_read(cfg->c_webhook_token_file, &tok, why, sizeof(why)) == -1) {
-            seterr(err, errlen, "WEBHOOK_TOKEN_FILE: %s", why);
+            snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: %s", why);
             return -1;
         }
         token_wipe(tok, strlen(tok));
