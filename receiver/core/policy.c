@@ -146,6 +146,23 @@ why_not(const struct policy_candidate *c, const struct policy_params *pp)
     return NULL;
 }
 
+const char *
+policy_why_not_pod(const struct policy_params *pp, const struct pod *p, double used_bytes)
+{
+    struct policy_candidate c = {
+        .pc_pod = p,
+        .pc_namespace = p->p_namespace != NULL ? p->p_namespace : "",
+        .pc_name = p->p_name != NULL ? p->p_name : "",
+        .pc_used_bytes = used_bytes,
+    };
+
+    if (p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
+        c.pc_has_budget = 1;
+        c.pc_budget_mib = p->p_budget_mib;
+    }
+    return why_not(&c, pp);
+}
+
 /* Index of ns/pod in the summary (sorted by namespace, then pod), or -1. */
 static long
 find_usage(const struct usage_summary *s, const char *ns, const char *pod)
