@@ -146,6 +146,21 @@ why_not(const struct policy_candidate *c, const struct policy_params *pp)
     return NULL;
 }
 
+/* Fills c's budget fields from its pod and its use, then the verdict. */
+static void
+judge(struct policy_candidate *c, const struct policy_params *pp)
+{
+    const struct pod *p = c->pc_pod;
+
+    if (p != NULL && p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
+        c->pc_has_budget = 1;
+        c->pc_budget_mib = p->p_budget_mib;
+        c->pc_overshoot_mib = c->pc_used_mib - p->p_budget_mib;
+    }
+    c->pc_why_not = why_not(c, pp);
+    c->pc_eligible = c->pc_why_not == NULL;
+}
+
 const char *
 policy_why_not_pod(const struct policy_params *pp, const struct pod *p, double used_bytes)
 {
@@ -156,11 +171,8 @@ policy_why_not_pod(const struct policy_params *pp, const struct pod *p, double u
         .pc_used_bytes = used_bytes,
     };
 
-    if (p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
-        c.pc_has_budget = 1;
-        c.pc_budget_mib = p->p_budget_mib;
-    }
-    return why_not(&c, pp);
+    judge(&c, pp);
+    return c.pc_why_not;
 }
 
 /* Index of ns/pod in the summary (sorted by namespace, then pod), or -1. */
@@ -200,13 +212,7 @@ add_candidate(struct policy_result *res, const struct pod *p, const char *ns,
     c->pc_used_mib = usage_bytes_to_mib(c->pc_used_bytes);
     c->pc_gpu_used_bytes = u != NULL ? u->pu_gpu_bytes : 0;
     c->pc_gpu_used_mib = usage_bytes_to_mib(c->pc_gpu_used_bytes);
-    if (p != NULL && p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
-        c->pc_has_budget = 1;
-        c->pc_budget_mib = p->p_budget_mib;
-        c->pc_overshoot_mib = c->pc_used_mib - p->p_budget_mib;
-    }
-    c->pc_why_not = why_not(c, pp);
-    c->pc_eligible = c->pc_why_not == NULL;
+    judge(c, pp);
     return 0;
 }
 
