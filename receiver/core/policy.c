@@ -146,6 +146,35 @@ why_not(const struct policy_candidate *c, const struct policy_params *pp)
     return NULL;
 }
 
+/* Fills c's budget fields from its pod and its use, then the verdict. */
+static void
+judge(struct policy_candidate *c, const struct policy_params *pp)
+{
+    const struct pod *p = c->pc_pod;
+
+    if (p != NULL && p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
+        c->pc_has_budget = 1;
+        c->pc_budget_mib = p->p_budget_mib;
+        c->pc_overshoot_mib = c->pc_used_mib - p->p_budget_mib;
+    }
+    c->pc_why_not = why_not(c, pp);
+    c->pc_eligible = c->pc_why_not == NULL;
+}
+
+const char *
+policy_why_not_pod(const struct policy_params *pp, const struct pod *p, double used_bytes)
+{
+    struct policy_candidate c = {
+        .pc_pod = p,
+        .pc_namespace = p->p_namespace != NULL ? p->p_namespace : "",
+        .pc_name = p->p_name != NULL ? p->p_name : "",
+        .pc_used_bytes = used_bytes,
+    };
+
+    judge(&c, pp);
+    return c.pc_why_not;
+}
+
 /* Index of ns/pod in the summary (sorted by namespace, then pod), or -1. */
 static long
 find_usage(const struct usage_summary *s, const char *ns, const char *pod)
@@ -183,13 +212,7 @@ add_candidate(struct policy_result *res, const struct pod *p, const char *ns,
     c->pc_used_mib = usage_bytes_to_mib(c->pc_used_bytes);
     c->pc_gpu_used_bytes = u != NULL ? u->pu_gpu_bytes : 0;
     c->pc_gpu_used_mib = usage_bytes_to_mib(c->pc_gpu_used_bytes);
-    if (p != NULL && p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0) {
-        c->pc_has_budget = 1;
-        c->pc_budget_mib = p->p_budget_mib;
-        c->pc_overshoot_mib = c->pc_used_mib - p->p_budget_mib;
-    }
-    c->pc_why_not = why_not(c, pp);
-    c->pc_eligible = c->pc_why_not == NULL;
+    judge(c, pp);
     return 0;
 }
 

@@ -126,6 +126,15 @@ struct policy_result {
 void policy_decide(const struct policy_params *params, const struct policy_input *in,
                    struct policy_result *res);
 
+/*
+ * The rule a pod using used_bytes in total (summed over every GPU) fails, as
+ * policy_decide() would give it as a candidate (pc_why_not: a static string),
+ * or NULL when it would be eligible. For the seating chart: pods a per-GPU
+ * decision never considers (they use no GPU) still get the policy's word.
+ */
+const char *policy_why_not_pod(const struct policy_params *pp, const struct pod *p,
+                               double used_bytes);
+
 /* Frees the candidates; NULL is a no-op. Leaves res empty. */
 void policy_result_free(struct policy_result *res);
 

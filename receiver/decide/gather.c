@@ -10,6 +10,7 @@
 
 #include "kube.h"
 #include "log.h"
+#include "params.h"
 #include "prom.h"
 
 /* FREE_QUERY's answer for one GPU. */
@@ -104,23 +105,19 @@ gather_pods(const struct gather *g)
     return g->g_pods_ok ? &g->g_pods : NULL;
 }
 
+const struct usage_reading *
+gather_usage(const struct gather *g)
+{
+    return g->g_usage_ok ? &g->g_usage : NULL;
+}
+
 /* Runs the policy on pods (the real list, or none when it could not be had),
  * for the node or one GPU of it. */
 static void
 decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
        const char *gpu, double free_mib)
 {
-    const struct config *c = g->g_cfg;
-    struct policy_params pp = {
-        .pp_floor_mib = c->c_floor_mib,
-        .pp_total_mib = c->c_gpu_total_mib,
-        .pp_min_runtime_s = c->c_min_runtime_s,
-        .pp_fallback_largest = c->c_fallback == FALLBACK_LARGEST,
-        .pp_exclude_namespaces = (const char *const *)c->c_exclude_namespaces.sl_items,
-        .pp_exclude_count = c->c_exclude_namespaces.sl_count,
-        .pp_starving_namespace = g->g_starving_ns,
-        .pp_now = (int64_t)time(NULL),
-    };
+    struct policy_params pp;
     struct policy_input in = {
         .pi_pods = pods,
         .pi_usage = &g->g_usage,
@@ -129,6 +126,7 @@ decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
         .pi_gpu = gpu,
     };
 
+    policy_params_from_config(g->g_cfg, g->g_starving_ns, (int64_t)time(NULL), &pp);
     policy_decide(&pp, &in, res);
 }
 

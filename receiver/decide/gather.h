@@ -75,4 +75,9 @@ const struct policy_candidate *gather_candidate(const struct gather *g, size_t i
  * it could not be listed. The seating chart sums the declared budgets over it. */
 const struct pod_list *gather_pods(const struct gather *g);
 
+/* The used series as Prometheus answered (borrowed, valid until gather_free);
+ * NULL when they could not be had. The seating chart tells from them which
+ * pods use no GPU at all. */
+const struct usage_reading *gather_usage(const struct gather *g);
+
 #endif

@@ -28,6 +28,13 @@
  *       over_budget    overshoot_mib > 0
  *       eligible       the policy would take it as a victim now
  *       why_not        the policy's reason when not eligible, else null
+ *   idle_tenants     GPU scope: the pods that hold a seat (budget declared,
+ *                    readable or not) but use no GPU, so no card lists them
+ *                    (their budget is in budgets_mib all the same); by
+ *                    namespace, then pod; the tenants' fields, with used_mib 0,
+ *                    eligible false and why_not the policy's rule ("no_gpu_use"
+ *                    when only their use without a GPU label is over budget).
+ *                    Always [] in node scope: the one card lists them.
  */
 #include "budgets.h"
 
@@ -119,12 +126,15 @@ fail:
 json_t *
 budgets_node_json(const struct seating_node *n)
 {
-    json_t *o = json_object(), *gpus = json_array();
+    json_t *o = json_object(), *gpus = json_array(), *idle = json_array();
 
-    if (o == NULL || gpus == NULL)
+    if (o == NULL || gpus == NULL || idle == NULL)
         goto fail;
     for (size_t i = 0; i < n->sn_card_count; i++)
         if (json_array_append_new(gpus, card_json(n, &n->sn_cards[i])) == -1)
+            goto fail;
+    for (size_t i = 0; i < n->sn_idle_count; i++)
+        if (json_array_append_new(idle, tenant_json(&n->sn_idle[i])) == -1)
             goto fail;
     if (set(o, "node", json_string(n->sn_node)) ||
         set(o, "capacity_mib",
@@ -141,8 +151,14 @@ budgets_node_json(const struct seating_node *n)
         gpus = NULL;
         goto fail;
     }
+    gpus = NULL; /* o holds it */
+    if (set(o, "idle_tenants", idle) == -1) {
+        idle = NULL;
+        goto fail;
+    }
     return o;
 fail:
+    json_decref(idle);
     json_decref(gpus);
     json_decref(o);
     return NULL;
@@ -189,7 +205,7 @@ print_seats(FILE *out, const struct seating_node *n)
 }
 
 static void
-print_tenant(FILE *out, const struct seating_card *c, const struct seating_tenant *t)
+print_tenant(FILE *out, int gpu_scope, const struct seating_tenant *t)
 {
     char budget[32], over[32], verdict[64];
 
@@ -205,14 +221,25 @@ print_tenant(FILE *out, const struct seating_card *c, const struct seating_tenan
         snprintf(verdict, sizeof(verdict), "yes");
     else
         snprintf(verdict, sizeof(verdict), "no: %s", t->st_why_not ? t->st_why_not : "?");
-    if (c->sc_gpu != NULL)
+    if (gpu_scope)
         fprintf(out, "    %7" PRId64, t->st_used_mib);
-    fprintf(out, "%s%7" PRId64 " %7s %7s  %-24s ", c->sc_gpu != NULL ? " " : "    ",
+    fprintf(out, "%s%7" PRId64 " %7s %7s  %-24s ", gpu_scope ? " " : "    ",
             t->st_total_used_mib, budget, over, verdict);
     put_clean(out, t->st_namespace);
     fputc('/', out);
     put_clean(out, t->st_pod);
     fputc('\n', out);
+}
+
+static void
+print_header(FILE *out, int gpu_scope)
+{
+    if (gpu_scope)
+        fprintf(out, "    %7s %7s %7s %7s  %-24s %s\n", "HERE", "USED", "BUDGET", "OVER",
+                "ELIGIBLE", "NAMESPACE/POD");
+    else
+        fprintf(out, "    %7s %7s %7s  %-24s %s\n", "USED", "BUDGET", "OVER", "ELIGIBLE",
+                "NAMESPACE/POD");
 }
 
 static void
@@ -241,14 +268,24 @@ print_card(FILE *out, const struct seating_node *n, const struct seating_card *c
     }
     /* GPU scope: a budget is held against the use over every GPU (SPEC), so
      * USED is that; HERE is the use on this GPU. */
-    if (c->sc_gpu != NULL)
-        fprintf(out, "    %7s %7s %7s %7s  %-24s %s\n", "HERE", "USED", "BUDGET", "OVER",
-                "ELIGIBLE", "NAMESPACE/POD");
-    else
-        fprintf(out, "    %7s %7s %7s  %-24s %s\n", "USED", "BUDGET", "OVER", "ELIGIBLE",
-                "NAMESPACE/POD");
+    print_header(out, c->sc_gpu != NULL);
     for (size_t i = 0; i < c->sc_tenant_count; i++)
-        print_tenant(out, c, &c->sc_tenants[i]);
+        print_tenant(out, c->sc_gpu != NULL, &c->sc_tenants[i]);
+}
+
+/* GPU scope: the seats held by pods on no card, so every budget counted in
+ * the seat line is found on the chart. */
+static void
+print_idle(FILE *out, const struct seating_node *n)
+{
+    if (n->sn_idle_count == 0)
+        return;
+    fprintf(out, "  seated, using no GPU: %zu pod(s) hold a budget and run nothing on any "
+                 "GPU\n",
+            n->sn_idle_count);
+    print_header(out, 1);
+    for (size_t i = 0; i < n->sn_idle_count; i++)
+        print_tenant(out, 1, &n->sn_idle[i]);
 }
 
 void
@@ -265,6 +302,7 @@ budgets_node_print(FILE *out, const struct seating_node *n)
     }
     for (size_t i = 0; i < n->sn_card_count; i++)
         print_card(out, n, &n->sn_cards[i]);
+    print_idle(out, n);
 }
 
 struct budgets_run {

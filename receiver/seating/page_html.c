@@ -5,6 +5,7 @@
  * reader) gets all of it. Every string that came from outside (node, GPU,
  * namespace and pod names, errors) goes through page_html_escape(). */
 #include "page_html.h"
+#include "page_idle.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -466,7 +467,7 @@ page_html_render(struct buf *out, const struct page_view *v)
         for (size_t k = 0; k < n->sn_card_count; k++)
             if (render_card(out, n, &n->sn_cards[k]) == -1)
                 return -1;
-        if (buf_printf(out, "</section>"))
+        if (page_html_idle(out, n) == -1 || buf_printf(out, "</section>"))
             return -1;
     }
     if (render_decisions(out, v) == -1)

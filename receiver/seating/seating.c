@@ -1,5 +1,6 @@
 /* seating.c -- the seating chart's facts: built from a gather result and the node's capacity */
 #include "seating.h"
+#include "seating_idle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,13 @@ seating_card_below_floor(const struct seating_node *n, const struct seating_card
 }
 
 static void
-card_free(struct seating_card *c)
+tenants_free(struct seating_tenant *t, size_t count)
 {
-    for (size_t i = 0; i < c->sc_tenant_count; i++) {
-        free(c->sc_tenants[i].st_namespace);
-        free(c->sc_tenants[i].st_pod);
+    for (size_t i = 0; i < count; i++) {
+        free(t[i].st_namespace);
+        free(t[i].st_pod);
     }
-    free(c->sc_tenants);
-    free(c->sc_gpu);
+    free(t);
 }
 
 void
@@ -41,9 +41,12 @@ seating_node_free(struct seating_node *n)
 {
     if (n == NULL)
         return;
-    for (size_t i = 0; i < n->sn_card_count; i++)
-        card_free(&n->sn_cards[i]);
+    for (size_t i = 0; i < n->sn_card_count; i++) {
+        tenants_free(n->sn_cards[i].sc_tenants, n->sn_cards[i].sc_tenant_count);
+        free(n->sn_cards[i].sc_gpu);
+    }
     free(n->sn_cards);
+    tenants_free(n->sn_idle, n->sn_idle_count);
     free(n->sn_node);
     memset(n, 0, sizeof(*n));
 }
@@ -140,7 +143,7 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
 
 int
 seating_node_build(const char *node, const struct gather_result *gr,
-                   const struct pod_list *pods, int cap_ok,
+                   const struct pod_list *pods, const struct usage_reading *usage, int cap_ok,
                    enum node_capacity_state cap_state, int64_t cap_mib,
                    const char *cap_error, const struct config *cfg,
                    struct seating_node *out)
@@ -186,6 +189,10 @@ seating_node_build(const char *node, const struct gather_result *gr,
         if (fill_card(&out->sn_cards[i], gr->gr_gpu_count > 0 ? &gr->gr_gpus[i] : gr, cfg) ==
             -1)
             goto fail;
+    /* GPU scope: a seat-holder using no GPU is on no card; list it once. */
+    if (gr->gr_gpu_count > 0 && gr->gr_status != GATHER_CANCELLED &&
+        seating_idle_build(out, pods, usage, cfg) == -1)
+        goto fail;
     out->sn_overcommitted =
         out->sn_capacity == SEATING_CAPACITY_OK && out->sn_budgets_mib > out->sn_capacity_mib;
     return 0;

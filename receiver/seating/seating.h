@@ -18,7 +18,8 @@ struct event_base;
 struct prom;
 struct kube;
 
-/* One tenant on a card: a pod that declares a budget or uses VRAM there. */
+/* One tenant on a card: a pod that declares a budget or uses VRAM there (or,
+ * in sn_idle, a pod that declares a budget and uses no GPU). */
 struct seating_tenant {
     char *st_namespace;      /* owned */
     char *st_pod;            /* owned */
@@ -66,6 +67,12 @@ struct seating_node {
     char sn_error[1024];                 /* why not, when !sn_reading_ok */
     struct seating_card *sn_cards;       /* owned */
     size_t sn_card_count;
+    /* GPU scope only: pods that hold a seat (declare a budget, readable or
+     * not) but use no GPU, so no card lists them; by namespace, then pod.
+     * st_used_mib is 0, st_eligible 0. Empty in node scope, where the one
+     * card lists them. */
+    struct seating_tenant *sn_idle;      /* owned */
+    size_t sn_idle_count;
 };
 
 /* The whole chart: every GPU node looked at. */
@@ -78,13 +85,16 @@ struct seating {
 /*
  * Builds one node's facts from a gather result (borrowed, only read): one
  * card per GPU in GPU scope (gr_gpus), else one for the node; the budgets are
- * summed over pods (the node's pod list, NULL when it could not be read) and the
+ * summed over pods (the node's pod list, NULL when it could not be read); in
+ * GPU scope the seat-holders on no card go to sn_idle, judged with usage (the
+ * used series, gather_usage(); NULL = by the cards alone); and the
  * node's capacity as node_json_capacity() read it (cap_ok = the Node was read;
  * else cap_error says why). Returns 0 and fills out (free it with
  * seating_node_free()), or -1 when out of memory, with nothing allocated.
  */
 int seating_node_build(const char *node, const struct gather_result *gr,
-                       const struct pod_list *pods, int cap_ok,
+                       const struct pod_list *pods, const struct usage_reading *usage,
+                       int cap_ok,
                        enum node_capacity_state cap_state, int64_t cap_mib,
                        const char *cap_error, const struct config *cfg,
                        struct seating_node *out);

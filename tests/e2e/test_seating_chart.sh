@@ -69,6 +69,8 @@ expect_eq "immich-ml's overshoot is its use minus its budget" true \
     "$(echo "$ml" | jq '.overshoot_mib == .used_mib - 3000 and .used_mib > 10000')"
 expect_eq "the tenant with a PDB is within its budget" "false within_budget" \
     "$(echo "$out" | jq -r '.gpus[0].tenants[] | select(.pod | startswith("immich-server")) | "\(.over_budget) \(.why_not)"')"
+expect_eq "node scope: the Pending seat-holder is on the one card, idle_tenants empty" "0 700 not_running 0" \
+    "$(echo "$out" | jq -r '(.gpus[0].tenants[] | select(.pod | startswith("portal-tts-")) | "\(.used_mib) \(.budget_mib) \(.why_not)") + " \(.idle_tenants | length)"')"
 expect_eq "the largest user is listed first" "immich-ml-7d9c6b5f4d-x8k2p" "$(echo "$out" | jq -r '.gpus[0].tenants[0].pod')"
 out=$(env "${ENVS[@]}" "$GVW_BINARY" budgets --format json)
 expect_eq "budgets without --node: an array, one per GPU node" "array 1 gpu-node-1" \

@@ -100,6 +100,25 @@ out=$(PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" KUBE_API_URL="$SIM" USED_QUER
 expect_eq "budgets shows one card per GPU" "$GPU0 $GPU1" "$(echo "$out" | jq -r '[.[0].gpus[].gpu] | join(" ")')"
 expect_eq "comfyui is over its budget on GPU 1's card" true \
     "$(echo "$out" | jq --arg g "$GPU1" '[.[0].gpus[] | select(.gpu == $g) | .tenants[] | select(.pod | startswith("comfyui-")) | .over_budget] == [true]')"
+# Seats held by pods that use no GPU (piper-tts Pending, embedder idle) are on
+# no card; they are listed once for the node, so every declared budget is found.
+expect_eq "seats on no GPU are listed once for the node (idle_tenants)" \
+    "search/embedder-7f9b6c5d8-w3n6q 0 800 false within_budget,voice/piper-tts-5c8d7f6b4-k9p2s 0 1200 false not_running" \
+    "$(echo "$out" | jq -r '[.[0].idle_tenants[] | "\(.namespace)/\(.pod) \(.used_mib) \(.budget_mib) \(.eligible) \(.why_not)"] | join(",")')"
+expect_eq "  ... and on no GPU's card" 0 \
+    "$(echo "$out" | jq '[.[0].gpus[].tenants[] | select(.pod | test("^(piper-tts|embedder)-"))] | length')"
+expect_eq "  ... so the budgets on the chart add up to the node's sum (15800)" "15800 15800" \
+    "$(echo "$out" | jq -r '"\(.[0].budgets_mib) \([.[0].gpus[].tenants[], .[0].idle_tenants[] | select(.budget_mib != null) | {k: "\(.namespace)/\(.pod)", b: .budget_mib}] | unique_by(.k) | map(.b) | add)"')"
+table=$(PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" KUBE_API_URL="$SIM" USED_QUERY="$USED_QUERY" \
+    "$GVW_BINARY" budgets --node gpu-node-2)
+expect_contains "the table lists them under the node, labelled" \
+    "seated, using no GPU: 2 pod(s) hold a budget and run nothing on any GPU" "$table"
+expect_contains "  ... piper-tts with its budget and the policy's word" \
+    "      0       0    1200   -1200  no: not_running          voice/piper-tts-5c8d7f6b4-k9p2s" "$table"
+page=$(curl -s "http://127.0.0.1:$SERVE_PORT/")
+expect_eq "GET / lists both under the node's cards" 2 "$(grep -o '<tr class="idle-tenant">' <<<"$page" | wc -l)"
+expect_contains "  ... embedder's row" \
+    '<td class="name">search/embedder-7f9b6c5d8-w3n6q</td><td class="n">0</td><td class="n">0</td><td class="n">800</td><td>no: within_budget</td>' "$page"
 expect_eq "GPU 1 never alerted" 0 \
     "$(promq "count(count_over_time(ALERTS{alertname=\"GPUVRAMLow\",uuid=\"$GPU1\"}[15m]))" | jq '.data.result | length')"
 finish

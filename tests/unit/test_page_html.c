@@ -125,6 +125,51 @@ test_over_committed_and_too_big(void **state)
     buf_free(&b);
 }
 
+/* GPU scope: the seats held by pods on no card, under the cards, names inert. */
+static void
+test_idle_tenants(void **state)
+{
+    struct seating_tenant idle[] = {
+        {EVIL_NS, EVIL_POD, 0, 0, BUDGET_OK, 1200, -1200, 0, 0, "not_running"},
+        {"x", "bad<i>", 0, 0, BUDGET_BAD, 0, 0, 0, 0, "bad_budget"},
+    };
+    struct seating_card card = {.sc_gpu = "GPU-0", .sc_total_mib = 15360};
+    struct seating_node node = {.sn_node = "gpu-2", .sn_capacity = SEATING_CAPACITY_OK,
+                                .sn_capacity_mib = 14000, .sn_budgets_mib = 1200,
+                                .sn_bad_budgets = 1, .sn_floor_mib = 1536,
+                                .sn_reading_ok = 1, .sn_cards = &card, .sn_card_count = 1,
+                                .sn_idle = idle, .sn_idle_count = 2};
+    struct seating s = {.s_nodes = &node, .s_node_count = 1};
+    struct buf b;
+    const char *cards, *list;
+
+    (void)state;
+    render(&s, NULL, 0, &b);
+    cards = strstr(b.b_data, "data-gpu=\"GPU-0\"");
+    list = strstr(b.b_data, "<h3>Seated, using no GPU</h3>");
+    assert_non_null(cards);
+    assert_non_null(list);
+    assert_true(list > cards); /* under the node's cards, inside its section */
+    assert_null(strstr(list, "<section")); /* (no other node follows) */
+    assert_has(list, "<table class=\"idle-tenants\">");
+    assert_has(list, "<tr class=\"idle-tenant\"><td class=\"name\">ns&quot;onload=&#39;x&#39;"
+                     "&amp;amp;/&lt;script&gt;alert(1)&lt;/script&gt;</td><td class=\"n\">0</td>"
+                     "<td class=\"n\">0</td><td class=\"n\">1200</td><td>no: not_running</td></tr>");
+    assert_has(list, "<td class=\"name\">x/bad&lt;i&gt;</td><td class=\"n\">0</td><td class=\"n\">"
+                     "0</td><td class=\"n\">unreadable</td><td>no: bad_budget</td>");
+    assert_null(strstr(b.b_data, "<script"));
+    assert_null(strstr(b.b_data, "<i>"));
+    assert_null(strstr(b.b_data, "\"onload"));
+    buf_free(&b);
+
+    /* None to list (node scope, or every seat on a card): no heading at all. */
+    node.sn_idle_count = 0;
+    render(&s, NULL, 0, &b);
+    assert_null(strstr(b.b_data, "Seated, using no GPU"));
+    assert_null(strstr(b.b_data, "idle-tenant"));
+    buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -132,6 +177,7 @@ main(void)
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_not_advertised_and_no_reading),
         cmocka_unit_test(test_over_committed_and_too_big),
+        cmocka_unit_test(test_idle_tenants),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -386,6 +386,8 @@ test_each_rule(void **state)
                      rule_cases[i].why ? rule_cases[i].why : "(null)");
         assert_int_equal(f->res.pr_outcome,
                          rule_cases[i].why ? POLICY_SKIPPED_NO_CANDIDATE : POLICY_VICTIM);
+        /* The seating chart's verdict for a pod no decision considers is the same. */
+        assert_ptr_equal(policy_why_not_pod(&f->pp, p, c->pc_used_bytes), c->pc_why_not);
     }
 }
 

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +75,7 @@ test_node_scope(void **state)
     gr.gr_policy.pr_free_mib = 500;
     gr.gr_policy.pr_candidates = c;
     gr.gr_policy.pr_candidate_count = 5;
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, 1, NODE_CAPACITY_OK, 5000,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 1, NODE_CAPACITY_OK, 5000,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5700);
@@ -82,7 +84,10 @@ test_node_scope(void **state)
     assert_int_equal(n.sn_card_count, 1);
     assert_null(n.sn_cards[0].sc_gpu);
     assert_int_equal(n.sn_cards[0].sc_tenant_count, 4); /* dcgm is not on the chart */
+    assert_int_equal(n.sn_idle_count, 0); /* the one card lists portal/tts and x/bad */
     j = node_json(&n);
+    assert_true(json_is_array(json_object_get(j, "idle_tenants")));
+    assert_int_equal(json_array_size(json_object_get(j, "idle_tenants")), 0);
     assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "gpus"), 0), "gpu")));
     t = json_array_get(json_object_get(json_array_get(json_object_get(j, "gpus"), 0), "tenants"), 0);
     assert_string_equal(json_string_value(json_object_get(t, "pod")), "ml"); /* largest first */
@@ -94,13 +99,13 @@ test_node_scope(void **state)
     seating_node_free(&n);
 
     /* The capacity words. */
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, 1, NODE_CAPACITY_ABSENT, 0,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 1, NODE_CAPACITY_ABSENT, 0,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_NOT_ADVERTISED);
     assert_false(n.sn_overcommitted);
     seating_node_free(&n);
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, 0, NODE_CAPACITY_OK, 0,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 0, NODE_CAPACITY_OK, 0,
                                         "kube: HTTP 403", &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_UNKNOWN);
@@ -138,7 +143,7 @@ test_gpu_scope(void **state)
     gpus[2].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
     snprintf(gpus[2].gr_policy.pr_reason, sizeof(gpus[2].gr_policy.pr_reason),
              "GPU-cccc reads more than the card holds");
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, 1, NODE_CAPACITY_OK, 14000,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 1, NODE_CAPACITY_OK, 14000,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_card_count, 3);
@@ -152,6 +157,14 @@ test_gpu_scope(void **state)
     assert_int_equal(n.sn_cards[0].sc_used_mib, 7000);
     assert_string_equal(n.sn_cards[2].sc_error, "GPU-cccc reads more than the card holds");
     assert_string_equal(n.sn_cards[0].sc_error, "");
+    /* portal/tts (pending) and x/bad use no GPU: no card lists them, yet their
+     * seats count; they are listed once for the node, so the budgets add up. */
+    assert_int_equal(n.sn_idle_count, 2);
+    assert_string_equal(n.sn_idle[0].st_pod, "tts");
+    assert_string_equal(n.sn_idle[1].st_pod, "bad");
+    assert_int_equal(n.sn_cards[0].sc_tenants[0].st_budget_mib +
+                         n.sn_cards[0].sc_tenants[1].st_budget_mib + n.sn_idle[0].st_budget_mib,
+                     n.sn_budgets_mib);
 
     j = node_json(&n);
     cards = json_object_get(j, "gpus");
@@ -190,12 +203,175 @@ test_gpu_scope(void **state)
     seating_node_free(&n);
 }
 
+/* GPU scope, seats held by pods using no GPU: listed once per node, beside
+ * the cards (they were on none while their budgets counted in the node's sum). */
+#define EVIL_NS "ns\"<b>&'\\"
+#define EVIL_POD "pod\x01<script>alert(1)</script>"
+#define SEATED(ns, name, mib) \
+    {.p_namespace = ns, .p_name = name, .p_running = 1, .p_has_controller = 1, \
+     .p_started = 1, .p_budget_state = BUDGET_OK, .p_budget_mib = mib}
+
+static struct pod idle_pods[] = {
+    SEATED("immich", "ml", 3000),  /* 9000 MiB on GPU-aaaa */
+    {.p_namespace = "portal", .p_name = "tts", .p_budget_state = BUDGET_OK,
+     .p_budget_mib = 700},         /* pending; a 0-byte series on GPU-bbbb */
+    {.p_namespace = "x", .p_name = "bad", .p_running = 1, .p_has_controller = 1,
+     .p_started = 1, .p_budget_state = BUDGET_BAD}, /* a broken seat, no use */
+    SEATED("llm", "idle", 1000),   /* no series at all */
+    SEATED("lab", "nan", 500),     /* NaN on GPU-bbbb: not known to be idle */
+    SEATED("ops", "cpu", 100),     /* 200 MiB in a series without the GPU label */
+    SEATED(EVIL_NS, EVIL_POD, 50), /* hostile names, no use */
+    {.p_namespace = "kube-system", .p_name = "dcgm", .p_running = 1}, /* no seat */
+};
+static const struct pod_list idle_list = {idle_pods, 8};
+
+static struct usage_series idle_series[] = {
+    {"immich", "ml", "GPU-aaaa", 9000.0 * 1048576},
+    {"portal", "tts", "GPU-bbbb", 0},
+    {"lab", "nan", "GPU-bbbb", NAN},
+    {"ops", "cpu", NULL, 200.0 * 1048576},
+};
+static const struct usage_reading idle_usage = {idle_series, 4};
+
+static char *
+print_node(const struct seating_node *n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    assert_non_null(f);
+    budgets_node_print(f, n);
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+static void
+test_gpu_scope_idle(void **state)
+{
+    struct policy_candidate a[] = {{.pc_pod = &idle_pods[0], .pc_namespace = "immich",
+                                    .pc_name = "ml", .pc_used_mib = 9000,
+                                    .pc_gpu_used_mib = 9000, .pc_has_budget = 1,
+                                    .pc_budget_mib = 3000, .pc_overshoot_mib = 6000,
+                                    .pc_eligible = 1}};
+    struct gather_result gpus[2] = {
+        {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-aaaa"},
+        {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-bbbb"},
+    };
+    struct gather_result gr = {.gr_status = GATHER_DECIDED, .gr_gpus = gpus, .gr_gpu_count = 2};
+    struct seating s = {0};
+    struct seating_node n;
+    struct page_view v = {0};
+    struct buf html;
+    json_t *j, *idle, *t;
+    char *text, *dump;
+    const char *want[][3] = {
+        {"llm", "idle", "within_budget"},   {EVIL_NS, EVIL_POD, "within_budget"},
+        {"ops", "cpu", "no_gpu_use"},       {"portal", "tts", "not_running"},
+        {"x", "bad", "bad_budget"},
+    };
+
+    (void)state;
+    gpus[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM, .pr_free_known = 1,
+                                               .pr_free_mib = 500, .pr_candidates = a,
+                                               .pr_candidate_count = 1};
+    gpus[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
+    assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, &idle_usage, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_int_equal(n.sn_budgets_mib, 5350);
+    assert_int_equal(n.sn_bad_budgets, 1);
+    /* ml is on its card, lab/nan on a GPU whose reading is unusable, dcgm holds no seat. */
+    assert_int_equal(n.sn_idle_count, 5);
+    for (size_t i = 0; i < 5; i++) {
+        const struct seating_tenant *it = &n.sn_idle[i];
+        assert_string_equal(it->st_namespace, want[i][0]);
+        assert_string_equal(it->st_pod, want[i][1]);
+        assert_string_equal(it->st_why_not, want[i][2]);
+        assert_int_equal(it->st_used_mib, 0);
+        assert_false(it->st_eligible);
+    }
+    assert_int_equal(n.sn_idle[0].st_budget_mib, 1000);
+    assert_int_equal(n.sn_idle[0].st_overshoot_mib, -1000);
+    assert_int_equal(n.sn_idle[2].st_total_used_mib, 200); /* its use off any GPU */
+    assert_int_equal(n.sn_idle[2].st_overshoot_mib, 100);
+    assert_int_equal(n.sn_idle[4].st_budget_state, BUDGET_BAD);
+
+    /* JSON: idle_tenants beside gpus, the tenants' fields, names intact. */
+    j = node_json(&n);
+    assert_int_equal(json_array_size(json_object_get(j, "gpus")), 2);
+    idle = json_object_get(j, "idle_tenants");
+    assert_int_equal(json_array_size(idle), 5);
+    t = json_array_get(idle, 3);
+    assert_string_equal(json_string_value(json_object_get(t, "pod")), "tts");
+    assert_int_equal(json_integer_value(json_object_get(t, "used_mib")), 0);
+    assert_int_equal(json_integer_value(json_object_get(t, "budget_mib")), 700);
+    assert_string_equal(json_string_value(json_object_get(t, "budget")), "declared");
+    assert_true(json_is_false(json_object_get(t, "eligible")));
+    assert_string_equal(json_string_value(json_object_get(t, "why_not")), "not_running");
+    t = json_array_get(idle, 4);
+    assert_true(json_is_null(json_object_get(t, "budget_mib")));
+    assert_string_equal(json_string_value(json_object_get(t, "budget")), "unreadable");
+    assert_true(json_is_true(json_object_get(json_array_get(idle, 2), "over_budget")));
+    dump = json_dumps(j, JSON_COMPACT);
+    assert_non_null(dump);
+    assert_null(strchr(dump, '\x01')); /* escaped as \u0001 */
+    assert_non_null(strstr(dump, "\"namespace\":\"ns\\\"<b>&'\\\\\""));
+    assert_non_null(strstr(dump, "\"pod\":\"pod\\u0001<script>"));
+    free(dump);
+    json_decref(j);
+
+    /* The table: a labelled group under the node, names last and cleaned. */
+    text = print_node(&n);
+    assert_non_null(strstr(text, "  seated, using no GPU: 5 pod(s) hold a budget and run "
+                                 "nothing on any GPU\n"
+                                 "       HERE    USED  BUDGET    OVER  ELIGIBLE"));
+    assert_non_null(strstr(text, "\n          0       0     700    -700  no: not_running"
+                                 "          portal/tts\n"));
+    assert_non_null(strstr(text, "\n          0     200     100    +100  no: no_gpu_use"
+                                 "           ops/cpu\n"));
+    assert_non_null(strstr(text, "       0     bad       -  no: bad_budget           x/bad\n"));
+    assert_non_null(strstr(text, "/pod?<script>alert(1)</script>\n"));
+    assert_null(strchr(text, '\x01'));
+    assert_true(strstr(text, "seated, using no GPU") > strstr(text, "gpu       GPU-bbbb"));
+    free(text);
+
+    /* The page: a table under the cards, every name escaped. */
+    s.s_nodes = &n;
+    s.s_node_count = 1;
+    v.pv_seating = &s;
+    buf_init(&html, 1 << 20);
+    assert_int_equal(page_html_render(&html, &v), 0);
+    {
+        size_t rows = 0;
+        for (const char *p = html.b_data; (p = strstr(p, "<tr class=\"idle-tenant\">")) != NULL;
+             p++)
+            rows++;
+        assert_int_equal(rows, 5);
+    }
+    assert_non_null(strstr(html.b_data, "<h3>Seated, using no GPU</h3>"));
+    assert_non_null(strstr(html.b_data, "<td class=\"name\">portal/tts</td><td class=\"n\">0"
+                                        "</td><td class=\"n\">0</td><td class=\"n\">700</td>"
+                                        "<td>no: not_running</td></tr>"));
+    assert_non_null(strstr(html.b_data, "<td class=\"name\">x/bad</td><td class=\"n\">0</td>"
+                                        "<td class=\"n\">0</td><td class=\"n\">unreadable</td>"));
+    assert_non_null(strstr(html.b_data, "ns&quot;&lt;b&gt;&amp;&#39;\\/pod?&lt;script&gt;"
+                                        "alert(1)&lt;/script&gt;</td>"));
+    assert_null(strstr(html.b_data, "<script"));
+    assert_null(strstr(html.b_data, "<b>"));
+    assert_true(strstr(html.b_data, "Seated, using no GPU") >
+                strstr(html.b_data, "data-gpu=\"GPU-bbbb\""));
+    buf_free(&html);
+    seating_node_free(&n);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_scope),
         cmocka_unit_test(test_gpu_scope),
+        cmocka_unit_test(test_gpu_scope_idle),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
