@@ -1,6 +1,7 @@
 /* decide.c -- gvw-decide: decision latency, from the webhook's 200 to the eviction.
  *
- *   gvw-decide -l PORT -w WEBHOOK_PORT -t TOKEN [-n 1000] [-W 50] [-P PODS.json -Q PROM.json]
+ *   gvw-decide -l PORT -w WEBHOOK_PORT -t TOKEN [-n 1000] [-W 50] [-g GAP_MS]
+ *              [-P PODS.json -Q PROM.json]
  *
  * -P/-Q: answer every pod list and every query with these files instead (a
  * big node: bench/gen_scale.sh OUTDIR 5000 4 writes them; its pods are over
@@ -17,13 +18,19 @@
  * Decisions run one after another; each alert names a new node, so neither the
  * per-node in-flight brake nor SETTLE holds one back (run serve with SETTLE=0,
  * MAX_RECYCLES_PER_HOUR=0, DRY_RUN=false, MIN_RUNTIME=0). The first W are warm-up.
+ * -g: wait GAP_MS after each eviction before the next alert, so the previous
+ * decision's verification (0.2 s after its eviction with SETTLE=0) and audit
+ * write are done before the next 200: the window then holds one decision's own
+ * work. Without it (0) decisions run back to back and overlap.
  * Prints:
  *   DECIDE n=N ok200_to_evict_us p50=.. p90=.. p99=.. max=.. send_to_evict_us p50=.. p99=..
+ *          ... fake_cpu_ms user=.. sys=.. (this process: the fakes and the timing)
  * Exit 0 when every decision evicted. Bounded: 5 s per decision at most. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +52,7 @@ static struct {
     int got_200, got_evict;
     int64_t *lat_200, *lat_send;  /* per measured decision, ns */
     int measured;
+    int gap_ms;                   /* -g: pause between an eviction and the next alert */
     long prom_queries, pod_lists, evictions, other;
     struct event *timeout;
     int failed;
@@ -104,11 +112,17 @@ answer(struct evhttp_request *req, int code, const char *body, size_t len)
 
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
                       "application/json");
-    evbuffer_add(out, body, len);
+    /* The -P/-Q bodies (megabytes, alive until exit) are sent by reference:
+     * copying 8.6 MB a decision was the fake's own cost, on the same 2 cores. */
+    if (body == g.pods_body || body == g.prom_body)
+        evbuffer_add_reference(out, body, len, NULL, NULL);
+    else
+        evbuffer_add(out, body, len);
     evhttp_send_reply(req, code, code == 201 ? "Created" : "OK", NULL);
 }
 
 static void next_decision(void);
+static void next_decision_cb(evutil_socket_t fd, short what, void *arg);
 
 static void
 maybe_next(void)
@@ -125,6 +139,11 @@ maybe_next(void)
         g.measured++;
     }
     g.i++;
+    if (g.gap_ms > 0 && g.i < g.n) {
+        struct timeval gap = {g.gap_ms / 1000, (g.gap_ms % 1000) * 1000};
+        event_base_once(g.base, -1, EV_TIMEOUT, next_decision_cb, NULL, &gap);
+        return;
+    }
     next_decision();
 }
 
@@ -252,6 +271,12 @@ next_decision(void)
     }
 }
 
+static void
+next_decision_cb(evutil_socket_t fd, short what, void *arg)
+{
+    next_decision();
+}
+
 /* Waits for the daemon (started after us, so its first capacity advertising
  * finds the fake API server) to answer /readyz 200; 20 s at most. */
 static void ready_check(evutil_socket_t fd, short what, void *arg);
@@ -306,22 +331,24 @@ main(int argc, char **argv)
 {
     int port = 0, wport = 0, opt;
     struct evhttp *srv;
+    struct rusage ru;
 
     g.n = 1000;
     g.warmup = 50;
-    while ((opt = getopt(argc, argv, "l:w:t:n:W:P:Q:")) != -1) {
+    while ((opt = getopt(argc, argv, "l:w:t:n:W:g:P:Q:")) != -1) {
         switch (opt) {
         case 'l': port = atoi(optarg); break;
         case 'w': wport = atoi(optarg); break;
         case 't': g.token = optarg; break;
         case 'n': g.n = atoi(optarg); break;
         case 'W': g.warmup = atoi(optarg); break;
+        case 'g': g.gap_ms = atoi(optarg); break;
         case 'P': g.pods_body = slurp(optarg, &g.pods_len); break;
         case 'Q': g.prom_body = slurp(optarg, &g.prom_len); break;
         default: goto usage;
         }
     }
-    if (port <= 0 || g.token == NULL || g.n <= 0 || g.warmup < 0)
+    if (port <= 0 || g.token == NULL || g.n <= 0 || g.warmup < 0 || g.gap_ms < 0)
         goto usage;
     g.base = event_base_new();
     srv = evhttp_new(g.base);
@@ -343,20 +370,22 @@ main(int argc, char **argv)
     event_base_dispatch(g.base);
     if (g.failed || g.measured == 0)
         return 1;
+    getrusage(RUSAGE_SELF, &ru);
     qsort(g.lat_200, (size_t)g.measured, sizeof(int64_t), cmp64);
     qsort(g.lat_send, (size_t)g.measured, sizeof(int64_t), cmp64);
     printf("DECIDE n=%d ok200_to_evict_us p50=%lld p90=%lld p99=%lld max=%lld "
            "send_to_evict_us p50=%lld p99=%lld max=%lld prom_queries=%ld pod_lists=%ld "
-           "evictions=%ld other=%ld\n",
+           "evictions=%ld other=%ld fake_cpu_ms user=%ld sys=%ld\n",
            g.measured, pct(g.lat_200, g.measured, 50), pct(g.lat_200, g.measured, 90),
            pct(g.lat_200, g.measured, 99), (long long)(g.lat_200[g.measured - 1] / 1000),
            pct(g.lat_send, g.measured, 50), pct(g.lat_send, g.measured, 99),
            (long long)(g.lat_send[g.measured - 1] / 1000), g.prom_queries, g.pod_lists,
-           g.evictions, g.other);
+           g.evictions, g.other, (long)(ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000),
+           (long)(ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000));
     return 0;
 usage:
     fprintf(stderr, "usage: gvw-decide -l PORT -t TOKEN -w WEBHOOK_PORT [-n N] [-W WARMUP]\n"
-                    "                  [-P PODS.json -Q PROM.json]\n"
+                    "                  [-g GAP_MS] [-P PODS.json -Q PROM.json]\n"
                     "       gvw-decide -l PORT -t TOKEN   (serve the fakes only)\n");
     return 2;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strpool.h"
 #include "utf8.h"
 
 #define JS_F_ARRAY 1u  /* the open container is an array (else an object) */
@@ -700,6 +701,27 @@ js_strdup(const struct js_str *v, int *has_nul)
         d[n] = '\0';
         return d;
     }
+    js_str_decode(v, d);
+    return d;
+}
+
+char *
+js_strdup_pool(const struct js_str *v, struct strpool *pool, int *has_nul)
+{
+    int nul = 0;
+    size_t n;
+    char *d;
+
+    if (!v->jv_escaped) { /* the usual case: a validated raw string has no NUL */
+        if (has_nul != NULL)
+            *has_nul = 0;
+        return strpool_dup(pool, v->jv_raw, v->jv_len);
+    }
+    n = decode(v, NULL, &nul);
+    if (has_nul != NULL)
+        *has_nul = nul;
+    if (nul || (d = strpool_alloc(pool, n + 1)) == NULL)
+        return NULL;
     js_str_decode(v, d);
     return d;
 }

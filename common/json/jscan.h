@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct strpool;
+
 /* Deeper nesting is refused: a hostile body cannot make a caller recurse
  * without bound. Kubernetes objects nest about 10 deep. */
 #define JS_MAX_DEPTH 512
@@ -135,6 +137,10 @@ size_t js_str_copy(const struct js_str *v, char *dst, size_t cap);
 /* v decoded into a new string (caller frees), or NULL when out of memory or
  * when v contains U+0000 (*has_nul set): C strings cannot carry it. */
 char *js_strdup(const struct js_str *v, int *has_nul);
+
+/* js_strdup() into pool (the string is borrowed from it, freed with it):
+ * NULL when out of memory or when v contains U+0000 (*has_nul set). */
+char *js_strdup_pool(const struct js_str *v, struct strpool *pool, int *has_nul);
 
 /* Whether v decodes to exactly the C string lit. */
 int js_str_eq(const struct js_str *v, const char *lit);

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "jscan.h"
+#include "strpool.h"
 #include "quantity.h"
 #include "rfc3339.h"
 
@@ -31,6 +32,7 @@
 struct walk {
     struct js_scan w_s;
     const struct pod_parse_opts *w_opts;
+    struct strpool *w_pool; /* borrowed: the list's, where its strings go */
     int w_oom;
     char w_why[WHY]; /* "" until an item's shape is wrong */
 };
@@ -373,7 +375,7 @@ read_spec(struct walk *w, struct pod *p)
         return 0;
     p->p_budget_state = BUDGET_BAD;
     p->p_budget_mib = 0;
-    if ((p->p_budget_error = strdup(msg)) == NULL)
+    if ((p->p_budget_error = strpool_dup(w->w_pool, msg, strlen(msg))) == NULL)
         return w->w_oom = 1, -1;
     return 0;
 }
@@ -388,8 +390,8 @@ read_optional(struct walk *w, char **dst)
 
     if (js_string(&w->w_s, &v) == -1)
         return -1;
-    free(*dst); /* can't happen: js_once refuses a repeat */
-    if ((*dst = js_strdup(&v, &nul)) == NULL && !nul)
+    /* js_once refused a repeat, so *dst was NULL; the pool owns the string. */
+    if ((*dst = js_strdup_pool(&v, w->w_pool, &nul)) == NULL && !nul)
         return w->w_oom = 1, -1;
     return 0;
 }
@@ -492,7 +494,7 @@ read_required(struct walk *w, char **dst)
         return -1;
     if (v.jv_len == 0)
         return 0;
-    if ((*dst = js_strdup(&v, &nul)) == NULL && !nul)
+    if ((*dst = js_strdup_pool(&v, w->w_pool, &nul)) == NULL && !nul)
         return w->w_oom = 1, -1;
     return 0;
 }
@@ -761,11 +763,12 @@ pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
         goto fail;
     }
     /* On the heap: the reader's frames are a few hundred bytes. */
-    if ((w = calloc(1, sizeof(*w))) == NULL) {
+    if ((w = calloc(1, sizeof(*w))) == NULL || (out->pl_pool = strpool_new()) == NULL) {
         snprintf(why, sizeof(why), "out of memory");
         goto fail;
     }
     w->w_opts = opts;
+    w->w_pool = out->pl_pool;
     js_init(&w->w_s, body, len);
     if (walk_top(w, out, why) == -1) {
         if (w->w_oom)

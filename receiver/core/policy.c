@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strpool.h"
+
 #define MIB 1048576.0
 
 /* The why_not values (SPEC candidates[].why_not); pointers compared by identity. */
@@ -36,7 +38,7 @@ pod_list_free(struct pod_list *l)
 
     if (l == NULL)
         return;
-    for (i = 0; i < l->pl_count; i++) {
+    for (i = 0; l->pl_pool == NULL && i < l->pl_count; i++) {
         free(l->pl_pods[i].p_namespace);
         free(l->pl_pods[i].p_name);
         free(l->pl_pods[i].p_uid);
@@ -44,6 +46,8 @@ pod_list_free(struct pod_list *l)
         free(l->pl_pods[i].p_ip);
         free(l->pl_pods[i].p_release);
     }
+    strpool_free(l->pl_pool);
+    l->pl_pool = NULL;
     free(l->pl_pods);
     l->pl_pods = NULL;
     l->pl_count = 0;

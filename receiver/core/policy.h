@@ -33,9 +33,13 @@ struct pod {
     char *p_release;      /* owned; RELEASE_ANNOTATION's raw value, NULL when absent */
 };
 
+struct strpool;
+
 struct pod_list {
     struct pod *pl_pods; /* owned array */
     size_t pl_count;
+    struct strpool *pl_pool; /* owned; when set, every string of the pods lives in
+                                it and is freed with it, not one by one */
 };
 
 /* Frees every pod and the array; NULL is a no-op. Leaves l empty. */

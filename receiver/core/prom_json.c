@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "jscan.h"
+#include "strpool.h"
 
 #define DEFAULT_NS_LABEL "namespace"
 #define DEFAULT_POD_LABEL "pod"
@@ -185,9 +186,11 @@ not_pair:
 }
 
 /* A label's value into *dst (left NULL when empty: Prometheus treats an
- * empty label as an absent one); 1 when it is not a string. */
+ * empty label as an absent one), copied into pool, or shared with prev (the
+ * same label of the series before, NULL if none) when it is the same text:
+ * a pod's series usually come together. 1 when it is not a string. */
 static int
-read_label(struct js_scan *s, char **dst, int *oom)
+read_label(struct js_scan *s, char **dst, const char *prev, struct strpool *pool, int *oom)
 {
     struct js_str v;
     int nul = 0;
@@ -198,7 +201,12 @@ read_label(struct js_scan *s, char **dst, int *oom)
         return -1;
     if (v.jv_len == 0)
         return 0;
-    if ((*dst = js_strdup(&v, &nul)) == NULL)
+    if (prev != NULL && !v.jv_escaped && strncmp(prev, v.jv_raw, v.jv_len) == 0 &&
+        prev[v.jv_len] == '\0') {
+        *dst = (char *)prev; /* the pool owns both */
+        return 0;
+    }
+    if ((*dst = js_strdup_pool(&v, pool, &nul)) == NULL)
         return nul ? 1 : (*oom = 1, -1);
     return 0;
 }
@@ -264,7 +272,9 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
                         rc2 = js_skip(s);
                     } else if (js_once(s, &seen_l, 1u << k, label_name(w, k)) == -1) {
                         rc2 = -1;
-                    } else if ((rc2 = read_label(s, label_dst(ser, k), oom)) == 1) {
+                    } else if ((rc2 = read_label(s, label_dst(ser, k),
+                                                 idx > 0 ? *label_dst(ser - 1, k) : NULL,
+                                                 w->w_out->ur_pool, oom)) == 1) {
                         if (bad_label == -1 || k < bad_label)
                             bad_label = k;
                         rc2 = 0;
@@ -575,6 +585,11 @@ prom_json_parse_vector_gpu(const char *body, size_t len, const char *ns_label,
     char why[WHY];
 
     memset(out, 0, sizeof(*out));
+    if ((out->ur_pool = strpool_new()) == NULL) {
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (read_answer(body, len, &w, why, sizeof(why)) == 0)
         return 0;
     usage_reading_free(out);

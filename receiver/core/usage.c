@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strpool.h"
+
 #define MIB 1048576.0
 
 void
@@ -15,11 +17,13 @@ usage_reading_free(struct usage_reading *r)
 
     if (r == NULL)
         return;
-    for (i = 0; i < r->ur_count; i++) {
+    for (i = 0; r->ur_pool == NULL && i < r->ur_count; i++) {
         free(r->ur_series[i].us_namespace);
         free(r->ur_series[i].us_pod);
         free(r->ur_series[i].us_gpu);
     }
+    strpool_free(r->ur_pool);
+    r->ur_pool = NULL;
     free(r->ur_series);
     r->ur_series = NULL;
     r->ur_count = 0;

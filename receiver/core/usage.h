@@ -13,10 +13,15 @@ struct usage_series {
     double us_bytes;    /* the sample value; may be NaN or +-Inf as sent */
 };
 
+struct strpool;
+
 /* What a query returned. */
 struct usage_reading {
     struct usage_series *ur_series; /* owned array */
     size_t ur_count;
+    struct strpool *ur_pool; /* owned; when set, every string of the series lives
+                                in it (and several series may share one): they
+                                are freed with it, not one by one */
 };
 
 /* Frees the series and their strings; NULL is a no-op. Leaves r empty. */

@@ -16,6 +16,7 @@
 #include "pods_json.h"
 #include "policy.h"
 #include "prom_json.h"
+#include "strpool.h"
 
 /*
  * The link redirects malloc, calloc, realloc and strdup of this program's own
@@ -122,8 +123,8 @@ build(struct pod_list *pl, struct usage_reading *ur)
     assert_int_equal(prom_json_parse_vector(body, len, NULL, NULL, ur, err, sizeof(err)),
                      0);
     free(body);
-    free(ur->ur_series[4].us_pod);
-    ur->ur_series[4].us_pod = strdup("somebody-else");
+    /* The parsed strings live in the reading's pool: so does the new one. */
+    ur->ur_series[4].us_pod = strpool_dup(ur->ur_pool, "somebody-else", 13);
     assert_non_null(ur->ur_series[4].us_pod);
 }
 

@@ -25,7 +25,7 @@ static struct pod pods[] = {
     {.p_namespace = "x", .p_name = "bad", .p_running = 1, .p_budget_state = BUDGET_BAD},
     {.p_namespace = "kube-system", .p_name = "dcgm", .p_running = 1}, /* not a tenant */
 };
-static const struct pod_list pod_list = {pods, 5};
+static const struct pod_list pod_list = {pods, 5, NULL};
 
 static struct config cfg = {.c_floor_mib = 1536, .c_gpu_total_mib = 15360};
 
