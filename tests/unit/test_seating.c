@@ -223,7 +223,7 @@ static struct pod idle_pods[] = {
     SEATED(EVIL_NS, EVIL_POD, 50), /* hostile names, no use */
     {.p_namespace = "kube-system", .p_name = "dcgm", .p_running = 1}, /* no seat */
 };
-static const struct pod_list idle_list = {idle_pods, 8};
+static const struct pod_list idle_list = {.pl_pods = idle_pods, .pl_count = 8};
 
 static struct usage_series idle_series[] = {
     {"immich", "ml", "GPU-aaaa", 9000.0 * 1048576},
@@ -231,7 +231,7 @@ static struct usage_series idle_series[] = {
     {"lab", "nan", "GPU-bbbb", NAN},
     {"ops", "cpu", NULL, 200.0 * 1048576},
 };
-static const struct usage_reading idle_usage = {idle_series, 4};
+static const struct usage_reading idle_usage = {.ur_series = idle_series, .ur_count = 4};
 
 static char *
 print_node(const struct seating_node *n)
