@@ -73,7 +73,7 @@ mkdir -p "$BB"
 CFLAGS="-O2 -Wall -Wextra -Wno-unused-parameter"
 cc $CFLAGS -o "$BB/gvw-load" "$ROOT/bench/load.c"
 cc $CFLAGS -o "$BB/gvw-decide" "$ROOT/bench/decide.c" $(pkg-config --cflags --libs libevent)
-cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/common/json" -I"$ROOT/common/util" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
+cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
     "$BUILD/receiver/core/libgvw_parse.a" "$BUILD/receiver/core/libgvw_core.a" \
     "$BUILD/common/json/libgvw_json.a" "$BUILD/common/util/libgvw_util.a" \
     $(pkg-config --libs jansson) -lm

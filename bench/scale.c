@@ -14,7 +14,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "heap.h"
 #include "pods_json.h"
 #include "policy.h"
 #include "prom_json.h"
@@ -96,7 +95,6 @@ main(int argc, char **argv)
         fprintf(stderr, "usage: gvw-scale PODS.json PROM.json [ROUNDS<=%d]\n", MAX_ROUNDS);
         return 2;
     }
-    heap_keep_top(); /* as serve does: the same allocator settings */
     pods_body = slurp(argv[1], &plen);
     prom_body = slurp(argv[2], &qlen);
     rss0 = maxrss_kib();

@@ -10,7 +10,6 @@
 
 #include "capacity.h"
 #include "clients.h"
-#include "heap.h"
 #include "httpd.h"
 #include "kube.h"
 #include "log.h"
@@ -296,7 +295,6 @@ serve_main(const struct config *cfg)
     memset(&d, 0, sizeof(d));
     d.d_cfg = cfg;
     signal(SIGPIPE, SIG_IGN);
-    heap_keep_top(); /* a big node's decisions reuse the pages the last one touched */
     event_set_log_callback(libevent_log);
     metrics_init(cfg->c_dry_run);
     if ((d.d_base = loop_new()) == NULL) {
