@@ -19,6 +19,7 @@
 #include <event2/keyvalq_struct.h>
 
 #include "log.h"
+#include "page_escape.h"
 #include "page_html.h"
 #include "seating.h"
 #include "store.h"

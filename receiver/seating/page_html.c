@@ -5,6 +5,7 @@
  * reader) gets all of it. Every string that came from outside (node, GPU,
  * namespace and pod names, errors) goes through page_html_escape(). */
 #include "page_html.h"
+#include "page_escape.h"
 #include "page_idle.h"
 
 #include <inttypes.h>
@@ -56,23 +57,6 @@ page_decision_free(struct page_decision *d)
     free(d->pd_node);
     free(d->pd_result);
     free(d->pd_victim);
-}
-
-int
-page_html_escape(struct buf *out, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        const char *rep = *p == '&'   ? "&amp;"
-                          : *p == '<' ? "&lt;"
-                          : *p == '>' ? "&gt;"
-                          : *p == '"' ? "&quot;"
-                          : *p == '\'' ? "&#39;"
-                          : *p < 0x20 || *p == 0x7f ? "?"
-                                                    : NULL;
-        if ((rep ? buf_append(out, rep, strlen(rep)) : buf_append(out, p, 1)) == -1)
-            return -1;
-    }
-    return 0;
 }
 
 /* Appends text with each %s argument escaped; the format itself is trusted. */

@@ -40,9 +40,6 @@ struct page_view {
  */
 int page_html_render(struct buf *out, const struct page_view *v);
 
-/* Appends s HTML-escaped (& < > " ' and control bytes). 0 or -1. */
-int page_html_escape(struct buf *out, const char *s);
-
 void page_decision_free(struct page_decision *d);
 
 #endif
