@@ -112,7 +112,8 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
         log_warnx("%s: no audit store; no decision", __func__);
         return;
     }
-    node = alert_label(a, cfg->c_alert_node_label);
+    /* ALERT_NODE_LABEL empty: alerts name no node, every GPU node is looked at. */
+    node = cfg->c_alert_node_label[0] != '\0' ? alert_label(a, cfg->c_alert_node_label) : NULL;
     starving = alert_label(a, "namespace");
     /* GPU scope is off with GPU_LABEL empty; an empty label names no GPU. */
     if (cfg->c_gpu_label[0] != '\0' && cfg->c_alert_gpu_label[0] != '\0' &&

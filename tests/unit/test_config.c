@@ -123,7 +123,8 @@ static void
 test_empty_string_is_empty_not_default(void **state)
 {
     const char *env[] = {"WEBHOOK_AUTH", "none", "EXCLUDE_NAMESPACES", "",
-                         "TRIGGER_ALERTS", " GPUVRAMLow , Other ,,", NULL};
+                         "TRIGGER_ALERTS", " GPUVRAMLow , Other ,,", "ALERT_NODE_LABEL", "",
+                         "PROTECT_ANNOTATION", "", "RELEASE_ANNOTATION", "", NULL};
     struct config c;
     char err[256];
 
@@ -131,6 +132,10 @@ test_empty_string_is_empty_not_default(void **state)
     assert_int_equal(c.c_exclude_namespaces.sl_count, 0);
     assert_int_equal(c.c_trigger_alerts.sl_count, 2);
     assert_string_equal(c.c_trigger_alerts.sl_items[1], "Other");
+    /* Empty text with a meaning of its own: no node label, no annotation. */
+    assert_string_equal(c.c_alert_node_label, "");
+    assert_string_equal(c.c_protect_annotation, "");
+    assert_string_equal(c.c_release_annotation, "");
     config_free(&c);
 }
 
