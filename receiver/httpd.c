@@ -447,10 +447,13 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
                                               EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
                                               EVHTTP_REQ_OPTIONS);
     evhttp_set_gencb(h->h_http, route, h);
+    errno = 0;
     if ((h->h_sock = evhttp_bind_socket_with_handle(h->h_http, host, (ev_uint16_t)port)) ==
         NULL) {
+        /* A host that does not resolve fails in getaddrinfo, with errno 0. */
         snprintf(err, errlen, "LISTEN_ADDR: cannot listen on %s: %s", o->ho_listen_addr,
-                 strerror(errno));
+                 errno != 0 ? strerror(errno)
+                            : "the host does not resolve to an address of this machine");
         goto fail;
     }
     accept_owner = h;
