@@ -12,6 +12,11 @@ FIXTURE="$GVW_TEST_DATA/alertmanager-0.25-webhook.json"
 
 expect_eq "GET /healthz is 200" 200 "$(http_code GET /healthz)"
 expect_eq "GET /readyz is 200 once the store is open" 200 "$(http_code GET /readyz)"
+http_code GET /metrics >/dev/null
+expect_contains "decisions_total is there from start-up, at 0 per result" \
+    'gpu_vram_watchdog_decisions_total{result="recycled"} 0' "$(cat "$TMP/body")"
+expect_contains "with every one of SPEC's results" \
+    'gpu_vram_watchdog_decisions_total{result="skipped_no_candidate"} 0' "$(cat "$TMP/body")"
 
 code=$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$FIXTURE")
 expect_eq "a real 0.25 delivery with the token is 200" 200 "$code"
