@@ -146,6 +146,11 @@ expect_eq "serve --help exits 0" 0 "$rc"
 expect_contains "and lists every setting with its default" "FLOOR_MIB" "$out"
 expect_contains "with the flag form" "--floor-mib" "$out"
 expect_eq "--version names the version" "gpu-vram-watchdog" "$("$GVW_BINARY" --version | cut -d' ' -f1)"
+version=$("$GVW_BINARY" --version)
+for cmd in serve check budgets advertise exporter audit; do
+    out=$(env -u WEBHOOK_TOKEN_FILE -u NODE_NAME "$GVW_BINARY" $cmd --version 2>&1); rc=$?
+    expect_eq "$cmd --version prints the version and exits 0" "$version 0" "$out $rc"
+done
 out=$("$GVW_BINARY" frobnicate 2>&1); rc=$?
 expect_eq "an unknown command exits 2" 2 "$rc"
 expect_contains "and says so" "unknown command 'frobnicate'" "$out"
