@@ -55,6 +55,13 @@ usage(FILE *out)
 }
 
 static int
+print_version(void)
+{
+    printf("gpu-vram-watchdog %s\n", GVW_VERSION);
+    return 0;
+}
+
+static int
 is_help(const char *arg)
 {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
@@ -74,13 +81,17 @@ main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-        printf("gpu-vram-watchdog %s\n", GVW_VERSION);
-        return 0;
-    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0)
+        return print_version();
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strcmp(cmd, commands[i].c_name) == 0)
             found = &commands[i];
+    /* `serve --version` and friends, as `serve --help`: the version, before
+     * any setting is read (it must not need a token file to answer). */
+    if (found != NULL)
+        for (int a = 2; a < argc; a++)
+            if (strcmp(argv[a], "--version") == 0)
+                return print_version();
     /* `serve --help` and friends: the same help, not an unknown argument. */
     if (found == NULL || !found->c_own_help)
         for (int a = 2; a < argc; a++)

@@ -80,6 +80,10 @@ cmd_node_format(int argc, char **argv, const char *name,
     for (int i = 0; i < nrest; i++) {
         const char *arg = argv[rest[i]];
         const char *val = i + 1 < nrest ? argv[rest[i + 1]] : NULL;
+        if ((strcmp(arg, "--node") == 0 || strcmp(arg, "--format") == 0) && val == NULL) {
+            fprintf(stderr, "gpu-vram-watchdog: %s: %s needs a value\n", name, arg);
+            goto done;
+        }
         if (strncmp(arg, "--node=", 7) == 0) {
             node = arg + 7;
         } else if (strcmp(arg, "--node") == 0 && val != NULL) {

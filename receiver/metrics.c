@@ -71,6 +71,16 @@ metrics_cleanup(void)
     family_clear(&m.capacity);
 }
 
+/* SPEC's results: each decisions_total series exists from start-up at 0, so a
+ * rate() or an alert on one result works before that result first happens. */
+static const char *const decision_results[] = {
+    "recycled",          "released",     "would_recycle", "skipped_recovered",
+    "skipped_no_candidate", "skipped_telemetry", "skipped_kube", "blocked",
+    "rate_limited",      "coalesced",    "failed",
+};
+
+static struct series *lookup(struct family *f, const char *l1, const char *l2);
+
 void
 metrics_init(int dry_run)
 {
@@ -78,6 +88,8 @@ metrics_init(int dry_run)
     memset(&m, 0, sizeof(m));
     m.dry_run = dry_run;
     m.free_vram.f_l2_optional = 1;
+    for (size_t i = 0; i < sizeof(decision_results) / sizeof(decision_results[0]); i++)
+        (void)lookup(&m.decisions, decision_results[i], NULL); /* OOM: added on first use */
 }
 
 static int

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -253,6 +254,23 @@ enum_list(const struct setting *st, char *buf, size_t len)
     }
 }
 
+/* 0 if path is a file this process can open for reading, else -1 with errno
+ * set: a directory passes access(R_OK) yet can never be read as a token or a
+ * CA bundle, so it is refused here (EISDIR), not at the first API call. */
+static int
+readable_file(const char *path)
+{
+    struct stat sb;
+
+    if (access(path, R_OK) == -1 || stat(path, &sb) == -1)
+        return -1;
+    if (S_ISDIR(sb.st_mode)) {
+        errno = EISDIR;
+        return -1;
+    }
+    return 0;
+}
+
 /* Stores value v (explicit = given by the user, not a default) into cfg. */
 static int
 apply(void *cfg, const struct setting *st, const char *v, int explicit,
@@ -281,7 +299,7 @@ apply(void *cfg, const struct setting *st, const char *v, int explicit,
             return seterr(err, errlen,
                           "%s: '%s' is not a valid extended resource name (domain/name)",
                           st->s_name, v), -1;
-        if (st->s_kind == SK_FILE && *v != '\0' && access(v, R_OK) == -1) {
+        if (st->s_kind == SK_FILE && *v != '\0' && readable_file(v) == -1) {
             if (explicit)
                 return seterr(err, errlen, "%s: cannot read '%s': %s", st->s_name, v,
                               strerror(errno)), -1;

@@ -31,6 +31,15 @@ out=$(PROMETHEUS_URL=http://127.0.0.1:1 KUBE_API_URL="http://127.0.0.1:$port" \
 expect_eq "table: check exits 0" 0 "$rc"
 expect_contains "table: the decision is printed" "skipped_kube" "$out"
 
+# An option without its value is a usage error that says so.
+for cmd in check budgets; do
+    for opt in --node --format; do
+        out=$("$GVW_BINARY" $cmd $opt 2>&1); rc=$?
+        expect_eq "$cmd $opt without a value: exit 2, one line saying so" \
+            "2 gpu-vram-watchdog: $cmd: $opt needs a value" "$rc $out"
+    done
+done
+
 # No node matches GPU_NODE_SELECTOR (the simulator's node does not carry the label).
 if [ -n "${GVW_SIM:-}" ]; then
     "$GVW_SIM" --scenario "$GVW_SOURCE_DIR/tests/sim/scenarios/incident-2026-06-02.json" \

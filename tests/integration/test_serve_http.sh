@@ -12,6 +12,11 @@ FIXTURE="$GVW_TEST_DATA/alertmanager-0.25-webhook.json"
 
 expect_eq "GET /healthz is 200" 200 "$(http_code GET /healthz)"
 expect_eq "GET /readyz is 200 once the store is open" 200 "$(http_code GET /readyz)"
+http_code GET /metrics >/dev/null
+expect_contains "decisions_total is there from start-up, at 0 per result" \
+    'gpu_vram_watchdog_decisions_total{result="recycled"} 0' "$(cat "$TMP/body")"
+expect_contains "with every one of SPEC's results" \
+    'gpu_vram_watchdog_decisions_total{result="skipped_no_candidate"} 0' "$(cat "$TMP/body")"
 
 code=$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$FIXTURE")
 expect_eq "a real 0.25 delivery with the token is 200" 200 "$code"
@@ -141,6 +146,11 @@ expect_eq "serve --help exits 0" 0 "$rc"
 expect_contains "and lists every setting with its default" "FLOOR_MIB" "$out"
 expect_contains "with the flag form" "--floor-mib" "$out"
 expect_eq "--version names the version" "gpu-vram-watchdog" "$("$GVW_BINARY" --version | cut -d' ' -f1)"
+version=$("$GVW_BINARY" --version)
+for cmd in serve check budgets advertise exporter audit; do
+    out=$(env -u WEBHOOK_TOKEN_FILE -u NODE_NAME "$GVW_BINARY" $cmd --version 2>&1); rc=$?
+    expect_eq "$cmd --version prints the version and exits 0" "$version 0" "$out $rc"
+done
 out=$("$GVW_BINARY" frobnicate 2>&1); rc=$?
 expect_eq "an unknown command exits 2" 2 "$rc"
 expect_contains "and says so" "unknown command 'frobnicate'" "$out"

@@ -216,6 +216,10 @@ test_bad_values_name_the_setting(void **state)
         {"KUBE_TOKEN_FILE", "/nonexistent/token", "KUBE_TOKEN_FILE: cannot read"},
         {"KUBE_CA_FILE", "/nonexistent/ca.crt", "KUBE_CA_FILE: cannot read"},
         {"WEBHOOK_TOKEN_FILE", "/nonexistent/tok", "WEBHOOK_TOKEN_FILE: cannot read"},
+        /* A directory passes access(R_OK) but is no token or CA bundle. */
+        {"KUBE_TOKEN_FILE", "/tmp", "KUBE_TOKEN_FILE: cannot read '/tmp': Is a directory"},
+        {"KUBE_CA_FILE", "/", "KUBE_CA_FILE: cannot read '/': Is a directory"},
+        {"WEBHOOK_TOKEN_FILE", "/tmp", "WEBHOOK_TOKEN_FILE: cannot read '/tmp': Is a directory"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

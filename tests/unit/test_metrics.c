@@ -125,6 +125,39 @@ test_free_vram_per_gpu(void **state)
     metrics_cleanup();
 }
 
+/* Before any decision, decisions_total has one series at 0 for each of
+ * SPEC's results (rules and dashboards see the family from start-up). */
+static void
+test_decisions_from_start_up(void **state)
+{
+    static const char *const results[] = {
+        "recycled",     "released",          "would_recycle", "skipped_recovered",
+        "skipped_no_candidate", "skipped_telemetry", "skipped_kube", "blocked",
+        "rate_limited", "coalesced",         "failed",
+    };
+    char want[128], *text, *p;
+    size_t lines = 0;
+
+    metrics_init(1);
+    text = render();
+    for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
+        snprintf(want, sizeof(want), "gpu_vram_watchdog_decisions_total{result=\"%s\"} 0\n",
+                 results[i]);
+        if (strstr(text, want) == NULL)
+            fail_msg("missing: %s--- got:\n%s", want, text);
+    }
+    for (p = text; (p = strstr(p, "gpu_vram_watchdog_decisions_total{")) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, sizeof(results) / sizeof(results[0]));
+    free(text);
+    metrics_decision("blocked", 0.5);
+    text = render();
+    assert_non_null(strstr(text, "gpu_vram_watchdog_decisions_total{result=\"blocked\"} 1\n"));
+    assert_non_null(strstr(text, "gpu_vram_watchdog_decisions_total{result=\"failed\"} 0\n"));
+    free(text);
+    metrics_cleanup();
+}
+
 int
 main(void)
 {
@@ -133,6 +166,7 @@ main(void)
         cmocka_unit_test(test_label_escaping),
         cmocka_unit_test(test_cardinality_cap),
         cmocka_unit_test(test_free_vram_per_gpu),
+        cmocka_unit_test(test_decisions_from_start_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
