@@ -449,12 +449,30 @@ read_annotations(struct walk *w, struct pod *p)
     return rc;
 }
 
-/* metadata.ownerReferences: whether one has controller: true. */
+/* One ownerReference's string member: *is is 1 when it equals lit, else 0
+ * (other types too). */
+static int
+owner_str_is(struct walk *w, const char *lit, int *is)
+{
+    struct js_str v;
+
+    *is = 0;
+    if (js_peek(&w->w_s) != JS_STRING)
+        return js_skip(&w->w_s);
+    if (js_string(&w->w_s, &v) == -1)
+        return -1;
+    *is = js_str_eq(&v, lit);
+    return 0;
+}
+
+/* metadata.ownerReferences: whether one has controller: true, and whether
+ * one is the core Node (the kubelet's mark on a mirror pod, next to the
+ * kubernetes.io/config.mirror annotation: either makes it a mirror pod). */
 static int
 read_owners(struct walk *w, struct pod *p)
 {
     struct js_str key;
-    int rc, rc2;
+    int rc, rc2, is, node, other_api;
 
     if (js_peek(&w->w_s) != JS_ARRAY)
         return js_skip(&w->w_s);
@@ -468,14 +486,27 @@ read_owners(struct walk *w, struct pod *p)
         }
         if (js_object_begin(&w->w_s) == -1)
             return -1;
+        node = other_api = 0;
         while ((rc2 = js_object_next(&w->w_s, &key)) == 1) {
-            if (js_str_eq(&key, "controller") && js_peek(&w->w_s) == JS_TRUE)
-                p->p_has_controller = 1;
-            if (js_skip(&w->w_s) == -1)
+            /* A repeated key is judged the cautious way: any "Node" counts. */
+            if (js_str_eq(&key, "kind")) {
+                rc2 = owner_str_is(w, "Node", &is);
+                node |= is;
+            } else if (js_str_eq(&key, "apiVersion")) {
+                rc2 = owner_str_is(w, "v1", &is);
+                other_api |= rc2 == 0 && !is;
+            } else {
+                if (js_str_eq(&key, "controller") && js_peek(&w->w_s) == JS_TRUE)
+                    p->p_has_controller = 1;
+                rc2 = js_skip(&w->w_s);
+            }
+            if (rc2 == -1)
                 return -1;
         }
         if (rc2 == -1)
             return -1;
+        if (node && !other_api)
+            p->p_mirror = 1;
     }
     return rc;
 }

@@ -22,7 +22,8 @@ struct pod {
     int p_running;        /* status.phase == "Running" */
     int p_terminating;    /* metadata.deletionTimestamp is set */
     int p_has_controller; /* an ownerReference with controller: true */
-    int p_mirror;         /* annotation kubernetes.io/config.mirror present */
+    int p_mirror;         /* annotation kubernetes.io/config.mirror present, or
+                             owned by the core Node (a static pod's mirror) */
     int p_protected;      /* PROTECT_ANNOTATION is "true", any case */
     int64_t p_started;    /* status.startTime, unix seconds; 0 = unknown */
     enum budget_state p_budget_state;

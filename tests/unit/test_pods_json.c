@@ -289,7 +289,18 @@ static const struct field_case fields[] = {
      NULL},
     {",\"ownerReferences\":[{\"controller\":\"true\"},7,{\"controller\":false}]", "", "",
      0, 0, 0, 0, 0, BUDGET_NONE, 0, NULL},
+    /* The kubelet's mirror of a static pod is controlled by its Node: a mirror
+     * pod even without the annotation (a custom group's "Node" is not). */
     {",\"ownerReferences\":[{\"kind\":\"Job\"},{\"kind\":\"Node\",\"controller\":true}]",
+     "", "", 0, 0, 1, 1, 0, BUDGET_NONE, 0, NULL},
+    {",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"n\","
+     "\"uid\":\"u\",\"controller\":true}]",
+     "", "", 0, 0, 1, 1, 0, BUDGET_NONE, 0, NULL},
+    {",\"ownerReferences\":[{\"kind\":\"Node\",\"apiVersion\":\"example.com/v1\","
+     "\"controller\":true}]",
+     "", "", 0, 0, 1, 0, 0, BUDGET_NONE, 0, NULL},
+    {",\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"apiVersion\":\"v1\","
+     "\"controller\":true}]",
      "", "", 0, 0, 1, 0, 0, BUDGET_NONE, 0, NULL},
     {",\"annotations\":null", "", "", 0, 0, 0, 0, 0, BUDGET_NONE, 0, NULL},
     {",\"annotations\":{\"kubernetes.io/config.mirror\":null}", "", "", 0, 0, 0, 1, 0,
