@@ -138,6 +138,37 @@ fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
     gather_free(g);
 }
 
+/* A trigger naming a GPU on a node whose series carry no GPU label: the node
+ * is in node scope, so the node's brake holds the decision, not the GPU's
+ * (else a trigger naming another GPU, or none, would pass a SETTLE window
+ * opened for the node). Returns 0 when d now holds the node's brake, -1 when
+ * it ended (coalesced behind the node, or failed). */
+static int
+to_node_scope(struct decision *d)
+{
+    /* Got before d lets go of its GPU's state, which may then be forgotten. */
+    struct node_state *n = brakes_node_get(d->d_r, d->d_node->n_name, NULL);
+    char reason[1024];
+
+    d->d_node->n_busy = 0;
+    d->d_node = NULL;
+    d->d_v.vd_d.sd_gpu = NULL;
+    if (n == NULL) {
+        verdict_error(&d->d_v, "too many nodes tracked, or out of memory");
+        decision_finish(d, "failed");
+        return -1;
+    }
+    d->d_v.vd_d.sd_node = n->n_name;
+    if (brakes_held_back(n, mono_now(), reason, sizeof(reason))) {
+        verdict_reason(&d->d_v, "%s", reason);
+        decision_finish(d, "coalesced");
+        return -1;
+    }
+    d->d_node = n;
+    n->n_busy = 1;
+    return 0;
+}
+
 void
 judge_gathered(struct gather *g, const struct gather_result *gr, void *arg)
 {
@@ -148,8 +179,12 @@ judge_gathered(struct gather *g, const struct gather_result *gr, void *arg)
         decision_interrupt(d); /* shutdown: the row says so, never stays in_progress */
         return;
     }
-    if (gr->gr_gpu_count > 0)
+    if (gr->gr_gpu_count > 0) {
         fan_out(d, g, gr);
-    else
-        judge(d, gr);
+        return;
+    }
+    if (gr->gr_status == GATHER_DECIDED && gr->gr_gpu == NULL && d->d_node != NULL &&
+        d->d_node->n_gpu[0] != '\0' && to_node_scope(d) == -1)
+        return;
+    judge(d, gr);
 }

@@ -41,12 +41,18 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
                                 "too many nodes tracked, or out of memory");
         return;
     }
-    /* A GPU's trigger also waits for a node-wide look (it covers this GPU). */
-    if (brakes_held_back(n, now, reason, sizeof(reason)) ||
-        (gpu != NULL && (whole = brakes_node_get(r, node, NULL)) != NULL &&
-         brakes_held_back(whole, now, reason, sizeof(reason)))) {
+    if (brakes_held_back(n, now, reason, sizeof(reason))) {
         decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, "coalesced", reason,
                                 NULL);
+        return;
+    }
+    /* A GPU's trigger also waits for a node-wide look (it covers this GPU).
+     * The node's own SETTLE window is only ever opened in node scope, so a
+     * trigger it holds back is about the node: its row names no GPU. */
+    if (gpu != NULL && (whole = brakes_node_get(r, node, NULL)) != NULL &&
+        brakes_held_back(whole, now, reason, sizeof(reason))) {
+        decision_record_now_gpu(r, node, whole->n_busy ? gpu : NULL, trigger, fp, alert_id,
+                                "coalesced", reason, NULL);
         return;
     }
     if ((d = decision_new(r, n, trigger, fp, starving_ns, alert_id, now)) == NULL)

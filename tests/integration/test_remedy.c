@@ -3265,6 +3265,68 @@ test_gpu_label_off(void **state)
     json_decref(all);
 }
 
+/* Node scope (the series carry no GPU label) with alerts that name a GPU, as
+ * GPUVRAMLow does where the exporter's series carry uuid: the brakes are the
+ * node's, so a trigger naming another GPU, or none, waits out the node's
+ * SETTLE window at once, without a query, and its row names no GPU. */
+static void
+test_gpu_alert_node_scope_settle(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+    size_t i;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"}, {"SETTLE", "1h"}, {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_GPU_B);
+    wait_rows(e, 2, 1000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 3, 1000);
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 4, 1000);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1);
+    assert_int_equal(count_mutating(e), 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "would_recycle");
+    jnull(d, "gpu");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    for (i = 1; i < 4; i++) {
+        d = json_array_get(all, i);
+        jstr(d, "result", "coalesced");
+        jhas(d, "reason", "inside the SETTLE window after recycling " ML_NS "/" ML_POD);
+        jnull(d, "gpu");
+    }
+    json_decref(all);
+}
+
+/* Two such triggers at once: the second to learn it is node scope waits for
+ * the first (in flight on the node), whichever GPU each named. */
+static void
+test_gpu_alert_node_scope_in_flight(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"}, {"SETTLE", "0"}, {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    deliver(e, ON_GPU_B);
+    wait_rows(e, 2, 5000);
+    assert_int_equal(count_mutating(e), 1);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "would_recycle");
+    jstr(json_array_get(all, 1), "result", "coalesced");
+    jhas(json_array_get(all, 1), "reason", "a decision for " NODE " is already in flight");
+    jnull(json_array_get(all, 0), "gpu");
+    jnull(json_array_get(all, 1), "gpu");
+    json_decref(all);
+}
+
 
 int
 main(void)
@@ -3330,6 +3392,8 @@ main(void)
         T(test_gpu_recycle_verify),
         T(test_gpu_free_query),
         T(test_gpu_label_off),
+        T(test_gpu_alert_node_scope_settle),
+        T(test_gpu_alert_node_scope_in_flight),
         T(test_release_frees),
         T(test_release_no_brakes),
         T(test_release_never_frees),
