@@ -105,6 +105,12 @@ gather_pods(const struct gather *g)
     return g->g_pods_ok ? &g->g_pods : NULL;
 }
 
+const char *
+gather_pods_error(const struct gather *g)
+{
+    return g->g_pods_ok ? "" : g->g_pods_error;
+}
+
 const struct usage_reading *
 gather_usage(const struct gather *g)
 {

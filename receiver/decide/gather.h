@@ -75,6 +75,10 @@ const struct policy_candidate *gather_candidate(const struct gather *g, size_t i
  * it could not be listed. The seating chart sums the declared budgets over it. */
 const struct pod_list *gather_pods(const struct gather *g);
 
+/* Why gather_pods() is NULL (borrowed, valid until gather_free); "" while
+ * the pods are in or the list is still to come. */
+const char *gather_pods_error(const struct gather *g);
+
 /* The used series as Prometheus answered (borrowed, valid until gather_free);
  * NULL when they could not be had. The seating chart tells from them which
  * pods use no GPU at all. */

@@ -5,9 +5,10 @@
  *   capacity_mib     what the node advertises for GPUMEM_RESOURCE, or null
  *   capacity         "advertised", "not_advertised" or "unknown" (could not read)
  *   capacity_error   why it is unknown, else null
- *   budgets_mib      the sum of the budgets declared by the node's pods
+ *   budgets_mib      the sum of the budgets declared by the node's pods, or
+ *                    null when the pods could not be listed (error says why)
  *   bad_budgets      pods whose budget cannot be read (never counted above)
- *   overcommitted    budgets_mib > capacity_mib (false when capacity is unknown)
+ *   overcommitted    budgets_mib > capacity_mib (false when either is unknown)
  *   floor_mib        FLOOR_MIB
  *   error            why the reading or the pod list is missing, else null
  *   gpus             one card per GPU: node scope has one, with "gpu": null
@@ -141,7 +142,7 @@ budgets_node_json(const struct seating_node *n)
             int_or_null(n->sn_capacity == SEATING_CAPACITY_OK, n->sn_capacity_mib)) ||
         set(o, "capacity", json_string(seating_capacity_name(n->sn_capacity))) ||
         set(o, "capacity_error", str_or_null(n->sn_capacity_error)) ||
-        set(o, "budgets_mib", json_integer((json_int_t)n->sn_budgets_mib)) ||
+        set(o, "budgets_mib", int_or_null(n->sn_budgets_known, n->sn_budgets_mib)) ||
         set(o, "bad_budgets", json_integer((json_int_t)n->sn_bad_budgets)) ||
         set(o, "overcommitted", json_boolean(n->sn_overcommitted)) ||
         set(o, "floor_mib", json_integer((json_int_t)n->sn_floor_mib)) ||
@@ -172,6 +173,16 @@ put_clean(FILE *out, const char *s)
         fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
 }
 
+/* "N MiB of budgets declared", or that they are unknown (no pod list). */
+static void
+print_budgets(FILE *out, const struct seating_node *n)
+{
+    if (n->sn_budgets_known)
+        fprintf(out, "%" PRId64 " MiB of budgets declared", n->sn_budgets_mib);
+    else
+        fputs("budgets unknown (the pods could not be listed)", out);
+}
+
 /* The node's seat line: capacity against the declared budgets, said plainly. */
 static void
 print_seats(FILE *out, const struct seating_node *n)
@@ -179,23 +190,28 @@ print_seats(FILE *out, const struct seating_node *n)
     fprintf(out, "  seats     ");
     switch (n->sn_capacity) {
     case SEATING_CAPACITY_OK:
-        fprintf(out, "%" PRId64 " MiB advertised, %" PRId64 " MiB of budgets declared: ",
-                n->sn_capacity_mib, n->sn_budgets_mib);
-        if (n->sn_overcommitted)
-            fprintf(out, "OVER-COMMITTED by %" PRId64 " MiB\n",
+        fprintf(out, "%" PRId64 " MiB advertised, ", n->sn_capacity_mib);
+        print_budgets(out, n);
+        if (!n->sn_budgets_known)
+            fputc('\n', out);
+        else if (n->sn_overcommitted)
+            fprintf(out, ": OVER-COMMITTED by %" PRId64 " MiB\n",
                     n->sn_budgets_mib - n->sn_capacity_mib);
         else
-            fprintf(out, "%" PRId64 " MiB unseated\n", n->sn_capacity_mib - n->sn_budgets_mib);
+            fprintf(out, ": %" PRId64 " MiB unseated\n",
+                    n->sn_capacity_mib - n->sn_budgets_mib);
         break;
     case SEATING_CAPACITY_NOT_ADVERTISED:
-        fprintf(out, "capacity NOT ADVERTISED on the node (run `advertise`), %" PRId64
-                     " MiB of budgets declared\n",
-                n->sn_budgets_mib);
+        fputs("capacity NOT ADVERTISED on the node (run `advertise`), ", out);
+        print_budgets(out, n);
+        fputc('\n', out);
         break;
     case SEATING_CAPACITY_UNKNOWN:
         fprintf(out, "capacity unknown (");
         put_clean(out, n->sn_capacity_error);
-        fprintf(out, "), %" PRId64 " MiB of budgets declared\n", n->sn_budgets_mib);
+        fputs("), ", out);
+        print_budgets(out, n);
+        fputc('\n', out);
         break;
     }
     if (n->sn_bad_budgets > 0)

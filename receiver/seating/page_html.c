@@ -96,7 +96,7 @@ card_scale(const struct seating_node *n, const struct seating_card *c)
 {
     int64_t m = c->sc_total_mib;
 
-    if (n->sn_budgets_mib > m)
+    if (n->sn_budgets_known && n->sn_budgets_mib > m)
         m = n->sn_budgets_mib;
     if (c->sc_used_mib > m)
         m = c->sc_used_mib;
@@ -350,34 +350,45 @@ render_card(struct buf *out, const struct seating_node *n, const struct seating_
     return buf_printf(out, "</table></div>");
 }
 
+/* "N MiB of budgets declared", or that they are unknown (no pod list). */
+static int
+render_budgets(struct buf *out, const struct seating_node *n)
+{
+    if (!n->sn_budgets_known)
+        return buf_printf(out, "<span class=\"warn\">budgets unknown</span> (the pods "
+                               "could not be listed)");
+    return buf_printf(out, "%" PRId64 " MiB of budgets declared", n->sn_budgets_mib);
+}
+
 static int
 render_seats(struct buf *out, const struct seating_node *n)
 {
     switch (n->sn_capacity) {
     case SEATING_CAPACITY_OK:
-        if (buf_printf(out, "<p class=\"seats\">%" PRId64 " MiB advertised, %" PRId64
-                            " MiB of budgets declared: ",
-                       n->sn_capacity_mib, n->sn_budgets_mib))
+        if (buf_printf(out, "<p class=\"seats\">%" PRId64 " MiB advertised, ",
+                       n->sn_capacity_mib) ||
+            render_budgets(out, n))
             return -1;
+        if (!n->sn_budgets_known)
+            break;
         if (n->sn_overcommitted
-                ? buf_printf(out, "<span class=\"warn\">over-committed by %" PRId64
+                ? buf_printf(out, ": <span class=\"warn\">over-committed by %" PRId64
                                   " MiB</span>",
                              n->sn_budgets_mib - n->sn_capacity_mib)
-                : buf_printf(out, "%" PRId64 " MiB unseated",
+                : buf_printf(out, ": %" PRId64 " MiB unseated",
                              n->sn_capacity_mib - n->sn_budgets_mib))
             return -1;
         break;
     case SEATING_CAPACITY_NOT_ADVERTISED:
         if (buf_printf(out, "<p class=\"seats\"><span class=\"warn\">The node does not "
-                            "advertise the capacity</span> (run <code>advertise</code>); "
-                            "%" PRId64 " MiB of budgets declared",
-                       n->sn_budgets_mib))
+                            "advertise the capacity</span> (run <code>advertise</code>); ") ||
+            render_budgets(out, n))
             return -1;
         break;
     case SEATING_CAPACITY_UNKNOWN:
         if (emit(out, "<p class=\"seats\"><span class=\"warn\">Capacity unknown</span> (%s); ",
                  n->sn_capacity_error) ||
-            buf_printf(out, "%" PRId64 " MiB of budgets declared", n->sn_budgets_mib))
+            render_budgets(out, n))
             return -1;
         break;
     }

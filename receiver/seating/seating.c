@@ -143,7 +143,8 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
 
 int
 seating_node_build(const char *node, const struct gather_result *gr,
-                   const struct pod_list *pods, const struct usage_reading *usage, int cap_ok,
+                   const struct pod_list *pods, const char *pods_error,
+                   const struct usage_reading *usage, int cap_ok,
                    enum node_capacity_state cap_state, int64_t cap_mib,
                    const char *cap_error, const struct config *cfg,
                    struct seating_node *out)
@@ -172,6 +173,16 @@ seating_node_build(const char *node, const struct gather_result *gr,
         snprintf(out->sn_error, sizeof(out->sn_error), "%s", gr->gr_error);
     else if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
         snprintf(out->sn_error, sizeof(out->sn_error), "%s", p->pr_reason);
+    /* A reading that is recovered needs no pods to decide, yet the chart
+     * does: without them the budgets and the tenants are unknown, never 0. */
+    out->sn_budgets_known = pods != NULL;
+    if (pods == NULL && out->sn_reading_ok) {
+        out->sn_reading_ok = 0;
+        snprintf(out->sn_error, sizeof(out->sn_error), "%s",
+                 pods_error != NULL && pods_error[0] != '\0'
+                     ? pods_error
+                     : "the node's pods could not be listed");
+    }
     /* Budgets are node resources: each pod's seat counts once per node, used
      * or not, whichever GPU it runs on. */
     for (size_t i = 0; pods != NULL && i < pods->pl_count; i++) {
@@ -194,7 +205,8 @@ seating_node_build(const char *node, const struct gather_result *gr,
         seating_idle_build(out, pods, usage, cfg) == -1)
         goto fail;
     out->sn_overcommitted =
-        out->sn_capacity == SEATING_CAPACITY_OK && out->sn_budgets_mib > out->sn_capacity_mib;
+        out->sn_capacity == SEATING_CAPACITY_OK && out->sn_budgets_known &&
+        out->sn_budgets_mib > out->sn_capacity_mib;
     return 0;
 fail:
     seating_node_free(out);

@@ -59,9 +59,11 @@ struct seating_node {
     enum seating_capacity sn_capacity;
     int64_t sn_capacity_mib;             /* valid when SEATING_CAPACITY_OK */
     char sn_capacity_error[512];
-    int64_t sn_budgets_mib;              /* sum of readable declared budgets */
+    int sn_budgets_known;                /* the node's pods were listed */
+    int64_t sn_budgets_mib;              /* sum of readable declared budgets;
+                                            valid when sn_budgets_known */
     size_t sn_bad_budgets;               /* pods whose budget cannot be read */
-    int sn_overcommitted;                /* capacity known and budgets > capacity */
+    int sn_overcommitted;                /* capacity and budgets known, budgets > capacity */
     int64_t sn_floor_mib;                /* FLOOR_MIB */
     int sn_reading_ok;                   /* the VRAM reading and the pods are in */
     char sn_error[1024];                 /* why not, when !sn_reading_ok */
@@ -85,7 +87,9 @@ struct seating {
 /*
  * Builds one node's facts from a gather result (borrowed, only read): one
  * card per GPU in GPU scope (gr_gpus), else one for the node; the budgets are
- * summed over pods (the node's pod list, NULL when it could not be read); in
+ * summed over pods (the node's pod list, NULL when it could not be read:
+ * then the budgets are unknown and the reading is incomplete, saying
+ * pods_error, or a plain sentence when that is NULL); in
  * GPU scope the seat-holders on no card go to sn_idle, judged with usage (the
  * used series, gather_usage(); NULL = by the cards alone); and the
  * node's capacity as node_json_capacity() read it (cap_ok = the Node was read;
@@ -93,8 +97,8 @@ struct seating {
  * seating_node_free()), or -1 when out of memory, with nothing allocated.
  */
 int seating_node_build(const char *node, const struct gather_result *gr,
-                       const struct pod_list *pods, const struct usage_reading *usage,
-                       int cap_ok,
+                       const struct pod_list *pods, const char *pods_error,
+                       const struct usage_reading *usage, int cap_ok,
                        enum node_capacity_state cap_state, int64_t cap_mib,
                        const char *cap_error, const struct config *cfg,
                        struct seating_node *out);

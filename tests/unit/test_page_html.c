@@ -41,7 +41,7 @@ test_hostile_names(void **state)
                                 .sc_free_known = 1, .sc_free_mib = 400, .sc_used_mib = 11010,
                                 .sc_tenants = t, .sc_tenant_count = 3};
     struct seating_node node = {.sn_node = "node<&>\"'", .sn_capacity = SEATING_CAPACITY_OK,
-                                .sn_capacity_mib = 14000, .sn_budgets_mib = 7000,
+                                .sn_capacity_mib = 14000, .sn_budgets_known = 1, .sn_budgets_mib = 7000,
                                 .sn_bad_budgets = 1, .sn_floor_mib = 1536,
                                 .sn_reading_ok = 1, .sn_cards = &card, .sn_card_count = 1};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
@@ -107,7 +107,7 @@ test_over_committed_and_too_big(void **state)
     struct seating_tenant t = {"a", "b", 100, 100, BUDGET_OK, 20000, -19900, 0, 0, "within_budget"};
     struct seating_card card = {.sc_total_mib = 15360, .sc_tenants = &t, .sc_tenant_count = 1};
     struct seating_node node = {.sn_node = "gpu-1", .sn_capacity = SEATING_CAPACITY_OK,
-                                .sn_capacity_mib = 14000, .sn_budgets_mib = 20000,
+                                .sn_capacity_mib = 14000, .sn_budgets_known = 1, .sn_budgets_mib = 20000,
                                 .sn_overcommitted = 1, .sn_floor_mib = 1536,
                                 .sn_reading_ok = 1, .sn_cards = &card, .sn_card_count = 1};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
@@ -135,7 +135,7 @@ test_idle_tenants(void **state)
     };
     struct seating_card card = {.sc_gpu = "GPU-0", .sc_total_mib = 15360};
     struct seating_node node = {.sn_node = "gpu-2", .sn_capacity = SEATING_CAPACITY_OK,
-                                .sn_capacity_mib = 14000, .sn_budgets_mib = 1200,
+                                .sn_capacity_mib = 14000, .sn_budgets_known = 1, .sn_budgets_mib = 1200,
                                 .sn_bad_budgets = 1, .sn_floor_mib = 1536,
                                 .sn_reading_ok = 1, .sn_cards = &card, .sn_card_count = 1,
                                 .sn_idle = idle, .sn_idle_count = 2};

@@ -75,7 +75,7 @@ test_node_scope(void **state)
     gr.gr_policy.pr_free_mib = 500;
     gr.gr_policy.pr_candidates = c;
     gr.gr_policy.pr_candidate_count = 5;
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 1, NODE_CAPACITY_OK, 5000,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1, NODE_CAPACITY_OK, 5000,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5700);
@@ -99,13 +99,13 @@ test_node_scope(void **state)
     seating_node_free(&n);
 
     /* The capacity words. */
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 1, NODE_CAPACITY_ABSENT, 0,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1, NODE_CAPACITY_ABSENT, 0,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_NOT_ADVERTISED);
     assert_false(n.sn_overcommitted);
     seating_node_free(&n);
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 0, NODE_CAPACITY_OK, 0,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 0, NODE_CAPACITY_OK, 0,
                                         "kube: HTTP 403", &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_UNKNOWN);
@@ -143,7 +143,7 @@ test_gpu_scope(void **state)
     gpus[2].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
     snprintf(gpus[2].gr_policy.pr_reason, sizeof(gpus[2].gr_policy.pr_reason),
              "GPU-cccc reads more than the card holds");
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, 1, NODE_CAPACITY_OK, 14000,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1, NODE_CAPACITY_OK, 14000,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_card_count, 3);
@@ -276,7 +276,7 @@ test_gpu_scope_idle(void **state)
                                                .pr_free_mib = 500, .pr_candidates = a,
                                                .pr_candidate_count = 1};
     gpus[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
-    assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, &idle_usage, 1,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, NULL, &idle_usage, 1,
                                         NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5350);
@@ -365,6 +365,61 @@ test_gpu_scope_idle(void **state)
     seating_node_free(&n);
 }
 
+/* The pods could not be listed but free VRAM is above the floor (a decision
+ * would be skipped_recovered): the budgets and tenants are unknown, never 0,
+ * and the chart says why, in JSON, in the table and on the page. */
+static void
+test_pods_unlisted(void **state)
+{
+    struct gather_result gr = {.gr_status = GATHER_DECIDED};
+    struct seating_node n;
+    struct seating s = {.s_node_count = 1};
+    struct page_view v = {.pv_seating = &s};
+    struct buf html;
+    char *text;
+    json_t *j;
+
+    (void)state;
+    gr.gr_policy.pr_outcome = POLICY_SKIPPED_RECOVERED;
+    gr.gr_policy.pr_free_known = 1;
+    gr.gr_policy.pr_free_mib = 9000;
+    assert_int_equal(seating_node_build("gpu-1", &gr, NULL,
+                                        "listing pods on gpu-1: HTTP 500: down", NULL, 1,
+                                        NODE_CAPACITY_OK, 100, NULL, &cfg, &n),
+                     0);
+    assert_false(n.sn_budgets_known);
+    assert_false(n.sn_reading_ok);
+    assert_false(n.sn_overcommitted);
+    j = node_json(&n);
+    assert_true(json_is_null(json_object_get(j, "budgets_mib")));
+    assert_string_equal(json_string_value(json_object_get(j, "error")),
+                        "listing pods on gpu-1: HTTP 500: down");
+    assert_true(json_is_false(json_object_get(j, "overcommitted")));
+    json_decref(j);
+    text = print_node(&n);
+    assert_non_null(strstr(text, "  seats     100 MiB advertised, budgets unknown (the pods "
+                                 "could not be listed)\n"));
+    assert_non_null(strstr(text, "  reading   listing pods on gpu-1: HTTP 500: down\n"));
+    assert_null(strstr(text, "0 MiB of budgets"));
+    free(text);
+    s.s_nodes = &n;
+    buf_init(&html, 1 << 20);
+    assert_int_equal(page_html_render(&html, &v), 0);
+    assert_non_null(strstr(html.b_data, "budgets unknown</span> (the pods could not be "
+                                        "listed)"));
+    assert_non_null(strstr(html.b_data, "listing pods on gpu-1: HTTP 500: down"));
+    assert_null(strstr(html.b_data, "MiB of budgets declared"));
+    buf_free(&html);
+    seating_node_free(&n);
+
+    /* Without a reason the chart still says the pods are missing. */
+    assert_int_equal(seating_node_build("gpu-1", &gr, NULL, NULL, NULL, 1, NODE_CAPACITY_OK,
+                                        100, NULL, &cfg, &n),
+                     0);
+    assert_string_equal(n.sn_error, "the node's pods could not be listed");
+    seating_node_free(&n);
+}
+
 int
 main(void)
 {
@@ -372,6 +427,7 @@ main(void)
         cmocka_unit_test(test_node_scope),
         cmocka_unit_test(test_gpu_scope),
         cmocka_unit_test(test_gpu_scope_idle),
+        cmocka_unit_test(test_pods_unlisted),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
