@@ -279,7 +279,11 @@ print_card(FILE *out, const struct seating_node *n, const struct seating_card *c
         fputc('\n', out);
     }
     if (c->sc_tenant_count == 0) {
-        fputs("    no tenants\n", out);
+        /* Without a reading nobody is known to be there: not "no tenants". */
+        fputs(n->sn_reading_ok && c->sc_error[0] == '\0'
+                  ? "    no tenants\n"
+                  : "    tenants unknown (the reading is incomplete)\n",
+              out);
         return;
     }
     /* GPU scope: a budget is held against the use over every GPU (SPEC), so

@@ -338,8 +338,11 @@ render_card(struct buf *out, const struct seating_node *n, const struct seating_
         return -1;
     if (svg_card(out, n, c) == -1)
         return -1;
-    if (c->sc_tenant_count == 0)
-        return buf_printf(out, "<p>No tenants on this card.</p></div>");
+    if (c->sc_tenant_count == 0) /* without a reading nobody is known to be there */
+        return buf_printf(out, n->sn_reading_ok && c->sc_error[0] == '\0'
+                                   ? "<p>No tenants on this card.</p></div>"
+                                   : "<p class=\"warn\">Tenants unknown: the reading is "
+                                     "incomplete.</p></div>");
     if (buf_printf(out, "<table class=\"tenants\"><tr><th>namespace/pod</th><th>used "
                         "MiB</th><th>budget MiB</th><th>overshoot MiB</th><th>budget</th>"
                         "<th>eligible</th></tr>"))

@@ -96,7 +96,7 @@ test_not_advertised_and_no_reading(void **state)
     assert_has(b.b_data, "The node does not advertise the capacity");
     assert_has(b.b_data, "The reading is incomplete: prometheus: &lt;down&gt;");
     assert_has(b.b_data, "free VRAM unknown");
-    assert_has(b.b_data, "No tenants on this card.");
+    assert_has(b.b_data, "Tenants unknown: the reading is incomplete.");
     assert_has(b.b_data, "No decisions yet.");
     buf_free(&b);
 }

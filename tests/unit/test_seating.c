@@ -401,6 +401,8 @@ test_pods_unlisted(void **state)
                                  "could not be listed)\n"));
     assert_non_null(strstr(text, "  reading   listing pods on gpu-1: HTTP 500: down\n"));
     assert_null(strstr(text, "0 MiB of budgets"));
+    assert_non_null(strstr(text, "    tenants unknown (the reading is incomplete)\n"));
+    assert_null(strstr(text, "no tenants"));
     free(text);
     s.s_nodes = &n;
     buf_init(&html, 1 << 20);
@@ -409,6 +411,8 @@ test_pods_unlisted(void **state)
                                         "listed)"));
     assert_non_null(strstr(html.b_data, "listing pods on gpu-1: HTTP 500: down"));
     assert_null(strstr(html.b_data, "MiB of budgets declared"));
+    assert_non_null(strstr(html.b_data, "Tenants unknown: the reading is incomplete."));
+    assert_null(strstr(html.b_data, "No tenants"));
     buf_free(&html);
     seating_node_free(&n);
 
@@ -417,6 +421,21 @@ test_pods_unlisted(void **state)
                                         100, NULL, &cfg, &n),
                      0);
     assert_string_equal(n.sn_error, "the node's pods could not be listed");
+    seating_node_free(&n);
+
+    /* Prometheus down: the budgets are known, the use (so the tenants) is not. */
+    memset(&gr, 0, sizeof(gr));
+    gr.gr_status = GATHER_TELEMETRY;
+    snprintf(gr.gr_error, sizeof(gr.gr_error), "prometheus: HTTP 503");
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_int_equal(n.sn_budgets_mib, 5700);
+    text = print_node(&n);
+    assert_non_null(strstr(text, "5700 MiB of budgets declared"));
+    assert_non_null(strstr(text, "  reading   prometheus: HTTP 503\n"));
+    assert_non_null(strstr(text, "    tenants unknown (the reading is incomplete)\n"));
+    free(text);
     seating_node_free(&n);
 }
 
