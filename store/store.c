@@ -139,6 +139,64 @@ open_db(struct store *s, const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* "file:PATH?immutable=1" with PATH percent-encoded where a URI needs it. */
+static int
+immutable_uri(const char *path, char *uri, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = 0;
+
+    if (len < sizeof("file:?immutable=1"))
+        return -1;
+    memcpy(uri, "file:", 5);
+    n = 5;
+    for (const unsigned char *p = (const unsigned char *)path; *p != '\0'; p++) {
+        int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (*p >= '0' && *p <= '9') || strchr("/-._~", *p) != NULL;
+
+        if (n + 3 >= len)
+            return -1;
+        if (plain) {
+            uri[n++] = (char)*p;
+        } else {
+            uri[n++] = '%';
+            uri[n++] = hex[*p >> 4];
+            uri[n++] = hex[*p & 15];
+        }
+    }
+    if (n + sizeof("?immutable=1") > len)
+        return -1;
+    memcpy(uri + n, "?immutable=1", sizeof("?immutable=1"));
+    return 0;
+}
+
+/*
+ * A reader that cannot create the -shm file WAL needs (a read-only mount, a
+ * copy on read-only media, a directory it may not write) fails its first
+ * read. With no -wal file beside the database nobody has it open (a writer's
+ * connection keeps the -wal file until it closes), so the file alone is the
+ * whole database: it is reopened as immutable. 1 when reopened, else 0.
+ */
+static int
+reopen_unshared(struct store *s, const char *path)
+{
+    char wal[4096], uri[3 * 4096 + 32];
+    int code = sqlite3_extended_errcode(s->st_db);
+    struct stat sb;
+
+    if ((code & 0xff) != SQLITE_READONLY && (code & 0xff) != SQLITE_CANTOPEN)
+        return 0;
+    if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal) ||
+        stat(wal, &sb) == 0 || errno != ENOENT ||
+        immutable_uri(path, uri, sizeof(uri)) == -1)
+        return 0;
+    sqlite3_close(s->st_db);
+    s->st_db = NULL;
+    return sqlite3_open_v2(uri, &s->st_db,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                           NULL) == SQLITE_OK;
+}
+
 static int
 configure(struct store *s, char *err, size_t errlen)
 {
@@ -171,7 +229,9 @@ store_open(const char *path, enum store_mode mode, char *err, size_t errlen)
         goto fail;
     if (configure(s, err, errlen) == -1)
         goto fail;
-    if (store_schema_migrate(s, err, errlen) == -1)
+    if (store_schema_migrate(s, err, errlen) == -1 &&
+        (mode != STORE_READONLY || !reopen_unshared(s, path) ||
+         configure(s, err, errlen) == -1 || store_schema_migrate(s, err, errlen) == -1))
         goto fail;
     if (mode == STORE_READWRITE && mark_interrupted(s, err, errlen) == -1)
         goto fail;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -958,6 +959,78 @@ test_gpu_filter(void **state)
                      "--gpu does not apply to show");
 }
 
+/* Copies the file src to dst. */
+static void
+copy_file(const char *src, const char *dst)
+{
+    char *data = slurp(src);
+    struct stat sb;
+    FILE *fp;
+
+    assert_int_equal(stat(src, &sb), 0);
+    fp = fopen(dst, "w");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(data, 1, (size_t)sb.st_size, fp), (size_t)sb.st_size);
+    assert_int_equal(fclose(fp), 0);
+    free(data);
+}
+
+/* The database in a directory the reader may not write (a read-only mount,
+ * a copy on read-only media), with no daemon on it: SQLite cannot create
+ * the -shm file WAL wants, yet `audit` reads it, and writes nothing there.
+ * As root the reader runs as nobody, since root may write anywhere. */
+static void
+test_readonly_directory(void **state)
+{
+    struct fx *f = *state;
+    char dir[] = "/tmp/gvw-audit-ro-XXXXXX", db[64], out[16384];
+    int pfd[2], status, entries = 0;
+    size_t len = 0;
+    ssize_t n;
+    pid_t pid;
+    DIR *d;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(db, sizeof(db), "%s/audit.db", dir);
+    copy_file(f->f_db, db); /* the seed closed its store: no -wal is left */
+    if (geteuid() == 0)
+        assert_true(chown(db, 65534, 65534) == 0 && chown(dir, 65534, 65534) == 0);
+    assert_int_equal(chmod(dir, 0555), 0);
+    assert_int_equal(pipe(pfd), 0);
+    fflush(stdout);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *argv[] = {"audit", "--db", db, "--format", "json", "--limit", "0", NULL};
+
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        if (geteuid() == 0 && (setgid(65534) == -1 || setuid(65534) == -1))
+            _exit(99);
+        _exit(audit_main(7, argv));
+    }
+    close(pfd[1]);
+    while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+        len += (size_t)n;
+    out[len] = '\0';
+    close(pfd[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        entries += e->d_name[0] != '.';
+    closedir(d);
+    chmod(dir, 0700);
+    unlink(db);
+    rmdir(dir);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_non_null(strstr(out, "\"id\":6,"));
+    assert_non_null(strstr(out, "\"id\":1,"));
+    assert_int_equal(entries, 1); /* audit.db alone */
+}
+
 int
 main(void)
 {
@@ -976,6 +1049,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runtime_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_help, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_directory, setup, teardown),
         cmocka_unit_test(test_check_object),
     };
 
