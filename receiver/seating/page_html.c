@@ -130,7 +130,7 @@ label(struct buf *out, double x, double y, double w, const char *text, const cha
         text = cut;
     }
     return buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x + 3, y, fill) ||
-           emit(out, "%s", text) || buf_printf(out, "</text>");
+           emit(out, "%s", text) || buf_printf(out, "</text>\n");
 }
 
 /* Row 1: the declared budgets stacked, against the advertised capacity. */
@@ -141,7 +141,7 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
     int64_t at = 0;
     char cap[96];
 
-    if (buf_printf(out, "<text x=\"8\" y=\"%d\">declared budgets</text>",
+    if (buf_printf(out, "<text x=\"8\" y=\"%d\">declared budgets</text>\n",
                    BUDGET_Y + BUDGET_H / 2 + 4))
         return -1;
     for (size_t i = 0; i < c->sc_tenant_count; i++) {
@@ -163,7 +163,7 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
     }
     if (n->sn_capacity != SEATING_CAPACITY_OK)
         return buf_printf(out, "<text x=\"%d\" y=\"%d\" class=\"warn\" fill=\"%s\">capacity "
-                               "%s</text>",
+                               "%s</text>\n",
                           BAR_X, BUDGET_Y - 8, OVER_COLOUR,
                           n->sn_capacity == SEATING_CAPACITY_NOT_ADVERTISED
                               ? "not advertised"
@@ -172,7 +172,7 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
              n->sn_overcommitted ? ": OVER-COMMITTED" : "");
     return buf_printf(out, "<line class=\"capacity\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
                            "y2=\"%d\" stroke=\"#212121\" stroke-width=\"2\"/>"
-                           "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">%s</text>",
+                           "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
                       px(n->sn_capacity_mib, scale), px(n->sn_capacity_mib, scale),
                       BUDGET_Y - 6, BUDGET_Y + BUDGET_H + 4, px(n->sn_capacity_mib, scale) - 4,
                       BUDGET_Y - 8, n->sn_overcommitted ? OVER_COLOUR : "#212121", cap);
@@ -242,7 +242,7 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
         emit(out, "<title>VRAM of %s%s%s</title>", n->sn_node, c->sc_gpu ? " GPU " : "",
              c->sc_gpu ? c->sc_gpu : "") ||
         svg_budgets(out, n, c, scale) ||
-        buf_printf(out, "<text x=\"8\" y=\"%d\">live use</text>", USE_Y + USE_H / 2 + 4) ||
+        buf_printf(out, "<text x=\"8\" y=\"%d\">live use</text>\n", USE_Y + USE_H / 2 + 4) ||
         buf_printf(out, "<rect class=\"card-outline\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
                         "height=\"%d\" fill=\"none\" stroke=\"#9e9e9e\"/>",
                    BAR_X, USE_Y, px(c->sc_total_mib, scale) - BAR_X, USE_H))
@@ -269,16 +269,16 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
     if (buf_printf(out, "<line class=\"floor\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
                         "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
                         "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">floor: act "
-                        "below %" PRId64 " MiB free</text>",
+                        "below %" PRId64 " MiB free</text>\n",
                    fx, fx, USE_Y - 12, USE_Y + USE_H + 14, FLOOR_COLOUR, fx - 4,
                    USE_Y + USE_H + 26, FLOOR_COLOUR, n->sn_floor_mib) ||
-        buf_printf(out, "<text x=\"%d\" y=\"%d\">0</text><text x=\"%.1f\" y=\"%d\" "
-                        "text-anchor=\"end\">%" PRId64 " MiB on the card</text>",
+        buf_printf(out, "<text x=\"%d\" y=\"%d\">0</text>\n<text x=\"%.1f\" y=\"%d\" "
+                        "text-anchor=\"end\">%" PRId64 " MiB on the card</text>\n",
                    BAR_X, SVG_H - 8, px(c->sc_total_mib, scale), SVG_H - 8, c->sc_total_mib))
         return -1;
     if (c->sc_free_known && c->sc_free_mib < n->sn_floor_mib &&
         buf_printf(out, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"bold\">free "
-                        "%" PRId64 " MiB: below the floor</text>",
+                        "%" PRId64 " MiB: below the floor</text>\n",
                    BAR_X, USE_Y - 14, OVER_COLOUR, c->sc_free_mib))
         return -1;
     return buf_printf(out, "</svg>");

@@ -77,6 +77,10 @@ test_hostile_names(void **state)
     assert_has(b.b_data, "<td class=\"result\">would_recycle</td>");
     /* Only one tenant is over: vllm-0 is not marked. */
     assert_null(strstr(strstr(b.b_data, "tenant over-budget") + 1, "<g class=\"tenant over-budget\""));
+    /* A text browser prints the SVG's labels as one run of text: each ends
+     * in whitespace, so "0" and "15360 MiB on the card" never read "015360". */
+    assert_null(strstr(b.b_data, "</text><"));
+    assert_has(b.b_data, ">0</text>\n<text");
     buf_free(&b);
 }
 
