@@ -194,6 +194,11 @@ read_pod_status(struct walk *w, struct pl_pod *p)
             if (js_once(&w->w_s, &seen, 2, "initContainerStatuses") == -1 ||
                 read_statuses(w, p) == -1)
                 return -1;
+        } else if (js_str_eq(&key, "ephemeralContainerStatuses")) {
+            /* kubectl debug: a container like the others, GPU and all */
+            if (js_once(&w->w_s, &seen, 4, "ephemeralContainerStatuses") == -1 ||
+                read_statuses(w, p) == -1)
+                return -1;
         } else if (js_skip(&w->w_s) == -1) {
             return -1;
         }

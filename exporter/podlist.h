@@ -13,7 +13,7 @@ struct pl_pod {
     char *pp_uid;       /* owned: metadata.uid */
     char *pp_namespace; /* owned */
     char *pp_name;      /* owned */
-    struct pl_container *pp_containers; /* owned: containers and init containers
+    struct pl_container *pp_containers; /* owned: containers, init and ephemeral ones
                                            that have a containerID */
     size_t pp_ncontainers;
 };
@@ -26,7 +26,8 @@ struct pl_pods {
 /*
  * Reads a v1 PodList body (len bytes, need not be NUL-terminated): per item
  * metadata.uid/namespace/name (required, strings) and the name and
- * containerID of status.containerStatuses[] and initContainerStatuses[].
+ * containerID of status.containerStatuses[], initContainerStatuses[] and
+ * ephemeralContainerStatuses[].
  * Members may come in any order; a key repeated where it is read is refused.
  * Returns 0 with *out filled (free with podlist_free()), or -1 with one line
  * in err and nothing allocated.

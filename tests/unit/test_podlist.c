@@ -18,7 +18,9 @@ test_reads_pods_and_containers(void **state)
         "{\"kind\":\"PodList\",\"items\":["
         "{\"status\":{\"initContainerStatuses\":[{\"name\":\"init\",\"containerID\":"
         "\"cri-o://abc123\"}],\"containerStatuses\":[{\"name\":\"app\",\"containerID\":"
-        "\"containerd://def456\",\"ready\":true},{\"name\":\"waiting\"}]},"
+        "\"containerd://def456\",\"ready\":true},{\"name\":\"waiting\"}],"
+        "\"ephemeralContainerStatuses\":[{\"name\":\"debugger\",\"containerID\":"
+        "\"docker://0fe789\"}]},"
         "\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"uid\":\"u-1\",\"labels\":{}}},"
         "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"ns2\",\"uid\":\"u-2\"},\"status\":null}"
         "]}";
@@ -32,7 +34,8 @@ test_reads_pods_and_containers(void **state)
     assert_non_null(p);
     assert_string_equal(p->pp_namespace, "ns");
     assert_string_equal(p->pp_name, "p1");
-    assert_int_equal(p->pp_ncontainers, 2); /* the waiting one has no ID */
+    assert_int_equal(p->pp_ncontainers, 3); /* the waiting one has no ID */
+    assert_string_equal(podlist_container(p, "0fe789"), "debugger"); /* ephemeral */
     assert_string_equal(podlist_container(p, "def456"), "app");
     assert_string_equal(podlist_container(p, "abc123"), "init");
     assert_null(podlist_container(p, "containerd://def456"));
@@ -79,6 +82,9 @@ test_malformed(void **state)
         {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\"},"
          "\"status\":{\"containerStatuses\":[{\"name\":1,\"containerID\":\"x\"}]}}]}",
          "not a string"},
+        {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\"},"
+         "\"status\":{\"ephemeralContainerStatuses\":7}}]}",
+         "not an array"},
         {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\"}}]} x",
          ""},
         {"{\"items\":[{\"metadata\":{\"uid\":\"a\\u0000b\",\"name\":\"p\",\"namespace\":\"n\"}}]}",
