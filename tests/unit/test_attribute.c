@@ -14,8 +14,8 @@
 
 static struct pl_container c_a[] = {{"aaaa", "server"}, {"bbbb", "sidecar"}};
 static struct pl_pod pod_list[] = {
-    {"uid-a", "ml", "llm-0", c_a, 2},
-    {"uid-b", "web", "render-1", NULL, 0},
+    {"uid-a", "ml", "llm-0", c_a, 2, NULL},
+    {"uid-b", "web", "render-1", NULL, 0, NULL},
 };
 static const struct pl_pods pods = {pod_list, 2};
 
