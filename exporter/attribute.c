@@ -67,21 +67,22 @@ note_unknown(struct attr_result *r, const char *key, int (*is_asked)(const char 
 }
 
 /* The figure of process i of d once its duplicates are folded in; 0 when an
- * earlier entry has the same PID (it was counted there). */
+ * earlier entry has the same PID (it was counted there). The figure is the
+ * largest one NVML reports in either list: a process listed with a figure
+ * in one list and without in the other has its memory reported. */
 static int
 first_of_pid(const struct nvml_device *d, size_t i, uint64_t *used, int *known)
 {
     for (size_t j = 0; j < i; j++)
         if (d->nd_procs[j].np_pid == d->nd_procs[i].np_pid)
             return 0;
-    *used = d->nd_procs[i].np_used;
-    *known = d->nd_procs[i].np_known;
-    for (size_t j = i + 1; j < d->nd_nprocs; j++)
-        if (d->nd_procs[j].np_pid == d->nd_procs[i].np_pid) {
-            if (!d->nd_procs[j].np_known)
-                *known = 0;
-            else if (d->nd_procs[j].np_used > *used)
+    *used = 0;
+    *known = 0;
+    for (size_t j = i; j < d->nd_nprocs; j++)
+        if (d->nd_procs[j].np_pid == d->nd_procs[i].np_pid && d->nd_procs[j].np_known) {
+            if (!*known || d->nd_procs[j].np_used > *used)
                 *used = d->nd_procs[j].np_used;
+            *known = 1;
         }
     return 1;
 }

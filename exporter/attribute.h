@@ -44,7 +44,8 @@ struct attr_result {
 
 /*
  * Joins snap's processes to pods. A PID in both of a device's lists counts
- * once (the larger figure). A process whose memory NVML cannot report, whose
+ * once (the larger figure; a figure in one list wins over none in the
+ * other). A process whose memory NVML cannot report in either list, whose
  * cgroup names no pod, or whose pod is not in pods counts only toward the
  * device's unattributed memory; a known pod whose container is not matched
  * gets container "". pids[] (npids) holds what the cgroup files said; a PID

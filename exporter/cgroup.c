@@ -77,7 +77,7 @@ pod_component(const char *c, size_t len, struct cgroup_id *out)
     return 0;
 }
 
-/* A container's cgroup below its pod: "<id>" (cgroupfs), "cri-containerd-<id>.scope",
+/* A container's cgroup below its pod: "<id>" or "crio-<id>" (cgroupfs), "cri-containerd-<id>.scope",
  * "crio-<id>.scope", "docker-<id>.scope" (systemd). 1 when comp is one. */
 static int
 container_component(const char *c, size_t len, struct cgroup_id *out)
@@ -93,6 +93,10 @@ container_component(const char *c, size_t len, struct cgroup_id *out)
         }
         return 0; /* crio-conmon-<id>.scope and the like: not the container */
     }
+    /* CRI-O's cgroupfs manager names the container's cgroup "crio-<id>"
+     * (its conmon "crio-conmon-<id>": copy_cid refuses it, not hex). */
+    if (has_prefix(c, len, "crio-"))
+        return copy_cid(c + 5, len - 5, out);
     return copy_cid(c, len, out);
 }
 

@@ -17,7 +17,7 @@ struct cgroup_id {
 /*
  * Parses one line of /proc/PID/cgroup ("HIERARCHY:CONTROLLERS:PATH", len
  * bytes, no newline needed) for the kubelet's layouts: cgroup v1 and v2, the
- * cgroupfs driver (/kubepods/besteffort/pod<uid>/<id>, guaranteed pods with
+ * cgroupfs driver (/kubepods/besteffort/pod<uid>/<id> or .../crio-<id>, guaranteed pods with
  * no QoS level) and the systemd driver
  * (kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope, crio-,
  * docker-, and containerd's "slice:cri-containerd:<id>" form).

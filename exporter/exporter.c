@@ -1,9 +1,9 @@
 /* exporter.c -- `gpu-vram-watchdog exporter`: the node agent's loop, poll and HTTP
  *
- * A libevent timer polls NVML (each poll is bounded: a handful of quick
- * calls per GPU and one small file per process) and renders the /metrics text
- * once; requests are answered from that text, so they never wait on NVML or
- * the API server. */
+ * A libevent timer asks the poller's thread to read NVML and the processes'
+ * cgroups; each result is joined to the pods and rendered into the /metrics
+ * text once; requests are answered from that text, so they never wait on
+ * NVML (a driver call may hang) or the API server. */
 #include "exporter.h"
 
 #include <errno.h>
@@ -26,16 +26,17 @@
 #include "log.h"
 #include "nvml.h"
 #include "podmap.h"
-#include "procfs.h"
+#include "poller.h"
 
 #define RETRY_MS 5000          /* NVML down: try again at least this often */
+#define FIRST_WAIT_MS 2000     /* start-up: how long the first poll may hold the first answer */
 #define METRICS_CAP (64u << 20) /* the rendered text; a node never comes near it */
 
 struct exporter {
     const struct exporter_config *x_cfg; /* borrowed */
     struct event_base *x_base;           /* borrowed */
     struct event *x_poll;                /* owned */
-    struct nvml *x_nvml;                 /* owned; NULL while NVML is down */
+    struct poller *x_poller;             /* owned: NVML is read on its thread */
     char x_down_why[512];                /* the last reason logged; "" while up */
     struct podmap *x_pods;               /* owned */
     struct nvml_snapshot x_snap;         /* the last good read (owned) */
@@ -47,24 +48,6 @@ struct exporter {
     struct buf x_text;     /* the rendered /metrics answer */
     int x_fatal;           /* the loop stopped on an error, not a signal */
 };
-
-static double
-now_real(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
-now_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Joins the last read to the pods, renders the text, and (from a poll,
  * may_relist) lists the pods again when a process names one the cache lacks:
@@ -117,63 +100,46 @@ went_down(struct exporter *x, const char *why)
     nvml_snapshot_free(&x->x_snap);
 }
 
-/* The cgroup of every distinct PID of the read. */
-static int
-read_pids(struct exporter *x)
+/* A poll ended (on the loop): its figures, or why NVML could not be read. */
+static void
+poll_done(struct poll_result *r, void *arg)
 {
-    size_t total = 0, n = 0;
-    struct attr_pid *pids;
+    struct exporter *x = arg;
 
-    for (size_t d = 0; d < x->x_snap.ns_count; d++)
-        total += x->x_snap.ns_devices[d].nd_nprocs;
-    if (total == 0 || (pids = calloc(total, sizeof(*pids))) == NULL) {
+    x->x_poll_seconds = r->pr_seconds;
+    if (!r->pr_ok) {
+        went_down(x, r->pr_err);
+    } else {
+        nvml_snapshot_free(&x->x_snap);
+        x->x_snap = r->pr_snap;
+        memset(&r->pr_snap, 0, sizeof(r->pr_snap));
         free(x->x_pids);
-        x->x_pids = NULL;
-        x->x_npids = 0;
-        return total == 0 ? 0 : -1;
+        x->x_pids = r->pr_pids;
+        x->x_npids = r->pr_npids;
+        r->pr_pids = NULL;
+        if (x->x_down_why[0] != '\0')
+            log_event(LOG_LEVEL_INFO, "NVML readable again", (char *)NULL);
+        x->x_down_why[0] = '\0';
+        x->x_up = 1;
+        x->x_last_poll = r->pr_finished;
     }
-    for (size_t d = 0; d < x->x_snap.ns_count; d++)
-        for (size_t i = 0; i < x->x_snap.ns_devices[d].nd_nprocs; i++) {
-            uint32_t pid = x->x_snap.ns_devices[d].nd_procs[i].np_pid;
-            size_t k;
-            for (k = 0; k < n && pids[k].ap_pid != pid; k++)
-                ;
-            if (k == n)
-                procfs_pid_cgroup(x->x_cfg->ec_proc_root, pid, &pids[n++]);
-        }
-    free(x->x_pids);
-    x->x_pids = pids;
-    x->x_npids = n;
-    return 0;
+    poll_result_free(r);
+    render(x, 1);
 }
 
+/* A poll is due: start one, unless the last one is still inside NVML. Then
+ * this poll did not read NVML: up 0 and no device series (the last figures
+ * are no longer live) until a poll ends again. */
 static void
-poll_once(struct exporter *x)
+poll_tick(struct exporter *x)
 {
-    double t0 = now_mono();
-    char err[512];
+    double busy_for = 0;
 
-    if (x->x_nvml == NULL &&
-        (x->x_nvml = nvml_open(x->x_cfg->ec_nvml_library, err, sizeof(err))) == NULL) {
-        went_down(x, err);
-    } else if (x->x_nvml != NULL) {
-        nvml_snapshot_free(&x->x_snap);
-        if (nvml_read(x->x_nvml, &x->x_snap, err, sizeof(err)) == -1) {
-            nvml_close(x->x_nvml); /* a lost GPU: start over with a fresh init */
-            x->x_nvml = NULL;
-            went_down(x, err);
-        } else if (read_pids(x) == -1) {
-            went_down(x, "out of memory");
-        } else {
-            if (x->x_down_why[0] != '\0')
-                log_event(LOG_LEVEL_INFO, "NVML readable again", (char *)NULL);
-            x->x_down_why[0] = '\0';
-            x->x_up = 1;
-            x->x_last_poll = now_real();
-        }
+    if (poller_start(x->x_poller, &busy_for) == 1) {
+        went_down(x, "an NVML call has not returned by the next poll");
+        x->x_poll_seconds = busy_for;
+        render(x, 1);
     }
-    x->x_poll_seconds = now_mono() - t0;
-    render(x, 1);
 }
 
 static void
@@ -183,7 +149,7 @@ poll_cb(evutil_socket_t fd, short what, void *arg)
     int64_t ms = x->x_cfg->ec_poll_interval_ms;
     struct timeval tv;
 
-    poll_once(x);
+    poll_tick(x);
     if (!x->x_up && ms > RETRY_MS)
         ms = RETRY_MS;
     tv.tv_sec = (time_t)(ms / 1000);
@@ -339,7 +305,14 @@ run(const struct exporter_config *cfg)
     log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "port",
               portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
               (char *)NULL);
+    if ((x.x_poller = poller_new(x.x_base, cfg->ec_nvml_library, cfg->ec_proc_root, poll_done,
+                                 &x, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: %s\n", err);
+        goto done;
+    }
     poll_cb(-1, 0, &x); /* the first poll now: /metrics is never empty */
+    if (!poller_wait(x.x_poller, FIRST_WAIT_MS))
+        render(&x, 0); /* NVML is slow to answer: up 0 meanwhile */
     if (!x.x_fatal) /* a loopbreak before the loop starts would be lost */
         event_base_dispatch(x.x_base);
     rc = x.x_fatal ? 1 : 0;
@@ -352,9 +325,9 @@ done:
         event_free(x.x_poll);
     if (http != NULL)
         evhttp_free(http);
+    poller_free(x.x_poller); /* first: its thread may still be reading */
     podmap_free(x.x_pods);
     nvml_snapshot_free(&x.x_snap);
-    nvml_close(x.x_nvml);
     free(x.x_pids);
     buf_free(&x.x_text);
     if (x.x_base != NULL)

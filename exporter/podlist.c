@@ -20,6 +20,7 @@ static void
 pod_clear(struct pl_pod *p)
 {
     free(p->pp_uid);
+    free(p->pp_mirror_uid);
     free(p->pp_namespace);
     free(p->pp_name);
     for (size_t i = 0; i < p->pp_ncontainers; i++) {
@@ -75,6 +76,30 @@ read_string(struct walk *w, char **dst, const char *what)
     return 0;
 }
 
+/* metadata.annotations: only the static pod's UID a mirror pod carries. */
+static int
+read_annotations(struct walk *w, struct pl_pod *p)
+{
+    struct js_str key;
+    unsigned seen = 0;
+    int rc;
+
+    if (js_peek(&w->w_s) == JS_NULL)
+        return js_skip(&w->w_s);
+    if (shape(&w->w_s, JS_OBJECT, "metadata.annotations is not an object") == -1)
+        return -1;
+    while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if (js_str_eq(&key, "kubernetes.io/config.mirror")) {
+            if (js_once(&w->w_s, &seen, 1, "kubernetes.io/config.mirror") == -1 ||
+                read_string(w, &p->pp_mirror_uid, "an annotation is not a string") == -1)
+                return -1;
+        } else if (js_skip(&w->w_s) == -1) {
+            return -1;
+        }
+    }
+    return rc;
+}
+
 static int
 read_metadata(struct walk *w, struct pl_pod *p)
 {
@@ -96,6 +121,10 @@ read_metadata(struct walk *w, struct pl_pod *p)
         } else if (js_str_eq(&key, "name")) {
             if (js_once(&w->w_s, &seen, 4, "name") == -1 ||
                 read_string(w, &p->pp_name, "metadata.name is not a string") == -1)
+                return -1;
+        } else if (js_str_eq(&key, "annotations")) {
+            if (js_once(&w->w_s, &seen, 8, "annotations") == -1 ||
+                read_annotations(w, p) == -1)
                 return -1;
         } else if (js_skip(&w->w_s) == -1) {
             return -1;
@@ -192,6 +221,11 @@ read_pod_status(struct walk *w, struct pl_pod *p)
                 return -1;
         } else if (js_str_eq(&key, "initContainerStatuses")) {
             if (js_once(&w->w_s, &seen, 2, "initContainerStatuses") == -1 ||
+                read_statuses(w, p) == -1)
+                return -1;
+        } else if (js_str_eq(&key, "ephemeralContainerStatuses")) {
+            /* kubectl debug: a container like the others, GPU and all */
+            if (js_once(&w->w_s, &seen, 4, "ephemeralContainerStatuses") == -1 ||
                 read_statuses(w, p) == -1)
                 return -1;
         } else if (js_skip(&w->w_s) == -1) {
@@ -292,7 +326,9 @@ const struct pl_pod *
 podlist_find(const struct pl_pods *l, const char *uid)
 {
     for (size_t i = 0; l != NULL && i < l->pl_count; i++)
-        if (strcmp(l->pl_items[i].pp_uid, uid) == 0)
+        if (strcmp(l->pl_items[i].pp_uid, uid) == 0 ||
+            (l->pl_items[i].pp_mirror_uid != NULL &&
+             strcmp(l->pl_items[i].pp_mirror_uid, uid) == 0))
             return &l->pl_items[i];
     return NULL;
 }

@@ -161,6 +161,25 @@ expect_contains "with fresh figures" \
 check "and no GPU 1 any more" absent 'GPU-1bbb' "$M"
 expect_contains "the recovery is logged" "NVML readable again" "$(cat "$TMP/exporter.log")"
 
+# A driver call that hangs (4 s here) must not hold /metrics: it answers at
+# once from the last poll, and once the next poll is due with the call still
+# out, that poll did not read NVML: up 0, no device or pod series.
+state "gpu 0 GPU-0aaa 16106127360 8589934592 Tesla T4" "proc 0 101 $GIB compute" "slow 0 4000"
+for _ in $(seq 1 40); do
+    curl -s -m 1 "http://127.0.0.1:$SERVE_PORT/metrics" | grep -q '^gpu_vram_exporter_up 0' && break
+    sleep 0.05
+done
+code=$(curl -s -m 1 -o "$TMP/hung.txt" -w '%{http_code}' "http://127.0.0.1:$SERVE_PORT/metrics")
+expect_eq "NVML hanging: /metrics still answers at once" 200 "$code"
+expect_contains "with up 0" $'\ngpu_vram_exporter_up 0\n' "$(cat "$TMP/hung.txt")"
+check "and no device or pod series" absent '^gpu_(pod_)?memory' "$(cat "$TMP/hung.txt")"
+expect_eq "/healthz too" 200 "$(curl -s -m 1 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SERVE_PORT/healthz")"
+expect_contains "it says why" "an NVML call has not returned" "$(cat "$TMP/exporter.log")"
+state "gpu 0 GPU-0aaa 16106127360 8589934592 Tesla T4" "proc 0 101 $GIB compute"
+for _ in $(seq 1 100); do metrics | grep -q '^gpu_vram_exporter_up 1' && break; sleep 0.1; done
+expect_contains "when the call returns: up 1 with figures" \
+    "gpu_pod_memory_used_bytes{$L,container=\"server\",gpu=\"0\",uuid=\"GPU-0aaa\"} $GIB" "$(metrics)"
+
 kill -TERM "$EXP_PID"
 wait "$EXP_PID"
 expect_eq "SIGTERM: exit 0" 0 "$?"

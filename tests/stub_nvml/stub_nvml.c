@@ -8,6 +8,8 @@
  *     gpu INDEX UUID TOTAL_BYTES FREE_BYTES NAME...
  *     proc INDEX PID USED_BYTES|na compute|graphics|both
  *     lost INDEX
+ *     slow INDEX MILLISECONDS   (nvmlDeviceGetMemoryInfo of that GPU sleeps
+ *                                that long first: a driver call that hangs)
  * A missing or unreadable file makes nvmlInit fail with
  * NVML_ERROR_DRIVER_NOT_LOADED; so does "init fail", and once it appears in
  * a running process nvmlDeviceGetCount* answers the same (the driver went
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -61,6 +64,7 @@ struct proc {
 /* The device handle is a pointer to its record (NVML's are opaque pointers). */
 struct nvmlDevice_st {
     int present, lost;
+    unsigned long long slow_ms;
     char uuid[96], name[96];
     unsigned long long total, free;
     struct proc procs[MAX_PROCS];
@@ -160,6 +164,13 @@ parse_line(const char *path, int lineno, char *line)
         p->used = b;
         p->compute = strcmp(kind, "graphics") != 0;
         p->graphics = strcmp(kind, "compute") != 0;
+    } else if (strcmp(word, "slow") == 0) {
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS ||
+            parse_u64(strtok_r(NULL, " ", &save), &a) == -1) {
+            bad(path, lineno, "slow INDEX MILLISECONDS");
+            return;
+        }
+        st.gpus[idx].slow_ms = a;
     } else if (strcmp(word, "lost") == 0) {
         if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS) {
             bad(path, lineno, "lost INDEX");
@@ -319,6 +330,11 @@ nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
         return rc;
     if (mem == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
+    if (dev->slow_ms > 0) {
+        struct timespec ts = {(time_t)(dev->slow_ms / 1000), (long)(dev->slow_ms % 1000) * 1000000};
+        while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+            ;
+    }
     mem->total = dev->total;
     mem->free = dev->free;
     mem->used = dev->total > dev->free ? dev->total - dev->free : 0;

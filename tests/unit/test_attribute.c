@@ -14,8 +14,8 @@
 
 static struct pl_container c_a[] = {{"aaaa", "server"}, {"bbbb", "sidecar"}};
 static struct pl_pod pod_list[] = {
-    {"uid-a", "ml", "llm-0", c_a, 2},
-    {"uid-b", "web", "render-1", NULL, 0},
+    {"uid-a", "ml", "llm-0", c_a, 2, NULL},
+    {"uid-b", "web", "render-1", NULL, 0, NULL},
 };
 static const struct pl_pods pods = {pod_list, 2};
 
@@ -66,30 +66,32 @@ test_merge(void **state)
         {30, GIB / 2, 1}, /* a host process */
         {99, GIB / 4, 1}, /* no cgroup read (gone) */
         {10, 4 * GIB, 1}, /* graphics list: the same process again, once */
+        {15, 0, 0},       /* sidecar: no figure in the compute list ... */
+        {15, GIB / 8, 1}, /* ... one in the graphics list: that one counts */
     };
     struct nvml_proc p1[] = {{13, 3 * GIB, 1}, {14, GIB, 1}};
     struct nvml_device devs[2] = {
-        {0, "GPU-0", "T4", 16 * GIB, 6 * GIB, p0, 7},
+        {0, "GPU-0", "T4", 16 * GIB, 6 * GIB, p0, 9},
         {1, "GPU-1", "A100", 80 * GIB, 70 * GIB, p1, 2},
     };
     struct nvml_snapshot snap = {devs, 2};
     struct attr_pid pids[] = {
         pid(10, "uid-a", "aaaa"), pid(11, "uid-a", "aaaa"), pid(12, "uid-a", "bbbb"),
         pid(20, "uid-b", "cccc"), pid(30, NULL, NULL),
-        pid(13, "uid-a", "aaaa"), pid(14, "uid-b", ""),
+        pid(13, "uid-a", "aaaa"), pid(14, "uid-b", ""), pid(15, "uid-a", "bbbb"),
     };
     struct attr_result r;
 
-    assert_int_equal(attribute(&snap, pids, 7, &pods, never_asked, NULL, &r), 0);
+    assert_int_equal(attribute(&snap, pids, 8, &pods, never_asked, NULL, &r), 0);
     assert_int_equal(r.ar_nseries, 4);
     assert_int_equal(find(&r, 0, "llm-0", "server")->as_bytes, 5 * GIB);
-    assert_int_equal(find(&r, 0, "llm-0", "sidecar")->as_bytes, 2 * GIB);
+    assert_int_equal(find(&r, 0, "llm-0", "sidecar")->as_bytes, 2 * GIB + GIB / 8);
     assert_int_equal(find(&r, 1, "llm-0", "server")->as_bytes, 3 * GIB);
     assert_int_equal(find(&r, 1, "render-1", "")->as_bytes, GIB); /* its own cgroup */
     assert_null(find(&r, 0, "render-1", ""));                      /* the na one */
     assert_string_equal(find(&r, 0, "llm-0", "server")->as_namespace, "ml");
     assert_int_equal(r.ar_devices[0].ad_used, 10 * GIB);
-    assert_int_equal(r.ar_devices[0].ad_unattributed, 10 * GIB - 7 * GIB);
+    assert_int_equal(r.ar_devices[0].ad_unattributed, 10 * GIB - 7 * GIB - GIB / 8);
     assert_int_equal(r.ar_devices[1].ad_used, 10 * GIB);
     assert_int_equal(r.ar_devices[1].ad_unattributed, 10 * GIB - 4 * GIB);
     assert_false(r.ar_unknown_seen); /* the na process is not looked up */

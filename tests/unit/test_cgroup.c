@@ -37,6 +37,10 @@ static const struct row rows[] = {
     {"11:memory:/kubepods/besteffort/pod" UID "/" CID, 1, UID, CID},
     {"4:cpu,cpuacct:/kubepods/burstable/pod" UID "/" CID, 1, UID, CID},
     {"7:devices:/kubepods/pod" UID "/" CID, 1, UID, CID},
+    /* CRI-O with the cgroupfs driver: "crio-<id>", no .scope; conmon beside it */
+    {"0::/kubepods/burstable/pod" UID "/crio-" CID, 1, UID, CID},
+    {"10:memory:/kubepods/pod" UID "/crio-" CID, 1, UID, CID},
+    {"0::/kubepods/besteffort/pod" UID "/crio-conmon-" CID, 1, UID, ""},
     /* v1 systemd with containerd's "slice:prefix:id" */
     {"3:pids:/system.slice/containerd.service/kubepods-burstable-pod" UIDU
      ".slice:cri-containerd:" CID, 1, UID, CID},

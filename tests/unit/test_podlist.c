@@ -18,7 +18,9 @@ test_reads_pods_and_containers(void **state)
         "{\"kind\":\"PodList\",\"items\":["
         "{\"status\":{\"initContainerStatuses\":[{\"name\":\"init\",\"containerID\":"
         "\"cri-o://abc123\"}],\"containerStatuses\":[{\"name\":\"app\",\"containerID\":"
-        "\"containerd://def456\",\"ready\":true},{\"name\":\"waiting\"}]},"
+        "\"containerd://def456\",\"ready\":true},{\"name\":\"waiting\"}],"
+        "\"ephemeralContainerStatuses\":[{\"name\":\"debugger\",\"containerID\":"
+        "\"docker://0fe789\"}]},"
         "\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"uid\":\"u-1\",\"labels\":{}}},"
         "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"ns2\",\"uid\":\"u-2\"},\"status\":null}"
         "]}";
@@ -32,7 +34,8 @@ test_reads_pods_and_containers(void **state)
     assert_non_null(p);
     assert_string_equal(p->pp_namespace, "ns");
     assert_string_equal(p->pp_name, "p1");
-    assert_int_equal(p->pp_ncontainers, 2); /* the waiting one has no ID */
+    assert_int_equal(p->pp_ncontainers, 3); /* the waiting one has no ID */
+    assert_string_equal(podlist_container(p, "0fe789"), "debugger"); /* ephemeral */
     assert_string_equal(podlist_container(p, "def456"), "app");
     assert_string_equal(podlist_container(p, "abc123"), "init");
     assert_null(podlist_container(p, "containerd://def456"));
@@ -41,6 +44,30 @@ test_reads_pods_and_containers(void **state)
     assert_null(podlist_find(&l, "u-3"));
     podlist_free(&l);
     podlist_free(&l); /* twice is fine */
+}
+
+/* A static pod's processes sit in cgroups named by its own UID (the config
+ * hash); the API lists its mirror pod under another UID, the static one in
+ * the annotation kubernetes.io/config.mirror. */
+static void
+test_mirror_pod_found_by_static_uid(void **state)
+{
+    const char body[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"etcd-n1\",\"namespace\":\"kube-system\","
+        "\"uid\":\"api-uid\",\"annotations\":{\"kubernetes.io/config.hash\":\"6d1f0e2a\","
+        "\"kubernetes.io/config.mirror\":\"6d1f0e2a\"}},\"status\":{\"containerStatuses\":"
+        "[{\"name\":\"etcd\",\"containerID\":\"containerd://abc\"}]}},"
+        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":null}}]}";
+    struct pl_pods l;
+    char err[256];
+
+    assert_int_equal(podlist_parse(LIT(body), &l, err, sizeof(err)), 0);
+    assert_non_null(podlist_find(&l, "6d1f0e2a"));
+    assert_string_equal(podlist_find(&l, "6d1f0e2a")->pp_name, "etcd-n1");
+    assert_string_equal(podlist_find(&l, "api-uid")->pp_name, "etcd-n1");
+    assert_string_equal(podlist_find(&l, "u")->pp_name, "p");
+    assert_null(podlist_find(&l, "6d1f0e2b"));
+    podlist_free(&l);
 }
 
 static void
@@ -79,6 +106,15 @@ test_malformed(void **state)
         {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\"},"
          "\"status\":{\"containerStatuses\":[{\"name\":1,\"containerID\":\"x\"}]}}]}",
          "not a string"},
+        {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\","
+         "\"annotations\":{\"kubernetes.io/config.mirror\":1}}}]}",
+         "annotation is not a string"},
+        {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\","
+         "\"annotations\":[]}}]}",
+         "annotations is not an object"},
+        {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\"},"
+         "\"status\":{\"ephemeralContainerStatuses\":7}}]}",
+         "not an array"},
         {"{\"items\":[{\"metadata\":{\"uid\":\"a\",\"name\":\"p\",\"namespace\":\"n\"}}]} x",
          ""},
         {"{\"items\":[{\"metadata\":{\"uid\":\"a\\u0000b\",\"name\":\"p\",\"namespace\":\"n\"}}]}",
@@ -104,6 +140,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_pods_and_containers),
+        cmocka_unit_test(test_mirror_pod_found_by_static_uid),
         cmocka_unit_test(test_empty_list),
         cmocka_unit_test(test_malformed),
     };
