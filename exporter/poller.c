@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,8 @@ poller_new(struct event_base *base, const char *library, const char *proc_root,
            poller_done_fn done, void *arg, char *err, size_t errlen)
 {
     struct poller *p = calloc(1, sizeof(*p));
+    sigset_t all, old;
+    int rc;
 
     if (p == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -212,8 +215,13 @@ poller_new(struct event_base *base, const char *library, const char *proc_root,
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    if ((errno = pthread_create(&p->p_thread, NULL, worker, p)) != 0) {
-        snprintf(err, errlen, "cannot start the NVML thread: %s", strerror(errno));
+    /* Signals stay the loop's: the worker starts with all of them blocked. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&p->p_thread, NULL, worker, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the NVML thread: %s", strerror(rc));
         goto fail;
     }
     p->p_thread_started = 1;
