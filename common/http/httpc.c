@@ -526,8 +526,13 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
 #else
     SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-    if (h->h_ca_file != NULL)
+    /* A CA file is the only trust: libcurl would also search its build-time
+     * directory (/etc/ssl/certs) and so accept any public CA for the server
+     * the token goes to. */
+    if (h->h_ca_file != NULL) {
         SET(CURLOPT_CAINFO, h->h_ca_file);
+        SET(CURLOPT_CAPATH, (char *)NULL);
+    }
     if (strcmp(c->c_method, "GET") == 0) {
         SET(CURLOPT_HTTPGET, 1L);
     } else {

@@ -19,7 +19,8 @@ struct httpc_opts {
     long ho_connect_timeout_ms; /* 0 = HTTPC_CONNECT_TIMEOUT_MS */
     long ho_timeout_ms;         /* whole transfer; 0 = HTTPC_TIMEOUT_MS */
     size_t ho_body_cap;         /* 0 = HTTPC_BODY_CAP */
-    const char *ho_ca_file;     /* borrowed (copied): PEM trust; NULL/"" = system store */
+    const char *ho_ca_file;     /* borrowed (copied): PEM trust, the only one;
+                                   NULL/"" = system store */
     const char *ho_token_file;  /* borrowed (copied): bearer token; NULL/"" = no auth */
     long ho_token_max_age_ms;   /* 0 = HTTPC_TOKEN_MAX_AGE_MS; tests set it short */
     int ho_no_proxy;            /* 1: ignore the *_proxy variables (pod-to-pod calls) */

@@ -15,7 +15,7 @@ struct kube_opts {
     const char *ko_url;         /* borrowed (copied): http(s)://host[:port][/prefix] */
     const char *ko_token_file;  /* borrowed (copied): bearer token, re-read every minute;
                                    NULL/"" = no Authorization header */
-    const char *ko_ca_file;     /* borrowed (copied): PEM trust; NULL/"" = system store */
+    const char *ko_ca_file;     /* borrowed (copied): the only PEM trust; NULL = system */
     long ko_connect_timeout_ms; /* 0 = 2 s */
     long ko_timeout_ms;         /* 0 = 10 s */
     size_t ko_body_cap;         /* 0 = 32 MiB (a big node's PodList) */
