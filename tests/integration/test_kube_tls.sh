@@ -135,6 +135,26 @@ gvw "$good_KUBE" "$TMP/ca.crt" "$good_PROM" check --node "$NODE" --format json
 expect_eq "trusted CA: check decides from the pods it read over TLS" \
     "would_recycle ml/llm-0" "$(printf '%s' "$OUT" | jq -r '"\(.result) \(.victim.namespace)/\(.victim.pod)"')"
 
+# --- in a pod KUBE_API_URL is unset: https://KUBERNETES_SERVICE_HOST:_PORT.
+RUN=$((RUN + 1))
+before=$(lines "$good_DIR")
+env -u KUBE_API_URL KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$good_KUBE" \
+    KUBE_CA_FILE="$TMP/ca.crt" KUBE_TOKEN_FILE="$TMP/token" \
+    "$GVW_BINARY" advertise --once >"$TMP/run.$RUN.out" 2>"$TMP/run.$RUN.err"
+expect_eq "in-cluster default URL: advertise --once exits 0" 0 "$?"
+expect_contains "in-cluster default URL: the PATCH arrived over TLS with the token" \
+    "kube PATCH /api/v1/nodes/$NODE/status Bearer $TOKEN" \
+    "$(tail -n +$((before + 1)) "$good_DIR/requests.log")"
+
+# --- a KUBE_CA_FILE that is no certificate: refused, the file named, no token.
+printf 'not a certificate\n' >"$TMP/garbage.crt"
+before=$(lines "$good_DIR")
+gvw "$good_KUBE" "$TMP/garbage.crt" "$good_PROM" advertise --once
+expect_eq "a CA file that is not PEM: advertise fails (exit 1)" 1 "$RC"
+expect_contains "a CA file that is not PEM: the error names the file" "$TMP/garbage.crt" "$(cat "$ERR")"
+expect_eq "a CA file that is not PEM: the server saw no request" "" \
+    "$(tail -n +$((before + 1)) "$good_DIR/requests.log" | grep '^kube ' | grep -v '^kube HANDSHAKE-')"
+
 # --- an unrelated CA: no request, no token, a clear error.
 before=$(lines "$good_DIR")
 gvw "$good_KUBE" "$TMP/otherca.crt" "$good_PROM" advertise --once
