@@ -86,6 +86,8 @@ start_fake good server
 start_fake wrongname othername
 
 RUN=0
+# libcurl honours the *_proxy variables: none of this may leave loopback.
+NOPROXY=(-u https_proxy -u HTTPS_PROXY -u http_proxy -u HTTP_PROXY -u all_proxy -u ALL_PROXY)
 WRAP=() # a command to run the binary under (in_store, below)
 # gvw PORT CA PROMPORT SUBCOMMAND... -- runs the binary against the fake on PORT trusting CA;
 # stdout in $OUT, exit status in $RC, stderr in $TMP/run.N.err (all kept to be
@@ -95,7 +97,7 @@ gvw() {
     shift 3
     RUN=$((RUN + 1))
     ERR="$TMP/run.$RUN.err"
-    OUT=$(${WRAP[@]+"${WRAP[@]}"} env -u KUBERNETES_SERVICE_HOST KUBE_API_URL="https://127.0.0.1:$port" \
+    OUT=$(${WRAP[@]+"${WRAP[@]}"} env "${NOPROXY[@]}" -u KUBERNETES_SERVICE_HOST KUBE_API_URL="https://127.0.0.1:$port" \
         KUBE_CA_FILE="$ca" KUBE_TOKEN_FILE="$TMP/token" PROMETHEUS_URL="http://127.0.0.1:$prom" \
         HTTP_CONNECT_TIMEOUT=2s HTTP_TIMEOUT=5s "$GVW_BINARY" "$@" 2>"$ERR")
     RC=$?
@@ -104,7 +106,9 @@ gvw() {
 # requests DIR -- the API requests the fake recorded so far (not the handshakes,
 # not Prometheus's).
 requests() { grep '^kube ' "$1/requests.log" 2>/dev/null | grep -v '^kube HANDSHAKE-'; }
-lines() { wc -l <"$1/requests.log" 2>/dev/null || echo 0; }
+lines() { { wc -l <"$1/requests.log"; } 2>/dev/null || echo 0; }
+# requests_since N DIR -- the API requests after the first N lines of the record.
+requests_since() { tail -n +$(($1 + 1)) "$2/requests.log" | grep '^kube ' | grep -v '^kube HANDSHAKE-'; }
 
 # --- a trusted server: advertise patches the capacity with the token.
 gvw "$good_KUBE" "$TMP/ca.crt" "$good_PROM" advertise --once
@@ -138,13 +142,13 @@ expect_eq "trusted CA: check decides from the pods it read over TLS" \
 # --- in a pod KUBE_API_URL is unset: https://KUBERNETES_SERVICE_HOST:_PORT.
 RUN=$((RUN + 1))
 before=$(lines "$good_DIR")
-env -u KUBE_API_URL KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$good_KUBE" \
+env "${NOPROXY[@]}" -u KUBE_API_URL KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$good_KUBE" \
     KUBE_CA_FILE="$TMP/ca.crt" KUBE_TOKEN_FILE="$TMP/token" \
     "$GVW_BINARY" advertise --once >"$TMP/run.$RUN.out" 2>"$TMP/run.$RUN.err"
 expect_eq "in-cluster default URL: advertise --once exits 0" 0 "$?"
 expect_contains "in-cluster default URL: the PATCH arrived over TLS with the token" \
     "kube PATCH /api/v1/nodes/$NODE/status Bearer $TOKEN" \
-    "$(tail -n +$((before + 1)) "$good_DIR/requests.log")"
+    "$(requests_since "$before" "$good_DIR")"
 
 # --- a KUBE_CA_FILE that is no certificate: refused, the file named, no token.
 printf 'not a certificate\n' >"$TMP/garbage.crt"
@@ -153,7 +157,7 @@ gvw "$good_KUBE" "$TMP/garbage.crt" "$good_PROM" advertise --once
 expect_eq "a CA file that is not PEM: advertise fails (exit 1)" 1 "$RC"
 expect_contains "a CA file that is not PEM: the error names the file" "$TMP/garbage.crt" "$(cat "$ERR")"
 expect_eq "a CA file that is not PEM: the server saw no request" "" \
-    "$(tail -n +$((before + 1)) "$good_DIR/requests.log" | grep '^kube ' | grep -v '^kube HANDSHAKE-')"
+    "$(requests_since "$before" "$good_DIR")"
 
 # --- an unrelated CA: no request, no token, a clear error.
 before=$(lines "$good_DIR")
@@ -165,7 +169,7 @@ new=$(tail -n +$((before + 1)) "$good_DIR/requests.log")
 expect_contains "unrelated CA: the client did reach the server (the handshake failed there)" \
     "HANDSHAKE-FAILED" "$new"
 expect_eq "unrelated CA: the server saw no request, so no token" "" \
-    "$(printf '%s\n' "$new" | grep '^kube ' | grep -v '^kube HANDSHAKE-')"
+    "$(requests_since "$before" "$good_DIR")"
 
 before=$(lines "$good_DIR")
 gvw "$good_KUBE" "$TMP/otherca.crt" "$good_PROM" check --node "$NODE" --format json
@@ -174,7 +178,7 @@ expect_eq "unrelated CA: check exits 0 with skipped_kube (never acts blind)" \
 expect_contains "unrelated CA: check's error names the certificate problem" \
     "certificate" "$(printf '%s' "$OUT" | jq -r '.error // ""' | tr 'A-Z' 'a-z')"
 expect_eq "unrelated CA: check sent no request to the API server" "" \
-    "$(tail -n +$((before + 1)) "$good_DIR/requests.log" | grep '^kube ' | grep -v '^kube HANDSHAKE-')"
+    "$(requests_since "$before" "$good_DIR")"
 
 # --- a certificate from the trusted CA, for another name.
 gvw "$wrongname_KUBE" "$TMP/ca.crt" "$wrongname_PROM" advertise --once
@@ -209,7 +213,7 @@ if in_store true 2>/dev/null; then
     gvw "$good_KUBE" "$TMP/otherca.crt" "$good_PROM" advertise --once
     expect_eq "KUBE_CA_FILE names another CA: the system store does not count (exit 1)" 1 "$RC"
     expect_eq "KUBE_CA_FILE names another CA: the server saw no request, so no token" "" \
-        "$(tail -n +$((before + 1)) "$good_DIR/requests.log" | grep '^kube ' | grep -v '^kube HANDSHAKE-')"
+        "$(requests_since "$before" "$good_DIR")"
     WRAP=()
 else
     # Not silent: the line says what was not checked and why.
