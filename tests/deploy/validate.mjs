@@ -34,12 +34,14 @@ const ALLOWED = new Map([
   ["/pods/eviction:create", "ACTION=evict: POST .../pods/P/eviction (kube_evict; also its ?dryRun=All probe)"],
   ["/pods:delete", "ACTION=delete: DELETE .../pods/P with a UID precondition (kube_delete_pod)"],
   ["/nodes:list", "GPU nodes: GET /api/v1/nodes?labelSelector=GPU_NODE_SELECTOR (kube_list_nodes)"],
+  ["/nodes:get", "the seating chart's capacity: GET /api/v1/nodes/N (kube_get_node_capacity; GET / and budgets)"],
   ["/nodes/status:patch", "capacity: PATCH /api/v1/nodes/N/status (kube_patch_capacity)"],
-  // Coming with the Kubernetes Events work (SPEC "Kubernetes Events"):
+  // SPEC "Kubernetes Events" (EVENTS=true by default):
   ["events.k8s.io/events:create", "an events.k8s.io/v1 Event per decision that names a victim"],
 ]);
 // What the daemon cannot work without today.
-const REQUIRED = ["/pods:list", "/pods/eviction:create", "/nodes:list", "/nodes/status:patch"];
+const REQUIRED = ["/pods:list", "/pods/eviction:create", "/nodes:list", "/nodes:get",
+  "/nodes/status:patch", "events.k8s.io/events:create"];
 
 const WORKLOAD_KINDS = new Set(["Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob", "Pod"]);
 // Pod Security "restricted": the volume types it allows.
