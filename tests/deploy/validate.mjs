@@ -17,7 +17,8 @@
 //    Pod Security "restricted" where the namespace enforces it.
 // 3. References: service accounts, PVCs, secrets and config maps a pod uses,
 //    and Service selectors and target ports, resolve within the output.
-// 4. RBAC: every (apiGroup, resource, verb) granted, against ALLOWED below.
+// 4. RBAC: every (apiGroup, resource, verb) granted, against ALLOWED below;
+//    and every API call the code makes (read from its request labels) granted.
 // Prints "ok   - ..." / "FAIL - ..." lines and "N passed, N failed".
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { execFileSync } from "node:child_process";
@@ -239,6 +240,24 @@ function workloads(objs) {
   }
 }
 
+// The API calls the code makes, read from their request labels ("list pods on
+// node %s", "create events.k8s.io events in namespace %s": verb, [group,]
+// resource), so a call added without its grant fails here, not in a cluster
+// (GET /api/v1/nodes/N once shipped without `get` on nodes).
+const CALL_SOURCES = ["receiver/net/kube.c", "exporter/podmap.c"];
+function codeCalls() {
+  const root = process.env.GVW_SOURCE_DIR ?? process.cwd();
+  const keys = new Set();
+  for (const f of CALL_SOURCES) {
+    const text = readFileSync(join(root, f), "utf8");
+    for (const m of text.matchAll(/"(list|get|create|delete|patch|update|watch) ([a-z0-9.\/-]+)(?: ([a-z0-9\/-]+))?/g)) {
+      const [, verb, a, b] = m;
+      keys.add(a.includes(".") ? `${a}/${b}:${verb}` : `/${a}:${verb}`);
+    }
+  }
+  return [...keys].sort();
+}
+
 function rbac(objs) {
   const grants = new Map();
   const p = [];
@@ -259,6 +278,10 @@ function rbac(objs) {
   for (const [key, roles] of grants) if (!ALLOWED.has(key)) p.push(`${key} (in ${roles.join(", ")}) is not in the allow-list`);
   check("RBAC: every verb and resource granted is in the allow-list (least privilege)", p);
   check("RBAC: the calls the daemon makes are granted", REQUIRED.filter((k) => !grants.has(k)).map((k) => `${k} missing`));
+  const calls = codeCalls();
+  check("RBAC: every call in the code (its request labels) is granted",
+    calls.length ? calls.filter((k) => !grants.has(k)).map((k) => `${k} missing`)
+                 : ["no request label found in the sources"]);
   const q = [];
   for (const b of objs.filter((o) => o.kind === "ClusterRoleBinding" || o.kind === "RoleBinding")) {
     const roles = new Set(objs.filter((o) => o.kind === b.roleRef?.kind).map((o) => o.metadata?.name));
