@@ -234,7 +234,9 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
     int64_t scale = card_scale(n, c), at = 0, floor_at = c->sc_total_mib - n->sn_floor_mib;
     double fx = px(floor_at > 0 ? floor_at : 0, scale);
 
-    if (emit(out, "<svg class=\"card\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+    /* No xmlns: in text/html the parser gives <svg> its namespace, and the page
+     * names no URL at all (no outside assets, not even a namespace's). */
+    if (emit(out, "<svg class=\"card\" role=\"img\" "
                   "data-node=\"%s\" data-gpu=\"%s\"",
              n->sn_node, c->sc_gpu ? c->sc_gpu : "") ||
         buf_printf(out, " viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">", SVG_W, SVG_H,

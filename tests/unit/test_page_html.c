@@ -53,6 +53,9 @@ test_hostile_names(void **state)
     render(&s, &d, 1, &b);
     /* Inert: no tag, attribute or entity from a name survives. */
     assert_null(strstr(b.b_data, "<script"));
+    /* No outside assets: the page names no URL at all. */
+    assert_null(strstr(b.b_data, "http://"));
+    assert_null(strstr(b.b_data, "https://"));
     assert_null(strstr(b.b_data, "<i>"));
     assert_null(strstr(b.b_data, "onload='"));
     assert_null(strstr(b.b_data, "\"onload"));
