@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "clock.h"
 #include "log.h"
 
 #define ASKED_MAX 64
@@ -32,14 +33,6 @@ struct podmap {
     void *pm_arg;
 };
 
-static double
-now_mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int
 parse_list(const char *body, size_t len, void *arg, char *err, size_t errlen)
@@ -63,7 +56,7 @@ listed(const struct kubec_answer *a, void *arg)
     if (a->kr_cancelled)
         return;
     if (a->kr_class != KUBE_OK) {
-        pm->pm_failed_at = now_mono();
+        pm->pm_failed_at = clock_mono_s();
         pm->pm_nasked = 0; /* nothing was learned: the keys may ask again */
         if (!pm->pm_failed_logged)
             log_event(LOG_LEVEL_WARN, "pod list failed; processes stay unattributed",
@@ -125,7 +118,7 @@ podmap_new(struct event_base *base, const struct kube_opts *o, const char *node,
         return NULL;
     }
     if (start_list(pm) == -1)
-        pm->pm_failed_at = now_mono();
+        pm->pm_failed_at = clock_mono_s();
     return pm;
 }
 
@@ -150,7 +143,7 @@ int
 podmap_is_asked(const char *key, void *arg)
 {
     struct podmap *pm = arg;
-    double now = now_mono();
+    double now = clock_mono_s();
 
     if (pm->pm_kube == NULL || pm->pm_inflight)
         return 1;
@@ -163,7 +156,7 @@ podmap_is_asked(const char *key, void *arg)
 void
 podmap_relist(struct podmap *pm, const char *key)
 {
-    double now = now_mono();
+    double now = clock_mono_s();
     struct asked *slot;
 
     if (pm->pm_kube == NULL || pm->pm_inflight ||

@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "procfs.h"
 
 #define STOP_WAIT_MS 2000 /* at exit, how long a poll in flight may take to end */
@@ -42,23 +43,7 @@ struct poller {
     void *p_arg;
 };
 
-static double
-now_mono(void)
-{
-    struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
-now_real(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void
 poll_result_free(struct poll_result *r)
@@ -100,7 +85,7 @@ static struct poll_result *
 poll_once(struct poller *p)
 {
     struct poll_result *r = calloc(1, sizeof(*r));
-    double t0 = now_mono();
+    double t0 = clock_mono_s();
 
     if (r == NULL)
         return NULL;
@@ -116,8 +101,8 @@ poll_once(struct poller *p)
     } else {
         r->pr_ok = 1;
     }
-    r->pr_seconds = now_mono() - t0;
-    r->pr_finished = now_real();
+    r->pr_seconds = clock_mono_s() - t0;
+    r->pr_finished = clock_real_s();
     return r;
 }
 
@@ -244,11 +229,11 @@ poller_start(struct poller *p, double *busy_for)
     pthread_mutex_lock(&p->p_mu);
     busy = p->p_busy;
     if (busy) {
-        *busy_for = now_mono() - p->p_started_at;
+        *busy_for = clock_mono_s() - p->p_started_at;
     } else {
         p->p_busy = 1;
         p->p_requested = 1;
-        p->p_started_at = now_mono();
+        p->p_started_at = clock_mono_s();
         pthread_cond_broadcast(&p->p_cv);
     }
     pthread_mutex_unlock(&p->p_mu);

@@ -26,7 +26,7 @@ static void act_try(struct decision *d);
 static void
 recycled(struct decision *d, const struct policy_candidate *c, const char *how)
 {
-    double now = mono_now();
+    double now = clock_mono_s();
 
     verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
     decision_note_refusals(d);
@@ -210,7 +210,7 @@ release_done(const struct release_outcome *o, void *arg)
     verdict_reason_append(&d->d_v, "asked to release first, but the release did not free "
                                     "enough: %s",
                           o->ro_why);
-    if (brakes_rate_limited(r, d, mono_now())) { /* the hour filled up while it waited */
+    if (brakes_rate_limited(r, d, clock_mono_s())) { /* the hour filled up while it waited */
         verdict_reason_append(&d->d_v,
                               "MAX_RECYCLES_PER_HOUR=%lld reached meanwhile; not acting",
                               (long long)r->r_cfg->c_max_recycles_per_hour);
@@ -291,7 +291,7 @@ act_begin(struct decision *d)
 {
     struct remedy *r = d->d_r;
     const struct policy_candidate *c = ranked(d, 0);
-    double now = mono_now();
+    double now = clock_mono_s();
     const char *uid = c->pc_pod ? c->pc_pod->p_uid : "";
 
     if (brakes_rate_limited(r, d, now)) {

@@ -72,7 +72,7 @@ struct node_state *
 brakes_node_get(struct remedy *r, const char *name, const char *gpu)
 {
     struct node_state *n, **pp;
-    double now = mono_now();
+    double now = clock_mono_s();
 
     if (gpu == NULL)
         gpu = "";

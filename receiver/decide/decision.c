@@ -208,7 +208,7 @@ decision_finish(struct decision *d, const char *result)
 
     verdict_set_result(&d->d_v, result);
     d->d_v.vd_d.sd_verify_pending = 0;
-    metrics_decision(result, mono_now() - d->d_t0);
+    metrics_decision(result, clock_mono_s() - d->d_t0);
     log_decision(&d->d_v, d->d_row);
     /* The tenant hears it too (kubectl describe pod); never changes the decision. */
     events_on_decision(d->d_r->r_kube, d->d_r->r_cfg, &d->d_v.vd_d, d->d_row, d->d_gr);
@@ -300,7 +300,7 @@ decision_interrupt(struct decision *d)
 {
     const struct config *cfg = d->d_r->r_cfg;
     const struct policy_candidate *c;
-    double since = mono_now() - d->d_recycled_at;
+    double since = clock_mono_s() - d->d_recycled_at;
 
     switch (d->d_phase) {
     case PH_GATHER:

@@ -51,7 +51,7 @@ adopt(struct decision *d, const struct gather_result *u)
         return;
     }
     d->d_v.vd_d.sd_node = n->n_name;
-    if (brakes_held_back(n, mono_now(), reason, sizeof(reason))) {
+    if (brakes_held_back(n, clock_mono_s(), reason, sizeof(reason))) {
         d->d_v.vd_d.sd_gpu = n->n_gpu;
         verdict_reason(&d->d_v, "%s", reason);
         decision_finish(d, "coalesced");
@@ -109,7 +109,7 @@ fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
     const struct gather_result *first = NULL;
     struct decision **kids;
     size_t i;
-    double now = mono_now();
+    double now = clock_mono_s();
 
     for (i = 0; i < gr->gr_gpu_count; i++)
         note_free(d->d_node->n_name, &gr->gr_gpus[i]);
@@ -159,7 +159,7 @@ to_node_scope(struct decision *d)
         return -1;
     }
     d->d_v.vd_d.sd_node = n->n_name;
-    if (brakes_held_back(n, mono_now(), reason, sizeof(reason))) {
+    if (brakes_held_back(n, clock_mono_s(), reason, sizeof(reason))) {
         verdict_reason(&d->d_v, "%s", reason);
         decision_finish(d, "coalesced");
         return -1;

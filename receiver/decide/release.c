@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "gather.h"
 #include "httpc.h"
 #include "log.h"
@@ -37,14 +38,6 @@ struct release {
     struct release_outcome rl_o;
 };
 
-static double
-mono_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct httpc *
 release_client_new(struct event_base *base, char *err, size_t errlen)
@@ -93,7 +86,7 @@ release_outcome_now(const struct release *rl, struct release_outcome *o)
 {
     *o = rl->rl_o;
     o->ro_released = 0;
-    o->ro_seconds = mono_now() - rl->rl_t0;
+    o->ro_seconds = clock_mono_s() - rl->rl_t0;
 }
 
 /* Ends the ask: the callback is the last thing that touches rl. */
@@ -107,7 +100,7 @@ done(struct release *rl, int released, const char *fmt, ...)
     va_list ap;
 
     rl->rl_o.ro_released = released;
-    rl->rl_o.ro_seconds = mono_now() - rl->rl_t0;
+    rl->rl_o.ro_seconds = clock_mono_s() - rl->rl_t0;
     if (fmt != NULL) {
         va_start(ap, fmt);
         vsnprintf(rl->rl_o.ro_why, sizeof(rl->rl_o.ro_why), fmt, ap);
@@ -122,7 +115,7 @@ done(struct release *rl, int released, const char *fmt, ...)
 static void
 schedule(struct release *rl)
 {
-    double left = rl->rl_deadline - mono_now(), wait = RELEASE_POLL_MS / 1000.0;
+    double left = rl->rl_deadline - clock_mono_s(), wait = RELEASE_POLL_MS / 1000.0;
     struct timeval tv;
 
     if (left < wait)
@@ -165,7 +158,7 @@ reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
             return;
         }
     }
-    if (mono_now() >= rl->rl_deadline) {
+    if (clock_mono_s() >= rl->rl_deadline) {
         wait_text(rl, wait, sizeof(wait));
         if (rl->rl_o.ro_free_known)
             done(rl, 0,
@@ -244,7 +237,7 @@ release_start(struct event_base *base, const struct config *cfg, struct httpc *c
         (gpu != NULL && (rl->rl_gpu = strdup(gpu)) == NULL) ||
         (rl->rl_tick = evtimer_new(base, tick_cb, rl)) == NULL)
         goto fail;
-    rl->rl_t0 = mono_now();
+    rl->rl_t0 = clock_mono_s();
     rl->rl_deadline = rl->rl_t0 + (double)cfg->c_release_wait_ms / 1000.0;
     if (httpc_request(client, &req, post_cb, rl) == -1)
         goto fail;

@@ -27,7 +27,7 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
 {
     struct node_state *n = brakes_node_get(r, node, gpu), *whole;
     struct decision *d;
-    double now = mono_now();
+    double now = clock_mono_s();
     char reason[1024];
 
     if (r->r_stopping) {

@@ -23,6 +23,7 @@
 #include "gather.h"
 #include "release.h"
 #include "release_target.h"
+#include "clock.h"
 #include "remedy.h"
 #include "store.h"
 #include "verdict.h"
@@ -97,15 +98,6 @@ struct remedy {
     void (*r_drained)(void *);   /* called once when the last decision is done */
     void *r_drained_arg;
 };
-
-static inline double
-mono_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static inline const char *
 action_name(const struct config *cfg)

@@ -27,7 +27,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
 {
     struct decision *d = arg;
     const struct policy_result *p = &gr->gr_policy;
-    double now = mono_now();
+    double now = clock_mono_s();
     int known = (gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE) &&
                 p->pr_outcome != POLICY_SKIPPED_TELEMETRY && p->pr_free_known;
     int64_t free_mib = p->pr_free_mib;
