@@ -180,6 +180,10 @@ receiver_cmd_advertise(int argc, char **argv)
     struct capacity_opts co = {
         .co_resource = cfg.c_gpumem_resource,
         .co_capacity_mib = cfg.c_gpumem_capacity_mib,
+        .co_auto = cfg.c_gpumem_capacity_auto,
+        .co_reserve_mib = cfg.c_gpumem_reserve_mib,
+        .co_prom = prom,
+        .co_gpu_label = cfg.c_gpu_label,
         .co_selector = cfg.c_gpu_node_selector,
     };
     if ((cap = capacity_new(run.ar_base, kube, &co)) == NULL ||

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capsize.h"
 #include "token.h"
 
 static const char *const auth_words[] = {"bearer", "none", NULL};
@@ -26,8 +27,12 @@ static const struct setting settings[] = {
      "physical framebuffer; free = total - sum(used), unless FREE_QUERY is set", NULL, NULL},
     {"GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, OFF(c_gpumem_resource), NULL,
      "the extended resource that carries budgets (domain/name)", NULL, NULL},
-    {"GPUMEM_CAPACITY_MIB", "14000", SK_INT, OFF(c_gpumem_capacity_mib), NULL,
-     "what advertise puts on each GPU node", NULL, NULL},
+    {"GPUMEM_CAPACITY_MIB", "auto", SK_NONEMPTY, OFF(c_gpumem_capacity_raw), NULL,
+     "what advertise puts on each GPU node: auto (per node, sum over its GPUs of size - "
+     "GPUMEM_RESERVE_MIB) or a number of MiB for every node", NULL, NULL},
+    {"GPUMEM_RESERVE_MIB", "2048", SK_INT, OFF(c_gpumem_reserve_mib), NULL,
+     "with GPUMEM_CAPACITY_MIB=auto: MiB per GPU kept out of the seats (>= FLOOR_MIB + "
+     "the driver's reserve)", NULL, NULL},
     {"GPU_NODE_SELECTOR", "nvidia.com/gpu.present=true", SK_NONEMPTY,
      OFF(c_gpu_node_selector), NULL, "label selector for GPU nodes", NULL, NULL},
     {"ADVERTISE_INTERVAL", "1h", SK_DURATION, OFF(c_advertise_interval_s), NULL,
@@ -89,6 +94,8 @@ static const struct setting settings[] = {
      "write a Kubernetes Event on the victim for every decision that names one", NULL, NULL},
     {"LOG_FORMAT", "json", SK_ENUM, OFF(c_log_text), logfmt_words,
      "json (one object a line) or text", NULL, NULL},
+    {"MAX_CONCURRENT_DECISIONS", "16", SK_INT, OFF(c_max_concurrent_decisions), NULL,
+     "decisions in flight at once (at least 1); the rest queue in order", NULL, NULL},
     {"HTTP_CONNECT_TIMEOUT", "2s", SK_DURATION_MS, OFF(c_http_connect_timeout_ms), NULL,
      "connect timeout for Prometheus and the API server", NULL, NULL},
     {"HTTP_TIMEOUT", "10s", SK_DURATION_MS, OFF(c_http_timeout_ms), NULL,
@@ -119,6 +126,17 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
         return -1;
     if (cfg->c_prometheus_url[0] == '\0') {
         snprintf(err, errlen, "PROMETHEUS_URL: must not be empty");
+        goto fail;
+    }
+    if (capsize_parse_setting(cfg->c_gpumem_capacity_raw, &cfg->c_gpumem_capacity_auto,
+                              &cfg->c_gpumem_capacity_mib) == -1) {
+        snprintf(err, errlen,
+                 "GPUMEM_CAPACITY_MIB: '%s' is neither auto nor a non-negative integer",
+                 cfg->c_gpumem_capacity_raw);
+        goto fail;
+    }
+    if (cfg->c_max_concurrent_decisions == 0) {
+        snprintf(err, errlen, "MAX_CONCURRENT_DECISIONS: must be at least 1");
         goto fail;
     }
     if (cfg->c_gpu_total_mib == 0) {

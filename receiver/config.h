@@ -19,7 +19,10 @@ struct config {
     int64_t c_floor_mib;        /* FLOOR_MIB */
     int64_t c_gpu_total_mib;    /* GPU_TOTAL_MIB */
     char *c_gpumem_resource;    /* GPUMEM_RESOURCE, validated domain/name */
-    int64_t c_gpumem_capacity_mib; /* GPUMEM_CAPACITY_MIB */
+    char *c_gpumem_capacity_raw;   /* GPUMEM_CAPACITY_MIB as given */
+    int c_gpumem_capacity_auto;    /* GPUMEM_CAPACITY_MIB=auto */
+    int64_t c_gpumem_capacity_mib; /* GPUMEM_CAPACITY_MIB when a number */
+    int64_t c_gpumem_reserve_mib;  /* GPUMEM_RESERVE_MIB (auto only) */
     char *c_gpu_node_selector;  /* GPU_NODE_SELECTOR */
     int64_t c_advertise_interval_s; /* ADVERTISE_INTERVAL, 0 = start-up only */
     char *c_prometheus_url;     /* PROMETHEUS_URL */
@@ -51,6 +54,7 @@ struct config {
     int c_log_text;             /* LOG_FORMAT=text */
     int64_t c_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
     int64_t c_http_timeout_ms;  /* HTTP_TIMEOUT */
+    int64_t c_max_concurrent_decisions; /* MAX_CONCURRENT_DECISIONS, >= 1 */
 };
 
 /* Reads a variable of the environment; tests pass their own. NULL = unset. */

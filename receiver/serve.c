@@ -153,6 +153,10 @@ start_capacity(struct daemon *d)
     struct capacity_opts co = {
         .co_resource = cfg->c_gpumem_resource,
         .co_capacity_mib = cfg->c_gpumem_capacity_mib,
+        .co_auto = cfg->c_gpumem_capacity_auto,
+        .co_reserve_mib = cfg->c_gpumem_reserve_mib,
+        .co_prom = d->d_prom,
+        .co_gpu_label = cfg->c_gpu_label,
         .co_selector = cfg->c_gpu_node_selector,
         .co_interval_s = (long)cfg->c_advertise_interval_s,
     };

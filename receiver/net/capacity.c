@@ -10,12 +10,20 @@
 
 #include <event2/event.h>
 
+#include "capsize.h"
 #include "kube.h"
 #include "log.h"
+#include "prom.h"
+
+/* The one question for every node's size: the exporter's device totals. */
+#define TOTAL_QUERY "gpu_memory_total_bytes"
 
 struct cap_node {
-    char *cn_name; /* owned */
-    int cn_ok;     /* the last patch succeeded */
+    char *cn_name;   /* owned */
+    int cn_ok;       /* the last patch succeeded */
+    int64_t cn_mib;  /* this pass: the value to patch; -1 = size unknown */
+    char *cn_gfd_memory; /* owned, NULL = absent: GFD label values from the list */
+    char *cn_gfd_count;  /* owned, likewise */
 };
 
 struct cap_pass;
@@ -25,6 +33,11 @@ struct capacity {
     char *c_resource;    /* owned */
     char *c_selector;    /* owned */
     int64_t c_mib;
+    int c_auto;
+    int64_t c_reserve_mib;
+    struct prom *c_prom; /* borrowed, may be NULL */
+    char *c_gpu_label;   /* owned */
+    long c_size_retry_ms;
     long c_interval_ms;
     long c_retry_min_ms;
     long c_retry_ms;       /* the next retry delay */
@@ -43,6 +56,7 @@ struct cap_pass {
     size_t p_pending;       /* kube calls in flight */
     size_t p_patched;
     size_t p_failed;
+    size_t p_unknown; /* auto: nodes left unpatched for want of a size */
     int p_list_failed;
     int p_cancelled;   /* kube was freed under us: do not reschedule */
     char p_error[768]; /* the first failure, for the summary */
@@ -62,8 +76,11 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg);
 static void
 nodes_free(struct cap_node *nodes, size_t count)
 {
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
         free(nodes[i].cn_name);
+        free(nodes[i].cn_gfd_memory);
+        free(nodes[i].cn_gfd_count);
+    }
     free(nodes);
 }
 
@@ -73,7 +90,7 @@ capacity_new(struct event_base *base, struct kube *kube, const struct capacity_o
     struct capacity *c;
 
     if (o->co_resource == NULL || o->co_resource[0] == '\0' || o->co_capacity_mib < 0 ||
-        o->co_interval_s < 0) {
+        o->co_interval_s < 0 || o->co_reserve_mib < 0) {
         log_warnx(
             "%s: a resource name and non-negative capacity and interval are required",
             __func__);
@@ -82,6 +99,9 @@ capacity_new(struct event_base *base, struct kube *kube, const struct capacity_o
     if ((c = calloc(1, sizeof(*c))) == NULL ||
         (c->c_resource = strdup(o->co_resource)) == NULL ||
         (c->c_selector = strdup(o->co_selector ? o->co_selector : "")) == NULL ||
+        (c->c_gpu_label = strdup(o->co_gpu_label != NULL && o->co_gpu_label[0] != '\0'
+                                     ? o->co_gpu_label
+                                     : "uuid")) == NULL ||
         (c->c_timer = evtimer_new(base, timer_cb, c)) == NULL) {
         log_warnx("%s: out of memory", __func__);
         capacity_free(c);
@@ -89,6 +109,10 @@ capacity_new(struct event_base *base, struct kube *kube, const struct capacity_o
     }
     c->c_kube = kube;
     c->c_mib = o->co_capacity_mib;
+    c->c_auto = o->co_auto;
+    c->c_reserve_mib = o->co_reserve_mib;
+    c->c_prom = o->co_prom;
+    c->c_size_retry_ms = o->co_size_retry_ms > 0 ? o->co_size_retry_ms : CAPACITY_SIZE_RETRY_MS;
     c->c_interval_ms = o->co_interval_s * 1000;
     c->c_retry_min_ms =
         o->co_retry_min_ms > 0 ? o->co_retry_min_ms : CAPACITY_RETRY_MIN_MS;
@@ -108,6 +132,7 @@ capacity_free(struct capacity *c)
     nodes_free(c->c_nodes, c->c_node_count);
     free(c->c_resource);
     free(c->c_selector);
+    free(c->c_gpu_label);
     free(c);
 }
 
@@ -147,9 +172,14 @@ pass_end(struct cap_pass *pass)
     }
     c->c_pass = NULL;
     ok = !pass->p_list_failed && !pass->p_cancelled && c->c_node_count > 0 &&
-         pass->p_failed == 0;
+         pass->p_failed == 0 && pass->p_unknown == 0;
     if (pass->p_list_failed || c->c_node_count == 0)
         snprintf(summary, sizeof(summary), "%s", pass->p_error);
+    else if (ok && c->c_auto)
+        snprintf(summary, sizeof(summary),
+                 "patched %zu of %zu nodes with %s, each its own value (auto: its GPUs' "
+                 "sizes less GPUMEM_RESERVE_MIB=%" PRId64 " each)",
+                 pass->p_patched, c->c_node_count, c->c_resource, c->c_reserve_mib);
     else if (ok)
         snprintf(summary, sizeof(summary), "patched %zu of %zu nodes with %s=%" PRId64,
                  pass->p_patched, c->c_node_count, c->c_resource, c->c_mib);
@@ -167,9 +197,16 @@ pass_end(struct cap_pass *pass)
             c->c_retry_ms = c->c_retry_min_ms;
             if (c->c_interval_ms > 0)
                 schedule(c, c->c_interval_ms);
+        } else if (!pass->p_list_failed && c->c_node_count > 0 && pass->p_failed == 0) {
+            /* Only sizes were missing: the exporter may be starting; look again
+             * soon, steadily (SPEC: every 30 s until it is known). */
+            c->c_retry_ms = c->c_retry_min_ms;
+            schedule(c, c->c_size_retry_ms);
         } else {
             /* Backoff from the minimum, doubling, up to the interval. */
             ceiling = c->c_interval_ms > 0 ? c->c_interval_ms : CAPACITY_RETRY_MAX_MS;
+            if (pass->p_unknown > 0 && ceiling > c->c_size_retry_ms)
+                ceiling = c->c_size_retry_ms;
             schedule(c, c->c_retry_ms < ceiling ? c->c_retry_ms : ceiling);
             if (c->c_retry_ms < ceiling)
                 c->c_retry_ms *= 2;
@@ -194,10 +231,13 @@ patch_done(struct kube_answer *a, void *arg)
             pass->p_failed++;
             note_error(pass, "cancelled");
         } else if (a->ka_class == KUBE_OK) {
+            char value[24];
+
+            snprintf(value, sizeof(value), "%" PRId64, n->cn_mib);
             n->cn_ok = 1;
             pass->p_patched++;
             log_event(LOG_LEVEL_INFO, "capacity advertised", "node", n->cn_name,
-                      "resource", c->c_resource, (char *)NULL);
+                      "resource", c->c_resource, "value", value, (char *)NULL);
         } else {
             n->cn_ok = 0;
             pass->p_failed++;
@@ -210,9 +250,11 @@ patch_done(struct kube_answer *a, void *arg)
         pass_end(pass);
 }
 
-/* Replaces the node table with names, keeping each known node's last state. */
+/* Replaces the node table with names (and their GFD labels, either array may
+ * be NULL), keeping each known node's last state. Takes the strings it keeps. */
 static int
-nodes_replace(struct capacity *c, char **names, size_t count)
+nodes_replace(struct capacity *c, char **names, char **gfd_memory, char **gfd_count,
+              size_t count)
 {
     struct cap_node *nodes = NULL;
 
@@ -221,6 +263,15 @@ nodes_replace(struct capacity *c, char **names, size_t count)
     for (size_t i = 0; i < count; i++) {
         nodes[i].cn_name = names[i]; /* taken */
         names[i] = NULL;
+        nodes[i].cn_mib = c->c_auto ? -1 : c->c_mib;
+        if (gfd_memory != NULL) {
+            nodes[i].cn_gfd_memory = gfd_memory[i];
+            gfd_memory[i] = NULL;
+        }
+        if (gfd_count != NULL) {
+            nodes[i].cn_gfd_count = gfd_count[i];
+            gfd_count[i] = NULL;
+        }
         for (size_t j = 0; j < c->c_node_count; j++)
             if (strcmp(c->c_nodes[j].cn_name, nodes[i].cn_name) == 0)
                 nodes[i].cn_ok = c->c_nodes[j].cn_ok;
@@ -231,36 +282,22 @@ nodes_replace(struct capacity *c, char **names, size_t count)
     return 0;
 }
 
+/* Sends each node's patch (those of unknown size are skipped: already
+ * counted); ends the pass when nothing is left in flight. */
 static void
-list_done(struct kube_answer *a, void *arg)
+patch_all(struct cap_pass *pass)
 {
-    struct cap_pass *pass = arg;
     struct capacity *c = pass->p_cap;
     struct cap_patch *pp;
 
-    pass->p_pending--;
-    if (c == NULL || a->ka_cancelled) {
-        pass->p_cancelled = 1;
-        pass->p_list_failed = 1;
-        note_error(pass, "listing nodes: cancelled");
-    } else if (a->ka_class != KUBE_OK) {
-        pass->p_list_failed = 1;
-        c->c_errors++;
-        note_error(pass, "listing nodes failed: %s", a->ka_error);
-    } else if (nodes_replace(c, a->ka_nodes, a->ka_node_count) == -1) {
-        pass->p_list_failed = 1;
-        c->c_errors++;
-        note_error(pass, "listing nodes failed: out of memory");
-    } else if (c->c_node_count == 0) {
-        c->c_errors++;
-        note_error(pass, "no node matches GPU_NODE_SELECTOR=%s", c->c_selector);
-    }
     for (size_t i = 0; c != NULL && !pass->p_list_failed && i < c->c_node_count; i++) {
+        if (c->c_nodes[i].cn_mib < 0)
+            continue;
         if ((pp = calloc(1, sizeof(*pp))) != NULL) {
             pp->pp_pass = pass;
             pp->pp_index = i;
             if (kube_patch_capacity(c->c_kube, c->c_nodes[i].cn_name, c->c_resource,
-                                    c->c_mib, patch_done, pp) == 0) {
+                                    c->c_nodes[i].cn_mib, patch_done, pp) == 0) {
                 pass->p_pending++;
                 continue;
             }
@@ -273,6 +310,104 @@ list_done(struct kube_answer *a, void *arg)
     }
     if (pass->p_pending == 0)
         pass_end(pass);
+}
+
+/* auto: each node's value from the exporter's totals (totals NULL: none could
+ * be read, why in prom_error), else its GFD labels; a node of unknown size
+ * keeps cn_mib -1, is counted and logged, and is not patched. */
+static void
+size_nodes(struct cap_pass *pass, const struct usage_reading *totals, const char *prom_error)
+{
+    struct capacity *c = pass->p_cap;
+    char why[600], err[400];
+    int rc;
+
+    for (size_t i = 0; i < c->c_node_count; i++) {
+        struct cap_node *n = &c->c_nodes[i];
+
+        n->cn_mib = -1;
+        rc = capsize_from_series(totals, n->cn_name, c->c_reserve_mib, &n->cn_mib, err,
+                                 sizeof(err));
+        if (rc == -1) {
+            snprintf(why, sizeof(why), "the node exporter's " TOTAL_QUERY " cannot be "
+                     "trusted: %s", err);
+        } else if (rc == 0) {
+            rc = capsize_from_gfd(n->cn_gfd_memory, n->cn_gfd_count, c->c_reserve_mib,
+                                  &n->cn_mib, err, sizeof(err));
+            if (rc == -1)
+                snprintf(why, sizeof(why), "no " TOTAL_QUERY " series for it, and its GPU "
+                         "feature discovery labels make no sense: %s", err);
+            else if (rc == 0)
+                snprintf(why, sizeof(why), "size unknown: no " TOTAL_QUERY " series for it "
+                         "in Prometheus%s%s%s and no GPU feature discovery labels "
+                         "(" CAPSIZE_GFD_MEMORY ", " CAPSIZE_GFD_COUNT ")",
+                         prom_error ? " (" : "", prom_error ? prom_error : "",
+                         prom_error ? ")" : "");
+        }
+        if (rc == 1)
+            continue;
+        n->cn_mib = -1;
+        n->cn_ok = 0;
+        pass->p_unknown++;
+        c->c_errors++;
+        note_error(pass, "%s: not patched: %s", n->cn_name, why);
+        log_event(LOG_LEVEL_WARN, "capacity not advertised: the node's GPU size is not known",
+                  "node", n->cn_name, "reason", why, (char *)NULL);
+    }
+}
+
+static void
+totals_done(struct prom_answer *a, void *arg)
+{
+    struct cap_pass *pass = arg;
+
+    pass->p_pending--;
+    if (pass->p_cap == NULL || a->pa_cancelled) {
+        pass->p_cancelled = 1;
+        pass->p_list_failed = 1;
+        note_error(pass, "asking Prometheus for the GPU sizes: cancelled");
+        pass_end(pass);
+        return;
+    }
+    size_nodes(pass, a->pa_ok ? &a->pa_usage : NULL, a->pa_ok ? NULL : a->pa_error);
+    patch_all(pass);
+}
+
+static void
+list_done(struct kube_answer *a, void *arg)
+{
+    struct cap_pass *pass = arg;
+    struct capacity *c = pass->p_cap;
+
+    pass->p_pending--;
+    if (c == NULL || a->ka_cancelled) {
+        pass->p_cancelled = 1;
+        pass->p_list_failed = 1;
+        note_error(pass, "listing nodes: cancelled");
+    } else if (a->ka_class != KUBE_OK) {
+        pass->p_list_failed = 1;
+        c->c_errors++;
+        note_error(pass, "listing nodes failed: %s", a->ka_error);
+    } else if (nodes_replace(c, a->ka_nodes, a->ka_node_gpu_memory, a->ka_node_gpu_count,
+                             a->ka_node_count) == -1) {
+        pass->p_list_failed = 1;
+        c->c_errors++;
+        note_error(pass, "listing nodes failed: out of memory");
+    } else if (c->c_node_count == 0) {
+        c->c_errors++;
+        note_error(pass, "no node matches GPU_NODE_SELECTOR=%s", c->c_selector);
+    } else if (c->c_auto && c->c_prom != NULL) {
+        /* One query for every node's GPUs, grouped here by node and GPU. */
+        if (prom_query_usage_gpu(c->c_prom, TOTAL_QUERY, "node", "node", c->c_gpu_label,
+                                 totals_done, pass) == 0) {
+            pass->p_pending++;
+            return;
+        }
+        size_nodes(pass, NULL, "the query could not be sent");
+    } else if (c->c_auto) {
+        size_nodes(pass, NULL, "no Prometheus client");
+    }
+    patch_all(pass);
 }
 
 /* Starts a pass. 0, or -1 when one is in flight or the list cannot be sent. */

@@ -26,6 +26,8 @@ struct kube_call {
     struct pod_parse_opts kc_po; /* owned strings (OP_LIST_PODS) */
     struct pod_list kc_pods;     /* filled by list_parse, handed over in the answer */
     char **kc_nodes;             /* owned, likewise */
+    char **kc_gpu_memory;        /* owned, parallel to kc_nodes (GFD labels) */
+    char **kc_gpu_count;         /* owned, likewise */
     size_t kc_node_count;
     enum node_capacity_state kc_cap_state; /* OP_GET_NODE, filled by node_parse */
     int64_t kc_cap_mib;
@@ -66,6 +68,8 @@ call_free(struct kube_call *kc)
     free((char *)kc->kc_po.po_resource);
     free((char *)kc->kc_po.po_protect_annotation);
     pod_list_free(&kc->kc_pods);
+    kube_node_labels_free(kc->kc_gpu_memory, kc->kc_node_count);
+    kube_node_labels_free(kc->kc_gpu_count, kc->kc_node_count);
     kube_node_names_free(kc->kc_nodes, kc->kc_node_count);
     free((char *)kc->kc_po.po_release_annotation);
     free(kc);
@@ -79,8 +83,8 @@ list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
 
     if (kc->kc_op == OP_LIST_PODS)
         return pods_json_parse(body, len, &kc->kc_po, &kc->kc_pods, err, errlen);
-    return kube_json_node_names(body, len, &kc->kc_nodes, &kc->kc_node_count, err,
-                                errlen);
+    return kube_json_nodes(body, len, &kc->kc_nodes, &kc->kc_gpu_memory, &kc->kc_gpu_count,
+                           &kc->kc_node_count, err, errlen);
 }
 
 /* kubec_parse_fn for one Node: its capacity of kc_po.po_resource. */
@@ -98,6 +102,8 @@ call_done(const struct kubec_answer *r, void *arg)
 {
     struct kube_call *kc = arg;
     struct kube_answer a;
+    size_t nlabels = r->kr_class == KUBE_OK ? kc->kc_node_count : 0; /* a taker may zero
+                                                                   ka_node_count */
 
     memset(&a, 0, sizeof(a));
     a.ka_class = r->kr_class;
@@ -109,14 +115,20 @@ call_done(const struct kubec_answer *r, void *arg)
         a.ka_pods = kc->kc_pods;
         a.ka_nodes = kc->kc_nodes;
         a.ka_node_count = kc->kc_node_count;
+        a.ka_node_gpu_memory = kc->kc_gpu_memory;
+        a.ka_node_gpu_count = kc->kc_gpu_count;
         memset(&kc->kc_pods, 0, sizeof(kc->kc_pods));
         kc->kc_nodes = NULL;
+        kc->kc_gpu_memory = NULL;
+        kc->kc_gpu_count = NULL;
         kc->kc_node_count = 0;
         a.ka_capacity_state = kc->kc_cap_state;
         a.ka_capacity_mib = kc->kc_cap_mib;
     }
     kc->kc_cb(&a, kc->kc_arg);
     pod_list_free(&a.ka_pods);
+    kube_node_labels_free(a.ka_node_gpu_memory, nlabels);
+    kube_node_labels_free(a.ka_node_gpu_count, nlabels);
     kube_node_names_free(a.ka_nodes, a.ka_node_count);
     call_free(kc);
 }

@@ -28,6 +28,11 @@ struct kube_answer {
     char **ka_nodes;         /* kube_list_nodes on KUBE_OK: owned names, same rule
                                 (take by copying and NULLing ka_nodes) */
     size_t ka_node_count;
+    char **ka_node_gpu_memory; /* kube_list_nodes on KUBE_OK: each node's raw GPU
+                                  feature discovery labels nvidia.com/gpu.memory and */
+    char **ka_node_gpu_count;  /* nvidia.com/gpu.count, parallel to ka_nodes (an entry
+                                  is NULL when absent); freed after the callback. A
+                                  caller that takes ka_nodes must not rely on these */
     enum node_capacity_state ka_capacity_state; /* kube_get_node_capacity on KUBE_OK */
     int64_t ka_capacity_mib;                    /* valid when NODE_CAPACITY_OK */
 };

@@ -19,17 +19,38 @@ kube_node_names_free(char **names, size_t count)
     free(names);
 }
 
+void
+kube_node_labels_free(char **values, size_t count)
+{
+    kube_node_names_free(values, count);
+}
+
+/* metadata.labels[key] of one item, copied into *out (NULL when absent or
+ * not a string). 0, or -1 when out of memory. */
+static int
+label_copy(const json_t *meta, const char *key, char **out)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(meta, "labels"), key));
+
+    *out = NULL;
+    return v != NULL && (*out = strdup(v)) == NULL ? -1 : 0;
+}
+
 int
-kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
-                     char *err, size_t errlen)
+kube_json_nodes(const char *body, size_t len, char ***names, char ***gpu_memory,
+                char ***gpu_count, size_t *count, char *err, size_t errlen)
 {
     json_error_t jerr;
     json_t *root, *items;
-    char **out = NULL;
+    char **out = NULL, **mem = NULL, **cnt = NULL;
     size_t n = 0;
 
     *names = NULL;
     *count = 0;
+    if (gpu_memory != NULL)
+        *gpu_memory = NULL;
+    if (gpu_count != NULL)
+        *gpu_count = NULL;
     if ((root = json_loadb(body, len, 0, &jerr)) == NULL) {
         snprintf(err, errlen, "NodeList is not JSON: %s (line %d)", jerr.text, jerr.line);
         return -1;
@@ -38,7 +59,10 @@ kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
         snprintf(err, errlen, "not a NodeList: no items array");
         goto fail;
     }
-    if ((n = json_array_size(items)) > 0 && (out = calloc(n, sizeof(*out))) == NULL) {
+    if ((n = json_array_size(items)) > 0 &&
+        ((out = calloc(n, sizeof(*out))) == NULL ||
+         (gpu_memory != NULL && (mem = calloc(n, sizeof(*mem))) == NULL) ||
+         (gpu_count != NULL && (cnt = calloc(n, sizeof(*cnt))) == NULL))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -50,7 +74,9 @@ kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
             snprintf(err, errlen, "NodeList item %zu has no metadata.name", i);
             goto fail;
         }
-        if ((out[i] = strdup(name)) == NULL) {
+        if ((out[i] = strdup(name)) == NULL ||
+            (mem != NULL && label_copy(meta, "nvidia.com/gpu.memory", &mem[i]) == -1) ||
+            (cnt != NULL && label_copy(meta, "nvidia.com/gpu.count", &cnt[i]) == -1)) {
             snprintf(err, errlen, "out of memory");
             goto fail;
         }
@@ -58,11 +84,24 @@ kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
     json_decref(root);
     *names = out;
     *count = n;
+    if (gpu_memory != NULL)
+        *gpu_memory = mem;
+    if (gpu_count != NULL)
+        *gpu_count = cnt;
     return 0;
 fail:
     kube_node_names_free(out, n);
+    kube_node_labels_free(mem, n);
+    kube_node_labels_free(cnt, n);
     json_decref(root);
     return -1;
+}
+
+int
+kube_json_node_names(const char *body, size_t len, char ***names, size_t *count,
+                     char *err, size_t errlen)
+{
+    return kube_json_nodes(body, len, names, NULL, NULL, count, err, errlen);
 }
 
 /* Dumps and frees root; NULL root (a failed build) gives NULL. */

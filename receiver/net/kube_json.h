@@ -19,6 +19,15 @@ int kube_json_node_names(const char *body, size_t len, char ***names, size_t *co
 
 void kube_node_names_free(char **names, size_t count);
 
+/* The same, also copying each node's GPU feature discovery labels
+ * nvidia.com/gpu.memory and nvidia.com/gpu.count into *gpu_memory and
+ * *gpu_count (arrays parallel to *names; an entry is NULL when the label is
+ * absent or not a string; free with kube_node_labels_free()). Either may be
+ * NULL: not read. The values are raw: capsize_from_gfd() judges them. */
+int kube_json_nodes(const char *body, size_t len, char ***names, char ***gpu_memory,
+                    char ***gpu_count, size_t *count, char *err, size_t errlen);
+void kube_node_labels_free(char **values, size_t count);
+
 /* Request bodies, compact JSON. Each returns an owned string (free()), or NULL
  * when out of memory. Arguments are borrowed. */
 char *kube_json_eviction(const char *ns, const char *pod, const char *uid);
