@@ -16,6 +16,7 @@
 #include "fake.h"
 #include "kube.h"
 #include "log.h"
+#include "prom.h"
 
 #define SELECTOR "nvidia.com/gpu.present=true"
 #define RESOURCE "viktorbarzin.me/gpumem"
@@ -38,6 +39,8 @@ struct env {
     struct kube *k;
     struct capacity *c;
     struct once once;
+    struct fake *pfake; /* auto tests: the fake Prometheus */
+    struct prom *prom;
 };
 
 static int
@@ -66,6 +69,8 @@ teardown(void **state)
     struct env *e = *state;
 
     capacity_free(e->c);
+    prom_free(e->prom);
+    fake_free(e->pfake);
     kube_free(e->k);
     fake_free(e->fake);
     event_base_free(e->base);
@@ -463,6 +468,223 @@ test_new_rejects(void **state)
     capacity_free(NULL);
 }
 
+
+/* --- GPUMEM_CAPACITY_MIB=auto --------------------------------------------- */
+
+#define MIB_BYTES "1048576"
+#define T4_BYTES "16106127360"   /* 15360 MiB */
+#define H100_BYTES "85520809984" /* 81559 MiB */
+#define QUERY "/api/v1/query"
+
+/* A NodeList item: name, and GFD labels when mem is set. */
+#define NODE_ITEM(name, labels) "{\"metadata\":{\"name\":\"" name "\",\"labels\":{" labels "}}}"
+#define GFD(mem, count) "\"nvidia.com/gpu.memory\":\"" mem "\",\"nvidia.com/gpu.count\":\"" count "\""
+#define NODELIST(items) "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[" items "]}"
+/* One gpu_memory_total_bytes sample as the exporter labels it. */
+#define TOTAL(node, uuid, bytes)                                                         \
+    "{\"metric\":{\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" node "\",\"gpu\":\"0\","  \
+    "\"uuid\":\"" uuid "\",\"model\":\"x\"},\"value\":[1780394400.1,\"" bytes "\"]}"
+#define VECTOR(results) "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" results "]}}"
+
+static void
+prom_client(struct env *e)
+{
+    struct prom_opts o = {.po_connect_timeout_ms = 500, .po_timeout_ms = 2000};
+    char err[256];
+
+    assert_non_null(e->pfake = fake_new(e->base));
+    o.po_url = fake_url(e->pfake);
+    assert_non_null(e->prom = prom_new(e->base, &o, err, sizeof(err)));
+}
+
+static struct capacity *
+auto_advertiser(struct env *e, long interval_s, long retry_min_ms, long size_retry_ms)
+{
+    struct capacity_opts o = {.co_resource = RESOURCE,
+                              .co_auto = 1,
+                              .co_reserve_mib = 2048,
+                              .co_prom = e->prom,
+                              .co_gpu_label = "uuid",
+                              .co_selector = SELECTOR,
+                              .co_interval_s = interval_s,
+                              .co_retry_min_ms = retry_min_ms,
+                              .co_size_retry_ms = size_retry_ms};
+
+    assert_non_null(e->c = capacity_new(e->base, e->k, &o));
+    return e->c;
+}
+
+static void
+patch_route(struct env *e, const char *node)
+{
+    char path[128];
+
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", node);
+    fake_route_file(e->fake, "PATCH", path, 200, "kube-node-patched-200.json", 0);
+}
+
+/* The value the fake API server was sent for node; -1 when never patched. */
+static long
+patched_value(struct env *e, const char *node)
+{
+    char path[128], want[256];
+    long v = -1;
+
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s/status", node);
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *fr = fake_req(e->fake, i);
+        const char *p;
+
+        if (strcmp(fr->fr_method, "PATCH") != 0 || strcmp(fr->fr_path, path) != 0)
+            continue;
+        snprintf(want, sizeof(want),
+                 "[{\"op\":\"add\",\"path\":\"/status/capacity/viktorbarzin.me~1gpumem\","
+                 "\"value\":\"");
+        assert_memory_equal(fr->fr_body, want, strlen(want));
+        p = fr->fr_body + strlen(want);
+        v = strtol(p, NULL, 10);
+    }
+    return v;
+}
+
+static int
+node_ok(struct env *e, const char *node)
+{
+    struct seen s = nodes(e);
+
+    for (size_t i = 0; i < s.n; i++)
+        if (strcmp(s.names[i], node) == 0)
+            return s.ok[i];
+    return -1;
+}
+
+/* A T4, an H100 with two cards (one scraped twice), and a node known only by
+ * its GFD labels: each gets its own value, from one query. */
+static void
+test_auto_each_node_its_own(void **state)
+{
+    struct env *e = *state;
+    char *q;
+
+    prom_client(e);
+    fake_route(e->fake, "GET", "/api/v1/nodes", 200, NULL,
+               NODELIST(NODE_ITEM("t4", "\"nvidia.com/gpu.present\":\"true\"") ","
+                        NODE_ITEM("h100", GFD("15360", "1")) ","
+                        NODE_ITEM("gfd-only", GFD("40960", "2"))),
+               0);
+    fake_route(e->pfake, "GET", QUERY, 200, NULL,
+               VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES) "," TOTAL("h100", "GPU-h1", H100_BYTES)
+                      "," TOTAL("h100", "GPU-h2", H100_BYTES) ","
+                      TOTAL("h100", "GPU-h1", H100_BYTES)),
+               0);
+    patch_route(e, "t4");
+    patch_route(e, "h100");
+    patch_route(e, "gfd-only");
+    auto_advertiser(e, 0, 100, 0);
+    once(e);
+    assert_true(e->once.ok);
+    assert_non_null(strstr(e->once.summary, "patched 3 of 3 nodes"));
+    assert_int_equal(patched_value(e, "t4"), 15360 - 2048);
+    /* The exporter wins over the labels (which say 15360 here). */
+    assert_int_equal(patched_value(e, "h100"), 2 * (81559 - 2048));
+    assert_int_equal(patched_value(e, "gfd-only"), 2 * (40960 - 2048));
+    assert_int_equal(capacity_error_count(e->c), 0);
+    /* One query for every node. */
+    assert_int_equal(fake_count(e->pfake), 1);
+    q = fake_query_param(fake_req(e->pfake, 0), "query");
+    assert_string_equal(q, "gpu_memory_total_bytes");
+    free(q);
+}
+
+/* A node with neither series nor labels is not patched, shows 0, is counted,
+ * and is looked at again on the size retry (not the hour-long interval, not
+ * the minute-long backoff) until its exporter reports. */
+static void
+test_auto_unknown_retried_until_known(void **state)
+{
+    struct env *e = *state;
+
+    prom_client(e);
+    fake_route(e->fake, "GET", "/api/v1/nodes", 200, NULL,
+               NODELIST(NODE_ITEM("t4", "") "," NODE_ITEM("new", "")), 0);
+    fake_route(e->pfake, "GET", QUERY, 200, NULL, VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES)),
+               0);
+    fake_route(e->pfake, "GET", QUERY, 200, NULL,
+               VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES) "," TOTAL("new", "GPU-n", H100_BYTES)),
+               0);
+    patch_route(e, "t4");
+    patch_route(e, "new");
+    auto_advertiser(e, 3600, 60000, 200);
+    capacity_start(e->c);
+    WAIT_FOR(e, node_ok(e, "t4") == 1);
+    assert_int_equal(node_ok(e, "t4"), 1);
+    assert_int_equal(node_ok(e, "new"), 0);
+    assert_int_equal(patched_value(e, "new"), -1); /* never a guess */
+    assert_int_equal(capacity_error_count(e->c), 1);
+    WAIT_FOR(e, node_ok(e, "new") == 1);
+    assert_int_equal(node_ok(e, "new"), 1);
+    assert_int_equal(patched_value(e, "new"), 81559 - 2048);
+    assert_int_equal(fake_count(e->pfake), 2);
+    /* The retry came after the size retry (200 ms), not before. */
+    assert_true(fake_req(e->pfake, 1)->fr_at_ms - fake_req(e->pfake, 0)->fr_at_ms >= 190);
+    /* Known now: the next pass is an interval away. */
+    fake_run_for(e->base, 500);
+    assert_int_equal(fake_count(e->pfake), 2);
+    assert_int_equal(capacity_error_count(e->c), 1);
+}
+
+/* Nonsense is never patched: a NaN total, labels in GB, a card no larger than
+ * the reserve. Once mode then fails (advertise --once exits 1). */
+static void
+test_auto_nonsense_not_patched(void **state)
+{
+    struct env *e = *state;
+
+    prom_client(e);
+    fake_route(e->fake, "GET", "/api/v1/nodes", 200, NULL,
+               NODELIST(NODE_ITEM("nan", GFD("15360", "1")) "," NODE_ITEM("gb", GFD("16GB", "1"))
+                        "," NODE_ITEM("tiny", GFD("2048", "1")) "," NODE_ITEM("fine", GFD("15360", "1"))),
+               0);
+    fake_route(e->pfake, "GET", QUERY, 200, NULL, VECTOR(TOTAL("nan", "GPU-x", "NaN")), 0);
+    patch_route(e, "fine");
+    auto_advertiser(e, 0, 100, 0);
+    once(e);
+    assert_false(e->once.ok);
+    assert_non_null(strstr(e->once.summary, "patched 1 of 4 nodes; first failure: nan: not "
+                                            "patched: the node exporter's "
+                                            "gpu_memory_total_bytes cannot be trusted"));
+    assert_int_equal(patched_value(e, "fine"), 15360 - 2048);
+    assert_int_equal(patched_value(e, "nan"), -1);
+    assert_int_equal(patched_value(e, "gb"), -1);
+    assert_int_equal(patched_value(e, "tiny"), -1);
+    assert_int_equal(node_ok(e, "nan"), 0);
+    assert_int_equal(node_ok(e, "gb"), 0);
+    assert_int_equal(node_ok(e, "tiny"), 0);
+    assert_int_equal(capacity_error_count(e->c), 3);
+    assert_int_equal(fake_count(e->fake), 2); /* the list and one patch */
+}
+
+/* Prometheus down: the GFD labels still size their nodes; the rest wait. */
+static void
+test_auto_prometheus_down(void **state)
+{
+    struct env *e = *state;
+
+    prom_client(e);
+    fake_route(e->fake, "GET", "/api/v1/nodes", 200, NULL,
+               NODELIST(NODE_ITEM("labelled", GFD("81559", "8")) "," NODE_ITEM("bare", "")), 0);
+    fake_route(e->pfake, "GET", QUERY, 503, "text/plain", "overloaded", 0);
+    patch_route(e, "labelled");
+    auto_advertiser(e, 0, 100, 0);
+    once(e);
+    assert_false(e->once.ok);
+    assert_int_equal(patched_value(e, "labelled"), 8 * (81559 - 2048));
+    assert_int_equal(patched_value(e, "bare"), -1);
+    assert_non_null(strstr(e->once.summary, "bare: not patched: size unknown: no "
+                                            "gpu_memory_total_bytes series for it in "
+                                            "Prometheus (prometheus: HTTP 503"));
+}
+
 int
 main(void)
 {
@@ -481,6 +703,11 @@ main(void)
         cmocka_unit_test_setup_teardown(test_kube_freed_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_serve_waits_for_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_rejects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auto_each_node_its_own, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auto_unknown_retried_until_known, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_auto_nonsense_not_patched, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_auto_prometheus_down, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,7 +65,9 @@ test_defaults(void **state)
     assert_int_equal(c.c_floor_mib, 1536);
     assert_int_equal(c.c_gpu_total_mib, 15360);
     assert_string_equal(c.c_gpumem_resource, "viktorbarzin.me/gpumem");
-    assert_int_equal(c.c_gpumem_capacity_mib, 14000);
+    assert_true(c.c_gpumem_capacity_auto); /* each node its own value */
+    assert_int_equal(c.c_gpumem_reserve_mib, 2048);
+    assert_int_equal(c.c_max_concurrent_decisions, 16);
     assert_string_equal(c.c_gpu_node_selector, "nvidia.com/gpu.present=true");
     assert_int_equal(c.c_advertise_interval_s, 3600);
     assert_string_equal(c.c_prometheus_url, "http://prometheus:9090");
@@ -191,7 +193,15 @@ test_bad_values_name_the_setting(void **state)
         {"GPU_TOTAL_MIB", "0", "GPU_TOTAL_MIB: must be greater than 0"},
         {"GPU_TOTAL_MIB", "99999999999999999999", "GPU_TOTAL_MIB"},
         {"MAX_RECYCLES_PER_HOUR", "six", "MAX_RECYCLES_PER_HOUR"},
-        {"GPUMEM_CAPACITY_MIB", "1.5", "GPUMEM_CAPACITY_MIB"},
+        {"GPUMEM_CAPACITY_MIB", "1.5", "GPUMEM_CAPACITY_MIB: '1.5' is neither auto nor"},
+        {"GPUMEM_CAPACITY_MIB", "-1", "GPUMEM_CAPACITY_MIB"},
+        {"GPUMEM_CAPACITY_MIB", "", "GPUMEM_CAPACITY_MIB"},
+        {"GPUMEM_CAPACITY_MIB", "automatic", "GPUMEM_CAPACITY_MIB"},
+        {"GPUMEM_RESERVE_MIB", "-1", "GPUMEM_RESERVE_MIB"},
+        {"GPUMEM_RESERVE_MIB", "2Gi", "GPUMEM_RESERVE_MIB"},
+        {"MAX_CONCURRENT_DECISIONS", "0", "MAX_CONCURRENT_DECISIONS: must be at least 1"},
+        {"MAX_CONCURRENT_DECISIONS", "-4", "MAX_CONCURRENT_DECISIONS"},
+        {"MAX_CONCURRENT_DECISIONS", "many", "MAX_CONCURRENT_DECISIONS"},
         {"DRY_RUN", "maybe", "DRY_RUN: 'maybe' is not true or false"},
         {"ACTION", "kill", "ACTION: 'kill' is not one of: evict, delete"},
         {"FALLBACK", "smallest", "FALLBACK: 'smallest' is not one of: none, largest"},
