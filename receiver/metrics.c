@@ -43,6 +43,7 @@ static struct {
     struct family capacity;  /* node, 0/1 */
     double capacity_errors;
     double event_errors;
+    double decisions_queued; /* waiting for MAX_CONCURRENT_DECISIONS */
     metrics_collector_fn collector;
     void *collector_arg;
     uint64_t dur_buckets[NBUCKETS];
@@ -246,6 +247,12 @@ metrics_capacity_errors_set(uint64_t total)
 }
 
 void
+metrics_decisions_queued_set(uint64_t queued)
+{
+    m.decisions_queued = (double)queued;
+}
+
+void
 metrics_event_error(void)
 {
     m.event_errors++;
@@ -321,6 +328,10 @@ metrics_render(struct buf *out)
     if (expo_header(out, "gpu_vram_watchdog_events_errors_total", "counter",
                "Kubernetes Events that could not be written.") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_events_errors_total %.17g\n", m.event_errors) ==
+            -1 ||
+        expo_header(out, "gpu_vram_watchdog_decisions_queued", "gauge",
+               "Decisions waiting for a slot (MAX_CONCURRENT_DECISIONS in flight).") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_decisions_queued %.17g\n", m.decisions_queued) ==
             -1)
         return -1;
     return 0;

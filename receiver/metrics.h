@@ -23,6 +23,8 @@ void metrics_free_vram(const char *node, int64_t free_mib);
 void metrics_free_vram_gpu(const char *node, const char *gpu, int64_t free_mib);
 void metrics_capacity_set(const char *node, int ok);
 void metrics_capacity_errors_set(uint64_t total);
+/* Decisions waiting their turn behind MAX_CONCURRENT_DECISIONS. */
+void metrics_decisions_queued_set(uint64_t queued);
 /* A Kubernetes Event that could not be written. */
 void metrics_event_error(void);
 

@@ -116,6 +116,7 @@ decision_free(struct decision *d)
     free(d->d_fingerprint);
     free(d->d_starving_ns);
     free(d);
+    dqueue_kick(r); /* a slot is free */
     decision_check_drained(r);
 }
 
@@ -124,6 +125,14 @@ decision_free(struct decision *d)
 struct decision *
 decision_new(struct remedy *r, struct node_state *n, const char *trigger, const char *fp,
              const char *starving_ns, int64_t alert_id, double now)
+{
+    return decision_new_row(r, n, trigger, fp, starving_ns, alert_id, now, 0);
+}
+
+struct decision *
+decision_new_row(struct remedy *r, struct node_state *n, const char *trigger,
+                 const char *fp, const char *starving_ns, int64_t alert_id, double now,
+                 int64_t row)
 {
     struct decision *d;
     char err[512];
@@ -145,7 +154,10 @@ decision_new(struct remedy *r, struct node_state *n, const char *trigger, const 
     /* The node name lives in the node state, which outlives the decision. */
     verdict_init(&d->d_v, r->r_cfg, n->n_name, d->d_trigger, d->d_fingerprint, alert_id);
     d->d_v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
-    if (store_decision_start(r->r_store, &d->d_v.vd_d, &d->d_row, err, sizeof(err)) == -1) {
+    if (row > 0) {
+        d->d_row = row; /* queued: its row is already there, in_progress */
+    } else if (store_decision_start(r->r_store, &d->d_v.vd_d, &d->d_row, err,
+                                    sizeof(err)) == -1) {
         /* Never act on what cannot be recorded. */
         log_event(LOG_LEVEL_ERROR, "decision not started: the audit store cannot record it",
                   "node", n->n_name, "error", err, NULL);

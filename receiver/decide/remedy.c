@@ -26,7 +26,6 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
       const char *fp, const char *starving_ns, int64_t alert_id)
 {
     struct node_state *n = brakes_node_get(r, node, gpu), *whole;
-    struct decision *d;
     double now = clock_mono_s();
     char reason[1024];
 
@@ -55,15 +54,11 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
                                 "coalesced", reason, NULL);
         return;
     }
-    if ((d = decision_new(r, n, trigger, fp, starving_ns, alert_id, now)) == NULL)
-        return;
-    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
-                              gpu != NULL ? n->n_gpu : NULL, d->d_starving_ns,
-                              judge_gathered, d);
-    if (d->d_g == NULL) {
-        verdict_error(&d->d_v, "out of memory");
-        decision_finish(d, "failed");
-    }
+    /* MAX_CONCURRENT_DECISIONS: past it, wait in order (its row written now). */
+    if (dqueue_must_wait(r))
+        dqueue_push(r, n, trigger, fp, starving_ns, alert_id);
+    else
+        dqueue_launch(r, n, gpu != NULL, trigger, fp, starving_ns, alert_id, 0);
 }
 
 static void
@@ -178,9 +173,15 @@ remedy_new(struct event_base *base, const struct config *cfg, struct prom *prom,
         free(r);
         return NULL;
     }
+    if (dqueue_init(r) == -1) {
+        free(r->r_recycles);
+        free(r);
+        return NULL;
+    }
     if (cfg->c_release_wait_ms > 0 &&
         (r->r_release_client = release_client_new(base, err, sizeof(err))) == NULL) {
         log_warnx("%s: release client: %s", __func__, err);
+        dqueue_free(r);
         free(r->r_recycles);
         free(r);
         return NULL;
@@ -208,6 +209,8 @@ remedy_shutdown(struct remedy *r, void (*drained)(void *), void *arg)
     r->r_stopping = 1;
     r->r_drained = drained;
     r->r_drained_arg = arg;
+    /* Waiting decisions never start: their rows end failed (interrupted). */
+    dqueue_drain(r);
     for (d = r->r_decisions; d != NULL; d = next) {
         next = d->d_next_in_list; /* decision_interrupt() frees d, and only d */
         switch (d->d_phase) {
@@ -238,8 +241,10 @@ remedy_free(struct remedy *r)
     if (r == NULL)
         return;
     r->r_drained = NULL;
+    r->r_stopping = 1; /* a freed slot starts nothing now */
     while (r->r_decisions != NULL)
         decision_free(r->r_decisions);
+    dqueue_free(r);
     for (n = r->r_nodes; n != NULL; n = next) {
         next = n->n_next;
         free(n->n_name);

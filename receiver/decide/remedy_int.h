@@ -5,7 +5,9 @@
 /*
  * Who calls whom (no file calls back into one that calls it, but for the 409
  * relist, which starts the pipeline over by design):
- *   remedy.c (API, alert intake, node fan-out) -> judge.c, decision.c, brakes.c
+ *   remedy.c (API, alert intake, node fan-out) -> dqueue.c, decision.c, brakes.c
+ *   dqueue.c (MAX_CONCURRENT_DECISIONS)         -> decision.c, brakes.c (judge_gathered
+ *                                                  as the gather callback)
  *   judge.c (evidence in: node or per-GPU)      -> act.c, decision.c, brakes.c
  *   act.c (evict/delete, probe, release first)  -> verify.c, decision.c, brakes.c
  *                                                  (and judge_gathered, to relist)
@@ -95,6 +97,10 @@ struct remedy {
     double *r_recycles;          /* owned ring: monotonic times of recent recycles */
     size_t r_recycle_count;
     int r_stopping;              /* remedy_shutdown() ran: no new decisions */
+    struct dq_entry *r_q_head;   /* owned FIFO of decisions waiting for a slot */
+    struct dq_entry **r_q_tail;
+    size_t r_queued;
+    struct event *r_q_ev;        /* owned: starts waiting decisions from the loop */
     void (*r_drained)(void *);   /* called once when the last decision is done */
     void *r_drained_arg;
 };
@@ -137,7 +143,13 @@ void decision_record_now(struct remedy *r, const char *node, const char *trigger
 struct decision *decision_new(struct remedy *r, struct node_state *n, const char *trigger,
                               const char *fp, const char *starving_ns, int64_t alert_id,
                               double now);
-/* Frees a decision, whatever state it is in. */
+/* The same on an audit row already written in_progress (row > 0: a queued
+ * decision's; 0 = write one now, as decision_new). */
+struct decision *decision_new_row(struct remedy *r, struct node_state *n,
+                                  const char *trigger, const char *fp,
+                                  const char *starving_ns, int64_t alert_id, double now,
+                                  int64_t row);
+/* Frees a decision, whatever state it is in (and lets a queued one start). */
 void decision_free(struct decision *d);
 /* Tells the stopping daemon once no decision is left. */
 void decision_check_drained(struct remedy *r);
@@ -153,6 +165,28 @@ void decision_record_recycle_now(struct decision *d);
 void decision_note_refusals(struct decision *d);
 /* The figures of a release ask into the audit's release object. */
 void decision_release_record(struct decision *d, const struct release_outcome *o);
+
+/* --- dqueue.c ------------------------------------------------------------ */
+
+struct dq_entry;
+/* Readies the queue (remedy_new). 0, or -1 when out of memory. */
+int dqueue_init(struct remedy *r);
+/* Whether a new decision must queue: the slots are taken, or others wait. */
+int dqueue_must_wait(const struct remedy *r);
+/* Queues a trigger past the brakes for n: writes its row in_progress (or, when
+ * the store cannot, records nothing and logs), marks n busy. */
+void dqueue_push(struct remedy *r, struct node_state *n, const char *trigger,
+                 const char *fp, const char *starving_ns, int64_t alert_id);
+/* Starts a decision for n now (its GPU's when gpu_scope), on row (0 = new). */
+void dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope,
+                   const char *trigger, const char *fp, const char *starving_ns,
+                   int64_t alert_id, int64_t row);
+/* A slot may have freed: start waiting decisions, from the loop. */
+void dqueue_kick(struct remedy *r);
+/* Stopping: completes every waiting row failed (interrupted), starts none. */
+void dqueue_drain(struct remedy *r);
+/* dqueue_drain(), then frees the queue's event. */
+void dqueue_free(struct remedy *r);
 
 /* --- verify.c ------------------------------------------------------------ */
 

@@ -48,6 +48,7 @@ struct fake {
     struct fake_req *f_reqs;
     size_t f_req_count;
     struct fake_held *f_held;
+    size_t f_held_now, f_held_max; /* answers held back at once, and the most seen */
     int f_chunked;
 };
 
@@ -130,6 +131,7 @@ held_cb(evutil_socket_t fd, short what, void *arg)
     struct fake_held *h = arg;
 
     held_unlink(h->h_fake, h);
+    h->h_fake->f_held_now--;
     send_answer(h->h_fake, h->h_req, h->h_route);
     event_free(h->h_ev);
     free(h);
@@ -229,6 +231,8 @@ request_cb(struct evhttp_request *req, void *arg)
     h->h_route = rt;
     h->h_next = f->f_held;
     f->f_held = h;
+    if (++f->f_held_now > f->f_held_max)
+        f->f_held_max = f->f_held_now;
     tv.tv_sec = rt->rt_delay_ms / 1000;
     tv.tv_usec = (rt->rt_delay_ms % 1000) * 1000;
     evtimer_add(h->h_ev, &tv);
@@ -535,4 +539,10 @@ fake_read_data(const char *name, size_t *len)
     }
     fclose(fp);
     return data;
+}
+
+size_t
+fake_held_max(const struct fake *f)
+{
+    return f->f_held_max;
 }

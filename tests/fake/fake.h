@@ -62,6 +62,9 @@ void fake_set_chunked(struct fake *f, int on);
 void fake_clear(struct fake *f);
 
 size_t fake_count(const struct fake *f);
+/* The most requests this fake held at once, waiting out a route's delay: how
+ * many a client had in flight together, observed without timing. */
+size_t fake_held_max(const struct fake *f);
 /* The i-th request (0 = first), borrowed until fake_clear/fake_free; NULL if none. */
 const struct fake_req *fake_req(const struct fake *f, size_t i);
 const struct fake_req *fake_last(const struct fake *f);

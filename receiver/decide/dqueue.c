@@ -1,0 +1,223 @@
+/* dqueue.c -- MAX_CONCURRENT_DECISIONS: decisions beyond it wait their turn, in order */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "remedy_int.h"
+
+/*
+ * A trigger that finds MAX_CONCURRENT_DECISIONS decisions in flight (or others
+ * already waiting) is queued, first in, first out; none is dropped. Its audit
+ * row is written at once, in_progress, with a reason saying it waits, so an
+ * acknowledged alert is never silent: a crash leaves the row, which the next
+ * start marks interrupted. Its node (or GPU) is marked busy while it waits, so
+ * later triggers for it are coalesced at once, as for a decision in flight;
+ * that also bounds the queue by the node table (MAX_NODES). When a slot frees
+ * (from the loop, never inside another decision's teardown), the oldest entry
+ * is looked at again: inside a SETTLE window opened meanwhile it ends
+ * coalesced; else it starts on the same row.
+ */
+struct dq_entry {
+    struct node_state *q_node; /* borrowed: busy (so never forgotten) while queued */
+    char *q_trigger;           /* owned */
+    char *q_fingerprint;       /* owned */
+    char *q_starving_ns;       /* owned, may be NULL */
+    int64_t q_alert_id;
+    int64_t q_row;             /* the audit row, in_progress */
+    struct dq_entry *q_next;
+};
+
+static void
+entry_free(struct dq_entry *q)
+{
+    free(q->q_trigger);
+    free(q->q_fingerprint);
+    free(q->q_starving_ns);
+    free(q);
+}
+
+static size_t
+max_in_flight(const struct remedy *r)
+{
+    int64_t m = r->r_cfg->c_max_concurrent_decisions;
+
+    return m > 0 ? (size_t)m : 1; /* config refuses 0; a zeroed test config still works */
+}
+
+int
+dqueue_must_wait(const struct remedy *r)
+{
+    return r->r_q_head != NULL || r->r_in_flight >= max_in_flight(r);
+}
+
+/* Completes a queued entry's row with result, without starting it. */
+static void
+entry_end(struct remedy *r, struct dq_entry *q, const char *result, const char *reason,
+          const char *error)
+{
+    struct node_state *n = q->q_node;
+    struct verdict v;
+    char err[512], id[32];
+
+    verdict_init(&v, r->r_cfg, n->n_name, q->q_trigger, q->q_fingerprint, q->q_alert_id);
+    v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
+    verdict_set_result(&v, result);
+    verdict_reason(&v, "%s", reason);
+    if (error != NULL)
+        verdict_error(&v, "%s", error);
+    if (r->r_store == NULL ||
+        store_decision_finish(r->r_store, q->q_row, &v.vd_d, err, sizeof(err)) == -1)
+        log_event(LOG_LEVEL_ERROR, "queued decision row not completed", "node", n->n_name,
+                  "result", result, "error", r->r_store ? err : "audit store not open",
+                  (char *)NULL);
+    metrics_decision(result, -1);
+    snprintf(id, sizeof(id), "%lld", (long long)q->q_row);
+    log_event(LOG_LEVEL_INFO, "decision", "id", id, "node", n->n_name, "trigger",
+              q->q_trigger, "result", result, "reason", reason, "error", error ? error : "",
+              v.vd_d.sd_gpu ? "gpu" : NULL, v.vd_d.sd_gpu, (char *)NULL);
+    verdict_free(&v);
+}
+
+void
+dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope, const char *trigger,
+              const char *fp, const char *starving_ns, int64_t alert_id, int64_t row)
+{
+    struct decision *d;
+
+    if ((d = decision_new_row(r, n, trigger, fp, starving_ns, alert_id, clock_mono_s(),
+                              row)) == NULL)
+        return;
+    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
+                              gpu_scope ? n->n_gpu : NULL, d->d_starving_ns, judge_gathered,
+                              d);
+    if (d->d_g == NULL) {
+        verdict_error(&d->d_v, "out of memory");
+        decision_finish(d, "failed");
+    }
+}
+
+void
+dqueue_push(struct remedy *r, struct node_state *n, const char *trigger, const char *fp,
+            const char *starving_ns, int64_t alert_id)
+{
+    struct dq_entry *q;
+    struct verdict v;
+    char err[512];
+
+    if ((q = calloc(1, sizeof(*q))) == NULL || (q->q_trigger = strdup(trigger)) == NULL ||
+        (q->q_fingerprint = strdup(fp ? fp : "")) == NULL ||
+        (starving_ns != NULL && (q->q_starving_ns = strdup(starving_ns)) == NULL)) {
+        if (q != NULL)
+            entry_free(q);
+        decision_record_now_gpu(r, n->n_name, n->n_gpu, trigger, fp, alert_id, "failed",
+                                "no decision was queued", "out of memory");
+        return;
+    }
+    q->q_node = n;
+    q->q_alert_id = alert_id;
+    verdict_init(&v, r->r_cfg, n->n_name, q->q_trigger, q->q_fingerprint, alert_id);
+    v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
+    verdict_reason(&v,
+                   "queued: %zu decisions in flight (MAX_CONCURRENT_DECISIONS=%zu), %zu "
+                   "waiting before it",
+                   r->r_in_flight, max_in_flight(r), r->r_queued);
+    if (r->r_store == NULL ||
+        store_decision_start(r->r_store, &v.vd_d, &q->q_row, err, sizeof(err)) == -1) {
+        /* Never act on what cannot be recorded (as decision_new). */
+        log_event(LOG_LEVEL_ERROR, "decision not queued: the audit store cannot record it",
+                  "node", n->n_name, "error", r->r_store ? err : "audit store not open",
+                  (char *)NULL);
+        metrics_decision("failed", -1);
+        verdict_free(&v);
+        entry_free(q);
+        return;
+    }
+    verdict_free(&v);
+    n->n_busy = 1; /* later triggers for it coalesce, as behind a decision in flight */
+    *r->r_q_tail = q;
+    r->r_q_tail = &q->q_next;
+    r->r_queued++;
+    metrics_decisions_queued_set(r->r_queued);
+}
+
+static struct dq_entry *
+pop(struct remedy *r)
+{
+    struct dq_entry *q = r->r_q_head;
+
+    if (q == NULL)
+        return NULL;
+    if ((r->r_q_head = q->q_next) == NULL)
+        r->r_q_tail = &r->r_q_head;
+    r->r_queued--;
+    metrics_decisions_queued_set(r->r_queued);
+    q->q_node->n_busy = 0;
+    return q;
+}
+
+/* Starts the oldest entries while slots are free. */
+static void
+pump_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct remedy *r = arg;
+    struct dq_entry *q;
+    struct node_state *n, *whole;
+    char reason[1024];
+    double now;
+
+    while (!r->r_stopping && r->r_in_flight < max_in_flight(r) && (q = pop(r)) != NULL) {
+        n = q->q_node;
+        now = clock_mono_s();
+        /* The brakes again: a SETTLE window may have opened while it waited. */
+        if (brakes_held_back(n, now, reason, sizeof(reason)) ||
+            (n->n_gpu[0] != '\0' && (whole = brakes_node_get(r, n->n_name, NULL)) != NULL &&
+             brakes_held_back(whole, now, reason, sizeof(reason)))) {
+            entry_end(r, q, "coalesced", reason, NULL);
+        } else {
+            dqueue_launch(r, n, n->n_gpu[0] != '\0', q->q_trigger, q->q_fingerprint,
+                          q->q_starving_ns, q->q_alert_id, q->q_row);
+        }
+        entry_free(q);
+    }
+}
+
+int
+dqueue_init(struct remedy *r)
+{
+    r->r_q_tail = &r->r_q_head;
+    return (r->r_q_ev = event_new(r->r_base, -1, 0, pump_cb, r)) == NULL ? -1 : 0;
+}
+
+void
+dqueue_kick(struct remedy *r)
+{
+    if (r->r_q_head != NULL && r->r_q_ev != NULL && !r->r_stopping)
+        event_active(r->r_q_ev, 0, 0);
+}
+
+void
+dqueue_drain(struct remedy *r)
+{
+    struct dq_entry *q;
+
+    while ((q = pop(r)) != NULL) {
+        entry_end(r, q, "failed",
+                  "the daemon stopped before this queued decision started; nothing was "
+                  "looked at or recycled",
+                  STORE_INTERRUPTED_ERROR);
+        entry_free(q);
+    }
+}
+
+void
+dqueue_free(struct remedy *r)
+{
+    dqueue_drain(r);
+    if (r->r_q_ev != NULL)
+        event_free(r->r_q_ev);
+    r->r_q_ev = NULL;
+}
