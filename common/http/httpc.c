@@ -337,7 +337,11 @@ httpc_new(struct event_base *base, const struct httpc_opts *o, char *err, size_t
         curl_multi_setopt(h->h_multi, CURLMOPT_SOCKETDATA, h) != CURLM_OK ||
         curl_multi_setopt(h->h_multi, CURLMOPT_TIMERFUNCTION, multi_timer_cb) !=
             CURLM_OK ||
-        curl_multi_setopt(h->h_multi, CURLMOPT_TIMERDATA, h) != CURLM_OK) {
+        curl_multi_setopt(h->h_multi, CURLMOPT_TIMERDATA, h) != CURLM_OK ||
+        /* Idle keep-alive connections kept for reuse: bounded, the oldest closed
+         * first, so a burst leaves no pile of idle sockets behind. */
+        curl_multi_setopt(h->h_multi, CURLMOPT_MAXCONNECTS, HTTPC_MAX_IDLE_CONNS) !=
+            CURLM_OK) {
         snprintf(err, errlen, "curl_multi_setopt failed");
         httpc_free(h);
         return NULL;
