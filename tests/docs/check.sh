@@ -164,6 +164,17 @@ setting_default() {
 	awk -F'\t' -v n="$1" '$1 == n { print $3 }' "$tmp/settings"
 }
 
+# The seats the examples' card gets: GPUMEM_CAPACITY_MIB, or with its default
+# `auto` what auto gives the examples' T4 (GPU_TOTAL_MIB - GPUMEM_RESERVE_MIB).
+seats_default() {
+	local cap
+	cap=$(setting_default GPUMEM_CAPACITY_MIB)
+	if [ "$cap" = auto ]; then
+		cap=$(($(setting_default GPU_TOTAL_MIB) - $(setting_default GPUMEM_RESERVE_MIB)))
+	fi
+	echo "$cap"
+}
+
 # --- deploy/examples/ ------------------------------------------------------
 
 check_examples_present() {
@@ -300,11 +311,11 @@ check_examples_budgets() {
 
 check_seating_chart() {
 	local cap total floor sum
-	cap=$(setting_default GPUMEM_CAPACITY_MIB)
+	cap=$(seats_default)
 	total=$(setting_default GPU_TOTAL_MIB)
 	floor=$(setting_default FLOOR_MIB)
 	sum=$(awk -F'\t' '$7 ~ /^[0-9]+$/ { s += $7 * $6 } END { printf "%.0f", s }' "$tmp/workloads")
-	echo "seating chart: $sum MiB; GPUMEM_CAPACITY_MIB default $cap; GPU_TOTAL_MIB - FLOOR_MIB = $((total - floor))"
+	echo "seating chart: $sum MiB; seats by default $cap; GPU_TOTAL_MIB - FLOOR_MIB = $((total - floor))"
 	[ "$sum" -gt 0 ] || { echo "no budgets found"; return 1; }
 	[ "$sum" -le "$cap" ] || { echo "the examples seat more than the advertised capacity"; return 1; }
 	[ "$sum" -le $((total - floor)) ] || { echo "at budget, the examples would leave less than the floor free"; return 1; }
@@ -340,12 +351,12 @@ check_seating_table() {
 		echo "the table's total row is not $sum"
 		rc=1
 	fi
-	cap=$(setting_default GPUMEM_CAPACITY_MIB)
+	cap=$(seats_default)
 	total=$(setting_default GPU_TOTAL_MIB)
 	floor=$(setting_default FLOOR_MIB)
 	local want
 	for want in "Seats left: $((cap - sum)) MiB" "Slack: $((total - sum)) MiB" \
-		"at or below $((total - floor))" "$((cap - (total - floor))) MiB above" \
+		"at or below $((total - floor))" "$(((total - floor) - cap)) MiB below" \
 		"$((total - sum - floor)) MiB between" "≤ $cap advertised"; do
 		grep -qF -- "$want" "$readme" || { echo "README.md does not say \"$want\""; rc=1; }
 	done
