@@ -2,6 +2,9 @@
 #ifndef GVW_CONFIG_H
 #define GVW_CONFIG_H
 
+/* FREE_QUERY's default: the device's own free memory (SPEC "Free VRAM"). */
+#define FREE_QUERY_AUTO "auto"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +30,8 @@ struct config {
     int64_t c_advertise_interval_s; /* ADVERTISE_INTERVAL, 0 = start-up only */
     char *c_prometheus_url;     /* PROMETHEUS_URL */
     char *c_used_query;         /* USED_QUERY ($node substituted later) */
-    char *c_free_query;         /* FREE_QUERY, "" = derive from GPU_TOTAL_MIB */
+    char *c_free_query;         /* FREE_QUERY: FREE_QUERY_AUTO = the device's own free
+                                   per GPU; "" = derive from GPU_TOTAL_MIB; else PromQL */
     char *c_pod_label;          /* POD_LABEL */
     char *c_namespace_label;    /* NAMESPACE_LABEL */
     char *c_kube_api_url;       /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */

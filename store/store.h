@@ -23,7 +23,7 @@ enum store_mode {
 };
 
 /* The schema version this program writes and reads (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* The error an interrupted decision carries. Its result stays "in_progress":
  * that is what it was when the daemon stopped. */
@@ -138,6 +138,8 @@ struct store_decision {
     int sd_candidates_stored; /* store_decision_finish(): the row already holds exactly
                                  these candidates, so they are not encoded again */
     const char *sd_gpu;  /* the GPU's label value (GPU scope); NULL in node scope */
+    const char *sd_free_source; /* "device", "computed", "query"; NULL when nothing was
+                                   read (and for rows older than schema 3) */
     const struct store_release *sd_release; /* NULL = no release was asked */
 };
 

@@ -71,6 +71,11 @@ static const char *const migrations[] = {
     "ALTER TABLE decisions ADD COLUMN release TEXT;"
     "CREATE INDEX decisions_by_gpu ON decisions(gpu, time_ms) WHERE gpu IS NOT NULL;"
     "PRAGMA user_version = 2;",
+
+    /* 2 -> 3: where each decision's free VRAM came from (SPEC free_source);
+     * older rows read null. */
+    "ALTER TABLE decisions ADD COLUMN free_source TEXT;"
+    "PRAGMA user_version = 3;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

@@ -110,7 +110,8 @@ audit_decision_json(const struct store_decision *d, int64_t id)
             store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ||
         set(o, "error", store_json_str(d->sd_error)) ||
         set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
-        set(o, "release", store_release_json(d->sd_release))) {
+        set(o, "release", store_release_json(d->sd_release)) ||
+        set(o, "free_source", store_json_str(d->sd_free_source))) {
         json_decref(o);
         return NULL;
     }
@@ -423,6 +424,12 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
         snprintf(line, sizeof(line), "unknown free, floor %" PRId64 " MiB",
                  d->sd_floor_mib);
     field(out, "vram", line);
+    /* Where free came from: the device, GPU_TOTAL_MIB - used, or FREE_QUERY. */
+    field(out, "free source",
+          d->sd_free_source == NULL                          ? "-"
+          : strcmp(d->sd_free_source, "device") == 0         ? "device (gpu_memory_free_bytes)"
+          : strcmp(d->sd_free_source, "computed") == 0       ? "computed (GPU_TOTAL_MIB - used)"
+                                                             : "query (FREE_QUERY)");
     field(out, "dry run", d->sd_dry_run ? "yes" : "no");
     field(out, "action", d->sd_action ? d->sd_action : "none");
     print_victim(out, d->sd_victim);

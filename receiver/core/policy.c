@@ -357,11 +357,47 @@ mark_fallback(struct policy_result *res)
     return n;
 }
 
-/* Free VRAM in bytes: FREE_QUERY's answer, else the card less every series. */
+const char *
+free_source_name(enum free_source s)
+{
+    switch (s) {
+    case FREE_SOURCE_DEVICE:
+        return "device";
+    case FREE_SOURCE_COMPUTED:
+        return "computed";
+    case FREE_SOURCE_QUERY:
+        return "query";
+    case FREE_SOURCE_NONE:
+        break;
+    }
+    return NULL;
+}
+
+enum free_source
+free_source_parse(const char *word)
+{
+    if (word == NULL)
+        return FREE_SOURCE_NONE;
+    if (strcmp(word, "device") == 0)
+        return FREE_SOURCE_DEVICE;
+    if (strcmp(word, "computed") == 0)
+        return FREE_SOURCE_COMPUTED;
+    if (strcmp(word, "query") == 0)
+        return FREE_SOURCE_QUERY;
+    return FREE_SOURCE_NONE;
+}
+
+/* Free VRAM in bytes: the device's own, FREE_QUERY's answer, else the card
+ * less every series. */
 static int
 read_free(const struct policy_params *pp, const struct policy_input *in,
-          const struct usage_summary *sum, double *free_bytes, char *why, size_t whylen)
+          const struct device_figure *dev, const struct usage_summary *sum,
+          double *free_bytes, char *why, size_t whylen)
 {
+    if (dev->df_have) {
+        *free_bytes = dev->df_free_bytes; /* judged plausible by device_figure_for */
+        return 0;
+    }
     if (!in->pi_have_free) {
         *free_bytes = (double)pp->pp_total_mib * MIB - sum->us_total_bytes;
         return 0;
@@ -376,6 +412,20 @@ read_free(const struct policy_params *pp, const struct policy_input *in,
     }
     *free_bytes = in->pi_free_mib * MIB;
     return 0;
+}
+
+/* FREE_QUERY=auto without a device figure: the reason says free was computed. */
+static void
+reason_fallback(struct policy_result *res, const struct policy_params *pp,
+                const struct policy_input *in, const struct device_figure *dev)
+{
+    size_t off = strlen(res->pr_reason), len = sizeof(res->pr_reason);
+
+    if (in->pi_device == NULL || dev->df_have)
+        return;
+    append(res->pr_reason, len, &off,
+           "; free computed as GPU_TOTAL_MIB=%lld - used (%s)", (long long)pp->pp_total_mib,
+           dev->df_why);
 }
 
 /* "free N MiB", and in GPU scope " on GPU G". */
@@ -471,20 +521,37 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
               struct policy_result *res)
 {
     struct usage_summary sum;
-    char why[512];
+    struct usage_limits lim = {pp->pp_total_mib, in->pi_device};
+    struct usage_total tot = {(double)pp->pp_total_mib * MIB, 0};
+    struct device_figure dev;
+    enum free_source src;
+    char why[1024];
     double free_bytes;
     size_t i, ranked = 0;
     int recovered;
 
     memset(res, 0, sizeof(*res));
-    if ((in->pi_gpu != NULL ? usage_summarise_gpu(in->pi_usage, in->pi_gpu,
-                                                  pp->pp_total_mib, &sum, why, sizeof(why))
-                            : usage_summarise(in->pi_usage, pp->pp_total_mib, &sum, why,
-                                              sizeof(why))) == -1)
+    memset(&sum, 0, sizeof(sum));
+    device_figure_for(in->pi_device, in->pi_gpu, &dev);
+    src = dev.df_have        ? FREE_SOURCE_DEVICE
+          : in->pi_have_free ? FREE_SOURCE_QUERY
+                             : FREE_SOURCE_COMPUTED;
+    if (dev.df_have && dev.df_impossible) {
+        snprintf(why, sizeof(why), "%s", dev.df_why);
         goto fail;
-    if (read_free(pp, in, &sum, &free_bytes, why, sizeof(why)) == -1)
+    }
+    if (dev.df_have) {
+        tot.ut_bytes = dev.df_total_bytes;
+        tot.ut_device = 1;
+    }
+    if ((in->pi_gpu != NULL
+             ? usage_summarise_gpu_lim(in->pi_usage, in->pi_gpu, &lim, &sum, why, sizeof(why))
+             : usage_summarise_total(in->pi_usage, &tot, &sum, why, sizeof(why))) == -1)
+        goto fail;
+    if (read_free(pp, in, &dev, &sum, &free_bytes, why, sizeof(why)) == -1)
         goto fail;
     res->pr_free_known = 1;
+    res->pr_free_source = src;
     res->pr_free_mib = usage_bytes_to_mib(free_bytes);
     recovered = free_bytes >= (double)pp->pp_floor_mib * MIB;
 
@@ -513,6 +580,7 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
         res->pr_ranked_count = ranked;
         reason_victim(res, pp, in->pi_gpu);
     }
+    reason_fallback(res, pp, in, &dev);
     usage_summary_free(&sum);
     return;
 
@@ -520,5 +588,7 @@ fail:
     usage_summary_free(&sum);
     policy_result_free(res);
     res->pr_outcome = POLICY_SKIPPED_TELEMETRY;
-    snprintf(res->pr_reason, sizeof(res->pr_reason), "%s", why);
+    res->pr_free_source = src;
+    snprintf(res->pr_reason, sizeof(res->pr_reason), "%.*s",
+             (int)sizeof(res->pr_reason) - 1, why);
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
 #include "usage.h"
 
 /* How a pod's gpumem budget reads. */
@@ -66,7 +67,23 @@ struct policy_input {
     double pi_free_mib;      /* instead of total - sum(used) */
     const char *pi_gpu;      /* borrowed; GPU scope: decide for this GPU (a GPU_LABEL
                                 value, see usage_summarise_gpu()); NULL = node scope */
+    const struct device_reading *pi_device; /* borrowed; FREE_QUERY=auto: the device
+                                query's answer (free and total per GPU), else NULL */
 };
+
+/* Where a decision's free VRAM came from (SPEC "Free VRAM", free_source). */
+enum free_source {
+    FREE_SOURCE_NONE,     /* nothing was read */
+    FREE_SOURCE_DEVICE,   /* the device's own gpu_memory_free_bytes */
+    FREE_SOURCE_COMPUTED, /* GPU_TOTAL_MIB - sum(used) */
+    FREE_SOURCE_QUERY,    /* an explicit FREE_QUERY */
+};
+
+/* "device", "computed", "query"; NULL for FREE_SOURCE_NONE. */
+const char *free_source_name(enum free_source s);
+
+/* The word back to the enum (NULL or unknown = FREE_SOURCE_NONE). */
+enum free_source free_source_parse(const char *word);
 
 enum policy_outcome {
     POLICY_VICTIM,               /* pr_victim names the pod to recycle */
@@ -114,6 +131,9 @@ struct policy_result {
                                   order of preference (429 moves to the next);
                                   0 unless pr_outcome is POLICY_VICTIM */
     int pr_fallback;           /* the victims came from FALLBACK=largest */
+    enum free_source pr_free_source; /* where free came from; set whenever the
+                                  reading got as far as choosing (even when it then
+                                  proved impossible) */
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "strpool.h"
 
 #define MIB 1048576.0
@@ -285,27 +286,32 @@ group(struct usage_series *const *sorted, size_t n, struct usage_summary *out)
 
 /* One pod, or all together, above the card cannot be true. */
 static int
-check_totals(const struct usage_summary *s, int64_t total_mib, char *err, size_t errlen)
+check_totals(const struct usage_summary *s, const struct usage_total *t, char *err,
+             size_t errlen)
 {
-    double limit = (double)total_mib * MIB;
+    char what[96];
     size_t i;
 
+    if (t->ut_device)
+        snprintf(what, sizeof(what), "the GPU's total of %lld MiB (as the device reports it)",
+                 (long long)usage_bytes_to_mib(t->ut_bytes));
+    else
+        snprintf(what, sizeof(what), "GPU_TOTAL_MIB=%lld",
+                 (long long)usage_bytes_to_mib(t->ut_bytes));
     for (i = 0; i < s->us_count; i++) {
-        if (s->us_pods[i].pu_gpu_bytes <= limit)
+        if (s->us_pods[i].pu_gpu_bytes <= t->ut_bytes)
             continue;
-        snprintf(err, errlen,
-                 "%s/%s reports %lld MiB, more than GPU_TOTAL_MIB=%lld; is GPU_TOTAL_MIB "
-                 "smaller than the card?",
+        snprintf(err, errlen, "%s/%s reports %lld MiB, more than %s%s",
                  s->us_pods[i].pu_namespace, s->us_pods[i].pu_pod,
-                 (long long)usage_bytes_to_mib(s->us_pods[i].pu_gpu_bytes),
-                 (long long)total_mib);
+                 (long long)usage_bytes_to_mib(s->us_pods[i].pu_gpu_bytes), what,
+                 t->ut_device ? ", which cannot be true"
+                              : "; is GPU_TOTAL_MIB smaller than the card?");
         return -1;
     }
-    if (s->us_total_bytes > limit) {
-        snprintf(err, errlen,
-                 "the series together report %lld MiB, which exceeds GPU_TOTAL_MIB=%lld; "
-                 "is GPU_TOTAL_MIB smaller than the card?",
-                 (long long)usage_bytes_to_mib(s->us_total_bytes), (long long)total_mib);
+    if (s->us_total_bytes > t->ut_bytes) {
+        snprintf(err, errlen, "the series together report %lld MiB, which exceeds %s%s",
+                 (long long)usage_bytes_to_mib(s->us_total_bytes), what,
+                 t->ut_device ? "" : "; is GPU_TOTAL_MIB smaller than the card?");
         return -1;
     }
     return 0;
@@ -314,6 +320,15 @@ check_totals(const struct usage_summary *s, int64_t total_mib, char *err, size_t
 int
 usage_summarise(const struct usage_reading *r, int64_t total_mib,
                 struct usage_summary *out, char *err, size_t errlen)
+{
+    struct usage_total t = {(double)total_mib * MIB, 0};
+
+    return usage_summarise_total(r, &t, out, err, errlen);
+}
+
+int
+usage_summarise_total(const struct usage_reading *r, const struct usage_total *t,
+                      struct usage_summary *out, char *err, size_t errlen)
 {
     struct usage_series **sorted = NULL;
     char why[512];
@@ -330,7 +345,7 @@ usage_summarise(const struct usage_reading *r, int64_t total_mib,
         goto oom;
     if (group(sorted, r->ur_count, out) == -1)
         goto oom;
-    if (check_totals(out, total_mib, why, sizeof(why)) == -1)
+    if (check_totals(out, t, why, sizeof(why)) == -1)
         goto fail;
     free(sorted);
     return 0;
@@ -491,12 +506,131 @@ group_gpu(struct usage_series *const *sorted, size_t n, const char *gpu,
     return 0;
 }
 
+/* The total gpu is judged against: the device's own where it reports a
+ * usable one, else GPU_TOTAL_MIB. 1 with why set when the device's own
+ * reading of gpu cannot be true. */
+static int
+gpu_total(const struct usage_limits *lim, const char *gpu, struct usage_total *t,
+          char *why, size_t whylen)
+{
+    struct device_figure f;
+
+    t->ut_bytes = (double)lim->ul_total_mib * MIB;
+    t->ut_device = 0;
+    device_figure_for(lim->ul_device, gpu, &f);
+    if (!f.df_have)
+        return 0;
+    if (f.df_impossible) {
+        snprintf(why, whylen, "%s", f.df_why);
+        return 1;
+    }
+    t->ut_bytes = f.df_total_bytes;
+    t->ut_device = 1;
+    return 0;
+}
+
+/* 1 with why set when gpu's own reading cannot be true: the device's figures,
+ * a series on it negative, NaN or infinite, one pod on it above its total, or
+ * all on it together above it. */
+static int
+gpu_reading_bad(struct usage_series *const *sorted, size_t n, const char *gpu,
+                const struct usage_limits *lim, char *why, size_t whylen)
+{
+    struct usage_summary one;
+    struct pod_usage pu;
+    struct usage_total t;
+    size_t i, end;
+    double sum = 0, on;
+
+    if (gpu_total(lim, gpu, &t, why, whylen) == 1)
+        return 1;
+    memset(&one, 0, sizeof(one));
+    one.us_pods = &pu;
+    for (i = 0; i < n && attributed(sorted[i]); i = end) {
+        on = 0;
+        for (end = i; end < n && attributed(sorted[end]) && same_pod(sorted[i], sorted[end]);
+             end++) {
+            if (!on_gpu(sorted[end], gpu))
+                continue;
+            if (bad_value(sorted[end]->us_bytes)) {
+                say_bad(sorted[end], gpu, why, whylen);
+                return 1;
+            }
+            on += sorted[end]->us_bytes;
+        }
+        sum += on;
+        pu.pu_namespace = sorted[i]->us_namespace;
+        pu.pu_pod = sorted[i]->us_pod;
+        pu.pu_bytes = pu.pu_gpu_bytes = on;
+        one.us_count = 1;
+        if (check_totals(&one, &t, why, whylen) == -1)
+            return 1;
+    }
+    for (; i < n; i++) {
+        if (!on_gpu(sorted[i], gpu))
+            continue;
+        if (bad_value(sorted[i]->us_bytes)) {
+            say_bad(sorted[i], gpu, why, whylen);
+            return 1;
+        }
+        sum += sorted[i]->us_bytes;
+    }
+    one.us_count = 0;
+    one.us_total_bytes = sum;
+    return check_totals(&one, &t, why, whylen) == -1;
+}
+
+/*
+ * SPEC "GPU scope": a pod using gpu that also uses a GPU whose reading cannot
+ * be true has no knowable total (so no knowable overshoot): 1 with err set.
+ */
+static int
+tainted(struct usage_series *const *sorted, size_t n, const char *gpu,
+        const struct usage_summary *sum, const struct usage_limits *lim, char *err,
+        size_t errlen)
+{
+    char why[384];
+    size_t i, k;
+
+    for (i = 0; i < n && attributed(sorted[i]); i++) {
+        const struct usage_series *x = sorted[i];
+        int user = 0;
+
+        if (x->us_gpu == NULL || on_gpu(x, gpu) || !(x->us_bytes > 0))
+            continue;
+        for (k = 0; k < sum->us_count && !user; k++)
+            user = strcmp(sum->us_pods[k].pu_namespace, x->us_namespace) == 0 &&
+                   strcmp(sum->us_pods[k].pu_pod, x->us_pod) == 0;
+        if (!user)
+            continue;
+        if (gpu_reading_bad(sorted, n, x->us_gpu, lim, why, sizeof(why))) {
+            snprintf(err, errlen,
+                     "%s/%s also uses GPU %s, whose reading cannot be true (%s): its total "
+                     "is unknowable, so GPU %s is not judged",
+                     x->us_namespace, x->us_pod, x->us_gpu, why, gpu);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int
 usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t total_mib,
                     struct usage_summary *out, char *err, size_t errlen)
 {
+    struct usage_limits lim = {total_mib, NULL};
+
+    return usage_summarise_gpu_lim(r, gpu, &lim, out, err, errlen);
+}
+
+int
+usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
+                        const struct usage_limits *lim, struct usage_summary *out,
+                        char *err, size_t errlen)
+{
     struct usage_series **sorted = NULL;
-    char why[512];
+    struct usage_total t;
+    char why[1024];
     size_t i, n = 0;
     int rc;
 
@@ -509,11 +643,15 @@ usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t tota
                  gpu != NULL ? gpu : "(none)");
         goto fail;
     }
+    if (gpu_total(lim, gpu, &t, why, sizeof(why)) == 1)
+        goto fail;
     if (sort_series(r, &sorted) == -1)
         goto oom;
     if ((rc = group_gpu(sorted, r->ur_count, gpu, out, why, sizeof(why))) == -1)
         goto oom;
-    if (rc == 1 || check_totals(out, total_mib, why, sizeof(why)) == -1)
+    if (rc == 1 || check_totals(out, &t, why, sizeof(why)) == -1)
+        goto fail;
+    if (tainted(sorted, r->ur_count, gpu, out, lim, why, sizeof(why)))
         goto fail;
     free(sorted);
     return 0;

@@ -57,6 +57,24 @@ int usage_summarise(const struct usage_reading *r, int64_t total_mib,
 
 void usage_summary_free(struct usage_summary *s);
 
+/* A GPU's (or node's) total, in bytes, as the plausibility checks use it. */
+struct usage_total {
+    double ut_bytes;
+    int ut_device; /* 1: the device's own total; 0: GPU_TOTAL_MIB (messages differ) */
+};
+
+/* usage_summarise() against a total in bytes. */
+int usage_summarise_total(const struct usage_reading *r, const struct usage_total *t,
+                          struct usage_summary *out, char *err, size_t errlen);
+
+struct device_reading;
+
+/* What GPU scope judges each GPU against (SPEC "Free VRAM"). */
+struct usage_limits {
+    int64_t ul_total_mib;                   /* GPU_TOTAL_MIB: where the device gives none */
+    const struct device_reading *ul_device; /* borrowed; NULL = no device figures */
+};
+
 /* 1 when any series names a GPU: the node is then judged per GPU (SPEC "GPU
  * scope"). */
 int usage_gpu_scoped(const struct usage_reading *r);
@@ -81,6 +99,17 @@ int usage_gpus(const struct usage_reading *r, const char ***out, size_t *count);
  */
 int usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t total_mib,
                         struct usage_summary *out, char *err, size_t errlen);
+
+/*
+ * The same, each GPU judged against its own total (the device's where
+ * lim->ul_device reports a usable one, else ul_total_mib); -1 also when the
+ * device's own reading of gpu cannot be true, and when a pod using gpu also
+ * uses a GPU whose reading cannot be true (SPEC "GPU scope": its total is
+ * unknowable).
+ */
+int usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
+                            const struct usage_limits *lim, struct usage_summary *out,
+                            char *err, size_t errlen);
 
 /* Bytes to whole MiB, rounded down (towards -inf). */
 int64_t usage_bytes_to_mib(double bytes);

@@ -37,7 +37,10 @@ struct gather {
     int g_usage_ok;
     struct usage_reading g_usage; /* owned */
     char g_usage_error[512];
-    int g_want_free, g_free_ok;
+    int g_want_device, g_device_ok; /* FREE_QUERY=auto: the device query */
+    struct device_reading g_device; /* owned */
+    char g_device_error[512];
+    int g_want_free, g_free_ok;     /* an explicit FREE_QUERY */
     double g_free_mib;
     char g_free_error[512];
     int g_pods_ok;
@@ -67,6 +70,7 @@ gather_destroy(struct gather *g)
     free(g->g_gpu);
     policy_result_free(&g->g_result.gr_policy);
     usage_reading_free(&g->g_usage);
+    device_reading_free(&g->g_device);
     pod_list_free(&g->g_pods);
     free(g->g_node);
     free(g->g_starving_ns);
@@ -111,6 +115,12 @@ gather_pods_error(const struct gather *g)
     return g->g_pods_ok ? "" : g->g_pods_error;
 }
 
+const struct device_reading *
+gather_device(const struct gather *g)
+{
+    return g->g_want_device && g->g_device_ok ? &g->g_device : NULL;
+}
+
 const struct usage_reading *
 gather_usage(const struct gather *g)
 {
@@ -130,6 +140,7 @@ decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
         .pi_have_free = g->g_want_free,
         .pi_free_mib = free_mib,
         .pi_gpu = gpu,
+        .pi_device = g->g_want_device ? &g->g_device : NULL,
     };
 
     policy_params_from_config(g->g_cfg, g->g_starving_ns, (int64_t)time(NULL), &pp);
@@ -154,7 +165,11 @@ gather_judge(struct gather *g, struct gather_result *r, const char *gpu, int fre
              double free_mib, const char *free_error)
 {
     r->gr_gpu = gpu;
-    if (g->g_want_free && !free_ok) {
+    if (g->g_want_device && !g->g_device_ok) {
+        /* Asked and not answered: an error, not "no device series". */
+        r->gr_status = GATHER_TELEMETRY;
+        snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_device_error);
+    } else if (g->g_want_free && !free_ok) {
         r->gr_status = GATHER_TELEMETRY;
         snprintf(r->gr_error, sizeof(r->gr_error), "%s", free_error);
     } else if (g->g_pods_ok) {
@@ -249,6 +264,50 @@ free_cb(struct prom_answer *a, void *arg)
 }
 
 static void
+device_cb(struct prom_answer *a, void *arg)
+{
+    struct gather *g = arg;
+
+    if (a->pa_cancelled)
+        g->g_cancelled = 1;
+    if (a->pa_ok && device_from_series(&a->pa_usage, &g->g_device) == 0)
+        g->g_device_ok = 1;
+    else
+        snprintf(g->g_device_error, sizeof(g->g_device_error),
+                 "the device query (FREE_QUERY=auto): %s",
+                 a->pa_ok ? "out of memory"
+                          : a->pa_error != NULL ? a->pa_error : "prometheus: unavailable");
+    gather_answered(g);
+}
+
+/* FREE_QUERY=auto: the device's free/total per GPU, with $node replaced. */
+static int
+start_device(struct gather *g, struct prom *prom)
+{
+    char q[2048], err[256];
+    char *qn;
+    int rc;
+
+    if (device_promql(g->g_cfg->c_gpu_label, q, sizeof(q)) == -1) {
+        snprintf(g->g_device_error, sizeof(g->g_device_error),
+                 "the device query (FREE_QUERY=auto): GPU_LABEL \"%s\" is not a label name",
+                 g->g_cfg->c_gpu_label);
+        return -1;
+    }
+    if ((qn = prom_substitute_node(q, g->g_node, err, sizeof(err))) == NULL) {
+        snprintf(g->g_device_error, sizeof(g->g_device_error),
+                 "cannot build the device query for node %s: %s", g->g_node, err);
+        return -1;
+    }
+    rc = prom_query_device(prom, qn, g->g_cfg->c_gpu_label, device_cb, g);
+    free(qn);
+    if (rc == -1)
+        snprintf(g->g_device_error, sizeof(g->g_device_error),
+                 "the device query (FREE_QUERY=auto): the query could not be started");
+    return rc;
+}
+
+static void
 pods_cb(struct kube_answer *a, void *arg)
 {
     struct gather *g = arg;
@@ -324,7 +383,8 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
     g->g_arg = arg;
     g->g_refs = 1;
     g->g_prom = prom;
-    g->g_want_free = cfg->c_free_query[0] != '\0';
+    g->g_want_device = strcmp(cfg->c_free_query, FREE_QUERY_AUTO) == 0;
+    g->g_want_free = cfg->c_free_query[0] != '\0' && !g->g_want_device;
     /* A FREE_QUERY naming $gpu is asked per GPU, once the used series name them. */
     g->g_free_deferred = g->g_want_free && cfg->c_gpu_label[0] != '\0' &&
                          strstr(cfg->c_free_query, "$gpu") != NULL;
@@ -341,6 +401,8 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
         g->g_pending++;
     if (g->g_want_free && !g->g_free_deferred &&
         start_query(g, prom, cfg->c_free_query, 1) == 0)
+        g->g_pending++;
+    if (g->g_want_device && start_device(g, prom) == 0)
         g->g_pending++;
     if (kube == NULL)
         snprintf(g->g_pods_error, sizeof(g->g_pods_error),

@@ -84,4 +84,9 @@ const char *gather_pods_error(const struct gather *g);
  * pods use no GPU at all. */
 const struct usage_reading *gather_usage(const struct gather *g);
 
+/* FREE_QUERY=auto: the device query's answer (borrowed, valid until
+ * gather_free); NULL otherwise or when it could not be had. The seating chart
+ * shows each card's unattributed memory from it. */
+const struct device_reading *gather_device(const struct gather *g);
+
 #endif

@@ -38,6 +38,7 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
     v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */
     v->vd_d.sd_free_known = p->pr_free_known;
     v->vd_d.sd_free_mib = p->pr_free_mib;
+    v->vd_d.sd_free_source = free_source_name(p->pr_free_source);
     if (p->pr_candidate_count == 0)
         return 0;
     v->vd_cands = calloc(p->pr_candidate_count, sizeof(*v->vd_cands));
@@ -141,7 +142,8 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
     if (gr->gr_status == GATHER_KUBE) {
         /* No pod list: only the free VRAM is evidence worth recording. */
         verdict_set_policy(v, &(struct policy_result){.pr_free_known = p->pr_free_known,
-                                                       .pr_free_mib = p->pr_free_mib});
+                                                       .pr_free_mib = p->pr_free_mib,
+                                                       .pr_free_source = p->pr_free_source});
         verdict_reason(v,
                        "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
                        "listed, so acting on nothing",

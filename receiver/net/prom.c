@@ -12,6 +12,7 @@
 
 #include "httpc.h"
 #include "log.h"
+#include "device.h"
 #include "prom_json.h"
 
 #define PROM_URL_MAX (64u * 1024)
@@ -25,6 +26,7 @@ struct prom {
 /* One query in flight; the httpc callback argument. */
 struct prom_call {
     int pc_scalar;      /* prom_query_scalar, else prom_query_usage */
+    int pc_may_be_empty; /* prom_query_device: no series is an answer */
     char *pc_query;     /* owned, for logs */
     char *pc_ns_label;  /* owned */
     char *pc_pod_label; /* owned */
@@ -147,7 +149,7 @@ parse_answer(struct prom_call *pc, const struct httpc_resp *r, struct prom_answe
                                    pc->pc_pod_label, pc->pc_gpu_label, &a->pa_usage, perr,
                                    sizeof(perr)) == -1)
         goto fail;
-    if (a->pa_usage.ur_count == 0) {
+    if (a->pa_usage.ur_count == 0 && !pc->pc_may_be_empty) {
         snprintf(why, whylen, "prometheus: the query returned no series");
         return -1;
     }
@@ -241,6 +243,29 @@ prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
         (pc->pc_pod_label = strdup(pod_label)) == NULL ||
         (gpu_label != NULL && gpu_label[0] != '\0' &&
          (pc->pc_gpu_label = strdup(gpu_label)) == NULL)) {
+        log_warnx("%s: out of memory", __func__);
+        call_free(pc);
+        return -1;
+    }
+    return query_start(p, pc, promql, cb, arg);
+}
+
+int
+prom_query_device(struct prom *p, const char *promql, const char *gpu_label, prom_cb cb,
+                  void *arg)
+{
+    struct prom_call *pc;
+
+    /* The metric name and the tag stand where the pod's names would. */
+    if (promql == NULL || gpu_label == NULL ||
+        (pc = calloc(1, sizeof(*pc))) == NULL) {
+        log_warnx("%s: out of memory or no query", __func__);
+        return -1;
+    }
+    pc->pc_may_be_empty = 1;
+    if ((pc->pc_ns_label = strdup("__name__")) == NULL ||
+        (pc->pc_pod_label = strdup(DEVICE_TS_LABEL)) == NULL ||
+        (pc->pc_gpu_label = strdup(gpu_label[0] != '\0' ? gpu_label : "uuid")) == NULL) {
         log_warnx("%s: out of memory", __func__);
         call_free(pc);
         return -1;

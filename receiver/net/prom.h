@@ -60,6 +60,15 @@ int prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_labe
                          const char *pod_label, const char *gpu_label, prom_cb cb,
                          void *arg);
 
+/*
+ * FREE_QUERY=auto's device query (device_promql()): the answer in pa_usage with
+ * __name__ read as the namespace, gvw_ts as the pod and gpu_label ("" =
+ * "uuid") as the GPU, for device_from_series(). No series is an answer here
+ * (the node has no device series), not a failure.
+ */
+int prom_query_device(struct prom *p, const char *promql, const char *gpu_label,
+                      prom_cb cb, void *arg);
+
 /* The same for a query giving one number (FREE_QUERY), read with
  * prom_json_parse_scalar into pa_value. */
 int prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg);

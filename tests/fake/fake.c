@@ -27,6 +27,8 @@ struct fake_route {
     long rt_delay_ms;
     char *rt_location; /* owned; NULL = no Location header */
     int rt_used; /* served once: the next one for the same route wins */
+    char *rt_needle; /* owned; NULL = any query; else only requests whose decoded
+                        "query" parameter contains it (fake_route_query) */
 };
 
 /* An answer held back for rt_delay_ms. */
@@ -138,8 +140,28 @@ held_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The first unused route for the request, or the last one if all were used. */
+static struct fake_route *route_find_one(struct fake *f, const char *method,
+                                         const char *path, const char *query);
+
+/* Routes with a needle the query holds come first; the others only serve
+ * requests no needle route takes. */
 static struct fake_route *
-route_find(struct fake *f, const char *method, const char *path)
+route_find(struct fake *f, const struct fake_req *r)
+{
+    struct fake_route *rt = NULL;
+    char *q = NULL;
+
+    for (size_t i = 0; i < f->f_route_count && q == NULL; i++)
+        if (f->f_routes[i].rt_needle != NULL)
+            q = fake_query_param(r, "query");
+    if (q != NULL)
+        rt = route_find_one(f, r->fr_method, r->fr_path, q);
+    free(q);
+    return rt != NULL ? rt : route_find_one(f, r->fr_method, r->fr_path, NULL);
+}
+
+static struct fake_route *
+route_find_one(struct fake *f, const char *method, const char *path, const char *query)
 {
     struct fake_route *last = NULL;
 
@@ -147,6 +169,9 @@ route_find(struct fake *f, const char *method, const char *path)
         struct fake_route *rt = &f->f_routes[i];
         if ((rt->rt_method != NULL && strcmp(rt->rt_method, method) != 0) ||
             strcmp(rt->rt_path, path) != 0)
+            continue;
+        if ((query == NULL) != (rt->rt_needle == NULL) ||
+            (query != NULL && strstr(query, rt->rt_needle) == NULL))
             continue;
         if (!rt->rt_used)
             return rt;
@@ -214,7 +239,7 @@ request_cb(struct evhttp_request *req, void *arg)
         evhttp_send_error(req, 500, "fake: out of memory");
         return;
     }
-    if ((rt = route_find(f, r->fr_method, r->fr_path)) != NULL)
+    if ((rt = route_find(f, r)) != NULL)
         rt->rt_used = 1;
     if (rt == NULL || rt->rt_delay_ms <= 0) {
         send_answer(f, req, rt);
@@ -276,6 +301,7 @@ routes_free(struct fake *f)
         free(f->f_routes[i].rt_content_type);
         free(f->f_routes[i].rt_body);
         free(f->f_routes[i].rt_location);
+        free(f->f_routes[i].rt_needle);
     }
     free(f->f_routes);
     f->f_routes = NULL;
@@ -389,6 +415,16 @@ fake_route(struct fake *f, const char *method, const char *path, int status,
         (rt->rt_body = strdup(body ? body : "")) == NULL)
         die("fake_route", path, "out of memory");
     f->f_route_count++;
+    return 0;
+}
+
+int
+fake_route_query(struct fake *f, const char *method, const char *path, const char *needle,
+                 int status, const char *body)
+{
+    fake_route(f, method, path, status, NULL, body, 0);
+    if ((f->f_routes[f->f_route_count - 1].rt_needle = strdup(needle)) == NULL)
+        die("fake_route_query", path, "out of memory");
     return 0;
 }
 

@@ -47,6 +47,12 @@ const char *fake_url(const struct fake *f);
 int fake_route(struct fake *f, const char *method, const char *path, int status,
                const char *content_type, const char *body, long delay_ms);
 
+/* The same, only for requests whose decoded "query" parameter contains needle:
+ * those are served by such routes first (in order, the last repeating), and
+ * never consume the answers of routes without a needle. */
+int fake_route_query(struct fake *f, const char *method, const char *path, const char *needle,
+                     int status, const char *body);
+
 /* A canned redirect: status (a 3xx) with a Location header. */
 int fake_route_redirect(struct fake *f, const char *method, const char *path, int status,
                         const char *location);

@@ -212,6 +212,11 @@ start_with(struct env *e, const struct kv *extra, long http_timeout_ms)
         fail_msg("store_open: %s", err);
     assert_non_null(e->r = remedy_new(e->base, &e->cfg, e->prom, e->kube));
     remedy_set_store(e->r, e->store);
+    /* The device query finds no device series: free is computed, as before. */
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200,
+                                      "{\"status\":\"success\",\"data\":{"
+                                      "\"resultType\":\"vector\",\"result\":[]}}"),
+                     0);
 }
 
 static void
@@ -555,6 +560,29 @@ check_incident_candidates(json_t *d)
 
 /* --- assertions on what the API server received --------------------------- */
 
+/* FREE_QUERY=auto (the default) asks the device query beside every used
+ * query; these tests' telemetry has no device series (start_with answers it
+ * with none), so they count the other requests and the device queries apart. */
+static int
+is_device_query(const struct fake_req *r)
+{
+    char *q = fake_query_param(r, "query");
+    int yes = q != NULL && strstr(q, "gvw_ts") != NULL;
+
+    free(q);
+    return yes;
+}
+
+static size_t
+count_device_queries(struct env *e)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fake_count(e->fake); i++)
+        n += (size_t)is_device_query(fake_req(e->fake, i));
+    return n;
+}
+
 static size_t
 count_reqs(struct env *e, const char *method, const char *path)
 {
@@ -562,6 +590,8 @@ count_reqs(struct env *e, const char *method, const char *path)
 
     for (size_t i = 0; i < fake_count(e->fake); i++) {
         const struct fake_req *r = fake_req(e->fake, i);
+        if (is_device_query(r))
+            continue;
         if ((method == NULL || strcmp(r->fr_method, method) == 0) &&
             (path == NULL || strcmp(r->fr_path, path) == 0))
             n++;
@@ -575,8 +605,8 @@ req_nth(struct env *e, const char *method, const char *path, size_t nth)
 {
     for (size_t i = 0; i < fake_count(e->fake); i++) {
         const struct fake_req *r = fake_req(e->fake, i);
-        if (strcmp(r->fr_method, method) == 0 && strcmp(r->fr_path, path) == 0 &&
-            nth-- == 0)
+        if (!is_device_query(r) && strcmp(r->fr_method, method) == 0 &&
+            strcmp(r->fr_path, path) == 0 && nth-- == 0)
             return r;
     }
     fail_msg("no such request: %s %s", method, path);
@@ -679,11 +709,13 @@ test_incident_replay(void **state)
 
     /* The API server saw: the usage query, the pod list, ONE eviction, and the
      * verify query. Nothing else changed anything. */
-    assert_int_equal(fake_count(e->fake), 4);
+    assert_int_equal(count_reqs(e, NULL, NULL), 4);
     assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
     assert_int_equal(count_reqs(e, "GET", PODS_PATH), 1);
     assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
     assert_int_equal(count_mutating(e), 1);
+    /* FREE_QUERY=auto: the device was asked with every reading (decision, verify). */
+    assert_int_equal(count_device_queries(e), 2);
     r = req_nth(e, "GET", QUERY_PATH, 0);
     check_param(r, "query", DEFAULT_USED_QUERY);
     r = req_nth(e, "GET", PODS_PATH, 0);
@@ -710,6 +742,9 @@ test_incident_replay(void **state)
     jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
     jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
     jhas(d, "reason", "free VRAM back to 11510 MiB");
+    /* No device series: computed, and the reason says so. */
+    jstr(d, "free_source", "computed");
+    jhas(d, "reason", "free computed as GPU_TOTAL_MIB=15360 - used (the node has no device series)");
     v = jget(d, "verify");
     assert_true(json_is_object(v));
     jint(v, "free_mib", 11510);
@@ -865,7 +900,9 @@ test_recovered_at_floor(void **state)
     check_shape(d);
     jstr(d, "result", "skipped_recovered");
     jint(d, "free_mib", 1536);
-    jstr(d, "reason", "free 1536 MiB >= floor 1536 MiB; nothing to do");
+    jstr(d, "reason", "free 1536 MiB >= floor 1536 MiB; nothing to do; free computed as "
+                      "GPU_TOTAL_MIB=15360 - used (the node has no device series)");
+    jstr(d, "free_source", "computed");
     check_no_victim(d);
     jnull(d, "error");
     json_decref(all);
@@ -1035,7 +1072,7 @@ test_telemetry(void **state)
 
         /* Never act blind: the pod list may have been asked for, nothing else. */
         assert_int_equal(count_mutating(e), 0);
-        assert_int_equal(fake_count(e->fake) - count_reqs(e, "GET", QUERY_PATH) -
+        assert_int_equal(count_reqs(e, NULL, NULL) - count_reqs(e, "GET", QUERY_PATH) -
                              count_reqs(e, "GET", PODS_PATH),
                          0);
         all = decisions(e);
@@ -1206,7 +1243,7 @@ test_kube_unset(void **state)
     assert_null(e->kube);
     deliver(e, ON_NODE);
     wait_rows(e, 1, 5000);
-    assert_int_equal(fake_count(e->fake), 1); /* the usage query only */
+    assert_int_equal(count_reqs(e, NULL, NULL), 1); /* the usage query only */
     assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 1);
     check_skipped_kube(e, "no Kubernetes API server is configured");
 }
@@ -1230,7 +1267,7 @@ test_pdb_next_candidate(void **state)
     assert_int_equal(count_mutating(e), 2);
     assert_int_equal(fake_req(e->fake, 2)->fr_path[0], '/');
     /* In rank order: the largest overshoot first, then the next. */
-    assert_string_equal(fake_req(e->fake, fake_count(e->fake) - 2)->fr_path, FR_EVICT);
+    assert_true(req_nth(e, "POST", ML_EVICT, 0) < req_nth(e, "POST", FR_EVICT, 0));
     check_eviction_body(req_nth(e, "POST", ML_EVICT, 0), ML_NS, ML_POD, ML_UID);
     check_eviction_body(req_nth(e, "POST", FR_EVICT, 0), FR_NS, FR_POD, FR_UID);
     assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
@@ -1536,7 +1573,7 @@ test_settle_window(void **state)
     deliver(e, ON_NODE);
     assert_int_equal(remedy_in_flight(e->r), 0);
     wait_rows(e, 2, 1000);
-    assert_int_equal(fake_count(e->fake), 4);
+    assert_int_equal(count_reqs(e, NULL, NULL), 4);
 
     /* After SETTLE: a new decision, which acts again. */
     run_ms(e->base, 900);
@@ -1760,7 +1797,7 @@ test_node_list_fails(void **state)
     start(e, NULL);
     deliver(e, "");
     wait_rows(e, 1, 5000);
-    assert_int_equal(fake_count(e->fake), 1);
+    assert_int_equal(count_reqs(e, NULL, NULL), 1);
     assert_int_equal(count_reqs(e, "GET", NODES_PATH), 1);
     check_one_skipped_kube_nodeless(e, "the GPU nodes could not be listed", "HTTP 500");
 }
@@ -1779,7 +1816,7 @@ test_node_list_empty(void **state)
     start(e, NULL);
     deliver(e, "");
     wait_rows(e, 1, 5000);
-    assert_int_equal(fake_count(e->fake), 1);
+    assert_int_equal(count_reqs(e, NULL, NULL), 1);
     check_one_skipped_kube_nodeless(
         e, "no node matches GPU_NODE_SELECTOR=nvidia.com/gpu.present=true", NULL);
 }
@@ -1793,7 +1830,7 @@ test_no_node_label_no_kube(void **state)
     start(e, extra);
     deliver(e, "");
     wait_rows(e, 1, 5000);
-    assert_int_equal(fake_count(e->fake), 0);
+    assert_int_equal(count_reqs(e, NULL, NULL), 0);
     check_one_skipped_kube_nodeless(e, "no Kubernetes API server is configured", NULL);
 }
 
@@ -1819,7 +1856,7 @@ test_not_triggers(void **state)
                     "\"node\":\"" NODE "\"},\"fingerprint\":\"bb\"}]}");
     assert_int_equal(remedy_in_flight(e->r), 0);
     run_ms(e->base, 300);
-    assert_int_equal(fake_count(e->fake), 0);
+    assert_int_equal(count_reqs(e, NULL, NULL), 0);
     all = decisions(e);
     assert_int_equal(json_array_size(all), 0);
     json_decref(all);

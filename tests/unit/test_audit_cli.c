@@ -105,7 +105,8 @@ seed(const char *path)
          .sd_candidate_count = 2,
          .sd_verified = 1,
          .sd_verify_free_mib = 9000,
-         .sd_verify_seconds = 12.25},
+         .sd_verify_seconds = 12.25,
+         .sd_free_source = "device"},
         {.sd_time_ms = T0 + 60000,
          .sd_node = "gpu-2",
          .sd_trigger = "GPUVRAMLow",
@@ -336,7 +337,7 @@ static const char decision1[] =
     "{\"namespace\":\"llm\",\"pod\":\"vllm-0\",\"used_mib\":3000,\"budget_mib\":4000,"
     "\"eligible\":false,\"why_not\":\"within_budget\"}],"
     "\"error\":null,\"verify\":{\"free_mib\":9000,\"seconds\":12.25},"
-    "\"gpu\":null,\"release\":null}";
+    "\"gpu\":null,\"release\":null,\"free_source\":\"device\"}";
 
 /* ---- listings ---- */
 
@@ -360,7 +361,7 @@ test_list_json_all(void **state)
         "\"floor_mib\":1536,\"dry_run\":false,\"action\":\"none\","
         "\"victim\":null,\"candidates\":[],"
         "\"error\":\"connect to prometheus:9090: connection refused\","
-        "\"verify\":null,\"gpu\":null,\"release\":null}");
+        "\"verify\":null,\"gpu\":null,\"release\":null,\"free_source\":null}");
     /* A fallback victim without a budget: budget and overshoot are null. */
     assert_json_equal_text(
         json_object_get(json_array_get(a, 3), "victim"),
@@ -891,7 +892,8 @@ test_check_object(void **state)
     text = json_dumps(j, AUDIT_JSON_FLAGS);
     assert_non_null(strstr(text, "{\"id\":null,\"time\":"));
     assert_non_null(
-        strstr(text, "\"error\":null,\"verify\":null,\"gpu\":null,\"release\":null}"));
+        strstr(text, "\"error\":null,\"verify\":null,\"gpu\":null,\"release\":null,"
+                     "\"free_source\":null}"));
     free(text);
     json_decref(j);
 }

@@ -72,7 +72,7 @@ test_defaults(void **state)
     assert_int_equal(c.c_advertise_interval_s, 3600);
     assert_string_equal(c.c_prometheus_url, "http://prometheus:9090");
     assert_string_equal(c.c_used_query, "sum by (namespace, pod) (gpu_pod_memory_used_bytes)");
-    assert_string_equal(c.c_free_query, "");
+    assert_string_equal(c.c_free_query, "auto"); /* SPEC: the device's own free */
     assert_string_equal(c.c_pod_label, "pod");
     assert_string_equal(c.c_namespace_label, "namespace");
     assert_string_equal(c.c_kube_api_url, ""); /* not in a cluster */

@@ -746,6 +746,7 @@ test_migrate_and_verify_pending(void **state)
                         "ALTER TABLE decisions DROP COLUMN verify_pending;"
                         "ALTER TABLE decisions DROP COLUMN gpu;"
                         "ALTER TABLE decisions DROP COLUMN release;"
+                        "ALTER TABLE decisions DROP COLUMN free_source;"
                         "PRAGMA user_version = 1;");
     s = open_rw(f);
     assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
@@ -1248,10 +1249,28 @@ old_row_cb(void *arg, int64_t id, const struct store_decision *d)
     assert_string_equal(d->sd_victim->sv_pod, "onnx-1");
     assert_null(d->sd_gpu);
     assert_null(d->sd_release);
+    assert_null(d->sd_free_source); /* before schema 3: nothing says where free came from */
     return 0;
 }
 
-/* A version 1 file opened by this daemon: migrated to 2 in place, its rows
+static int
+new_row_cb(void *arg, int64_t id, const struct store_decision *d)
+{
+    (*(int *)arg)++;
+    assert_int_equal(id, 2);
+    assert_string_equal(d->sd_free_source, "device");
+    return 0;
+}
+
+static int
+computed_row_cb(void *arg, int64_t id, const struct store_decision *d)
+{
+    (*(int *)arg)++;
+    assert_string_equal(d->sd_free_source, "computed");
+    return 0;
+}
+
+/* A version 1 file opened by this daemon: migrated to the current schema in place, its rows
  * kept (node scope: gpu null), and the read-only CLI refuses it until then. */
 static void
 test_migrates_v1_file(void **state)
@@ -1267,11 +1286,12 @@ test_migrates_v1_file(void **state)
     assert_int_equal(sqlite3_exec(db, schema_v1, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 1 is older than 2"));
+    assert_non_null(strstr(f->f_err, "schema version 1 is older than 3"));
 
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 2);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 3);
     d.sd_gpu = "GPU-a";
+    d.sd_free_source = "device";
     assert_int_equal(store_decision_record(s, &d, NULL, f->f_err, sizeof(f->f_err)), 0);
     assert_ids(s, &(struct store_filter){0}, "[2,1]");
     assert_ids(s, &flt, "[2]");
@@ -1279,8 +1299,47 @@ test_migrates_v1_file(void **state)
                                         sizeof(f->f_err)),
                      1);
     assert_int_equal(calls, 1);
+    calls = 0;
+    assert_int_equal(store_get_decision(s, 2, new_row_cb, &calls, f->f_err,
+                                        sizeof(f->f_err)),
+                     1);
+    assert_int_equal(calls, 1);
     store_close(s);
     s = open_ro(f); /* now current for the CLI too */
+    store_close(s);
+}
+
+/* A version 2 file (the previous release): migrated to 3 in place, its rows
+ * reading free_source null, new rows keeping theirs. */
+static void
+test_migrates_v2_file(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = open_rw(f);
+    struct store_decision d = full_decision();
+    int64_t id;
+    int calls = 0;
+
+    d.sd_reason = "old row";
+    assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    store_close(s);
+    sql_exec(f->f_path, "ALTER TABLE decisions DROP COLUMN free_source;"
+                        "PRAGMA user_version = 2;");
+    assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
+    assert_non_null(strstr(f->f_err, "schema version 2 is older than 3"));
+    s = open_rw(f);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 3);
+    assert_int_equal(store_get_decision(s, id, old_row_cb, &calls, f->f_err,
+                                        sizeof(f->f_err)),
+                     1);
+    assert_int_equal(calls, 1);
+    d.sd_free_source = "computed";
+    assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    calls = 0;
+    assert_int_equal(store_get_decision(s, id, computed_row_cb, &calls, f->f_err,
+                                        sizeof(f->f_err)),
+                     1);
+    assert_int_equal(calls, 1);
     store_close(s);
 }
 
@@ -1317,6 +1376,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_open_creates_0600, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_and_release_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrates_v1_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_v2_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_gpu_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing_file_keeps_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wal_and_version, setup, teardown),
