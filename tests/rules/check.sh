@@ -15,7 +15,9 @@ SRC=rules/gpu-vram-watchdog.rules.yml
 GEN=deploy/prometheusrule.yaml
 AMCFG=deploy/alertmanager/alertmanager.yml
 # The alerts SPEC.md ships ("Alerts shipped in rules/").
-EXPECTED_ALERTS="GPUVRAMLow GPUVRAMTelemetryDown GPUVRAMWatchdogDown"
+EXPECTED_ALERTS="GPUVRAMLow GPUVRAMTelemetryDown GPUVRAMWatchdogDown GPUVRAMExhaustionPredicted GPUPodOverBudget GPUPodPendingOnBudget"
+# The alerts the shipped route delivers to the watchdog (its triggers).
+WATCHDOG_ALERTS="GPUVRAMLow GPUVRAMExhaustionPredicted"
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
 
@@ -80,7 +82,7 @@ c_generator_rebases() {
 	local n_alerts n_rebased
 	RUNBOOK_BASE_URL=https://wiki.example.invalid/gvw/ sh rules/generate.sh - > "$tmp/rebased.yaml" || return 1
 	n_alerts=$(grep -c '^[[:space:]]*- alert:' "$SRC")
-	n_rebased=$(grep -c '^[[:space:]]*runbook_url: https://wiki.example.invalid/gvw/GPUVRAM[A-Za-z]*\.md$' "$tmp/rebased.yaml" || true)
+	n_rebased=$(grep -c '^[[:space:]]*runbook_url: https://wiki.example.invalid/gvw/GPU[A-Za-z]*\.md$' "$tmp/rebased.yaml" || true)
 	echo "alerts: $n_alerts, runbook_urls rebased: $n_rebased"
 	[ "$n_alerts" -gt 0 ] && [ "$n_alerts" -eq "$n_rebased" ]
 }
@@ -171,19 +173,83 @@ c_alerts_unit_tested() {
 	return $rc
 }
 
-# The rule's constants are the daemon's defaults, as deployed.
+# The rule's constants are the daemon's defaults, as deployed. The card size
+# is the fallback's alone (one line); the floor is every comparison of a
+# free-VRAM series with a number (GPUVRAMLow, GPUVRAMExhaustionPredicted),
+# and the number appears in no other rule line.
 c_constants_match_deployment() {
-	local total floor d_total d_floor rc=0
+	local total floor floors d_total d_floor rc=0 n_floor
 	total=$(grep -E '^[[:space:]]*[0-9]+ - sum by \(node, gpu, uuid\) \(gpu_pod_memory_used_bytes\)' "$SRC" | grep -oE '^[[:space:]]*[0-9]+' | tr -d '[:space:]')
-	floor=$(grep -oE 'node_gpu:gpu_vram_free_mib < [0-9]+' "$SRC" | grep -oE '[0-9]+$')
+	floors=$(grep -v '^[[:space:]]*#' "$SRC" | grep 'gpu_vram_free_mib' | grep -oE '(<|>=|>|<=) [0-9]+' | grep -oE '[0-9]+$' | sort -u)
+	floor=$floors
+	n_floor=$(grep -v '^[[:space:]]*#' "$SRC" | grep 'gpu_vram_free_mib' | grep -cE '(<|>=|>|<=) [0-9]+' || true)
 	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
 	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
-	echo "rule: total=$total floor=$floor; deployment: GPU_TOTAL_MIB=$d_total FLOOR_MIB=$d_floor; SPEC defaults 15360/1536"
+	# a deployment that leaves a setting out runs the SPEC default
+	d_total=${d_total:-15360}
+	d_floor=${d_floor:-1536}
+	echo "rule: total=$total floor=$(echo $floors) ($n_floor comparisons); deployment: GPU_TOTAL_MIB=$d_total FLOOR_MIB=$d_floor; SPEC defaults 15360/1536"
+	[ "$(printf '%s\n' "$floors" | grep -c .)" -eq 1 ] || { echo "the floor comparisons use several numbers:" $floors; rc=1; }
+	[ "$n_floor" -ge 3 ] || { echo "expected the floor in GPUVRAMLow and both sides of GPUVRAMExhaustionPredicted, found $n_floor"; rc=1; }
 	# one place each: a constant written twice could drift from itself
 	[ "$(grep -v '^[[:space:]]*#' "$SRC" | grep -cw "$total")" -eq 1 ] || { echo "$total must appear in exactly one rule line of $SRC"; rc=1; }
-	[ "$(grep -v '^[[:space:]]*#' "$SRC" | grep -cw "$floor")" -eq 1 ] || { echo "$floor must appear in exactly one rule line of $SRC"; rc=1; }
+	[ "$(grep -v '^[[:space:]]*#' "$SRC" | grep -cw "$floor")" -eq "$n_floor" ] || { echo "$floor appears in a rule line that is not a floor comparison"; rc=1; }
 	[ -n "$total" ] && [ "$total" = "$d_total" ] || rc=1
 	[ -n "$floor" ] && [ "$floor" = "$d_floor" ] || rc=1
+	return $rc
+}
+
+# setting NAME DEFAULT -- a setting as deploy/deployment.yaml sets
+# it, else its SPEC default.
+setting() {
+	local v
+	v=$(awk -v n="$1" '$0 ~ "- name: " n "$" { getline; sub(/^[ \t]*value:[ \t]*/, ""); gsub(/"/, ""); print }' deploy/deployment.yaml)
+	printf '%s\n' "${v:-$2}"
+}
+
+# GPUVRAMExhaustionPredicted (issue #29): the daemon's PREDICT_WINDOW and
+# PREDICT_HORIZON, judged on the device series only, its `for:` said in its
+# description and runbook, delivered by GPUVRAMLow's fast route.
+c_predicted_matches_daemon() {
+	local rc=0 expr window horizon d_window d_horizon for
+	expr=$(awk '/- alert: GPUVRAMExhaustionPredicted$/ { a = 1; next } a && /^[ \t]*for:/ { exit } a' "$SRC")
+	window=$(printf '%s\n' "$expr" | sed -nE 's/.*predict_linear\([^[]*\[([0-9a-z]+)\], *([0-9]+)\).*/\1/p')
+	horizon=$(printf '%s\n' "$expr" | sed -nE 's/.*predict_linear\([^[]*\[([0-9a-z]+)\], *([0-9]+)\).*/\2/p')
+	d_window=$(setting PREDICT_WINDOW 2m)
+	d_horizon=$(setting PREDICT_HORIZON 2m)
+	for=$(awk '/- alert: GPUVRAMExhaustionPredicted$/ { a = 1 } a && /^[ \t]*for:/ { print $2; exit }' "$SRC")
+	echo "rule: window $window, horizon ${horizon}s, for $for; daemon: PREDICT_WINDOW=$d_window PREDICT_HORIZON=$d_horizon"
+	[ -n "$window" ] && [ "$(secs "$window")" = "$(secs "$d_window")" ] || { echo "predict_linear range '$window' is not PREDICT_WINDOW $d_window"; rc=1; }
+	[ -n "$horizon" ] && [ "$horizon" = "$(secs "$d_horizon")" ] || { echo "predict_linear horizon '$horizon' s is not PREDICT_HORIZON $d_horizon"; rc=1; }
+	# the device's own figure, never the fallback (no card size to extrapolate)
+	if printf '%s\n' "$expr" | grep -qE 'node_gpu:gpu_vram_free_mib([^:]|$)|total_minus_used'; then
+		echo "GPUVRAMExhaustionPredicted must judge node_gpu:gpu_vram_free_mib:device only"
+		rc=1
+	fi
+	[ "$(printf '%s\n' "$expr" | grep -c 'node_gpu:gpu_vram_free_mib:device')" -ge 2 ] || { echo "the prediction is not gated on the current device level"; rc=1; }
+	[ -n "$(secs "$for")" ] && [ "$(secs "$for")" -lt "$(secs "$d_horizon")" ] || { echo "for: $for leaves no lead time inside the $d_horizon horizon"; rc=1; }
+	grep -q "pointed below the floor for $for\." "$SRC" || { echo "$SRC: GPUVRAMExhaustionPredicted description does not say 'for $for'"; rc=1; }
+	grep -q "\`for: $for\`" runbooks/GPUVRAMExhaustionPredicted.md || { echo "runbooks/GPUVRAMExhaustionPredicted.md does not say \`for: $for\`"; rc=1; }
+	return $rc
+}
+
+# GPUPodOverBudget / GPUPodPendingOnBudget (issue #28): the resource label is
+# the daemon's GPUMEM_RESOURCE as kube-state-metrics sanitises it, and each
+# description says its own `for:`.
+c_budget_alerts_match_daemon() {
+	local rc=0 res want a for
+	res=$(setting GPUMEM_RESOURCE viktorbarzin.me/gpumem)
+	want=$(printf '%s' "$res" | sed 's/[^A-Za-z0-9_]/_/g')
+	echo "GPUMEM_RESOURCE=$res -> kube-state-metrics resource=\"$want\""
+	grep -qE "^[^#]*kube_pod_container_resource_requests\\{resource=\"$want\"" "$SRC" ||
+		{ echo "GPUPodPendingOnBudget does not select resource=\"$want\""; rc=1; }
+	[ "$(grep -v '^[[:space:]]*#' "$SRC" | grep -oE 'resource="[^"]*"' | sort -u | grep -vc "resource=\"$want\"" || true)" -eq 0 ] ||
+		{ echo "a rule selects another resource than \"$want\""; rc=1; }
+	for a in GPUPodOverBudget GPUPodPendingOnBudget; do
+		for=$(awk -v n="$a" '$0 ~ "- alert: " n "$" { a = 1 } a && /^[ \t]*for:/ { print $2; exit }' "$SRC")
+		awk -v n="$a" '$0 ~ "- alert: " n "$" { a = 1; next } /- alert:/ { a = 0 } a' "$SRC" | tr '\n' ' ' | grep -q "for $for\b" ||
+			{ echo "$a: description does not say 'for $for'"; rc=1; }
+	done
 	return $rc
 }
 
@@ -216,7 +282,7 @@ c_relief_timing() {
 	timeout=$(awk '/^  name: gpu-vram-watchdog-exporter$/ { e = 1 } e && /^[ \t]*scrapeTimeout:/ { print $2; exit }' "$sm")
 	eval=$(awk '/^  - name: gpu-vram-watchdog$/ { g = 1; next } g && /^    rules:/ { exit } g && /^    interval:/ { print $2; exit }' "$SRC")
 	for=$(awk '/- alert: GPUVRAMLow$/ { a = 1 } a && /^[ \t]*for:/ { print $2; exit }' "$SRC")
-	gw=$(awk '/alertname=~"GPUVRAMLow"/ { r = 1 } r && /^[ \t]*group_wait:/ { print $2; exit }' "$AMCFG")
+	gw=$(awk '/alertname=~"([^"]*[|(])?GPUVRAMLow([|)][^"]*)?"/ { r = 1 } r && /^[ \t]*group_wait:/ { print $2; exit }' "$AMCFG")
 	echo "$doc: scrape $d_scrape, evaluation $d_eval, for $d_for, group_wait $d_gw"
 	echo "shipped: exporter scrape $scrape (timeout $timeout), group interval $eval, GPUVRAMLow for $for, route group_wait $gw"
 	for v in d_scrape d_eval d_for d_gw scrape timeout eval for gw; do
@@ -244,20 +310,30 @@ c_amtool_check() {
 }
 
 c_amtool_routes() {
-	local rc=0
-	amtool config routes test --config.file="$AMCFG" --verify.receivers=gpu-vram-watchdog \
-		alertname=GPUVRAMLow node=gpu1 severity=critical >/dev/null 2>&1 ||
-		{ echo "GPUVRAMLow{node=gpu1} does not route to gpu-vram-watchdog"; rc=1; }
-	amtool config routes test --config.file="$AMCFG" --verify.receivers=gpu-vram-watchdog \
-		alertname=GPUVRAMLow severity=critical >/dev/null 2>&1 ||
-		{ echo "GPUVRAMLow without node does not route to gpu-vram-watchdog"; rc=1; }
-	for a in GPUVRAMTelemetryDown GPUVRAMWatchdogDown; do
-		if amtool config routes test --config.file="$AMCFG" alertname=$a 2>/dev/null | grep -qw gpu-vram-watchdog; then
+	local rc=0 a gw_low gw
+	for a in $WATCHDOG_ALERTS; do
+		amtool config routes test --config.file="$AMCFG" --verify.receivers=gpu-vram-watchdog \
+			alertname=$a node=gpu1 uuid=GPU-0000 severity=critical >/dev/null 2>&1 ||
+			{ echo "$a{node=gpu1} does not route to gpu-vram-watchdog"; rc=1; }
+		amtool config routes test --config.file="$AMCFG" --verify.receivers=gpu-vram-watchdog \
+			alertname=$a severity=critical >/dev/null 2>&1 ||
+			{ echo "$a without node does not route to gpu-vram-watchdog"; rc=1; }
+	done
+	for a in $EXPECTED_ALERTS; do
+		case " $WATCHDOG_ALERTS " in *" $a "*) continue ;; esac
+		if amtool config routes test --config.file="$AMCFG" alertname=$a namespace=llm pod=llama-0 node=gpu1 2>/dev/null | grep -qw gpu-vram-watchdog; then
 			echo "$a must not go to the watchdog (only TRIGGER_ALERTS)"
 			rc=1
 		fi
 	done
-	[ $rc -eq 0 ] && echo "GPUVRAMLow -> gpu-vram-watchdog; other alerts -> elsewhere"
+	# the same fast delivery: every trigger is matched by the one route that
+	# carries GPUVRAMLow's group_wait
+	gw_low=$(awk '/alertname=~"([^"]*[|(])?GPUVRAMLow([|)][^"]*)?"/ { r = 1 } r && /^[ \t]*group_wait:/ { print $2; exit }' "$AMCFG")
+	for a in $WATCHDOG_ALERTS; do
+		gw=$(awk -v n="$a" '$0 ~ "alertname=~\"([^\"]*[|(])?" n "([|)][^\"]*)?\"" { r = 1 } r && /^[ \t]*group_wait:/ { print $2; exit }' "$AMCFG")
+		[ -n "$gw" ] && [ "$gw" = "$gw_low" ] || { echo "$a: group_wait '$gw', GPUVRAMLow's is '$gw_low'"; rc=1; }
+	done
+	[ $rc -eq 0 ] && echo "$WATCHDOG_ALERTS -> gpu-vram-watchdog (group_wait $gw_low); other alerts -> elsewhere"
 	return $rc
 }
 
@@ -426,8 +502,8 @@ PATTERNS
 # Only what SPEC defines: subcommands, flags, audit words, settings.
 c_runbooks_follow_spec() {
 	local rc=0 f line flag word sub
-	local flags=" --node --gpu --format --db --since --namespace --result --limit --once --help --version "
-	local settings=" EXPORTER_LISTEN_ADDR NODE_NAME NVML_LIBRARY PROC_ROOT POLL_INTERVAL GPU_LABEL ALERT_GPU_LABEL LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT "
+	local flags=" --node --gpu --format --db --since --namespace --result --limit --once --suggest --window --headroom --help --version "
+	local settings=" EXPORTER_LISTEN_ADDR NODE_NAME NVML_LIBRARY PROC_ROOT POLL_INTERVAL GPU_LABEL ALERT_GPU_LABEL LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT GPUMEM_RESERVE_MIB RELEASE_ANNOTATION RELEASE_WAIT EVENTS PREDICT PREDICT_WINDOW PREDICT_HORIZON PREDICT_MIN_GROWTH MAX_CONCURRENT_DECISIONS "
 	# not settings: an exporter metric and the runbook's own shell variables
 	local others=" DCGM_FI_DEV_FB_USED REPLACE_WITH_THE_JOB_ABOVE "
 	for f in runbooks/*.md; do
@@ -489,11 +565,13 @@ check "every alert has severity, summary, description (with \$value), runbook_ur
 check "every runbook_url is <one base>/<AlertName>.md and runbooks/<AlertName>.md exists" c_runbook_urls
 check "every alert has firing and non-firing unit tests" c_alerts_unit_tested
 check "rule constants (GPU_TOTAL_MIB, FLOOR_MIB) match deploy/deployment.yaml" c_constants_match_deployment
+check "GPUVRAMExhaustionPredicted: PREDICT_WINDOW/PREDICT_HORIZON, device series only, for: said" c_predicted_matches_daemon
+check "budget alerts: GPUMEM_RESOURCE as kube-state-metrics names it, for: said" c_budget_alerts_match_daemon
 check "time to relief: docs/time-to-relief.md's defaults are the shipped scrape, interval, for:, group_wait" c_relief_timing
 
 if have amtool; then
 	check "amtool check-config $AMCFG" c_amtool_check
-	check "amtool routes: GPUVRAMLow reaches the watchdog, nothing else does" c_amtool_routes
+	check "amtool routes: GPUVRAMLow and GPUVRAMExhaustionPredicted reach the watchdog fast, nothing else does" c_amtool_routes
 else
 	failed "amtool" "amtool not found: install the Debian package 'prometheus-alertmanager'"
 fi
