@@ -58,7 +58,7 @@ static void
 render(struct exporter *x, int may_relist)
 {
     struct expo_status st = {x->x_cfg->ec_node_name, x->x_up, x->x_last_poll,
-                             x->x_poll_seconds};
+                             x->x_poll_seconds, podmap_budget_errors(x->x_pods)};
     struct attr_result attr;
     struct buf text;
     int have_attr = 0;
@@ -73,7 +73,8 @@ render(struct exporter *x, int may_relist)
         if (may_relist && attr.ar_unknown_seen)
             podmap_relist(x->x_pods, attr.ar_unknown);
     }
-    if (expo_render(&text, &st, &x->x_snap, have_attr ? &attr : NULL) == -1 ||
+    if (expo_render(&text, &st, &x->x_snap, have_attr ? &attr : NULL,
+                    podmap_pods(x->x_pods)) == -1 ||
         text.b_data == NULL)
         goto fail;
     buf_free(&x->x_text);
@@ -135,6 +136,7 @@ poll_tick(struct exporter *x)
 {
     double busy_for = 0;
 
+    podmap_refresh(x->x_pods);
     if (poller_start(x->x_poller, &busy_for) == 1) {
         went_down(x, "an NVML call has not returned by the next poll");
         x->x_poll_seconds = busy_for;
@@ -273,8 +275,8 @@ run(const struct exporter_config *cfg)
                   "process counts as unattributed",
                   (char *)NULL);
     if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube_api_url[0] ? &ko : NULL,
-                               cfg->ec_node_name, pods_changed, &x, err, sizeof(err))) ==
-        NULL) {
+                               cfg->ec_node_name, cfg->ec_gpumem_resource, pods_changed, &x,
+                               err, sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
         goto done;
     }

@@ -32,6 +32,8 @@ static const struct setting settings[] = {
      "exporter: where PID/cgroup files are read (the host's /proc)", NULL, NULL},
     {"POLL_INTERVAL", "1s", SK_DURATION_MS, OFF(ec_poll_interval_ms), NULL,
      "exporter: how often NVML is read", NULL, NULL},
+    {"GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, OFF(ec_gpumem_resource), NULL,
+     "the extended resource that carries budgets (domain/name)", NULL, NULL},
     {"KUBE_API_URL", NULL, SK_URL, OFF(ec_kube_api_url), NULL,
      "API server base (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)",
      settings_default_kube_url, "(in-cluster service address)"},
@@ -83,6 +85,7 @@ exporter_config_free(struct exporter_config *cfg)
 void
 exporter_config_print_help(FILE *out)
 {
-    fprintf(out, "\nexporter: the settings above named KUBE_*, LOG_FORMAT and HTTP_*, and:\n");
+    fprintf(out, "\nexporter: the settings above named GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT and "
+                 "HTTP_*, and:\n");
     settings_print_help(settings, NOWN, out);
 }
