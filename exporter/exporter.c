@@ -17,12 +17,12 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "attribute.h"
 #include "buf.h"
 #include "expo_render.h"
 #include "exporter_config.h"
+#include "front.h"
 #include "log.h"
 #include "nvml.h"
 #include "podmap.h"
@@ -31,6 +31,30 @@
 #define RETRY_MS 5000          /* NVML down: try again at least this often */
 #define FIRST_WAIT_MS 2000     /* start-up: how long the first poll may hold the first answer */
 #define METRICS_CAP (64u << 20) /* the rendered text; a node never comes near it */
+
+/* A rendered /metrics text, shared by every answer still being sent (so a
+ * thousand slow scrapers hold one copy, not a thousand). */
+struct text {
+    size_t t_refs;
+    size_t t_len;
+    char *t_data; /* owned */
+};
+
+static void
+text_unref(struct text *t)
+{
+    if (t != NULL && --t->t_refs == 0) {
+        free(t->t_data);
+        free(t);
+    }
+}
+
+/* evbuffer_add_reference()'s cleanup: an answer is done with the text. */
+static void
+text_release(const void *data, size_t len, void *arg)
+{
+    text_unref(arg);
+}
 
 struct exporter {
     const struct exporter_config *x_cfg; /* borrowed */
@@ -45,7 +69,7 @@ struct exporter {
     int x_up;
     double x_last_poll;    /* unix seconds of the last good read */
     double x_poll_seconds; /* how long the last poll took */
-    struct buf x_text;     /* the rendered /metrics answer */
+    struct text *x_text;   /* the rendered /metrics answer; NULL = none */
     int x_fatal;           /* the loop stopped on an error, not a signal */
 };
 
@@ -61,6 +85,7 @@ render(struct exporter *x, int may_relist)
                              x->x_poll_seconds, podmap_budget_errors(x->x_pods)};
     struct attr_result attr;
     struct buf text;
+    struct text *t = NULL;
     int have_attr = 0;
 
     memset(&attr, 0, sizeof(attr));
@@ -75,17 +100,21 @@ render(struct exporter *x, int may_relist)
     }
     if (expo_render(&text, &st, &x->x_snap, have_attr ? &attr : NULL,
                     podmap_pods(x->x_pods)) == -1 ||
-        text.b_data == NULL)
+        text.b_data == NULL || (t = calloc(1, sizeof(*t))) == NULL)
         goto fail;
-    buf_free(&x->x_text);
-    x->x_text = text;
+    t->t_refs = 1;
+    t->t_len = text.b_len;
+    t->t_data = text.b_data; /* taken from the buf: no copy */
+    text_unref(x->x_text);
+    x->x_text = t;
     attr_result_free(&attr);
     return;
 fail:
     log_warnx("%s: %s; /metrics answers 503 until a render works", __func__,
               text.b_toobig ? "the text is over its cap" : "out of memory");
     buf_free(&text);
-    buf_free(&x->x_text);
+    text_unref(x->x_text);
+    x->x_text = NULL;
     attr_result_free(&attr);
 }
 
@@ -172,44 +201,32 @@ pods_changed(void *arg)
     render(arg, 0);
 }
 
+/* The front door's handler: GET or HEAD of path (front.c refused the rest). */
 static void
-http_cb(struct evhttp_request *req, void *arg)
+answer(const char *path, struct front_reply *r, void *arg)
 {
     struct exporter *x = arg;
-    const char *uri = evhttp_request_get_uri(req);
-    enum evhttp_cmd_type m = evhttp_request_get_command(req);
-    struct evbuffer *body = evbuffer_new();
-    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-    size_t plen = strcspn(uri, "?");
 
-    if (body == NULL) {
-        evhttp_send_error(req, 500, "out of memory");
-        return;
-    }
-    if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
-        evhttp_add_header(h, "Allow", "GET, HEAD");
-        evbuffer_add_printf(body, "method not allowed\n");
-        evhttp_send_reply(req, 405, "Method Not Allowed", body);
-    } else if (plen == 8 && strncmp(uri, "/metrics", 8) == 0) {
-        /* No text (the last render ran out of memory) or no room to copy it:
-         * an empty 200 would read as a node without GPUs. */
-        if (x->x_text.b_data == NULL ||
-            evbuffer_add(body, x->x_text.b_data, x->x_text.b_len) == -1) {
-            evbuffer_add_printf(body, "no metrics: out of memory\n");
-            evhttp_send_reply(req, 503, "Service Unavailable", body);
-        } else {
-            evhttp_add_header(h, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-            evhttp_send_reply(req, 200, "OK", body);
+    if (strcmp(path, "/metrics") == 0) {
+        /* No text (the last render ran out of memory) or no room to refer
+         * to it: an empty 200 would read as a node without GPUs. */
+        if (x->x_text == NULL || evbuffer_add_reference(r->fr_body, x->x_text->t_data,
+                                                        x->x_text->t_len, text_release,
+                                                        x->x_text) == -1) {
+            r->fr_status = 503;
+            evbuffer_add_printf(r->fr_body, "no metrics: out of memory\n");
+            return;
         }
-    } else if (plen == 8 && strncmp(uri, "/healthz", 8) == 0) {
-        evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
-        evbuffer_add_printf(body, "ok\n");
-        evhttp_send_reply(req, 200, "OK", body);
+        x->x_text->t_refs++;
+        r->fr_status = 200;
+        r->fr_type = "text/plain; version=0.0.4; charset=utf-8";
+    } else if (strcmp(path, "/healthz") == 0) {
+        r->fr_status = 200;
+        evbuffer_add_printf(r->fr_body, "ok\n");
     } else {
-        evbuffer_add_printf(body, "not found: try /metrics or /healthz\n");
-        evhttp_send_reply(req, 404, "Not Found", body);
+        r->fr_status = 404;
+        evbuffer_add_printf(r->fr_body, "not found: try /metrics or /healthz\n");
     }
-    evbuffer_free(body);
 }
 
 static void
@@ -219,45 +236,20 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
-/* Splits "host:port" / "[v6]:port". The setting was checked at load. */
-static int
-split_addr(const char *addr, char *host, size_t hostlen, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    const char *start = addr;
-    size_t len;
-
-    if (colon == NULL)
-        return -1;
-    len = (size_t)(colon - addr);
-    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']')
-        start++, len -= 2;
-    if (len == 0 || len >= hostlen)
-        return -1;
-    memcpy(host, start, len);
-    host[len] = '\0';
-    *port = atoi(colon + 1);
-    return 0;
-}
-
 /* The loop, once the configuration is loaded. */
 static int
 run(const struct exporter_config *cfg)
 {
     struct exporter x;
-    struct evhttp *http = NULL;
-    struct evhttp_bound_socket *sock = NULL;
-    struct sockaddr_storage ss;
-    socklen_t sslen = sizeof(ss);
+    struct front *front = NULL;
     char portstr[16] = "";
     struct event *sigterm = NULL, *sigint = NULL;
     struct kube_opts ko;
-    char host[256], err[512];
-    int port, rc = 1;
+    char err[512];
+    int rc = 1;
 
     memset(&x, 0, sizeof(x));
     x.x_cfg = cfg;
-    buf_init(&x.x_text, METRICS_CAP);
     signal(SIGPIPE, SIG_IGN);
     if ((x.x_base = event_base_new()) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: no event loop\n");
@@ -280,18 +272,11 @@ run(const struct exporter_config *cfg)
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
         goto done;
     }
-    if (split_addr(cfg->ec_listen_addr, host, sizeof(host), &port) == -1 ||
-        (http = evhttp_new(x.x_base)) == NULL ||
-        (sock = evhttp_bind_socket_with_handle(http, host, (ev_uint16_t)port)) == NULL) {
-        fprintf(stderr, "gpu-vram-watchdog: exporter: EXPORTER_LISTEN_ADDR: cannot listen on %s: %s\n",
-                cfg->ec_listen_addr, strerror(errno));
+    if ((front = front_new(x.x_base, cfg->ec_listen_addr, (int)cfg->ec_max_connections, answer,
+                           &x, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: EXPORTER_LISTEN_ADDR: %s\n", err);
         goto done;
     }
-    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-                                         EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
-    evhttp_set_timeout(http, 30);
-    evhttp_set_gencb(http, http_cb, &x);
     if ((x.x_poll = evtimer_new(x.x_base, poll_cb, &x)) == NULL ||
         (sigterm = evsignal_new(x.x_base, SIGTERM, signal_cb, x.x_base)) == NULL ||
         (sigint = evsignal_new(x.x_base, SIGINT, signal_cb, x.x_base)) == NULL ||
@@ -300,10 +285,7 @@ run(const struct exporter_config *cfg)
         goto done;
     }
     /* The bound port, for a listener given port 0 (tests). */
-    if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) == 0)
-        snprintf(portstr, sizeof(portstr), "%d",
-                 ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                : ((struct sockaddr_in *)&ss)->sin_port));
+    snprintf(portstr, sizeof(portstr), "%d", front_port(front));
     log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "port",
               portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
               (char *)NULL);
@@ -325,13 +307,12 @@ done:
         event_free(sigint);
     if (x.x_poll != NULL)
         event_free(x.x_poll);
-    if (http != NULL)
-        evhttp_free(http);
+    front_free(front); /* answers in flight release their texts */
     poller_free(x.x_poller); /* first: its thread may still be reading */
     podmap_free(x.x_pods);
     nvml_snapshot_free(&x.x_snap);
     free(x.x_pids);
-    buf_free(&x.x_text);
+    text_unref(x.x_text);
     if (x.x_base != NULL)
         event_base_free(x.x_base);
     return rc;
