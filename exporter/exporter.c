@@ -23,6 +23,7 @@
 #include "expo_render.h"
 #include "exporter_config.h"
 #include "front.h"
+#include "once.h"
 #include "log.h"
 #include "nvml.h"
 #include "podmap.h"
@@ -236,6 +237,18 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
+/* The API client's settings (strings borrowed from cfg). */
+static void
+kube_opts_from(const struct exporter_config *cfg, struct kube_opts *ko)
+{
+    memset(ko, 0, sizeof(*ko));
+    ko->ko_url = cfg->ec_kube_api_url;
+    ko->ko_token_file = cfg->ec_kube_token_file;
+    ko->ko_ca_file = cfg->ec_kube_ca_file;
+    ko->ko_connect_timeout_ms = (long)cfg->ec_http_connect_timeout_ms;
+    ko->ko_timeout_ms = (long)cfg->ec_http_timeout_ms;
+}
+
 /* The loop, once the configuration is loaded. */
 static int
 run(const struct exporter_config *cfg)
@@ -255,12 +268,7 @@ run(const struct exporter_config *cfg)
         fprintf(stderr, "gpu-vram-watchdog: exporter: no event loop\n");
         goto done;
     }
-    memset(&ko, 0, sizeof(ko));
-    ko.ko_url = cfg->ec_kube_api_url;
-    ko.ko_token_file = cfg->ec_kube_token_file;
-    ko.ko_ca_file = cfg->ec_kube_ca_file;
-    ko.ko_connect_timeout_ms = (long)cfg->ec_http_connect_timeout_ms;
-    ko.ko_timeout_ms = (long)cfg->ec_http_timeout_ms;
+    kube_opts_from(cfg, &ko);
     if (cfg->ec_kube_api_url[0] == '\0')
         log_event(LOG_LEVEL_WARN,
                   "no Kubernetes API server (set KUBE_API_URL, or run in a cluster): every "
@@ -318,11 +326,42 @@ done:
     return rc;
 }
 
+/* --once and --format table|json among the arguments that are not settings.
+ * 0, or -1 with one line on stderr. */
+static int
+once_args(char **argv, const int *rest, int nrest, int *once, int *json)
+{
+    for (int i = 0; i < nrest; i++) {
+        const char *a = argv[rest[i]];
+        const char *v = NULL;
+        if (strcmp(a, "--once") == 0) {
+            *once = 1;
+            continue;
+        }
+        if (strncmp(a, "--format=", 9) == 0)
+            v = a + 9;
+        else if (strcmp(a, "--format") == 0 && i + 1 < nrest && rest[i + 1] == rest[i] + 1)
+            v = argv[rest[++i]];
+        if (v == NULL) {
+            fprintf(stderr, "gpu-vram-watchdog: exporter: unknown argument '%s'\n", a);
+            return -1;
+        }
+        if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0) {
+            fprintf(stderr, "gpu-vram-watchdog: exporter: --format: '%s' is not table or json\n",
+                    v);
+            return -1;
+        }
+        *json = strcmp(v, "json") == 0;
+    }
+    return 0;
+}
+
 int
 exporter_main(int argc, char **argv)
 {
     struct exporter_config cfg;
-    int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc;
+    struct kube_opts ko;
+    int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc, once = 0, json = -1;
     char err[512];
 
     if (rest == NULL) {
@@ -334,14 +373,24 @@ exporter_main(int argc, char **argv)
         free(rest);
         return 2;
     }
-    if (nrest > 0) {
-        fprintf(stderr, "gpu-vram-watchdog: exporter: unknown argument '%s'\n",
-                argv[rest[0]]);
-        free(rest);
+    rc = once_args(argv, rest, nrest, &once, &json);
+    free(rest);
+    if (rc == 0 && json != -1 && !once) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: --format goes with --once\n");
+        rc = -1;
+    }
+    if (rc == -1) {
         exporter_config_free(&cfg);
         return 2;
     }
-    free(rest);
+    if (once) {
+        /* The answer is the output; only errors go to the log. */
+        log_init(cfg.ec_log_text ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON, LOG_LEVEL_ERROR);
+        kube_opts_from(&cfg, &ko);
+        rc = exporter_once(&cfg, cfg.ec_kube_api_url[0] ? &ko : NULL, json == 1);
+        exporter_config_free(&cfg);
+        return rc;
+    }
     log_init(cfg.ec_log_text ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON, LOG_LEVEL_INFO);
     rc = run(&cfg);
     exporter_config_free(&cfg);
