@@ -164,6 +164,51 @@ if command -v promtool >/dev/null; then
     check "promtool check metrics accepts the output" promtool check metrics <"$TMP/metrics.txt"
 fi
 
+# exporter --once: the same poll for a person on the node. Its own state adds a
+# process of a pod this node does not run (pid 501).
+mkproc 501 "0::/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555/$(hex f)"
+printf '%s\n' "${GPUS[@]}" "proc 0 501 $((64 * 1048576)) compute" >"$TMP/once.state"
+once() {
+    env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/once.state" \
+        PROC_ROOT="$TMP/proc" KUBE_API_URL="http://127.0.0.1:$KUBE_PORT" KUBE_TOKEN_FILE= \
+        KUBE_CA_FILE= "$GVW_BINARY" exporter --once "$@"
+}
+J=$(once --format json); rc=$?
+expect_eq "--once --format json: exit 0" 0 "$rc"
+jq_() { jq -r "$1" <<<"$J"; }
+expect_eq "the pod list was read" true "$(jq_ .pod_list.ok)"
+expect_eq "GPU 0: used = total - free" $((16106127360 - 6442450944)) "$(jq_ '.gpus[0].used_bytes')"
+expect_eq "GPU 0: used = pods + unattributed, to the byte" "$(jq_ '.gpus[0].used_bytes')" \
+    "$(jq_ '.gpus[0].pods_bytes + .gpus[0].unattributed_bytes')"
+expect_eq "unattributed = processes without a pod + memory no process holds" \
+    "$(jq_ '.gpus[0].unattributed_bytes')" \
+    "$(jq_ '.gpus[0].unattributed_process_bytes + .gpus[0].no_process_bytes')"
+expect_eq "pods on GPU 0: 4 + 1 + 2 GiB, as /metrics says" $((7 * GIB)) "$(jq_ '.gpus[0].pods_bytes')"
+expect_eq "pid 101 listed once (both lists), with its pod and container" "ml llm-0 server $((4 * GIB))" \
+    "$(jq_ '[.gpus[0].processes[] | select(.pid == 101)] | if length == 1 then .[0] | "\(.namespace) \(.pod) \(.container) \(.bytes)" else "x" end')"
+expect_eq "a host process: no pod cgroup" no_pod_cgroup "$(jq_ '.gpus[0].processes[] | select(.pid == 401) | .why')"
+expect_eq "a process gone from /proc: no pod cgroup" no_pod_cgroup "$(jq_ '.gpus[0].processes[] | select(.pid == 999) | .why')"
+expect_eq "a pod the node does not run" pod_not_on_node "$(jq_ '.gpus[0].processes[] | select(.pid == 501) | .why')"
+expect_eq "NVML without a figure" "memory_unknown null" \
+    "$(jq_ '.gpus[1].processes[] | select(.pid == 201) | "\(.why) \(.bytes)"')"
+T=$(once); rc=$?
+expect_eq "--once (table): exit 0" 0 "$rc"
+expect_contains "the table states the sum" \
+    "used 9216.0 = pods 7168.0 + unattributed 2048.0 MiB; unattributed = 832.0 in processes without a known pod + 1216.0 held by no listed process" "$T"
+expect_contains "a process row names its pod" "ml/llm-0 server" "$T"
+expect_contains "and an unattributed one says why" "unattributed: its pod is not on this node" "$T"
+out=$(env NODE_NAME=n NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 KUBE_API_URL= "$GVW_BINARY" exporter --once 2>&1); rc=$?
+expect_eq "--once without NVML: exit 1" 1 "$rc"
+expect_eq "with one line saying so" 1 "$(printf '%s\n' "$out" | wc -l)"
+expect_contains "naming the cause" "cannot read NVML" "$out"
+out=$(env -u NODE_NAME "$GVW_BINARY" exporter --once 2>&1); rc=$?
+expect_eq "--once without NODE_NAME: exit 2" 2 "$rc"
+expect_contains "naming it" "NODE_NAME: required" "$out"
+J=$(env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/once.state" \
+    PROC_ROOT="$TMP/proc" KUBE_API_URL= "$GVW_BINARY" exporter --once --format=json)
+expect_eq "no API server: the pod list is unavailable, said so per process" \
+    "false pod_list_unavailable" "$(jq -r '"\(.pod_list.ok) \(.gpus[0].processes[] | select(.pid == 101) | .why)"' <<<"$J")"
+
 # NVML goes away: up 0 and no device or pod series; the reason is logged once.
 state "init fail"
 for _ in $(seq 1 60); do metrics | grep -q '^gpu_vram_exporter_up 0' && break; sleep 0.05; done
