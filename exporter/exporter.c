@@ -400,5 +400,7 @@ exporter_main(int argc, char **argv)
 void
 exporter_print_help(FILE *out)
 {
+    fprintf(out, "\nexporter --once [--format table|json]: one poll printed: per GPU used = "
+                 "pods + unattributed, every process with its pod or why it has none\n");
     exporter_config_print_help(out);
 }
