@@ -17,12 +17,13 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
 
 #include "attribute.h"
 #include "buf.h"
 #include "expo_render.h"
 #include "exporter_config.h"
+#include "front.h"
+#include "once.h"
 #include "log.h"
 #include "nvml.h"
 #include "podmap.h"
@@ -31,6 +32,30 @@
 #define RETRY_MS 5000          /* NVML down: try again at least this often */
 #define FIRST_WAIT_MS 2000     /* start-up: how long the first poll may hold the first answer */
 #define METRICS_CAP (64u << 20) /* the rendered text; a node never comes near it */
+
+/* A rendered /metrics text, shared by every answer still being sent (so a
+ * thousand slow scrapers hold one copy, not a thousand). */
+struct text {
+    size_t t_refs;
+    size_t t_len;
+    char *t_data; /* owned */
+};
+
+static void
+text_unref(struct text *t)
+{
+    if (t != NULL && --t->t_refs == 0) {
+        free(t->t_data);
+        free(t);
+    }
+}
+
+/* evbuffer_add_reference()'s cleanup: an answer is done with the text. */
+static void
+text_release(const void *data, size_t len, void *arg)
+{
+    text_unref(arg);
+}
 
 struct exporter {
     const struct exporter_config *x_cfg; /* borrowed */
@@ -45,7 +70,7 @@ struct exporter {
     int x_up;
     double x_last_poll;    /* unix seconds of the last good read */
     double x_poll_seconds; /* how long the last poll took */
-    struct buf x_text;     /* the rendered /metrics answer */
+    struct text *x_text;   /* the rendered /metrics answer; NULL = none */
     int x_fatal;           /* the loop stopped on an error, not a signal */
 };
 
@@ -58,9 +83,10 @@ static void
 render(struct exporter *x, int may_relist)
 {
     struct expo_status st = {x->x_cfg->ec_node_name, x->x_up, x->x_last_poll,
-                             x->x_poll_seconds};
+                             x->x_poll_seconds, podmap_budget_errors(x->x_pods)};
     struct attr_result attr;
     struct buf text;
+    struct text *t = NULL;
     int have_attr = 0;
 
     memset(&attr, 0, sizeof(attr));
@@ -73,18 +99,23 @@ render(struct exporter *x, int may_relist)
         if (may_relist && attr.ar_unknown_seen)
             podmap_relist(x->x_pods, attr.ar_unknown);
     }
-    if (expo_render(&text, &st, &x->x_snap, have_attr ? &attr : NULL) == -1 ||
-        text.b_data == NULL)
+    if (expo_render(&text, &st, &x->x_snap, have_attr ? &attr : NULL,
+                    podmap_pods(x->x_pods)) == -1 ||
+        text.b_data == NULL || (t = calloc(1, sizeof(*t))) == NULL)
         goto fail;
-    buf_free(&x->x_text);
-    x->x_text = text;
+    t->t_refs = 1;
+    t->t_len = text.b_len;
+    t->t_data = text.b_data; /* taken from the buf: no copy */
+    text_unref(x->x_text);
+    x->x_text = t;
     attr_result_free(&attr);
     return;
 fail:
     log_warnx("%s: %s; /metrics answers 503 until a render works", __func__,
               text.b_toobig ? "the text is over its cap" : "out of memory");
     buf_free(&text);
-    buf_free(&x->x_text);
+    text_unref(x->x_text);
+    x->x_text = NULL;
     attr_result_free(&attr);
 }
 
@@ -135,6 +166,7 @@ poll_tick(struct exporter *x)
 {
     double busy_for = 0;
 
+    podmap_refresh(x->x_pods);
     if (poller_start(x->x_poller, &busy_for) == 1) {
         went_down(x, "an NVML call has not returned by the next poll");
         x->x_poll_seconds = busy_for;
@@ -170,44 +202,32 @@ pods_changed(void *arg)
     render(arg, 0);
 }
 
+/* The front door's handler: GET or HEAD of path (front.c refused the rest). */
 static void
-http_cb(struct evhttp_request *req, void *arg)
+answer(const char *path, struct front_reply *r, void *arg)
 {
     struct exporter *x = arg;
-    const char *uri = evhttp_request_get_uri(req);
-    enum evhttp_cmd_type m = evhttp_request_get_command(req);
-    struct evbuffer *body = evbuffer_new();
-    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-    size_t plen = strcspn(uri, "?");
 
-    if (body == NULL) {
-        evhttp_send_error(req, 500, "out of memory");
-        return;
-    }
-    if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
-        evhttp_add_header(h, "Allow", "GET, HEAD");
-        evbuffer_add_printf(body, "method not allowed\n");
-        evhttp_send_reply(req, 405, "Method Not Allowed", body);
-    } else if (plen == 8 && strncmp(uri, "/metrics", 8) == 0) {
-        /* No text (the last render ran out of memory) or no room to copy it:
-         * an empty 200 would read as a node without GPUs. */
-        if (x->x_text.b_data == NULL ||
-            evbuffer_add(body, x->x_text.b_data, x->x_text.b_len) == -1) {
-            evbuffer_add_printf(body, "no metrics: out of memory\n");
-            evhttp_send_reply(req, 503, "Service Unavailable", body);
-        } else {
-            evhttp_add_header(h, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-            evhttp_send_reply(req, 200, "OK", body);
+    if (strcmp(path, "/metrics") == 0) {
+        /* No text (the last render ran out of memory) or no room to refer
+         * to it: an empty 200 would read as a node without GPUs. */
+        if (x->x_text == NULL || evbuffer_add_reference(r->fr_body, x->x_text->t_data,
+                                                        x->x_text->t_len, text_release,
+                                                        x->x_text) == -1) {
+            r->fr_status = 503;
+            evbuffer_add_printf(r->fr_body, "no metrics: out of memory\n");
+            return;
         }
-    } else if (plen == 8 && strncmp(uri, "/healthz", 8) == 0) {
-        evhttp_add_header(h, "Content-Type", "text/plain; charset=utf-8");
-        evbuffer_add_printf(body, "ok\n");
-        evhttp_send_reply(req, 200, "OK", body);
+        x->x_text->t_refs++;
+        r->fr_status = 200;
+        r->fr_type = "text/plain; version=0.0.4; charset=utf-8";
+    } else if (strcmp(path, "/healthz") == 0) {
+        r->fr_status = 200;
+        evbuffer_add_printf(r->fr_body, "ok\n");
     } else {
-        evbuffer_add_printf(body, "not found: try /metrics or /healthz\n");
-        evhttp_send_reply(req, 404, "Not Found", body);
+        r->fr_status = 404;
+        evbuffer_add_printf(r->fr_body, "not found: try /metrics or /healthz\n");
     }
-    evbuffer_free(body);
 }
 
 static void
@@ -217,25 +237,16 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
-/* Splits "host:port" / "[v6]:port". The setting was checked at load. */
-static int
-split_addr(const char *addr, char *host, size_t hostlen, int *port)
+/* The API client's settings (strings borrowed from cfg). */
+static void
+kube_opts_from(const struct exporter_config *cfg, struct kube_opts *ko)
 {
-    const char *colon = strrchr(addr, ':');
-    const char *start = addr;
-    size_t len;
-
-    if (colon == NULL)
-        return -1;
-    len = (size_t)(colon - addr);
-    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']')
-        start++, len -= 2;
-    if (len == 0 || len >= hostlen)
-        return -1;
-    memcpy(host, start, len);
-    host[len] = '\0';
-    *port = atoi(colon + 1);
-    return 0;
+    memset(ko, 0, sizeof(*ko));
+    ko->ko_url = cfg->ec_kube_api_url;
+    ko->ko_token_file = cfg->ec_kube_token_file;
+    ko->ko_ca_file = cfg->ec_kube_ca_file;
+    ko->ko_connect_timeout_ms = (long)cfg->ec_http_connect_timeout_ms;
+    ko->ko_timeout_ms = (long)cfg->ec_http_timeout_ms;
 }
 
 /* The loop, once the configuration is loaded. */
@@ -243,53 +254,37 @@ static int
 run(const struct exporter_config *cfg)
 {
     struct exporter x;
-    struct evhttp *http = NULL;
-    struct evhttp_bound_socket *sock = NULL;
-    struct sockaddr_storage ss;
-    socklen_t sslen = sizeof(ss);
+    struct front *front = NULL;
     char portstr[16] = "";
     struct event *sigterm = NULL, *sigint = NULL;
     struct kube_opts ko;
-    char host[256], err[512];
-    int port, rc = 1;
+    char err[512];
+    int rc = 1;
 
     memset(&x, 0, sizeof(x));
     x.x_cfg = cfg;
-    buf_init(&x.x_text, METRICS_CAP);
     signal(SIGPIPE, SIG_IGN);
     if ((x.x_base = event_base_new()) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: no event loop\n");
         goto done;
     }
-    memset(&ko, 0, sizeof(ko));
-    ko.ko_url = cfg->ec_kube_api_url;
-    ko.ko_token_file = cfg->ec_kube_token_file;
-    ko.ko_ca_file = cfg->ec_kube_ca_file;
-    ko.ko_connect_timeout_ms = (long)cfg->ec_http_connect_timeout_ms;
-    ko.ko_timeout_ms = (long)cfg->ec_http_timeout_ms;
+    kube_opts_from(cfg, &ko);
     if (cfg->ec_kube_api_url[0] == '\0')
         log_event(LOG_LEVEL_WARN,
                   "no Kubernetes API server (set KUBE_API_URL, or run in a cluster): every "
                   "process counts as unattributed",
                   (char *)NULL);
     if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube_api_url[0] ? &ko : NULL,
-                               cfg->ec_node_name, pods_changed, &x, err, sizeof(err))) ==
-        NULL) {
+                               cfg->ec_node_name, cfg->ec_gpumem_resource, pods_changed, &x,
+                               err, sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
         goto done;
     }
-    if (split_addr(cfg->ec_listen_addr, host, sizeof(host), &port) == -1 ||
-        (http = evhttp_new(x.x_base)) == NULL ||
-        (sock = evhttp_bind_socket_with_handle(http, host, (ev_uint16_t)port)) == NULL) {
-        fprintf(stderr, "gpu-vram-watchdog: exporter: EXPORTER_LISTEN_ADDR: cannot listen on %s: %s\n",
-                cfg->ec_listen_addr, strerror(errno));
+    if ((front = front_new(x.x_base, cfg->ec_listen_addr, (int)cfg->ec_max_connections, answer,
+                           &x, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: EXPORTER_LISTEN_ADDR: %s\n", err);
         goto done;
     }
-    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-                                         EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
-    evhttp_set_timeout(http, 30);
-    evhttp_set_gencb(http, http_cb, &x);
     if ((x.x_poll = evtimer_new(x.x_base, poll_cb, &x)) == NULL ||
         (sigterm = evsignal_new(x.x_base, SIGTERM, signal_cb, x.x_base)) == NULL ||
         (sigint = evsignal_new(x.x_base, SIGINT, signal_cb, x.x_base)) == NULL ||
@@ -298,10 +293,7 @@ run(const struct exporter_config *cfg)
         goto done;
     }
     /* The bound port, for a listener given port 0 (tests). */
-    if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) == 0)
-        snprintf(portstr, sizeof(portstr), "%d",
-                 ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                : ((struct sockaddr_in *)&ss)->sin_port));
+    snprintf(portstr, sizeof(portstr), "%d", front_port(front));
     log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "port",
               portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
               (char *)NULL);
@@ -323,23 +315,53 @@ done:
         event_free(sigint);
     if (x.x_poll != NULL)
         event_free(x.x_poll);
-    if (http != NULL)
-        evhttp_free(http);
+    front_free(front); /* answers in flight release their texts */
     poller_free(x.x_poller); /* first: its thread may still be reading */
     podmap_free(x.x_pods);
     nvml_snapshot_free(&x.x_snap);
     free(x.x_pids);
-    buf_free(&x.x_text);
+    text_unref(x.x_text);
     if (x.x_base != NULL)
         event_base_free(x.x_base);
     return rc;
+}
+
+/* --once and --format table|json among the arguments that are not settings.
+ * 0, or -1 with one line on stderr. */
+static int
+once_args(char **argv, const int *rest, int nrest, int *once, int *json)
+{
+    for (int i = 0; i < nrest; i++) {
+        const char *a = argv[rest[i]];
+        const char *v = NULL;
+        if (strcmp(a, "--once") == 0) {
+            *once = 1;
+            continue;
+        }
+        if (strncmp(a, "--format=", 9) == 0)
+            v = a + 9;
+        else if (strcmp(a, "--format") == 0 && i + 1 < nrest && rest[i + 1] == rest[i] + 1)
+            v = argv[rest[++i]];
+        if (v == NULL) {
+            fprintf(stderr, "gpu-vram-watchdog: exporter: unknown argument '%s'\n", a);
+            return -1;
+        }
+        if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0) {
+            fprintf(stderr, "gpu-vram-watchdog: exporter: --format: '%s' is not table or json\n",
+                    v);
+            return -1;
+        }
+        *json = strcmp(v, "json") == 0;
+    }
+    return 0;
 }
 
 int
 exporter_main(int argc, char **argv)
 {
     struct exporter_config cfg;
-    int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc;
+    struct kube_opts ko;
+    int *rest = calloc((size_t)argc + 1, sizeof(int)), nrest, rc, once = 0, json = -1;
     char err[512];
 
     if (rest == NULL) {
@@ -351,14 +373,24 @@ exporter_main(int argc, char **argv)
         free(rest);
         return 2;
     }
-    if (nrest > 0) {
-        fprintf(stderr, "gpu-vram-watchdog: exporter: unknown argument '%s'\n",
-                argv[rest[0]]);
-        free(rest);
+    rc = once_args(argv, rest, nrest, &once, &json);
+    free(rest);
+    if (rc == 0 && json != -1 && !once) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter: --format goes with --once\n");
+        rc = -1;
+    }
+    if (rc == -1) {
         exporter_config_free(&cfg);
         return 2;
     }
-    free(rest);
+    if (once) {
+        /* The answer is the output; only errors go to the log. */
+        log_init(cfg.ec_log_text ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON, LOG_LEVEL_ERROR);
+        kube_opts_from(&cfg, &ko);
+        rc = exporter_once(&cfg, cfg.ec_kube_api_url[0] ? &ko : NULL, json == 1);
+        exporter_config_free(&cfg);
+        return rc;
+    }
     log_init(cfg.ec_log_text ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON, LOG_LEVEL_INFO);
     rc = run(&cfg);
     exporter_config_free(&cfg);
@@ -368,5 +400,7 @@ exporter_main(int argc, char **argv)
 void
 exporter_print_help(FILE *out)
 {
+    fprintf(out, "\nexporter --once [--format table|json]: one poll printed: per GPU used = "
+                 "pods + unattributed, every process with its pod or why it has none\n");
     exporter_config_print_help(out);
 }

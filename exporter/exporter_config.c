@@ -32,6 +32,11 @@ static const struct setting settings[] = {
      "exporter: where PID/cgroup files are read (the host's /proc)", NULL, NULL},
     {"POLL_INTERVAL", "1s", SK_DURATION_MS, OFF(ec_poll_interval_ms), NULL,
      "exporter: how often NVML is read", NULL, NULL},
+    {"EXPORTER_MAX_CONNECTIONS", "512", SK_INT, OFF(ec_max_connections), NULL,
+     "exporter: open HTTP connections at most; beyond it the oldest unfinished one is "
+     "closed", NULL, NULL},
+    {"GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, OFF(ec_gpumem_resource), NULL,
+     "the extended resource that carries budgets (domain/name)", NULL, NULL},
     {"KUBE_API_URL", NULL, SK_URL, OFF(ec_kube_api_url), NULL,
      "API server base (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)",
      settings_default_kube_url, "(in-cluster service address)"},
@@ -48,7 +53,7 @@ static const struct setting settings[] = {
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
-#define NOWN 5
+#define NOWN 6
 
 int
 exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
@@ -63,6 +68,11 @@ exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
         snprintf(err, errlen,
                  "NODE_NAME: required (this node's name; in a DaemonSet, from the "
                  "downward API's spec.nodeName)");
+        exporter_config_free(cfg);
+        return -1;
+    }
+    if (cfg->ec_max_connections < 1 || cfg->ec_max_connections > 1000000) {
+        snprintf(err, errlen, "EXPORTER_MAX_CONNECTIONS: must be between 1 and 1000000");
         exporter_config_free(cfg);
         return -1;
     }
@@ -83,6 +93,7 @@ exporter_config_free(struct exporter_config *cfg)
 void
 exporter_config_print_help(FILE *out)
 {
-    fprintf(out, "\nexporter: the settings above named KUBE_*, LOG_FORMAT and HTTP_*, and:\n");
+    fprintf(out, "\nexporter: the settings above named GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT and "
+                 "HTTP_*, and:\n");
     settings_print_help(settings, NOWN, out);
 }

@@ -15,6 +15,8 @@ struct exporter_config {
     char *ec_nvml_library;       /* NVML_LIBRARY: dlopen name or path */
     char *ec_proc_root;          /* PROC_ROOT */
     int64_t ec_poll_interval_ms; /* POLL_INTERVAL, > 0 */
+    int64_t ec_max_connections;  /* EXPORTER_MAX_CONNECTIONS, >= 1 */
+    char *ec_gpumem_resource;    /* GPUMEM_RESOURCE: whose budgets are exported */
     char *ec_kube_api_url;       /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
     char *ec_kube_token_file;    /* KUBE_TOKEN_FILE; "" when the default is absent */
     char *ec_kube_ca_file;       /* KUBE_CA_FILE; "" when the default is absent */
@@ -37,7 +39,7 @@ int exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
 void exporter_config_free(struct exporter_config *cfg);
 
 /* Prints the exporter's own settings for --help; the ones it shares with
- * serve (KUBE_*, LOG_FORMAT, HTTP_*) are printed once, by serve's table. */
+ * serve (GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT, HTTP_*) are printed once, by serve's table. */
 void exporter_config_print_help(FILE *out);
 
 #endif

@@ -13,6 +13,7 @@
 #define ASKED_MAX 64
 #define ASKED_TTL 60.0 /* a key still unknown a minute after its list may ask again */
 #define FAILED_BACKOFF 5.0
+#define RESYNC 60.0 /* list at least this often: budgets of pods that hold no VRAM */
 #define KEY_MAX (CGROUP_UID_MAX + CGROUP_CID_MAX)
 
 struct asked {
@@ -23,9 +24,17 @@ struct asked {
 struct podmap {
     struct kubec *pm_kube; /* owned; NULL = no API server */
     char *pm_node;         /* owned */
+    char *pm_resource;     /* owned: GPUMEM_RESOURCE */
     struct pl_pods pm_pods;
+    double pm_listed_at;   /* monotonic seconds the last list started */
+    char **pm_bad;         /* owned: UIDs of pods whose budget was unreadable last list */
+    size_t pm_nbad;
+    uint64_t pm_budget_errors; /* pods whose budget was unreadable, each counted once */
+    int pm_budgets_logged; /* the list-wide budget failure was logged */
     int pm_inflight;
     int pm_failed_logged;  /* the failure was logged; the next success says so */
+    char pm_last_error[512]; /* why the last list failed */
+    int pm_ok;             /* the last list that ended worked */
     double pm_failed_at;   /* monotonic seconds of the last failed list; 0 = none */
     struct asked pm_asked[ASKED_MAX];
     size_t pm_nasked;
@@ -35,13 +44,71 @@ struct podmap {
 
 
 static int
+was_bad(const struct podmap *pm, const char *uid)
+{
+    for (size_t i = 0; i < pm->pm_nbad; i++)
+        if (strcmp(pm->pm_bad[i], uid) == 0)
+            return 1;
+    return 0;
+}
+
+static void
+free_bad(char **bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(bad[i]);
+    free(bad);
+}
+
+/* Logs and counts each pod whose budget is unreadable once, not once per
+ * list: the UIDs of the last list's bad pods are remembered (a pod gone from
+ * the list is forgotten, so the set stays as small as the node). */
+static void
+note_bad_budgets(struct podmap *pm, const struct pl_pods *fresh)
+{
+    char **bad = NULL;
+    size_t nbad = 0;
+
+    if (fresh->pl_budgets_error != NULL) {
+        if (!pm->pm_budgets_logged)
+            log_event(LOG_LEVEL_WARN, "no pod budget could be read from the pod list",
+                      "node", pm->pm_node, "error", fresh->pl_budgets_error, (char *)NULL);
+        pm->pm_budgets_logged = 1;
+    } else {
+        pm->pm_budgets_logged = 0;
+    }
+    for (size_t i = 0; i < fresh->pl_count; i++)
+        if (fresh->pl_items[i].pp_budget == PL_BUDGET_BAD)
+            nbad++;
+    if (nbad > 0 && (bad = calloc(nbad, sizeof(*bad))) == NULL)
+        nbad = 0; /* out of memory: at worst a pod is logged again */
+    for (size_t i = 0, k = 0; i < fresh->pl_count && k < nbad; i++) {
+        const struct pl_pod *p = &fresh->pl_items[i];
+        if (p->pp_budget != PL_BUDGET_BAD)
+            continue;
+        if (!was_bad(pm, p->pp_uid)) {
+            pm->pm_budget_errors++;
+            log_event(LOG_LEVEL_WARN,
+                      "a pod's GPU memory budget is unreadable: no budget series for it",
+                      "node", pm->pm_node, "namespace", p->pp_namespace, "pod", p->pp_name,
+                      "resource", pm->pm_resource, "error", p->pp_budget_error, (char *)NULL);
+        }
+        bad[k++] = strdup(p->pp_uid); /* NULL (out of memory) is only forgotten */
+    }
+    free_bad(pm->pm_bad, pm->pm_nbad);
+    pm->pm_bad = bad;
+    pm->pm_nbad = nbad;
+}
+
+static int
 parse_list(const char *body, size_t len, void *arg, char *err, size_t errlen)
 {
     struct podmap *pm = arg;
     struct pl_pods fresh;
 
-    if (podlist_parse(body, len, &fresh, err, errlen) == -1)
+    if (podlist_parse(body, len, pm->pm_resource, &fresh, err, errlen) == -1)
         return -1;
+    note_bad_budgets(pm, &fresh);
     podlist_free(&pm->pm_pods);
     pm->pm_pods = fresh;
     return 0;
@@ -57,6 +124,9 @@ listed(const struct kubec_answer *a, void *arg)
         return;
     if (a->kr_class != KUBE_OK) {
         pm->pm_failed_at = clock_mono_s();
+        pm->pm_ok = 0;
+        snprintf(pm->pm_last_error, sizeof(pm->pm_last_error), "%s",
+                 a->kr_error ? a->kr_error : "the pod list failed");
         pm->pm_nasked = 0; /* nothing was learned: the keys may ask again */
         if (!pm->pm_failed_logged)
             log_event(LOG_LEVEL_WARN, "pod list failed; processes stay unattributed",
@@ -68,6 +138,7 @@ listed(const struct kubec_answer *a, void *arg)
         log_event(LOG_LEVEL_INFO, "pod list works again", "node", pm->pm_node, (char *)NULL);
     pm->pm_failed_logged = 0;
     pm->pm_failed_at = 0;
+    pm->pm_ok = 1;
     if (pm->pm_changed != NULL)
         pm->pm_changed(pm->pm_arg);
 }
@@ -92,6 +163,7 @@ start_list(struct podmap *pm)
     c.kq_parse = parse_list;
     c.kq_done = listed;
     c.kq_arg = pm;
+    pm->pm_listed_at = clock_mono_s();
     if ((rc = kubec_call(pm->pm_kube, &c)) == 0)
         pm->pm_inflight = 1;
     buf_free(&path);
@@ -100,11 +172,13 @@ start_list(struct podmap *pm)
 
 struct podmap *
 podmap_new(struct event_base *base, const struct kube_opts *o, const char *node,
-           podmap_changed_fn changed, void *arg, char *err, size_t errlen)
+           const char *resource, podmap_changed_fn changed, void *arg, char *err,
+           size_t errlen)
 {
     struct podmap *pm;
 
-    if ((pm = calloc(1, sizeof(*pm))) == NULL || (pm->pm_node = strdup(node)) == NULL) {
+    if ((pm = calloc(1, sizeof(*pm))) == NULL || (pm->pm_node = strdup(node)) == NULL ||
+        (pm->pm_resource = strdup(resource)) == NULL) {
         snprintf(err, errlen, "out of memory");
         podmap_free(pm);
         return NULL;
@@ -117,8 +191,11 @@ podmap_new(struct event_base *base, const struct kube_opts *o, const char *node,
         podmap_free(pm);
         return NULL;
     }
-    if (start_list(pm) == -1)
+    if (start_list(pm) == -1) {
         pm->pm_failed_at = clock_mono_s();
+        pm->pm_ok = 0;
+        snprintf(pm->pm_last_error, sizeof(pm->pm_last_error), "cannot start the pod list");
+    }
     return pm;
 }
 
@@ -129,6 +206,8 @@ podmap_free(struct podmap *pm)
         return;
     kubec_free(pm->pm_kube); /* a list in flight ends cancelled */
     podlist_free(&pm->pm_pods);
+    free_bad(pm->pm_bad, pm->pm_nbad);
+    free(pm->pm_resource);
     free(pm->pm_node);
     free(pm);
 }
@@ -173,4 +252,45 @@ podmap_relist(struct podmap *pm, const char *key)
               (char *)NULL);
     if (start_list(pm) == -1)
         pm->pm_failed_at = now;
+}
+
+void
+podmap_refresh(struct podmap *pm)
+{
+    double now = clock_mono_s();
+
+    if (pm->pm_kube == NULL || pm->pm_inflight || now - pm->pm_listed_at < RESYNC ||
+        (pm->pm_failed_at > 0 && now - pm->pm_failed_at < FAILED_BACKOFF))
+        return;
+    if (start_list(pm) == -1)
+        pm->pm_failed_at = now;
+}
+
+int
+podmap_state(const struct podmap *pm, const char **why)
+{
+    if (pm->pm_kube == NULL) {
+        *why = "no API server configured (KUBE_API_URL)";
+        return PODMAP_NONE;
+    }
+    if (pm->pm_ok) {
+        *why = "";
+        return PODMAP_OK;
+    }
+    if (pm->pm_failed_at > 0) {
+        *why = pm->pm_last_error;
+        return PODMAP_FAILED;
+    }
+    if (pm->pm_inflight) {
+        *why = "the pod list has not arrived yet";
+        return PODMAP_LISTING;
+    }
+    *why = "";
+    return PODMAP_OK;
+}
+
+uint64_t
+podmap_budget_errors(const struct podmap *pm)
+{
+    return pm->pm_budget_errors;
 }

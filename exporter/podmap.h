@@ -2,6 +2,8 @@
 #ifndef GVW_PODMAP_H
 #define GVW_PODMAP_H
 
+#include <stdint.h>
+
 #include "kubec.h"
 #include "podlist.h"
 
@@ -12,13 +14,14 @@ struct podmap;
 typedef void (*podmap_changed_fn)(void *arg);
 
 /*
- * Makes the cache for node (borrowed, copied) and starts the first list. o
+ * Makes the cache for node (copied) and starts the first list; each pod's
+ * budget of resource (GPUMEM_RESOURCE, copied) is read with it. o
  * NULL (no API server configured) gives a cache that stays empty: every
  * process is then unattributed. Returns NULL with a reason in err.
  */
 struct podmap *podmap_new(struct event_base *base, const struct kube_opts *o,
-                          const char *node, podmap_changed_fn changed, void *arg,
-                          char *err, size_t errlen);
+                          const char *node, const char *resource, podmap_changed_fn changed,
+                          void *arg, char *err, size_t errlen);
 
 /* Frees the cache; a list in flight is cancelled (changed does not run). */
 void podmap_free(struct podmap *pm);
@@ -36,5 +39,20 @@ int podmap_is_asked(const char *key, void *arg);
  * API server is not configured, or the last list failed less than 5 s ago.
  */
 void podmap_relist(struct podmap *pm, const char *key);
+
+/* Lists again when the last list is a minute old (and none is in flight):
+ * the budgets of pods that hold no VRAM, and pods gone, show within it. */
+void podmap_refresh(struct podmap *pm);
+
+enum { PODMAP_OK, PODMAP_NONE, PODMAP_LISTING, PODMAP_FAILED };
+
+/* Where the cache stands: PODMAP_OK (the last list that ended worked), PODMAP_NONE (no
+ * API server), PODMAP_LISTING (the first list is in flight) or
+ * PODMAP_FAILED; *why says it in words (borrowed; "" when OK). */
+int podmap_state(const struct podmap *pm, const char **why);
+
+/* Pods whose budget was unreadable, each counted once
+ * (gpu_vram_exporter_budget_errors_total). */
+uint64_t podmap_budget_errors(const struct podmap *pm);
 
 #endif

@@ -55,28 +55,30 @@ poll_result_free(struct poll_result *r)
     free(r);
 }
 
-/* The cgroup of every distinct PID of the read. 0, or -1 out of memory. */
-static int
-read_pids(const char *root, struct poll_result *r)
+int
+poller_read_pids(const char *root, const struct nvml_snapshot *snap, struct attr_pid **out,
+                 size_t *nout)
 {
     size_t total = 0, n = 0;
 
-    for (size_t d = 0; d < r->pr_snap.ns_count; d++)
-        total += r->pr_snap.ns_devices[d].nd_nprocs;
+    *out = NULL;
+    *nout = 0;
+    for (size_t d = 0; d < snap->ns_count; d++)
+        total += snap->ns_devices[d].nd_nprocs;
     if (total == 0)
         return 0;
-    if ((r->pr_pids = calloc(total, sizeof(*r->pr_pids))) == NULL)
+    if ((*out = calloc(total, sizeof(**out))) == NULL)
         return -1;
-    for (size_t d = 0; d < r->pr_snap.ns_count; d++)
-        for (size_t i = 0; i < r->pr_snap.ns_devices[d].nd_nprocs; i++) {
-            uint32_t pid = r->pr_snap.ns_devices[d].nd_procs[i].np_pid;
+    for (size_t d = 0; d < snap->ns_count; d++)
+        for (size_t i = 0; i < snap->ns_devices[d].nd_nprocs; i++) {
+            uint32_t pid = snap->ns_devices[d].nd_procs[i].np_pid;
             size_t k;
-            for (k = 0; k < n && r->pr_pids[k].ap_pid != pid; k++)
+            for (k = 0; k < n && (*out)[k].ap_pid != pid; k++)
                 ;
             if (k == n)
-                procfs_pid_cgroup(root, pid, &r->pr_pids[n++]);
+                procfs_pid_cgroup(root, pid, &(*out)[n++]);
         }
-    r->pr_npids = n;
+    *nout = n;
     return 0;
 }
 
@@ -95,7 +97,8 @@ poll_once(struct poller *p)
     } else if (nvml_read(p->p_nvml, &r->pr_snap, r->pr_err, sizeof(r->pr_err)) == -1) {
         nvml_close(p->p_nvml); /* a lost GPU: start over with a fresh init */
         p->p_nvml = NULL;
-    } else if (read_pids(p->p_proc_root, r) == -1) {
+    } else if (poller_read_pids(p->p_proc_root, &r->pr_snap, &r->pr_pids, &r->pr_npids) ==
+               -1) {
         nvml_snapshot_free(&r->pr_snap);
         snprintf(r->pr_err, sizeof(r->pr_err), "out of memory");
     } else {

@@ -23,6 +23,11 @@ struct poll_result {
 
 void poll_result_free(struct poll_result *r);
 
+/* What PROC_ROOT/PID/cgroup says of every distinct PID of snap: *out (free()),
+ * *nout entries. 0, or -1 when out of memory. */
+int poller_read_pids(const char *root, const struct nvml_snapshot *snap, struct attr_pid **out,
+                     size_t *nout);
+
 /* Runs on the loop when a poll ended; r is the callee's (poll_result_free()). */
 typedef void (*poller_done_fn)(struct poll_result *r, void *arg);
 

@@ -87,6 +87,35 @@ first_of_pid(const struct nvml_device *d, size_t i, uint64_t *used, int *known)
     return 1;
 }
 
+enum attr_why
+attribute_process(const struct nvml_device *d, size_t i, const struct attr_pid *pids,
+                  size_t npids, const struct pl_pods *pods, uint64_t *used,
+                  const struct pl_pod **pod, const char **container,
+                  const struct attr_pid **apout)
+{
+    const struct attr_pid *ap;
+    int known;
+
+    *pod = NULL;
+    *container = NULL;
+    *used = 0;
+    ap = find_pid(pids, npids, d->nd_procs[i].np_pid);
+    if (apout != NULL)
+        *apout = ap;
+    if (!first_of_pid(d, i, used, &known))
+        return ATTR_DUPLICATE;
+    if (!known)
+        return ATTR_NO_MEMORY;
+    if (ap == NULL || !ap->ap_found)
+        return ATTR_NO_POD_CGROUP; /* a host process, or gone: unattributed */
+    if ((*pod = podlist_find(pods, ap->ap_id.cg_pod_uid)) == NULL)
+        return ATTR_POD_UNKNOWN;
+    *container = ap->ap_id.cg_container_id[0] != '\0'
+                     ? podlist_container(*pod, ap->ap_id.cg_container_id)
+                     : NULL;
+    return ATTR_POD;
+}
+
 int
 attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t npids,
           const struct pl_pods *pods, int (*is_asked)(const char *key, void *arg),
@@ -109,20 +138,13 @@ attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t 
             const char *container;
             char key[sizeof(out->ar_unknown)];
             uint64_t used;
-            int known;
+            enum attr_why why =
+                attribute_process(d, i, pids, npids, pods, &used, &pod, &container, &ap);
 
-            if (!first_of_pid(d, i, &used, &known) || !known)
-                continue;
-            ap = find_pid(pids, npids, d->nd_procs[i].np_pid);
-            if (ap == NULL || !ap->ap_found)
-                continue; /* a host process, or gone: unattributed */
-            if ((pod = podlist_find(pods, ap->ap_id.cg_pod_uid)) == NULL) {
+            if (why == ATTR_POD_UNKNOWN)
                 note_unknown(out, ap->ap_id.cg_pod_uid, is_asked, arg);
+            if (why != ATTR_POD)
                 continue;
-            }
-            container = ap->ap_id.cg_container_id[0] != '\0'
-                            ? podlist_container(pod, ap->ap_id.cg_container_id)
-                            : NULL;
             if (container == NULL && ap->ap_id.cg_container_id[0] != '\0') {
                 snprintf(key, sizeof(key), "%s/%s", ap->ap_id.cg_pod_uid,
                          ap->ap_id.cg_container_id);

@@ -60,4 +60,25 @@ int attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, siz
 
 void attr_result_free(struct attr_result *r);
 
+/* What attribute() made of one process entry. */
+enum attr_why {
+    ATTR_POD,           /* counted toward *pod (container *container, "" unmatched) */
+    ATTR_DUPLICATE,     /* the same PID earlier in the device's lists: counted there */
+    ATTR_NO_MEMORY,     /* NVML cannot report its memory in either list */
+    ATTR_NO_POD_CGROUP, /* its cgroup names no pod (a host process), or it has gone */
+    ATTR_POD_UNKNOWN,   /* its cgroup names a pod the list lacks */
+};
+
+/*
+ * Judges process i of device d exactly as attribute() counts it: *used gets
+ * its figure (duplicates folded in; 0 unless known), *pod and *container are
+ * set for ATTR_POD (borrowed from pods), *ap (may be NULL) gets what its
+ * cgroup file said.
+ */
+enum attr_why attribute_process(const struct nvml_device *d, size_t i,
+                                const struct attr_pid *pids, size_t npids,
+                                const struct pl_pods *pods, uint64_t *used,
+                                const struct pl_pod **pod, const char **container,
+                                const struct attr_pid **ap);
+
 #endif

@@ -2,6 +2,7 @@
 #include "expo_render.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "expo.h"
 
@@ -52,14 +53,49 @@ pod_family(struct buf *out, const struct expo_status *st, const struct nvml_snap
     return 0;
 }
 
+/* An earlier pod of the list has the same namespace and name: one series
+ * each, even from a list that repeats a pod. */
+static int
+seen_before(const struct pl_pods *pods, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (pods->pl_items[j].pp_budget == PL_BUDGET_OK && !pods->pl_items[j].pp_finished &&
+            strcmp(pods->pl_items[j].pp_namespace, pods->pl_items[i].pp_namespace) == 0 &&
+            strcmp(pods->pl_items[j].pp_name, pods->pl_items[i].pp_name) == 0)
+            return 1;
+    return 0;
+}
+
+static int
+budget_family(struct buf *out, const struct expo_status *st, const struct pl_pods *pods)
+{
+    const char *name = "gpu_pod_memory_budget_bytes";
+
+    if (expo_header(out, name, "gauge",
+                    "GPU memory budget a pod declares (GPUMEM_RESOURCE: limits, else "
+                    "requests, summed over containers), in bytes.") == -1)
+        return -1;
+    for (size_t i = 0; pods != NULL && i < pods->pl_count; i++) {
+        const struct pl_pod *p = &pods->pl_items[i];
+        struct expo_label l[3] = {
+            {"node", st->es_node}, {"namespace", p->pp_namespace}, {"pod", p->pp_name}};
+        /* Finished pods hold no seat; MiB as the resource is counted. */
+        if (p->pp_budget != PL_BUDGET_OK || p->pp_finished || seen_before(pods, i))
+            continue;
+        if (expo_sample(out, name, l, 3, (double)p->pp_budget_mib * 1048576.0) == -1)
+            return -1;
+    }
+    return 0;
+}
+
 int
 expo_render(struct buf *out, const struct expo_status *st, const struct nvml_snapshot *snap,
-            const struct attr_result *attr)
+            const struct attr_result *attr, const struct pl_pods *pods)
 {
     struct expo_label version = {"version", GVW_VERSION};
 
     if (st->es_up && snap != NULL && attr != NULL &&
-        (pod_family(out, st, snap, attr) == -1 ||
+        (pod_family(out, st, snap, attr) == -1 || budget_family(out, st, pods) == -1 ||
          device_family(out, "gpu_memory_total_bytes",
                        "GPU framebuffer memory as NVML reports it, in bytes.", st, snap, attr,
                        0) == -1 ||
@@ -83,7 +119,12 @@ expo_render(struct buf *out, const struct expo_status *st, const struct nvml_sna
                     st->es_poll_duration) == -1 ||
         expo_header(out, "gpu_vram_exporter_build_info", "gauge",
                     "Build information; the value is always 1.") == -1 ||
-        expo_sample(out, "gpu_vram_exporter_build_info", &version, 1, 1) == -1)
+        expo_sample(out, "gpu_vram_exporter_build_info", &version, 1, 1) == -1 ||
+        expo_header(out, "gpu_vram_exporter_budget_errors_total", "counter",
+                    "Pods whose GPU memory budget could not be read (bad quantity, "
+                    "negative), each counted once.") == -1 ||
+        expo_sample(out, "gpu_vram_exporter_budget_errors_total", NULL, 0,
+                    (double)st->es_budget_errors) == -1)
         return -1;
     if (st->es_last_poll > 0 &&
         (expo_header(out, "gpu_vram_exporter_last_poll_timestamp_seconds", "gauge",

@@ -5,6 +5,7 @@
 #include "attribute.h"
 #include "buf.h"
 #include "nvml.h"
+#include "podlist.h"
 
 /* What the exporter says about itself. */
 struct expo_status {
@@ -13,15 +14,19 @@ struct expo_status {
     double es_last_poll;           /* unix seconds of the last poll that read NVML; 0 =
                                       never (the series is then left out) */
     double es_poll_duration;       /* seconds the last poll took */
+    uint64_t es_budget_errors;     /* pods whose budget was unreadable, each once */
 };
 
 /*
  * Appends the text exposition to out. With es_up 1, snap and attr (borrowed)
- * give the device, pod and unattributed series; with es_up 0 they are
- * ignored and only the exporter's own series are written (stale figures must
- * not look live). 0, or -1 when out is full or out of memory.
+ * give the device, pod and unattributed series, and pods (borrowed, NULL =
+ * none) the budget series of every pod not finished that declares a readable
+ * budget; with es_up 0 they are ignored and only the exporter's own series
+ * are written (stale figures must not look live). 0, or -1 when out is full
+ * or out of memory.
  */
 int expo_render(struct buf *out, const struct expo_status *st,
-                const struct nvml_snapshot *snap, const struct attr_result *attr);
+                const struct nvml_snapshot *snap, const struct attr_result *attr,
+                const struct pl_pods *pods);
 
 #endif

@@ -1,4 +1,4 @@
-/* podlist.c -- the pods of one node as the exporter needs them: UID, names, container IDs
+/* podlist.c -- the pods of one node as the exporter needs them: UID, names, container IDs, budgets
  *
  * One pass with the jscan pull reader; every byte is still checked. A body
  * whose shape is wrong is refused whole: a half-read list could label a
@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "jscan.h"
+#include "pods_json.h"
+#include "policy.h"
 
 struct walk {
     struct js_scan w_s;
@@ -28,6 +30,7 @@ pod_clear(struct pl_pod *p)
         free(p->pp_containers[i].pc_name);
     }
     free(p->pp_containers);
+    free(p->pp_budget_error);
     memset(p, 0, sizeof(*p));
 }
 
@@ -39,8 +42,10 @@ podlist_free(struct pl_pods *l)
     for (size_t i = 0; i < l->pl_count; i++)
         pod_clear(&l->pl_items[i]);
     free(l->pl_items);
+    free(l->pl_budgets_error);
     l->pl_items = NULL;
     l->pl_count = 0;
+    l->pl_budgets_error = NULL;
 }
 
 /* Opens the object or array that must come next; a value of another type is
@@ -223,6 +228,15 @@ read_pod_status(struct walk *w, struct pl_pod *p)
             if (js_once(&w->w_s, &seen, 2, "initContainerStatuses") == -1 ||
                 read_statuses(w, p) == -1)
                 return -1;
+        } else if (js_str_eq(&key, "phase")) {
+            char *phase = NULL;
+            if (js_once(&w->w_s, &seen, 8, "phase") == -1 ||
+                read_string(w, &phase, "status.phase is not a string") == -1) {
+                free(phase);
+                return -1;
+            }
+            p->pp_finished = strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+            free(phase);
         } else if (js_str_eq(&key, "ephemeralContainerStatuses")) {
             /* kubectl debug: a container like the others, GPU and all */
             if (js_once(&w->w_s, &seen, 4, "ephemeralContainerStatuses") == -1 ||
@@ -288,8 +302,51 @@ read_items(struct walk *w, struct pl_pods *out)
     return rc;
 }
 
+/* Each pod's budget from the receiver's reading of the same body. -1 only
+ * when out of memory; a body that parser refuses leaves the budgets NONE and
+ * says why in pl_budgets_error. */
+static int
+read_budgets(const char *body, size_t len, const char *resource, struct pl_pods *out)
+{
+    struct pod_parse_opts opts = {resource, "", NULL};
+    struct pod_list pods;
+    char why[512];
+
+    if (pods_json_parse(body, len, &opts, &pods, why, sizeof(why)) == -1) {
+        if (strcmp(why, "out of memory") == 0)
+            return -1;
+        return (out->pl_budgets_error = strdup(why)) == NULL ? -1 : 0;
+    }
+    for (size_t i = 0; i < pods.pl_count; i++) {
+        const struct pod *src = &pods.pl_pods[i];
+        struct pl_pod *dst = NULL;
+
+        /* By UID: both readers keep every item, but a match by position
+         * would silently pair the wrong pods if that ever changed. */
+        for (size_t j = 0; j < out->pl_count && dst == NULL; j++)
+            if (strcmp(out->pl_items[j].pp_uid, src->p_uid) == 0)
+                dst = &out->pl_items[j];
+        if (dst == NULL || dst->pp_budget != PL_BUDGET_NONE)
+            continue;
+        if (src->p_budget_state == BUDGET_OK) {
+            dst->pp_budget = PL_BUDGET_OK;
+            dst->pp_budget_mib = src->p_budget_mib;
+        } else if (src->p_budget_state == BUDGET_BAD) {
+            dst->pp_budget = PL_BUDGET_BAD;
+            if ((dst->pp_budget_error = strdup(src->p_budget_error ? src->p_budget_error
+                                                                   : "unreadable")) == NULL) {
+                pod_list_free(&pods);
+                return -1;
+            }
+        }
+    }
+    pod_list_free(&pods);
+    return 0;
+}
+
 int
-podlist_parse(const char *body, size_t len, struct pl_pods *out, char *err, size_t errlen)
+podlist_parse(const char *body, size_t len, const char *resource, struct pl_pods *out,
+              char *err, size_t errlen)
 {
     struct walk w;
     struct js_str key;
@@ -313,6 +370,10 @@ podlist_parse(const char *body, size_t len, struct pl_pods *out, char *err, size
         goto fail;
     if (!(seen & 1)) {
         js_fail(&w.w_s, "not a PodList: no items array");
+        goto fail;
+    }
+    if (resource != NULL && resource[0] != '\0' && read_budgets(body, len, resource, out) == -1) {
+        w.w_oom = 1;
         goto fail;
     }
     return 0;

@@ -1,12 +1,20 @@
-/* podlist.h -- the pods of one node as the exporter needs them: UID, names, container IDs */
+/* podlist.h -- the pods of one node as the exporter needs them: UID, names, container IDs, budgets */
 #ifndef GVW_PODLIST_H
 #define GVW_PODLIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct pl_container {
     char *pc_id;   /* owned: bare ID, runtime prefix ("containerd://") removed */
     char *pc_name; /* owned */
+};
+
+/* A pod's GPUMEM_RESOURCE budget, read by the decision's own rules. */
+enum pl_budget {
+    PL_BUDGET_NONE, /* declares none (or budgets were not asked for) */
+    PL_BUDGET_OK,   /* pp_budget_mib */
+    PL_BUDGET_BAD,  /* a value unreadable or negative: pp_budget_error says which */
 };
 
 struct pl_pod {
@@ -18,11 +26,16 @@ struct pl_pod {
     size_t pp_ncontainers;
     char *pp_mirror_uid; /* owned or NULL: a mirror pod's static pod UID (annotation
                             kubernetes.io/config.mirror), the one its cgroups name */
+    int pp_finished;     /* status.phase Succeeded or Failed: it holds no seat */
+    enum pl_budget pp_budget;
+    int64_t pp_budget_mib;  /* when PL_BUDGET_OK */
+    char *pp_budget_error;  /* owned, when PL_BUDGET_BAD */
 };
 
 struct pl_pods {
     struct pl_pod *pl_items; /* owned */
     size_t pl_count;
+    char *pl_budgets_error; /* owned: why no budget could be read at all, else NULL */
 };
 
 /*
@@ -32,11 +45,18 @@ struct pl_pods {
  * ephemeralContainerStatuses[], and a mirror pod's annotation
  * kubernetes.io/config.mirror (its static pod's UID).
  * Members may come in any order; a key repeated where it is read is refused.
+ * With resource (GPUMEM_RESOURCE; NULL or "" = none) each pod's budget is
+ * read too, by the receiver's parser (receiver/core/pods_json.c), so the
+ * exporter and the decision can never read a declaration differently: limits,
+ * else requests, summed over spec.containers, the full quantity grammar. When
+ * that parser refuses the body whole, the pods are still returned (processes
+ * stay attributable) with every budget PL_BUDGET_NONE and the reason in
+ * pl_budgets_error.
  * Returns 0 with *out filled (free with podlist_free()), or -1 with one line
  * in err and nothing allocated.
  */
-int podlist_parse(const char *body, size_t len, struct pl_pods *out, char *err,
-                  size_t errlen);
+int podlist_parse(const char *body, size_t len, const char *resource, struct pl_pods *out,
+                  char *err, size_t errlen);
 
 /* Frees the list's contents; the struct may be reused. NULL-safe. */
 void podlist_free(struct pl_pods *l);

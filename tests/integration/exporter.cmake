@@ -14,4 +14,10 @@ if(TARGET gpu-vram-watchdog)
   set_tests_properties(test_exporter PROPERTIES
     LABELS integration TIMEOUT 120
     ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_FAKE_KUBE=$<TARGET_FILE:gvw-fake-kube>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  # Hostile clients against the front door (issue 27), /healthz probed throughout.
+  add_test(NAME test_exporter_frontdoor
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/test_exporter_frontdoor.sh)
+  set_tests_properties(test_exporter_frontdoor PROPERTIES
+    LABELS integration TIMEOUT 120
+    ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endif()

@@ -15,6 +15,11 @@ check() { # check DESCRIPTION COMMAND...
 UID_A=0b3c7f52-1d5e-4a58-9c1e-2f4b7d8e9a01 # ml/llm-0, burstable, systemd + containerd
 UID_B=7d9e1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b # web/render-1, besteffort, cgroupfs + CRI-O style id
 UID_C=c0ffee00-1111-4222-8333-944455556666 # batch/job-2, guaranteed, cgroup v1 systemd + docker
+UID_D=d0d0d0d0-0000-4000-8000-000000000004 # ml/idle-3: a budget, no VRAM
+UID_E=e0e0e0e0-0000-4000-8000-000000000005 # ml/broken-4: an unreadable budget
+UID_F=f0f0f0f0-0000-4000-8000-000000000006 # ml/small-5: "4.5Gi" MiB, the grammar's binary suffix
+UID_G=a0a0a0a0-0000-4000-8000-000000000007 # ml/done-6: Succeeded, holds no seat
+RES=viktorbarzin.me/gpumem
 hex() { printf "%064d" 0 | tr 0 "$1"; }
 CID_A=$(hex a) CID_A2=$(hex b) CID_B=$(hex c) CID_C=$(hex d) CID_LATE=$(hex e)
 mkproc() { mkdir -p "$TMP/proc/$1"; printf '%s\n' "$2" >"$TMP/proc/$1/cgroup"; }
@@ -31,10 +36,21 @@ pods() { # the PodList the fake API server answers; $1 = also list job-2's late 
     [ "${1:-}" = late ] && late=",{\"name\":\"sidecar\",\"containerID\":\"containerd://$CID_LATE\"}"
     cat >"$TMP/pods.tmp" <<JSON
 {"kind":"PodList","apiVersion":"v1","items":[
- {"metadata":{"name":"llm-0","namespace":"ml","uid":"$UID_A"},"spec":{"nodeName":"gpu-node-1"},
+ {"metadata":{"name":"llm-0","namespace":"ml","uid":"$UID_A"},"spec":{"nodeName":"gpu-node-1",
+  "containers":[{"name":"server","resources":{"limits":{"$RES":"5k"}}},
+   {"name":"helper","resources":{"requests":{"$RES":"500M"}}}]},
   "status":{"phase":"Running","containerStatuses":[{"name":"server","containerID":"containerd://$CID_A"}],
    "initContainerStatuses":[{"name":"fetch-weights","containerID":"containerd://$CID_A2"}]}},
+ {"metadata":{"name":"idle-3","namespace":"ml","uid":"$UID_D"},
+  "spec":{"containers":[{"name":"c","resources":{"limits":{"$RES":"1e3"}}}]},"status":{"phase":"Running"}},
+ {"metadata":{"name":"small-5","namespace":"ml","uid":"$UID_F"},
+  "spec":{"containers":[{"name":"c","resources":{"limits":{"$RES":"4.5Gi"}}}]},"status":{"phase":"Running"}},
+ {"metadata":{"name":"done-6","namespace":"ml","uid":"$UID_G"},
+  "spec":{"containers":[{"name":"c","resources":{"limits":{"$RES":"2k"}}}]},"status":{"phase":"Succeeded"}},
+ {"metadata":{"name":"broken-4","namespace":"ml","uid":"$UID_E"},
+  "spec":{"containers":[{"name":"c","resources":{"limits":{"$RES":"5q"}}}]}},
  {"metadata":{"name":"render-1","namespace":"web","uid":"$UID_B"},
+  "spec":{"containers":[{"name":"blender","resources":{"limits":{"$RES":"-1"}}}]},
   "status":{"containerStatuses":[{"name":"blender","containerID":"cri-o://$CID_B"}]}},
  {"metadata":{"name":"job-2","namespace":"batch","uid":"$UID_C"},
   "status":{"containerStatuses":[{"name":"main","containerID":"docker://$CID_C"}$late]}}
@@ -111,6 +127,18 @@ expect_contains "free as NVML reports it" \
 expect_contains "GPU 0 unattributed = used - pods (host process, unknown pid, driver)" \
     "gpu_memory_unattributed_bytes{node=\"gpu-node-1\",gpu=\"0\",uuid=\"GPU-0aaa\"} $((16106127360 - 6442450944 - 7 * GIB))" "$M"
 expect_contains "the exporter is up" $'\ngpu_vram_exporter_up 1\n' "$M"
+B='gpu_pod_memory_budget_bytes{node="gpu-node-1",namespace="ml"'
+expect_contains "a budget summed over containers: limit 5k + request 500M MiB, in bytes" \
+    "$B,pod=\"llm-0\"} $(((5000 + 500000000) * 1048576))" "$M"
+expect_contains "a pod without VRAM has its budget series (1e3 MiB)" "$B,pod=\"idle-3\"} $((1000 * 1048576))" "$M"
+expect_contains "a binary suffix read as the API means it (4.5Gi MiB)" \
+    "$B,pod=\"small-5\"} $((4831838208 * 1048576))" "$M"
+check "a finished pod has none" absent 'pod="done-6"' "$(printf '%s\n' "$M" | grep budget_bytes)"
+check "an unreadable budget (5q) has none" absent 'pod="broken-4"' "$M"
+check "nor a negative one (-1)" absent 'budget_bytes\{[^}]*pod="render-1"' "$M"
+check "nor a pod that declares none" absent 'budget_bytes\{[^}]*pod="job-2"' "$M"
+expect_contains "both unreadable budgets are counted" $'\ngpu_vram_exporter_budget_errors_total 2\n' "$M"
+expect_contains "and logged with the reason" '"pod":"broken-4"' "$(grep 'budget is unreadable' "$TMP/exporter.log")"
 expect_contains "build info" 'gpu_vram_exporter_build_info{version="' "$M"
 expect_contains "last poll timestamp" 'gpu_vram_exporter_last_poll_timestamp_seconds ' "$M"
 
@@ -127,11 +155,59 @@ expect_contains "the late container appears under its name after a re-list" \
     "gpu_pod_memory_used_bytes{node=\"gpu-node-1\",namespace=\"batch\",pod=\"job-2\",container=\"sidecar\",gpu=\"1\",uuid=\"GPU-1bbb\"} $GIB" "$M"
 sleep 0.6 # three more polls
 expect_eq "exactly one re-list, not one per poll" 2 "$(wc -l <"$TMP/kube.log")"
+expect_eq "an unreadable budget is logged once per pod, not once per list" 1 \
+    "$(grep 'budget is unreadable' "$TMP/exporter.log" | grep -c '"pod":"broken-4"')"
+expect_contains "and counted once" $'\ngpu_vram_exporter_budget_errors_total 2\n' "$M"
 printf '%s\n' "$M" >"$TMP/metrics.txt"
 
 if command -v promtool >/dev/null; then
     check "promtool check metrics accepts the output" promtool check metrics <"$TMP/metrics.txt"
 fi
+
+# exporter --once: the same poll for a person on the node. Its own state adds a
+# process of a pod this node does not run (pid 501).
+mkproc 501 "0::/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555/$(hex f)"
+printf '%s\n' "${GPUS[@]}" "proc 0 501 $((64 * 1048576)) compute" >"$TMP/once.state"
+once() {
+    env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/once.state" \
+        PROC_ROOT="$TMP/proc" KUBE_API_URL="http://127.0.0.1:$KUBE_PORT" KUBE_TOKEN_FILE= \
+        KUBE_CA_FILE= "$GVW_BINARY" exporter --once "$@"
+}
+J=$(once --format json); rc=$?
+expect_eq "--once --format json: exit 0" 0 "$rc"
+jq_() { jq -r "$1" <<<"$J"; }
+expect_eq "the pod list was read" true "$(jq_ .pod_list.ok)"
+expect_eq "GPU 0: used = total - free" $((16106127360 - 6442450944)) "$(jq_ '.gpus[0].used_bytes')"
+expect_eq "GPU 0: used = pods + unattributed, to the byte" "$(jq_ '.gpus[0].used_bytes')" \
+    "$(jq_ '.gpus[0].pods_bytes + .gpus[0].unattributed_bytes')"
+expect_eq "unattributed = processes without a pod + memory no process holds" \
+    "$(jq_ '.gpus[0].unattributed_bytes')" \
+    "$(jq_ '.gpus[0].unattributed_process_bytes + .gpus[0].no_process_bytes')"
+expect_eq "pods on GPU 0: 4 + 1 + 2 GiB, as /metrics says" $((7 * GIB)) "$(jq_ '.gpus[0].pods_bytes')"
+expect_eq "pid 101 listed once (both lists), with its pod and container" "ml llm-0 server $((4 * GIB))" \
+    "$(jq_ '[.gpus[0].processes[] | select(.pid == 101)] | if length == 1 then .[0] | "\(.namespace) \(.pod) \(.container) \(.bytes)" else "x" end')"
+expect_eq "a host process: no pod cgroup" no_pod_cgroup "$(jq_ '.gpus[0].processes[] | select(.pid == 401) | .why')"
+expect_eq "a process gone from /proc: no pod cgroup" no_pod_cgroup "$(jq_ '.gpus[0].processes[] | select(.pid == 999) | .why')"
+expect_eq "a pod the node does not run" pod_not_on_node "$(jq_ '.gpus[0].processes[] | select(.pid == 501) | .why')"
+expect_eq "NVML without a figure" "memory_unknown null" \
+    "$(jq_ '.gpus[1].processes[] | select(.pid == 201) | "\(.why) \(.bytes)"')"
+T=$(once); rc=$?
+expect_eq "--once (table): exit 0" 0 "$rc"
+expect_contains "the table states the sum" \
+    "used 9216.0 = pods 7168.0 + unattributed 2048.0 MiB; unattributed = 832.0 in processes without a known pod + 1216.0 held by no listed process" "$T"
+expect_contains "a process row names its pod" "ml/llm-0 server" "$T"
+expect_contains "and an unattributed one says why" "unattributed: its pod is not on this node" "$T"
+out=$(env NODE_NAME=n NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 KUBE_API_URL= "$GVW_BINARY" exporter --once 2>&1); rc=$?
+expect_eq "--once without NVML: exit 1" 1 "$rc"
+expect_eq "with one line saying so" 1 "$(printf '%s\n' "$out" | wc -l)"
+expect_contains "naming the cause" "cannot read NVML" "$out"
+out=$(env -u NODE_NAME "$GVW_BINARY" exporter --once 2>&1); rc=$?
+expect_eq "--once without NODE_NAME: exit 2" 2 "$rc"
+expect_contains "naming it" "NODE_NAME: required" "$out"
+J=$(env NODE_NAME=gpu-node-1 NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/once.state" \
+    PROC_ROOT="$TMP/proc" KUBE_API_URL= "$GVW_BINARY" exporter --once --format=json)
+expect_eq "no API server: the pod list is unavailable, said so per process" \
+    "false pod_list_unavailable" "$(jq -r '"\(.pod_list.ok) \(.gpus[0].processes[] | select(.pid == 101) | .why)"' <<<"$J")"
 
 # NVML goes away: up 0 and no device or pod series; the reason is logged once.
 state "init fail"

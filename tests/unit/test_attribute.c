@@ -14,10 +14,11 @@
 
 static struct pl_container c_a[] = {{"aaaa", "server"}, {"bbbb", "sidecar"}};
 static struct pl_pod pod_list[] = {
-    {"uid-a", "ml", "llm-0", c_a, 2, NULL},
-    {"uid-b", "web", "render-1", NULL, 0, NULL},
+    {.pp_uid = "uid-a", .pp_namespace = "ml", .pp_name = "llm-0", .pp_containers = c_a,
+     .pp_ncontainers = 2},
+    {.pp_uid = "uid-b", .pp_namespace = "web", .pp_name = "render-1"},
 };
-static const struct pl_pods pods = {pod_list, 2};
+static const struct pl_pods pods = {.pl_items = pod_list, .pl_count = 2};
 
 static struct attr_pid pid(uint32_t p, const char *uid, const char *cid)
 {

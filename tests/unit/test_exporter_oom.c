@@ -70,11 +70,11 @@ podlist_oom(const char *what, const char *body, size_t len, size_t want_pods)
     long n;
     int rc;
 
-    assert_int_equal(podlist_parse(body, len, &want, err, sizeof(err)), 0);
+    assert_int_equal(podlist_parse(body, len, NULL, &want, err, sizeof(err)), 0);
     assert_int_equal(want.pl_count, want_pods);
     for (n = 0;; n++) {
         oom_arm(n);
-        rc = podlist_parse(body, len, &l, err, sizeof(err));
+        rc = podlist_parse(body, len, NULL, &l, err, sizeof(err));
         if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_same_pods(&l, &want);
@@ -158,7 +158,7 @@ poll_inputs(struct poll_inputs *in)
 
     memset(in, 0, sizeof(*in));
     body = test_data_load("pods-incident.json", &len);
-    assert_int_equal(podlist_parse(body, len, &in->pods, err, sizeof(err)), 0);
+    assert_int_equal(podlist_parse(body, len, NULL, &in->pods, err, sizeof(err)), 0);
     free(body);
     assert_int_equal(in->pods.pl_count, NPODS);
     for (size_t d = 0; d < NDEV; d++) {
@@ -283,13 +283,13 @@ render_oom(const char *what, const struct expo_status *st, const struct nvml_sna
     int rc;
 
     buf_init(&want, 0);
-    assert_int_equal(expo_render(&want, st, snap, attr), 0);
+    assert_int_equal(expo_render(&want, st, snap, attr, NULL), 0);
     assert_non_null(strstr(want.b_data, st->es_up ? "\ngpu_vram_exporter_up 1\n"
                                                   : "\ngpu_vram_exporter_up 0\n"));
     for (n = 0;; n++) {
         buf_init(&b, 0);
         oom_arm(n);
-        rc = expo_render(&b, st, snap, attr);
+        rc = expo_render(&b, st, snap, attr, NULL);
         if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_int_equal(b.b_len, want.b_len);
@@ -312,8 +312,8 @@ static void
 test_expo_render(void **state)
 {
     struct poll_inputs *in = malloc(sizeof(*in));
-    struct expo_status up = {"gpu-node-1", 1, 1700000000.25, 0.0125};
-    struct expo_status down = {"gpu-node-1", 0, 1700000000.25, 0.5};
+    struct expo_status up = {"gpu-node-1", 1, 1700000000.25, 0.0125, 0};
+    struct expo_status down = {"gpu-node-1", 0, 1700000000.25, 0.5, 0};
     struct attr_result attr;
 
     assert_non_null(in);

@@ -1,10 +1,11 @@
-/* test_podlist.c -- the exporter's PodList reader: fields, container IDs, malformed bodies */
+/* test_podlist.c -- the exporter's PodList reader: fields, container IDs, budgets, malformed bodies */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "podlist.h"
@@ -28,7 +29,7 @@ test_reads_pods_and_containers(void **state)
     char err[256];
     const struct pl_pod *p;
 
-    assert_int_equal(podlist_parse(LIT(body), &l, err, sizeof(err)), 0);
+    assert_int_equal(podlist_parse(LIT(body), NULL, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, 2);
     p = podlist_find(&l, "u-1");
     assert_non_null(p);
@@ -61,7 +62,7 @@ test_mirror_pod_found_by_static_uid(void **state)
     struct pl_pods l;
     char err[256];
 
-    assert_int_equal(podlist_parse(LIT(body), &l, err, sizeof(err)), 0);
+    assert_int_equal(podlist_parse(LIT(body), NULL, &l, err, sizeof(err)), 0);
     assert_non_null(podlist_find(&l, "6d1f0e2a"));
     assert_string_equal(podlist_find(&l, "6d1f0e2a")->pp_name, "etcd-n1");
     assert_string_equal(podlist_find(&l, "api-uid")->pp_name, "etcd-n1");
@@ -76,8 +77,175 @@ test_empty_list(void **state)
     struct pl_pods l;
     char err[256];
 
-    assert_int_equal(podlist_parse(LIT("{\"items\":[]}"), &l, err, sizeof(err)), 0);
+    assert_int_equal(podlist_parse(LIT("{\"items\":[]}"), NULL, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, 0);
+    podlist_free(&l);
+}
+
+#define RES "viktorbarzin.me/gpumem"
+/* A pod item with one container whose resources are RESOURCES. */
+#define POD(name, resources)                                                              \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"u-" name "\"},"    \
+    "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":" resources "}]}}"
+
+/* Every form of the quantity grammar the API server may send (it rewrites
+ * 5000 as "5k"), each read as the decision reads it: the integer MiB, rounded
+ * up. */
+static void
+test_budgets_every_quantity_form(void **state)
+{
+    static const struct {
+        const char *name;
+        int64_t mib;
+    } want[] = {
+        {"k", 5000},        {"plain", 5000},   {"gi", 4831838208}, {"exp", 1000},
+        {"mega", 500000000}, {"frac", 2},      {"milli", 1},       {"ki", 2048},
+        {"zero", 0},         {"num", 7},       {"req", 1536},      {"lim", 4096},
+        {"sum", 1500},       {"neg-exp", 1},   {"plus", 12},
+    };
+    const char body[] =
+        "{\"kind\":\"PodList\",\"items\":["
+        POD("k", "{\"limits\":{\"" RES "\":\"5k\"}}") ","
+        POD("plain", "{\"limits\":{\"" RES "\":\"5000\"}}") ","
+        POD("gi", "{\"limits\":{\"" RES "\":\"4.5Gi\"}}") ","
+        POD("exp", "{\"limits\":{\"" RES "\":\"1e3\"}}") ","
+        POD("mega", "{\"limits\":{\"" RES "\":\"500M\"}}") ","
+        POD("frac", "{\"limits\":{\"" RES "\":\"1.5\"}}") ","
+        POD("milli", "{\"limits\":{\"" RES "\":\"100m\"}}") ","
+        POD("ki", "{\"limits\":{\"" RES "\":\"2Ki\"}}") ","
+        POD("zero", "{\"limits\":{\"" RES "\":\"0\"}}") ","
+        POD("num", "{\"limits\":{\"" RES "\":7}}") ","
+        POD("req", "{\"requests\":{\"" RES "\":\"1536\"}}") ","
+        POD("lim", "{\"requests\":{\"" RES "\":\"1k\"},\"limits\":{\"" RES "\":\"4096\"}}") ","
+        "{\"metadata\":{\"name\":\"sum\",\"namespace\":\"ml\",\"uid\":\"u-sum\"},"
+        "\"spec\":{\"initContainers\":[{\"name\":\"i\",\"resources\":{\"limits\":{\"" RES
+        "\":\"9k\"}}}],\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{\"" RES
+        "\":\"1k\"}}},{\"name\":\"b\",\"resources\":{\"requests\":{\"" RES "\":\"500\"}}},"
+        "{\"name\":\"none\"}]}},"
+        POD("neg-exp", "{\"limits\":{\"" RES "\":\"1E-2\"}}") ","
+        POD("plus", "{\"limits\":{\"" RES "\":\"+12\"}}") ","
+        POD("other", "{\"limits\":{\"nvidia.com/gpu\":\"1\"}}") ","
+        "{\"metadata\":{\"name\":\"nospec\",\"namespace\":\"ml\",\"uid\":\"u-nospec\"}}"
+        "]}";
+    struct pl_pods l;
+    char err[256];
+
+    assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
+    assert_null(l.pl_budgets_error);
+    assert_int_equal(l.pl_count, sizeof(want) / sizeof(want[0]) + 2);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        char uid[32];
+        const struct pl_pod *p;
+        snprintf(uid, sizeof(uid), "u-%s", want[i].name);
+        p = podlist_find(&l, uid);
+        assert_non_null(p);
+        if (p->pp_budget != PL_BUDGET_OK || p->pp_budget_mib != want[i].mib)
+            fail_msg("pod %s: budget state %d, %lld MiB; want %lld MiB", want[i].name,
+                     (int)p->pp_budget, (long long)p->pp_budget_mib, (long long)want[i].mib);
+    }
+    assert_int_equal(podlist_find(&l, "u-other")->pp_budget, PL_BUDGET_NONE);
+    assert_int_equal(podlist_find(&l, "u-nospec")->pp_budget, PL_BUDGET_NONE);
+    podlist_free(&l);
+
+    /* Without a resource nothing is read as a budget. */
+    assert_int_equal(podlist_parse(LIT(body), NULL, &l, err, sizeof(err)), 0);
+    assert_int_equal(podlist_find(&l, "u-k")->pp_budget, PL_BUDGET_NONE);
+    podlist_free(&l);
+}
+
+/* A declaration the decision cannot read makes the pod's budget unreadable
+ * (one bad container spoils the sum), with the reason; the pod itself stays
+ * in the list, its processes attributable. */
+static void
+test_budgets_malformed(void **state)
+{
+    static const struct {
+        const char *name;
+        const char *why;
+    } want[] = {
+        {"suffix", "is not a quantity"}, {"neg", "negative"},     {"space", "is not a quantity"},
+        {"empty", "is not a quantity"},  {"bool", "not a quantity"}, {"huge", "is not a quantity"},
+        {"twosfx", "is not a quantity"}, {"spoil", "is not a quantity"}, {"notobj", "not an object"},
+    };
+    const char body[] =
+        "{\"items\":["
+        POD("suffix", "{\"limits\":{\"" RES "\":\"5q\"}}") ","
+        POD("neg", "{\"limits\":{\"" RES "\":\"-1\"}}") ","
+        POD("space", "{\"limits\":{\"" RES "\":\" 5\"}}") ","
+        POD("empty", "{\"limits\":{\"" RES "\":\"\"}}") ","
+        POD("bool", "{\"limits\":{\"" RES "\":true}}") ","
+        POD("huge", "{\"limits\":{\"" RES "\":\"99999999999999999999\"}}") ","
+        POD("twosfx", "{\"limits\":{\"" RES "\":\"1KiKi\"}}") ","
+        "{\"metadata\":{\"name\":\"spoil\",\"namespace\":\"ml\",\"uid\":\"u-spoil\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{\"" RES
+        "\":\"1k\"}}},{\"name\":\"b\",\"resources\":{\"limits\":{\"" RES "\":\"lots\"}}}]}},"
+        POD("notobj", "{\"limits\":[]}") ","
+        POD("good", "{\"limits\":{\"" RES "\":\"2k\"}}")
+        "]}";
+    struct pl_pods l;
+    char err[256];
+
+    assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        char uid[32];
+        const struct pl_pod *p;
+        snprintf(uid, sizeof(uid), "u-%s", want[i].name);
+        p = podlist_find(&l, uid);
+        assert_non_null(p);
+        if (p->pp_budget != PL_BUDGET_BAD || p->pp_budget_error == NULL ||
+            strstr(p->pp_budget_error, want[i].why) == NULL)
+            fail_msg("pod %s: state %d, error '%s'; want '%s'", want[i].name,
+                     (int)p->pp_budget, p->pp_budget_error ? p->pp_budget_error : "(none)",
+                     want[i].why);
+    }
+    assert_int_equal(podlist_find(&l, "u-good")->pp_budget, PL_BUDGET_OK);
+    assert_int_equal(podlist_find(&l, "u-good")->pp_budget_mib, 2000);
+    podlist_free(&l);
+}
+
+/* A finished pod (Succeeded, Failed) is marked: it holds no seat. */
+static void
+test_phase(void **state)
+{
+    const char body[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"ua\"},"
+        "\"status\":{\"phase\":\"Succeeded\"}},"
+        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"n\",\"uid\":\"ub\"},"
+        "\"status\":{\"phase\":\"Failed\"}},"
+        "{\"metadata\":{\"name\":\"c\",\"namespace\":\"n\",\"uid\":\"uc\"},"
+        "\"status\":{\"phase\":\"Pending\"}}]}";
+    struct pl_pods l;
+    char err[256];
+
+    assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
+    assert_true(podlist_find(&l, "ua")->pp_finished);
+    assert_true(podlist_find(&l, "ub")->pp_finished);
+    assert_false(podlist_find(&l, "uc")->pp_finished);
+    podlist_free(&l);
+    assert_int_equal(podlist_parse(LIT("{\"items\":[{\"metadata\":{\"name\":\"a\","
+                                       "\"namespace\":\"n\",\"uid\":\"ua\"},\"status\":"
+                                       "{\"phase\":1}}]}"),
+                                   RES, &l, err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "status.phase is not a string"));
+}
+
+/* A body the budget reader refuses whole still gives the pods (their
+ * processes stay attributable), no budgets, and why. */
+static void
+test_budgets_refused_whole(void **state)
+{
+    const char body[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"ua\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
+        "\":\"1k\"}}}]},\"spec\":{}}]}";
+    struct pl_pods l;
+    char err[256];
+
+    assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.pl_count, 1);
+    assert_non_null(l.pl_budgets_error);
+    assert_int_equal(l.pl_items[0].pp_budget, PL_BUDGET_NONE);
     podlist_free(&l);
 }
 
@@ -126,7 +294,7 @@ test_malformed(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct pl_pods l;
         char err[256] = "";
-        if (podlist_parse(bad[i].body, strlen(bad[i].body), &l, err, sizeof(err)) != -1)
+        if (podlist_parse(bad[i].body, strlen(bad[i].body), NULL, &l, err, sizeof(err)) != -1)
             fail_msg("body %zu accepted: %s", i, bad[i].body);
         if (err[0] == '\0' || strstr(err, bad[i].why) == NULL)
             fail_msg("body %zu: error '%s' does not say '%s'", i, err, bad[i].why);
@@ -142,6 +310,10 @@ main(void)
         cmocka_unit_test(test_reads_pods_and_containers),
         cmocka_unit_test(test_mirror_pod_found_by_static_uid),
         cmocka_unit_test(test_empty_list),
+        cmocka_unit_test(test_budgets_every_quantity_form),
+        cmocka_unit_test(test_budgets_malformed),
+        cmocka_unit_test(test_phase),
+        cmocka_unit_test(test_budgets_refused_whole),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

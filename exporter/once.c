@@ -1,0 +1,262 @@
+/* once.c -- `exporter --once`: one poll printed for a person on the node, every MiB explained
+ *
+ * The same reads and the same attribution as the running exporter (nvml.c,
+ * poller_read_pids(), attribute_process()), so what it prints is what
+ * /metrics would say; only the printing is its own. */
+#include "once.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "attribute.h"
+#include "log.h"
+#include "nvml.h"
+#include "podmap.h"
+#include "poller.h"
+
+#define MIB 1048576.0
+
+/* One process entry's verdict, in the words of --format json. */
+static const char *
+why_word(enum attr_why w, int list_ok)
+{
+    switch (w) {
+    case ATTR_NO_MEMORY:
+        return "memory_unknown";
+    case ATTR_NO_POD_CGROUP:
+        return "no_pod_cgroup";
+    case ATTR_POD_UNKNOWN:
+        return list_ok ? "pod_not_on_node" : "pod_list_unavailable";
+    default:
+        return NULL;
+    }
+}
+
+static const char *
+why_text(enum attr_why w, int list_ok)
+{
+    switch (w) {
+    case ATTR_NO_MEMORY:
+        return "NVML cannot report its memory";
+    case ATTR_NO_POD_CGROUP:
+        return "no pod cgroup (a host process, or it has ended)";
+    case ATTR_POD_UNKNOWN:
+        return list_ok ? "its pod is not on this node" : "the pod list is unavailable";
+    default:
+        return "";
+    }
+}
+
+/* One device's sums. */
+struct sums {
+    uint64_t used, pods, unattr, unattr_procs, no_proc, procs_known;
+};
+
+static void
+device_sums(const struct nvml_device *d, const struct attr_pid *pids, size_t npids,
+            const struct pl_pods *pods, struct sums *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->used = d->nd_total > d->nd_free ? d->nd_total - d->nd_free : 0;
+    for (size_t i = 0; i < d->nd_nprocs; i++) {
+        const struct pl_pod *pod;
+        const char *container;
+        uint64_t used;
+        enum attr_why w =
+            attribute_process(d, i, pids, npids, pods, &used, &pod, &container, NULL);
+        if (w == ATTR_POD)
+            s->pods += used;
+        else if (w == ATTR_NO_POD_CGROUP || w == ATTR_POD_UNKNOWN)
+            s->unattr_procs += used;
+        s->procs_known += used;
+    }
+    /* As attribute(): what no pod accounts for. */
+    s->unattr = s->used > s->pods ? s->used - s->pods : 0;
+    s->no_proc = s->used > s->procs_known ? s->used - s->procs_known : 0;
+}
+
+static void
+print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
+            const struct attr_pid *pids, size_t npids, const struct pl_pods *pods,
+            int list_ok, const char *list_why)
+{
+    fprintf(out, "node %s: %zu GPU%s; pod list: %s%s\n", node, snap->ns_count,
+            snap->ns_count == 1 ? "" : "s", list_ok ? "read" : "unavailable: ",
+            list_ok ? "" : list_why);
+    for (size_t dv = 0; dv < snap->ns_count; dv++) {
+        const struct nvml_device *d = &snap->ns_devices[dv];
+        struct sums s;
+
+        device_sums(d, pids, npids, pods, &s);
+        fprintf(out, "\nGPU %u  %s  %s\n", d->nd_index, d->nd_uuid, d->nd_model);
+        fprintf(out, "  total %.1f MiB   free %.1f MiB   used %.1f MiB (total - free)   "
+                     "unattributed %.1f MiB\n",
+                (double)d->nd_total / MIB, (double)d->nd_free / MIB, (double)s.used / MIB,
+                (double)s.unattr / MIB);
+        fprintf(out, "  used %.1f = pods %.1f + unattributed %.1f MiB; unattributed = "
+                     "%.1f in processes without a known pod + %.1f held by no listed "
+                     "process (driver reserve, contexts, memory NVML does not report per "
+                     "process)\n",
+                (double)s.used / MIB, (double)s.pods / MIB, (double)s.unattr / MIB,
+                (double)s.unattr_procs / MIB, (double)s.no_proc / MIB);
+        if (s.pods > s.used || s.procs_known > s.used)
+            fprintf(out, "  note: NVML's per-process figures add up to more than the "
+                         "device's used memory; the sums above are capped at used\n");
+        fprintf(out, "  %8s %10s  %s\n", "PID", "MiB", "NAMESPACE/POD CONTAINER, or why unattributed");
+        for (size_t i = 0; i < d->nd_nprocs; i++) {
+            const struct pl_pod *pod;
+            const char *container;
+            uint64_t used;
+            enum attr_why w =
+                attribute_process(d, i, pids, npids, pods, &used, &pod, &container, NULL);
+            char mib[32];
+
+            if (w == ATTR_DUPLICATE)
+                continue;
+            if (w == ATTR_NO_MEMORY)
+                snprintf(mib, sizeof(mib), "?");
+            else
+                snprintf(mib, sizeof(mib), "%.1f", (double)used / MIB);
+            if (w == ATTR_POD)
+                fprintf(out, "  %8" PRIu32 " %10s  %s/%s %s\n", d->nd_procs[i].np_pid, mib,
+                        pod->pp_namespace, pod->pp_name,
+                        container ? container : "(container not matched)");
+            else
+                fprintf(out, "  %8" PRIu32 " %10s  unattributed: %s\n",
+                        d->nd_procs[i].np_pid, mib, why_text(w, list_ok));
+        }
+        if (d->nd_nprocs == 0)
+            fprintf(out, "  (no processes)\n");
+    }
+}
+
+/* json_object_set_new(), and a NULL value (an allocation that failed) fails. */
+static int
+set(json_t *o, const char *k, json_t *v)
+{
+    return v == NULL || json_object_set_new(o, k, v) == -1 ? -1 : 0;
+}
+
+/* Every json_*_new() below takes its value's reference even when it fails,
+ * so each value is owned by its parent from the moment it is made. */
+static json_t *
+to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pid *pids,
+        size_t npids, const struct pl_pods *pods, int list_ok, const char *list_why)
+{
+    json_t *root = json_object(), *gpus = NULL, *pl = NULL;
+
+    if (root == NULL)
+        return NULL;
+    if (set(root, "node", json_string(node)) || set(root, "pod_list", pl = json_object()) ||
+        set(pl, "ok", json_boolean(list_ok)) ||
+        set(pl, "error", list_ok ? json_null() : json_string(list_why)) ||
+        set(root, "gpus", gpus = json_array()))
+        goto oom;
+    for (size_t dv = 0; dv < snap->ns_count; dv++) {
+        const struct nvml_device *d = &snap->ns_devices[dv];
+        json_t *g = json_object(), *procs = NULL;
+        struct sums s;
+
+        device_sums(d, pids, npids, pods, &s);
+        if (g == NULL || json_array_append_new(gpus, g) == -1 ||
+            set(g, "index", json_integer(d->nd_index)) || set(g, "uuid", json_string(d->nd_uuid)) ||
+            set(g, "model", json_string(d->nd_model)) ||
+            set(g, "total_bytes", json_integer((json_int_t)d->nd_total)) ||
+            set(g, "free_bytes", json_integer((json_int_t)d->nd_free)) ||
+            set(g, "used_bytes", json_integer((json_int_t)s.used)) ||
+            set(g, "pods_bytes", json_integer((json_int_t)s.pods)) ||
+            set(g, "unattributed_bytes", json_integer((json_int_t)s.unattr)) ||
+            set(g, "unattributed_process_bytes", json_integer((json_int_t)s.unattr_procs)) ||
+            set(g, "no_process_bytes", json_integer((json_int_t)s.no_proc)) ||
+            set(g, "processes", procs = json_array()))
+            goto oom;
+        for (size_t i = 0; i < d->nd_nprocs; i++) {
+            const struct pl_pod *pod;
+            const char *container;
+            uint64_t used;
+            enum attr_why w =
+                attribute_process(d, i, pids, npids, pods, &used, &pod, &container, NULL);
+            json_t *p;
+
+            if (w == ATTR_DUPLICATE)
+                continue;
+            if ((p = json_object()) == NULL || json_array_append_new(procs, p) == -1 ||
+                set(p, "pid", json_integer(d->nd_procs[i].np_pid)) ||
+                set(p, "bytes",
+                    w == ATTR_NO_MEMORY ? json_null() : json_integer((json_int_t)used)) ||
+                set(p, "namespace", w == ATTR_POD ? json_string(pod->pp_namespace) : json_null()) ||
+                set(p, "pod", w == ATTR_POD ? json_string(pod->pp_name) : json_null()) ||
+                set(p, "container",
+                    w == ATTR_POD ? json_string(container ? container : "") : json_null()) ||
+                set(p, "why", w == ATTR_POD ? json_null() : json_string(why_word(w, list_ok))))
+                goto oom;
+        }
+    }
+    return root;
+oom:
+    json_decref(root);
+    return NULL;
+}
+
+int
+exporter_once(const struct exporter_config *cfg, const struct kube_opts *ko, int json)
+{
+    struct nvml *n;
+    struct nvml_snapshot snap;
+    struct attr_pid *pids = NULL;
+    size_t npids = 0;
+    struct event_base *base = NULL;
+    struct podmap *pm = NULL;
+    const char *why = "";
+    char err[512];
+    int state, rc = 1;
+
+    memset(&snap, 0, sizeof(snap));
+    if ((n = nvml_open(cfg->ec_nvml_library, err, sizeof(err))) == NULL ||
+        nvml_read(n, &snap, err, sizeof(err)) == -1) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter --once: cannot read NVML: %s\n", err);
+        nvml_close(n);
+        return 1;
+    }
+    nvml_close(n);
+    /* Processes first, then the pods: the list is then the newer of the two. */
+    if (poller_read_pids(cfg->ec_proc_root, &snap, &pids, &npids) == -1 ||
+        (base = event_base_new()) == NULL ||
+        (pm = podmap_new(base, ko, cfg->ec_node_name, cfg->ec_gpumem_resource, NULL, NULL, err,
+                         sizeof(err))) == NULL) {
+        fprintf(stderr, "gpu-vram-watchdog: exporter --once: %s\n",
+                pm == NULL && base != NULL ? err : "out of memory");
+        goto done;
+    }
+    /* The client's own timeouts (HTTP_TIMEOUT) end the wait. */
+    while ((state = podmap_state(pm, &why)) == PODMAP_LISTING)
+        if (event_base_loop(base, EVLOOP_ONCE) == -1)
+            break;
+    if (json) {
+        json_t *j = to_json(cfg->ec_node_name, &snap, pids, npids, podmap_pods(pm),
+                            state == PODMAP_OK, why);
+        if (j == NULL || json_dumpf(j, stdout, JSON_INDENT(2)) == -1) {
+            fprintf(stderr, "gpu-vram-watchdog: exporter --once: out of memory\n");
+            json_decref(j);
+            goto done;
+        }
+        json_decref(j);
+        fputc('\n', stdout);
+    } else {
+        print_table(stdout, cfg->ec_node_name, &snap, pids, npids, podmap_pods(pm),
+                    state == PODMAP_OK, why);
+    }
+    rc = fflush(stdout) == 0 ? 0 : 1;
+done:
+    podmap_free(pm);
+    if (base != NULL)
+        event_base_free(base);
+    free(pids);
+    nvml_snapshot_free(&snap);
+    return rc;
+}
