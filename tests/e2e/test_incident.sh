@@ -41,8 +41,8 @@ stack_serve
 stamp "gpu-vram-watchdog serve up on port $SERVE_PORT (DRY_RUN=false)"
 wait_for 10 sh -c "curl -s '$SIM/api/v1/nodes/gpu-node-1' | grep -q gpumem"
 capacity=$(curl -s "$SIM/api/v1/nodes/gpu-node-1" | jq -r '.status.capacity["viktorbarzin.me/gpumem"]')
-expect_eq "the watchdog advertised the gpumem capacity on the node" "14k" "$capacity"
-say "At start-up the watchdog advertised viktorbarzin.me/gpumem=14000 on the node: $capacity."
+expect_eq "the watchdog advertised the gpumem capacity on the node (auto: 15360 - 2048)" "13312" "$capacity"
+say "At start-up the watchdog advertised viktorbarzin.me/gpumem on the node: $capacity (GPUMEM_CAPACITY_MIB=auto: the T4's 15360 MiB less GPUMEM_RESERVE_MIB 2048)."
 
 # 3. Real Alertmanager, and Prometheus loads the shipped rules, short intervals.
 stack_alerting

@@ -55,7 +55,7 @@ wait_for 60 over || fail "immich-ml's arena grows past 10000 MiB in Prometheus"
 out=$(env "${ENVS[@]}" "$GVW_BINARY" budgets --node gpu-node-1 --format json)
 expect_eq "budgets --node prints one object for the node" "object gpu-node-1" \
     "$(echo "$out" | jq -r '"\(type) \(.node)"')"
-expect_eq "the advertised capacity, read from the node" "14000 advertised" \
+expect_eq "the advertised capacity, read from the node" "13312 advertised" \
     "$(echo "$out" | jq -r '"\(.capacity_mib) \(.capacity)"')"
 expect_eq "the sum of the declared budgets" \
     "$(curl -s "$SIM/api/v1/pods" | jq '[.items[] | .spec.containers[].resources.limits["viktorbarzin.me/gpumem"] // empty | if endswith("k") then (.[:-1] | tonumber * 1000) else tonumber end] | add')" \
@@ -76,7 +76,7 @@ out=$(env "${ENVS[@]}" "$GVW_BINARY" budgets --format json)
 expect_eq "budgets without --node: an array, one per GPU node" "array 1 gpu-node-1" \
     "$(echo "$out" | jq -r '"\(type) \(length) \(.[0].node)"')"
 table=$(env "${ENVS[@]}" "$GVW_BINARY" budgets)
-expect_contains "the table says the capacity and the budgets" "14000 MiB advertised" "$table"
+expect_contains "the table says the capacity and the budgets" "13312 MiB advertised" "$table"
 expect_contains "the table says the card is below the floor" "BELOW THE FLOOR" "$table"
 expect_contains "the table names immich-ml in full, eligible" "yes                      immich/immich-ml-7d9c6b5f4d-x8k2p" "$table"
 out=$(env "${ENVS[@]}" GPUMEM_RESOURCE=example.com/vram "$GVW_BINARY" budgets --node gpu-node-1 --format json)
@@ -91,7 +91,7 @@ expect_contains "budgets over the advertised capacity are said plainly" "OVER-CO
 out=$(env "${ENVS[@]}" "$GVW_BINARY" budgets --node gpu-node-1 --format json)
 expect_eq "... and in JSON" "true 10000" "$(echo "$out" | jq -r '"\(.overcommitted) \(.capacity_mib)"')"
 curl -s -X PATCH -H 'Content-Type: application/json-patch+json' "$SIM/api/v1/nodes/gpu-node-1/status" \
-    --data '[{"op":"replace","path":"/status/capacity/viktorbarzin.me~1gpumem","value":"14000"}]' >/dev/null
+    --data '[{"op":"replace","path":"/status/capacity/viktorbarzin.me~1gpumem","value":"13312"}]' >/dev/null
 out=$(env "${ENVS[@]}" PROMETHEUS_URL=http://127.0.0.1:1 "$GVW_BINARY" budgets --node gpu-node-1 --format json)
 expect_contains "without Prometheus the reading's error is shown" "prometheus" "$(echo "$out" | jq -r '.error')"
 expect_eq "... and free VRAM is unknown" null "$(echo "$out" | jq -r '.gpus[0].free_mib')"
@@ -150,7 +150,7 @@ else
     expect_eq "its over-budget part is drawn in the warning colour" 1 \
         "$(grep -o '<rect class="over"[^>]*fill="#c62828"' "$TMP/dom.html" | wc -l)"
     expect_contains "the floor line is drawn" '<line class="floor"' "$(cat "$TMP/dom.html")"
-    expect_contains "the advertised capacity is drawn" 'advertised capacity 14000 MiB' "$(cat "$TMP/dom.html")"
+    expect_contains "the advertised capacity is drawn" 'advertised capacity 13312 MiB' "$(cat "$TMP/dom.html")"
     row=$(grep -o '<tr class="decision">.*</tr>' "$TMP/dom.html" | sed 's/<\/tr>/&\n/g' | head -n1)
     expect_contains "the decisions table has the audit id" "<td class=\"n\">$AUDIT_ID</td>" "$row"
     expect_contains "... the result and the victim" \

@@ -99,7 +99,7 @@ gvw() {
     ERR="$TMP/run.$RUN.err"
     OUT=$(${WRAP[@]+"${WRAP[@]}"} env "${NOPROXY[@]}" -u KUBERNETES_SERVICE_HOST KUBE_API_URL="https://127.0.0.1:$port" \
         KUBE_CA_FILE="$ca" KUBE_TOKEN_FILE="$TMP/token" PROMETHEUS_URL="http://127.0.0.1:$prom" \
-        HTTP_CONNECT_TIMEOUT=2s HTTP_TIMEOUT=5s "$GVW_BINARY" "$@" 2>"$ERR")
+        HTTP_CONNECT_TIMEOUT=2s HTTP_TIMEOUT=5s GPUMEM_CAPACITY_MIB=14000 "$GVW_BINARY" "$@" 2>"$ERR")
     RC=$?
     printf '%s\n' "$OUT" >"$TMP/run.$RUN.out"
 }
@@ -143,7 +143,7 @@ expect_eq "trusted CA: check decides from the pods it read over TLS" \
 RUN=$((RUN + 1))
 before=$(lines "$good_DIR")
 env "${NOPROXY[@]}" -u KUBE_API_URL KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT="$good_KUBE" \
-    KUBE_CA_FILE="$TMP/ca.crt" KUBE_TOKEN_FILE="$TMP/token" \
+    KUBE_CA_FILE="$TMP/ca.crt" KUBE_TOKEN_FILE="$TMP/token" GPUMEM_CAPACITY_MIB=14000 \
     "$GVW_BINARY" advertise --once >"$TMP/run.$RUN.out" 2>"$TMP/run.$RUN.err"
 expect_eq "in-cluster default URL: advertise --once exits 0" 0 "$?"
 expect_contains "in-cluster default URL: the PATCH arrived over TLS with the token" \
