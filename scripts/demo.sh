@@ -22,7 +22,11 @@ A time-sliced GPU has no memory isolation. Five tenants share a 15360 MiB card,
 each with a declared budget (viktorbarzin.me/gpumem): immich-ml 3000, llama-swap
 5000, frigate 2000, immich-server 1800, portal-stt 1500. On 2026-06-02 immich-ml's
 onnxruntime arena grew from ~2 GB to 10.7 GiB and starved the LLM for hours.
-Here the same growth plays out in about 20 seconds.
+Here the same growth plays out in about 20 seconds, on the card as it really is:
+its driver keeps 300 MiB, every CUDA process holds a 300 MiB context, and a host
+process outside Kubernetes (jellyfin's ffmpeg) holds 301 MiB. The exporter shows
+that unattributed memory (gpu_memory_unattributed_bytes), and free VRAM on the
+device is that much lower than 15360 - sum(pods).
 TXT
 GVW_BINARY="$PWD/build/gpu-vram-watchdog" GVW_SIM="$PWD/build/gvw-sim" \
     GVW_STUB_NVML="$PWD/build/stub-nvml/libnvidia-ml.so.1" \

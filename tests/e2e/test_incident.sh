@@ -34,6 +34,13 @@ else
 fi
 stamp "gpu-vram-watchdog exporter up on port $EXP_PORT"
 say "gpu-vram-watchdog exporter reads the node's GPU through NVML and names each process's pod."
+# The card as it really is: the driver's 300 MiB reserve and a host ffmpeg (1 MiB
+# plus its 300 MiB CUDA context) belong to no pod; the exporter says so.
+unattributed() { curl -s "http://127.0.0.1:$EXP_PORT/metrics" | awk '/^gpu_memory_unattributed_bytes\{/ { printf "%d", $NF / 1048576 }'; }
+wait_for 10 sh -c "curl -s 'http://127.0.0.1:$EXP_PORT/metrics' | grep -q '^gpu_memory_unattributed_bytes{'"
+expect_eq "the exporter shows 601 MiB no pod accounts for (300 reserved + the host's ffmpeg)" 601 "$(unattributed)"
+say "Memory no pod accounts for: the driver's reserve and a host process outside Kubernetes.
+gpu_memory_unattributed_bytes = $(unattributed) MiB: free VRAM on the card is that much lower than 15360 - sum(pods)."
 
 # 2. The watchdog, enforcing. Prometheus starts first: its URL is a setting.
 stack_prometheus

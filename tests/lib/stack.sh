@@ -24,28 +24,37 @@ stack_require_tools() {
 }
 
 # stack_sim SCENARIO -- the simulated GPU node: its API server, its NVML (a
-# state file the stub library reads) and its /proc. Sets SIM (its URL).
+# state file the stub library reads) and its /proc; for a scenario of several
+# nodes, each node's pair is also under $TMP/nodes/NODE/. Sets SIM (its URL).
 stack_sim() {
-    mkdir -p "$TMP/proc"
+    mkdir -p "$TMP/proc" "$TMP/nodes"
     "$GVW_SIM" --scenario "$1" --listen 127.0.0.1:0 --time-scale "$TIME_SCALE" \
-        --nvml-state "$TMP/nvml.state" --proc-root "$TMP/proc" \
+        --nvml-state "$TMP/nvml.state" --proc-root "$TMP/proc" --node-dir "$TMP/nodes" \
         >"$TMP/sim.out" 2>"$TMP/sim.log" &
     PIDS+=($!)
     wait_for 10 grep -q '^listening' "$TMP/sim.out" || { fail "simulator starts" "$(cat "$TMP/sim.log")"; stack_abort; }
     SIM=http://$(sed -n 's/^listening //p' "$TMP/sim.out")
 }
 
-# stack_exporter NODE -- the node exporter, as the DaemonSet runs it, on the
-# simulated node NODE. Sets EXP_PORT.
+# stack_exporter NODE [own] -- the node exporter, as the DaemonSet runs it, on
+# the simulated node NODE; with "own", reading that node's files under
+# $TMP/nodes/NODE/ (one exporter per node of a cluster). Sets EXP_PORT and adds
+# it to EXP_TARGETS (what Prometheus scrapes); logs to $TMP/exporter[-NODE].log.
+EXP_TARGETS=()
 stack_exporter() {
+    local state=$TMP/nvml.state proc=$TMP/proc log=$TMP/exporter.log
     [ -f "$GVW_STUB_NVML" ] || { fail "the stub NVML library is built" "$GVW_STUB_NVML (target gvw-stub-nvml)"; stack_abort; }
+    if [ "${2:-}" = own ]; then
+        state=$TMP/nodes/$1/nvml.state proc=$TMP/nodes/$1/proc log=$TMP/exporter-$1.log
+    fi
     EXP_PORT=$(free_port)
-    env NODE_NAME="$1" NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/nvml.state" \
-        PROC_ROOT="$TMP/proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
-        POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$TMP/exporter.log" &
+    EXP_TARGETS+=("\"127.0.0.1:$EXP_PORT\"")
+    env NODE_NAME="$1" NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$state" \
+        PROC_ROOT="$proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
+        POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$log" &
     PIDS+=($!)
     wait_for 10 curl -sf "http://127.0.0.1:$EXP_PORT/healthz" >/dev/null ||
-        { fail "the exporter starts" "$(tail -5 "$TMP/exporter.log")"; stack_abort; }
+        { fail "the exporter starts" "$(tail -5 "$log")"; stack_abort; }
 }
 
 # stack_prometheus -- Prometheus scraping the exporter. It starts before serve
@@ -68,7 +77,7 @@ global: {scrape_interval: 1s, evaluation_interval: 1s}
 scrape_configs:
   - job_name: gpu-vram-watchdog-exporter
     honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]
+    static_configs: [{targets: [$(IFS=,; echo "${EXP_TARGETS[*]}")]}]
 YML
     start_on_free_port Prometheus "$TMP/prom.log" \
         prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
@@ -128,7 +137,7 @@ alerting:
 scrape_configs:
   - job_name: gpu-vram-watchdog-exporter
     honor_labels: true
-    static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]
+    static_configs: [{targets: [$(IFS=,; echo "${EXP_TARGETS[*]}")]}]
   - job_name: gpu-vram-watchdog
     static_configs: [{targets: ["127.0.0.1:$SERVE_PORT"]}]
 YML

@@ -38,13 +38,15 @@ bytes(double mib)
 static int
 render_processes(struct world *w, struct evbuffer *out)
 {
-    const char *node = w->w_sc->sc_node;
     size_t i, j;
 
     for (i = 0; i < w->w_npods; i++) {
         const struct sim_pod *sp = &w->w_pods[i];
-        /* Only running pods on this node have processes on its GPU. */
-        if (sp->sp_state != POD_ALIVE || strcmp(sp->sp_spec->po_node, node) != 0)
+        const char *node = sp->sp_spec->po_node;
+        /* Only running pods on a simulated node have processes on its GPUs; a host
+         * process is nobody's pod. */
+        if (sp->sp_state != POD_ALIVE || sp->sp_spec->po_node_idx < 0 ||
+            sp->sp_spec->po_host)
             continue;
         for (j = 0; j < sp->sp_nprocs; j++) {
             long long b = bytes(world_proc_mib(w, sp, j));
@@ -67,7 +69,7 @@ int
 exporter_render(struct world *w, struct evbuffer *out)
 {
     const struct scenario *sc = w->w_sc;
-    size_t g;
+    size_t g, n;
 
     world_advance(w);
     if (evbuffer_add_printf(
@@ -79,23 +81,27 @@ exporter_render(struct world *w, struct evbuffer *out)
     if (evbuffer_add_printf(out, "# HELP gpu_memory_total_bytes GPU framebuffer size.\n"
                                  "# TYPE gpu_memory_total_bytes gauge\n") < 0)
         return -1;
-    for (g = 0; g < sc->sc_ngpus; g++)
-        if (evbuffer_add_printf(out, "gpu_memory_total_bytes{node=\"") < 0 ||
-            add_label_value(out, sc->sc_node) != 0 ||
-            evbuffer_add_printf(out, "\",gpu=\"%zu\"} %lld\n", g,
-                                bytes((double)sc->sc_gpus[g].gp_total_mib)) < 0)
-            return -1;
+    for (n = 0; n < sc->sc_nnodes; n++)
+        for (g = 0; g < sc->sc_nodes[n].nd_ngpus; g++)
+            if (evbuffer_add_printf(out, "gpu_memory_total_bytes{node=\"") < 0 ||
+                add_label_value(out, sc->sc_nodes[n].nd_name) != 0 ||
+                evbuffer_add_printf(out, "\",gpu=\"%zu\"} %lld\n", g,
+                                    bytes((double)sc->sc_nodes[n].nd_gpus[g].gp_total_mib)) <
+                    0)
+                return -1;
     if (evbuffer_add_printf(
             out, "# HELP gpu_memory_free_bytes GPU framebuffer memory not in use.\n"
                  "# TYPE gpu_memory_free_bytes gauge\n") < 0)
         return -1;
-    for (g = 0; g < sc->sc_ngpus; g++) {
-        double free = (double)sc->sc_gpus[g].gp_total_mib - world_gpu_used_mib(w, (int)g);
-        if (evbuffer_add_printf(out, "gpu_memory_free_bytes{node=\"") < 0 ||
-            add_label_value(out, sc->sc_node) != 0 ||
-            evbuffer_add_printf(out, "\",gpu=\"%zu\"} %lld\n", g,
-                                bytes(free > 0 ? free : 0)) < 0)
-            return -1;
-    }
+    for (n = 0; n < sc->sc_nnodes; n++)
+        for (g = 0; g < sc->sc_nodes[n].nd_ngpus; g++) {
+            double free = (double)sc->sc_nodes[n].nd_gpus[g].gp_total_mib -
+                          world_gpu_used_mib(w, (int)n, (int)g);
+            if (evbuffer_add_printf(out, "gpu_memory_free_bytes{node=\"") < 0 ||
+                add_label_value(out, sc->sc_nodes[n].nd_name) != 0 ||
+                evbuffer_add_printf(out, "\",gpu=\"%zu\"} %lld\n", g,
+                                    bytes(free > 0 ? free : 0)) < 0)
+                return -1;
+        }
     return 0;
 }

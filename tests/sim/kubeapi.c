@@ -115,7 +115,7 @@ list_pods(struct world *w, const struct sim_request *rq, const char *ns, json_t 
         return 500;
     for (i = 0; i < w->w_npods; i++) {
         const struct sim_pod *sp = &w->w_pods[i];
-        if (sp->sp_state != POD_ALIVE ||
+        if (sp->sp_state != POD_ALIVE || sp->sp_spec->po_host ||
             (ns != NULL && strcmp(ns, sp->sp_spec->po_namespace) != 0) ||
             selector_match(lsel, 0, label_lookup, sp->sp_spec->po_labels, err,
                            sizeof(err)) != 1 ||
@@ -130,29 +130,33 @@ list_pods(struct world *w, const struct sim_request *rq, const char *ns, json_t 
     return 200;
 }
 
-/* GET /api/v1/nodes: the one simulated node, when the selectors match it. */
+/* GET /api/v1/nodes: the simulated nodes the selectors match, in scenario order. */
 static int
 list_nodes(struct world *w, const struct sim_request *rq, json_t **out)
 {
     char lsel[MAX_SELECTOR] = "", fsel[MAX_SELECTOR] = "", err[256];
-    json_t *items,
-        *labels = json_object_get(json_object_get(w->w_node, "metadata"), "labels");
+    json_t *items = NULL, *labels;
+    size_t i;
     int lm, fm;
 
     if (selectors(rq, lsel, fsel, sizeof(lsel), out) != 0)
         return 400;
-    lm = selector_match(lsel, 0, label_lookup, labels, err, sizeof(err));
-    fm = lm < 0 ? -1
-                : selector_match(fsel, 1, node_field_lookup, w->w_node, err, sizeof(err));
-    if (lm < 0 || fm < 0) {
-        *out = kubeapi_status(400, "BadRequest", err, NULL, NULL);
-        return 400;
-    }
-    items = json_array();
-    if (items == NULL)
-        return 500;
-    if (lm && fm) {
-        json_t *node = json_deep_copy(w->w_node);
+    for (i = 0; i < w->w_nnodes; i++) {
+        labels = json_object_get(json_object_get(w->w_nodes[i], "metadata"), "labels");
+        lm = selector_match(lsel, 0, label_lookup, labels, err, sizeof(err));
+        fm = lm < 0 ? -1
+                    : selector_match(fsel, 1, node_field_lookup, w->w_nodes[i], err,
+                                     sizeof(err));
+        if (lm < 0 || fm < 0) {
+            json_decref(items);
+            *out = kubeapi_status(400, "BadRequest", err, NULL, NULL);
+            return 400;
+        }
+        if (items == NULL && (items = json_array()) == NULL)
+            return 500;
+        if (!lm || !fm)
+            continue;
+        json_t *node = json_deep_copy(w->w_nodes[i]);
         /* List items carry no kind/apiVersion of their own. */
         if (node != NULL) {
             json_object_del(node, "kind");
@@ -163,6 +167,8 @@ list_nodes(struct world *w, const struct sim_request *rq, json_t **out)
             return 500;
         }
     }
+    if (items == NULL && (items = json_array()) == NULL)
+        return 500;
     *out = list_json(w, "NodeList", items);
     return 200;
 }
@@ -239,12 +245,13 @@ kubelet_sync(json_t *node)
     return 0;
 }
 
-/* PATCH /api/v1/nodes/N[/status] with a JSON patch. */
+/* PATCH /api/v1/nodes/N[/status] with a JSON patch; nodep is the node's slot. */
 static int
-patch_node(struct world *w, const struct sim_request *rq, int status_sub, json_t **out)
+patch_node(struct world *w, const struct sim_request *rq, json_t **nodep, int status_sub,
+           json_t **out)
 {
     const char *name = json_string_value(
-        json_object_get(json_object_get(w->w_node, "metadata"), "name"));
+        json_object_get(json_object_get(*nodep, "metadata"), "name"));
     json_t *copy, *next = NULL, *md;
     char err[512], rv[24];
     int rc;
@@ -266,7 +273,7 @@ patch_node(struct world *w, const struct sim_request *rq, int status_sub, json_t
                               NULL);
         return 400;
     }
-    copy = json_deep_copy(w->w_node);
+    copy = json_deep_copy(*nodep);
     if (copy == NULL)
         return 500;
     rc = jsonpatch_apply(copy, rq->rq_json, err, sizeof(err));
@@ -279,10 +286,10 @@ patch_node(struct world *w, const struct sim_request *rq, int status_sub, json_t
         return rc == JP_BAD_PATCH ? 400 : 422;
     }
     /* The status subresource keeps only status; the main resource all but status. */
-    next = status_sub ? json_deep_copy(w->w_node) : json_incref(copy);
+    next = status_sub ? json_deep_copy(*nodep) : json_incref(copy);
     if (next == NULL ||
         json_object_set(next, "status",
-                        json_object_get(status_sub ? copy : w->w_node, "status")) != 0)
+                        json_object_get(status_sub ? copy : *nodep, "status")) != 0)
         goto oom;
     md = json_object_get(next, "metadata");
     if (!json_is_object(md)) {
@@ -303,8 +310,8 @@ patch_node(struct world *w, const struct sim_request *rq, int status_sub, json_t
     if (*out == NULL)
         goto oom;
     json_decref(copy);
-    json_decref(w->w_node);
-    w->w_node = next;
+    json_decref(*nodep);
+    *nodep = next;
     return 200;
 oom:
     json_decref(next);
@@ -535,11 +542,11 @@ method_not_allowed(json_t **out)
 static int
 route(struct world *w, const struct sim_request *rq, char **seg, size_t n, json_t **out)
 {
-    const char *m = rq->rq_method, *node;
+    const char *m = rq->rq_method;
+    json_t **nodep = NULL;
+    size_t i;
     int get = strcmp(m, "GET") == 0;
 
-    node = json_string_value(
-        json_object_get(json_object_get(w->w_node, "metadata"), "name"));
     if (n == 1 && strcmp(seg[0], "pods") == 0)
         return get ? list_pods(w, rq, NULL, out) : method_not_allowed(out);
     if (n >= 3 && strcmp(seg[0], "namespaces") == 0 && strcmp(seg[2], "pods") == 0) {
@@ -561,16 +568,20 @@ route(struct world *w, const struct sim_request *rq, char **seg, size_t n, json_
         return get ? list_nodes(w, rq, out) : method_not_allowed(out);
     if ((n == 2 || (n == 3 && strcmp(seg[2], "status") == 0)) &&
         strcmp(seg[0], "nodes") == 0) {
-        if (strcmp(seg[1], node) != 0) {
+        for (i = 0; i < w->w_nnodes && nodep == NULL; i++)
+            if (strcmp(seg[1], json_string_value(json_object_get(
+                                   json_object_get(w->w_nodes[i], "metadata"), "name"))) == 0)
+                nodep = &w->w_nodes[i];
+        if (nodep == NULL) {
             *out = status_fmt(404, "NotFound", "nodes \"%s\" not found", seg[1], "nodes",
                               seg[1]);
             return 404;
         }
         if (get) {
-            *out = json_deep_copy(w->w_node);
+            *out = json_deep_copy(*nodep);
             return 200;
         }
-        return strcmp(m, "PATCH") == 0 ? patch_node(w, rq, n == 3, out)
+        return strcmp(m, "PATCH") == 0 ? patch_node(w, rq, nodep, n == 3, out)
                                        : method_not_allowed(out);
     }
     *out = kubeapi_status(404, "NotFound",

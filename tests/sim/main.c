@@ -28,6 +28,7 @@ struct options {
     const char *op_token_file;
     const char *op_nvml_state; /* NULL = no stub NVML state file */
     const char *op_proc_root;  /* NULL = no fake /proc */
+    const char *op_node_dir;   /* NULL = no per-node files */
     double op_time_scale; /* 0 = the scenario's */
     long long op_seed;    /* -1 = the scenario's */
 };
@@ -39,14 +40,16 @@ usage(FILE *f)
         f,
         "usage: gvw-sim --scenario FILE [--listen 127.0.0.1:PORT] [--time-scale F]\n"
         "               [--seed N] [--token-file FILE] [--nvml-state FILE]\n"
-        "               [--proc-root DIR]\n"
+        "               [--proc-root DIR] [--node-dir DIR]\n"
         "  --listen      address to serve on; port 0 picks one (default 127.0.0.1:0);\n"
         "                prints 'listening HOST:PORT' on stdout once ready\n"
         "  --time-scale  real seconds per scenario second (0.1 = ten times faster)\n"
         "  --seed        seeds generated uids and pod name suffixes\n"
         "  --token-file  require 'Authorization: Bearer <file contents>' on /api/\n"
         "  --nvml-state  keep the stub NVML's state file (GVW_STUB_NVML_STATE) current\n"
-        "  --proc-root   keep DIR/<pid>/cgroup current for every GPU process (PROC_ROOT)\n");
+        "  --proc-root   keep DIR/<pid>/cgroup current for every GPU process (PROC_ROOT)\n"
+        "  --node-dir    keep DIR/<node>/nvml.state and DIR/<node>/proc/ current for\n"
+        "                every simulated node (the two above are the first node's)\n");
 }
 
 /* Takes "--name value" or "--name=value"; advances *i past what it used. */
@@ -87,6 +90,8 @@ parse_args(int argc, char **argv, struct options *op)
             op->op_nvml_state = v;
         } else if ((v = flag_value(argc, argv, &i, "--proc-root")) != NULL) {
             op->op_proc_root = v;
+        } else if ((v = flag_value(argc, argv, &i, "--node-dir")) != NULL) {
+            op->op_node_dir = v;
         } else if ((v = flag_value(argc, argv, &i, "--time-scale")) != NULL) {
             errno = 0;
             op->op_time_scale = strtod(v, &end);
@@ -226,9 +231,14 @@ main(int argc, char **argv)
     sv.sv_world = w;
     sv.sv_token_file = op.op_token_file;
     sv.sv_nodefs = NULL;
-    if (op.op_nvml_state != NULL || op.op_proc_root != NULL) {
-        nf = nodefs_new(w, op.op_nvml_state, op.op_proc_root);
-        synct = nf ? event_new(base, -1, EV_PERSIST, on_sync_timer, nf) : NULL;
+    if (op.op_nvml_state != NULL || op.op_proc_root != NULL || op.op_node_dir != NULL) {
+        nf = nodefs_new(w, op.op_nvml_state, op.op_proc_root, op.op_node_dir, err,
+                        sizeof(err));
+        if (nf == NULL) {
+            fprintf(stderr, "gvw-sim: node files: %s\n", err);
+            goto done;
+        }
+        synct = event_new(base, -1, EV_PERSIST, on_sync_timer, nf);
         if (synct == NULL || event_add(synct, &every) != 0) {
             fprintf(stderr, "gvw-sim: out of memory\n");
             goto done;
@@ -266,8 +276,15 @@ main(int argc, char **argv)
     }
     printf("listening %s:%d\n", host, bound_port(bs));
     fflush(stdout);
-    fprintf(stderr, "gvw-sim: node %s, %zu pods, %zu GPU(s), GPU 0 %ld MiB, time scale %g\n",
-            sc->sc_node, sc->sc_npods, sc->sc_ngpus, sc->sc_total_mib, sc->sc_time_scale);
+    for (size_t i = 0; i < sc->sc_nnodes; i++)
+        fprintf(stderr, "gvw-sim: node %s, %zu GPU(s), GPU 0 %s %ld MiB (%ld reserved, %ld "
+                        "per CUDA context)\n",
+                sc->sc_nodes[i].nd_name, sc->sc_nodes[i].nd_ngpus,
+                sc->sc_nodes[i].nd_gpus[0].gp_name, sc->sc_nodes[i].nd_gpus[0].gp_total_mib,
+                sc->sc_nodes[i].nd_gpus[0].gp_reserved_mib,
+                sc->sc_nodes[i].nd_gpus[0].gp_context_mib);
+    fprintf(stderr, "gvw-sim: %zu pods and host processes, time scale %g\n", sc->sc_npods,
+            sc->sc_time_scale);
     for (size_t i = 0; i < w->w_npods; i++)
         if (w->w_pods[i].sp_release_url[0] != '\0')
             fprintf(stderr, "gvw-sim: %s/%s: release endpoint POST %s\n",

@@ -20,9 +20,12 @@
  */
 struct nodefs;
 
-/* nvml_state and proc_root are borrowed, each may be NULL (that half is not written).
- * NULL on allocation failure. The caller frees it with nodefs_free(). */
-struct nodefs *nodefs_new(struct world *w, const char *nvml_state, const char *proc_root);
+/* nvml_state and proc_root are the first node's files, each may be NULL (that half is
+ * not written). node_dir, when not NULL, holds every simulated node's pair as
+ * node_dir/<node>/nvml.state and node_dir/<node>/proc/ (made here). NULL with the reason
+ * in err on failure. The caller frees it with nodefs_free(). */
+struct nodefs *nodefs_new(struct world *w, const char *nvml_state, const char *proc_root,
+                          const char *node_dir, char *err, size_t errlen);
 
 /* Frees it; the files stay as last written. nodefs_free(NULL) is a no-op. */
 void nodefs_free(struct nodefs *nf);
@@ -34,5 +37,8 @@ int nodefs_sync(struct nodefs *nf, char *err, size_t errlen);
 /* The NVML state file's text for the world at w_clock: a new string the caller
  * frees, or NULL on allocation failure. Exposed for GET /sim/nvml. */
 char *nodefs_render_nvml(const struct world *w);
+
+/* The same for simulated node node (an index into the scenario's nodes). */
+char *nodefs_render_nvml_node(const struct world *w, int node);
 
 #endif

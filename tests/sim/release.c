@@ -205,8 +205,9 @@ releases_new(struct event_base *base, struct world *w, struct nodefs *nf, char *
     rs->rs_nodefs = nf;
     for (i = 0; i < w->w_npods; i++) {
         struct sim_pod *sp = &w->w_pods[i];
-        /* Only a pod on the simulated node runs here; one elsewhere is not ours. */
-        if (strcmp(sp->sp_spec->po_node, w->w_sc->sc_node) != 0)
+        /* Only a pod on a simulated node runs here; one elsewhere is not ours, and a
+         * host process is no pod. */
+        if (sp->sp_spec->po_node_idx < 0 || sp->sp_spec->po_host)
             continue;
         if (serve_pod(rs, base, sp, &next, err, errlen) != 0) {
             releases_free(rs);

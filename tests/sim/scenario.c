@@ -128,6 +128,18 @@ sc_proc_mib(const struct sc_proc *pr, double t)
     return pr->pr_points[pr->pr_npoints - 1].pt_mib;
 }
 
+/* The index of the simulated node called name, or -1. */
+static int
+node_index(const struct scenario *sc, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sc->sc_nnodes; i++)
+        if (strcmp(sc->sc_nodes[i].nd_name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
 static void
 procs_free(struct sc_proc *procs, size_t n)
 {
@@ -148,7 +160,7 @@ parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr
     json_t *jmib = NULL, *jtl = NULL, *pt, *c;
     json_int_t pid = 0, gpu = po->po_gpu;
     const char *interp = "linear";
-    size_t i;
+    size_t i, ngpus = sc->sc_nodes[po->po_node_idx >= 0 ? po->po_node_idx : 0].nd_ngpus;
 
     if (json_unpack_ex(jp, &je, JSON_STRICT,
                        "{s?I, s?s, s?o, s?o, s?s, s?I, s?s, s?b, s?F}", "pid", &pid, "comm",
@@ -161,9 +173,9 @@ parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr
     if (!(pr->pr_released_mib >= 0) || !isfinite(pr->pr_released_mib))
         return fail(p, "%s: released_mib must be a number >= 0", where);
     pr->pr_pid = (long)pid;
-    if (gpu < 0 || (size_t)gpu >= sc->sc_ngpus)
+    if (gpu < 0 || (size_t)gpu >= ngpus)
         return fail(p, "%s: gpu %lld: the node has GPUs 0..%zu", where, (long long)gpu,
-                    sc->sc_ngpus - 1);
+                    ngpus - 1);
     pr->pr_gpu = (int)gpu;
     if (pr->pr_container == NULL) {
         pr->pr_container =
@@ -414,9 +426,10 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     json_int_t gpu = 0;
     const char *image = NULL, *cname = NULL;
     char where[320];
+    size_t ngpus;
 
     snprintf(where, sizeof(where), "pods[%zu]", idx);
-    po->po_node = sc->sc_node;
+    po->po_node = sc->sc_nodes[0].nd_name;
     po->po_phase = "Running";
     po->po_started_ago = DEFAULT_STARTED_AGO;
     po->po_respawns = 1;
@@ -445,9 +458,11 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
         return fail(p, "%s: started_ago must be >= 0", where);
     if (!(po->po_release_after >= 0) || !isfinite(po->po_release_after))
         return fail(p, "%s: release_after must be >= 0", where);
-    if (gpu < 0 || (size_t)gpu >= sc->sc_ngpus)
+    po->po_node_idx = node_index(sc, po->po_node);
+    ngpus = sc->sc_nodes[po->po_node_idx >= 0 ? po->po_node_idx : 0].nd_ngpus;
+    if (gpu < 0 || (size_t)gpu >= ngpus)
         return fail(p, "%s: gpu %lld: the node has GPUs 0..%zu", where, (long long)gpu,
-                    sc->sc_ngpus - 1);
+                    ngpus - 1);
     po->po_gpu = (int)gpu;
     if ((po->po_labels != NULL && !json_is_object(po->po_labels)) ||
         (po->po_annotations != NULL && !json_is_object(po->po_annotations)))
@@ -480,8 +495,9 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     }
     if (parse_procs(p, where, jprocs, sc, po, &po->po_procs, &po->po_nprocs) != 0)
         return -1;
-    if (po->po_nprocs > 0 && strcmp(po->po_node, sc->sc_node) != 0)
-        return fail(p, "%s: only pods on %s hold its GPU memory", where, sc->sc_node);
+    if (po->po_nprocs > 0 && po->po_node_idx < 0)
+        return fail(p, "%s: only pods on a simulated node (%s, ...) hold GPU memory",
+                    where, sc->sc_nodes[0].nd_name);
     if (po->po_nprocs > 0 && strcmp(po->po_phase, "Running") != 0)
         return fail(p, "%s: a Pending pod holds no GPU memory", where);
     po->po_respawns = po->po_owner_kind != NULL;
@@ -502,45 +518,47 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     return fresh_procs(p, where, po, &po->po_rprocs, &po->po_nrprocs);
 }
 
-/* Fills the simulated Node's labels and capacity, defaulting what the file leaves out. */
+/* Fills a simulated Node's name, labels and capacity from jn (an object in sc_root, or
+ * NULL for all defaults, then made at key in parent), defaulting what it leaves out. */
 static int
-parse_node(struct sc_parse *p, struct scenario *sc, json_t *root)
+parse_node(struct sc_parse *p, struct sc_node *nd, json_t *jn, json_t *parent,
+           const char *key, const char *where)
 {
     json_error_t je;
-    json_t *jn = json_object_get(root, "node");
+    json_t *jgpus = NULL; /* the caller's */
 
-    sc->sc_node = DEFAULT_NODE;
+    nd->nd_name = DEFAULT_NODE;
     if (jn == NULL) {
         jn = json_object();
-        if (jn == NULL || json_object_set_new(root, "node", jn) != 0)
+        if (jn == NULL || json_object_set_new(parent, key, jn) != 0)
             return fail(p, "out of memory");
     }
-    if (json_unpack_ex(jn, &je, JSON_STRICT, "{s?s, s?o, s?o}", "name", &sc->sc_node,
-                       "labels", &sc->sc_node_labels, "capacity",
-                       &sc->sc_node_capacity) != 0)
-        return fail(p, "node: %s", je.text);
-    if (strlen(sc->sc_node) == 0 || strlen(sc->sc_node) > 253)
-        return fail(p, "node: bad name");
-    if (sc->sc_node_labels == NULL) {
-        sc->sc_node_labels =
-            json_pack("{s:s, s:s, s:s}", "kubernetes.io/hostname", sc->sc_node,
+    if (json_unpack_ex(jn, &je, JSON_STRICT, "{s?s, s?o, s?o, s?o}", "name", &nd->nd_name,
+                       "labels", &nd->nd_labels, "capacity", &nd->nd_capacity, "gpus",
+                       &jgpus) != 0)
+        return fail(p, "%s: %s", where, je.text);
+    if (strlen(nd->nd_name) == 0 || strlen(nd->nd_name) > 253 ||
+        strpbrk(nd->nd_name, "/ \t\n") != NULL)
+        return fail(p, "%s: bad name", where);
+    if (nd->nd_labels == NULL) {
+        nd->nd_labels =
+            json_pack("{s:s, s:s, s:s}", "kubernetes.io/hostname", nd->nd_name,
                       "kubernetes.io/os", "linux", "nvidia.com/gpu.present", "true");
-        if (sc->sc_node_labels == NULL ||
-            json_object_set_new(jn, "labels", sc->sc_node_labels))
+        if (nd->nd_labels == NULL || json_object_set_new(jn, "labels", nd->nd_labels))
             return fail(p, "out of memory");
     }
-    if (sc->sc_node_capacity == NULL) {
+    if (nd->nd_capacity == NULL) {
         char ngpus[24];
-        snprintf(ngpus, sizeof(ngpus), "%zu", sc->sc_ngpus);
-        sc->sc_node_capacity = json_pack("{s:s, s:s, s:s, s:s}", "cpu", "8", "memory",
-                                         "32Gi", "nvidia.com/gpu", ngpus, "pods", "110");
-        if (sc->sc_node_capacity == NULL ||
-            json_object_set_new(jn, "capacity", sc->sc_node_capacity) != 0)
+        snprintf(ngpus, sizeof(ngpus), "%zu", nd->nd_ngpus);
+        nd->nd_capacity = json_pack("{s:s, s:s, s:s, s:s}", "cpu", "8", "memory", "32Gi",
+                                    "nvidia.com/gpu", ngpus, "pods", "110");
+        if (nd->nd_capacity == NULL ||
+            json_object_set_new(jn, "capacity", nd->nd_capacity) != 0)
             return fail(p, "out of memory");
     }
-    if (!json_is_object(sc->sc_node_labels) || !json_is_object(sc->sc_node_capacity))
-        return fail(p, "node: labels and capacity must be objects");
-    return canonical_map(p, "node.capacity", sc->sc_node_capacity);
+    if (!json_is_object(nd->nd_labels) || !json_is_object(nd->nd_capacity))
+        return fail(p, "%s: labels and capacity must be objects", where);
+    return canonical_map(p, where, nd->nd_capacity);
 }
 
 /* A stable "GPU-<uuid>" for GPU idx when the file names none (splitmix64 of the seed). */
@@ -560,51 +578,198 @@ gen_gpu_uuid(unsigned long long seed, size_t idx, char *out, size_t len)
              (z[0] >> 16) & 0xffff, z[0] & 0xffff, z[1] >> 48, z[1] & 0xffffffffffffULL);
 }
 
-/* "gpus": absent (one GPU of gpu_total_mib) or [{uuid, name, total_mib, reserved_mib}]. */
+/* The cards a scenario can name by "model", as measured (issue 26): what NVML calls
+ * it, its framebuffer, what the driver keeps for itself, and what one CUDA context costs
+ * each process. The A100's reserve and context are estimates between the other two. */
+static const struct gpu_model {
+    const char *gm_model, *gm_name;
+    long gm_total, gm_reserved, gm_context;
+} gpu_models[] = {
+    {"T4", "Tesla T4", 15360, 300, 300},
+    {"A100-40G", "NVIDIA A100-SXM4-40GB", 40960, 400, 400},
+    {"H100-80G", "NVIDIA H100 80GB HBM3", 81559, 480, 500},
+};
+
+/* nd's GPUs from "gpus": absent (one GPU of gpu_total_mib) or
+ * [{model, uuid, name, total_mib, reserved_mib, context_mib}]. uuid_base keeps the
+ * generated UUIDs of different nodes apart. */
 static int
-parse_gpus(struct sc_parse *p, struct scenario *sc, json_t *jgpus, long total)
+parse_gpus(struct sc_parse *p, const struct scenario *sc, struct sc_node *nd,
+           json_t *jgpus, long total, size_t uuid_base, const char *where)
 {
     json_error_t je;
     json_t *jg;
-    size_t i, j, n = jgpus == NULL ? 1 : json_array_size(jgpus);
+    size_t i, k, n = jgpus == NULL ? 1 : json_array_size(jgpus);
 
     if (jgpus != NULL && (!json_is_array(jgpus) || n == 0 || n > 64))
-        return fail(p, "gpus must be an array of 1..64 GPUs");
-    sc->sc_gpus = calloc(n, sizeof(*sc->sc_gpus));
-    if (sc->sc_gpus == NULL)
+        return fail(p, "%s: gpus must be an array of 1..64 GPUs", where);
+    nd->nd_gpus = calloc(n, sizeof(*nd->nd_gpus));
+    if (nd->nd_gpus == NULL)
         return fail(p, "out of memory");
-    sc->sc_ngpus = n;
+    nd->nd_ngpus = n;
     for (i = 0; i < n; i++) {
-        struct sc_gpu *g = &sc->sc_gpus[i];
-        json_int_t gt = total, gr = 0;
+        struct sc_gpu *g = &nd->nd_gpus[i];
+        /* Without a model: an idealised card of the file's gpu_total_mib, named as a
+         * T4, whose driver and contexts hold nothing unless the file says so. */
+        static const struct gpu_model idealised = {NULL, "Tesla T4", 0, 0, 0};
+        const struct gpu_model *gm = &idealised;
+        const char *model = NULL;
+        json_int_t gt = -1, gr = -1, gc = -1;
 
-        g->gp_name = "Tesla T4";
         if (jgpus != NULL) {
             jg = json_array_get(jgpus, i);
-            if (json_unpack_ex(jg, &je, JSON_STRICT, "{s?s, s?s, s?I, s?I}", "uuid",
-                               &g->gp_uuid, "name", &g->gp_name, "total_mib", &gt,
-                               "reserved_mib", &gr) != 0)
-                return fail(p, "gpus[%zu]: %s", i, je.text);
+            if (json_unpack_ex(jg, &je, JSON_STRICT, "{s?s, s?s, s?s, s?I, s?I, s?I}",
+                               "model", &model, "uuid", &g->gp_uuid, "name", &g->gp_name,
+                               "total_mib", &gt, "reserved_mib", &gr, "context_mib",
+                               &gc) != 0)
+                return fail(p, "%s: gpus[%zu]: %s", where, i, je.text);
         }
-        if (gt <= 0 || gt > 1024 * 1024 || gr < 0 || gr > gt)
-            return fail(p, "gpus[%zu]: want 0 < total_mib <= 1048576, 0 <= reserved_mib "
-                           "<= total_mib", i);
+        if (model != NULL) {
+            for (k = 0; k < sizeof(gpu_models) / sizeof(gpu_models[0]); k++)
+                if (strcmp(gpu_models[k].gm_model, model) == 0)
+                    break;
+            if (k == sizeof(gpu_models) / sizeof(gpu_models[0]))
+                return fail(p, "%s: gpus[%zu]: model \"%s\": want T4, A100-40G or H100-80G",
+                            where, i, model);
+            gm = &gpu_models[k];
+        }
+        if (gt < 0)
+            gt = model != NULL ? gm->gm_total : total;
+        if (gr < 0)
+            gr = gm->gm_reserved;
+        if (gc < 0)
+            gc = gm->gm_context;
+        if (g->gp_name == NULL)
+            g->gp_name = gm->gm_name;
+        if (gt <= 0 || gt > 1024 * 1024 || gr > gt || gc > gt)
+            return fail(p, "%s: gpus[%zu]: want 0 < total_mib <= 1048576, 0 <= "
+                           "reserved_mib, context_mib <= total_mib", where, i);
         /* The stub NVML's state file is space-separated: the UUID must be one word. */
         if (g->gp_uuid != NULL && (*g->gp_uuid == '\0' || strpbrk(g->gp_uuid, " \t\n")))
-            return fail(p, "gpus[%zu]: uuid must be one non-empty word", i);
+            return fail(p, "%s: gpus[%zu]: uuid must be one non-empty word", where, i);
         if (strpbrk(g->gp_name, "\n") != NULL || *g->gp_name == '\0')
-            return fail(p, "gpus[%zu]: name must be one non-empty line", i);
+            return fail(p, "%s: gpus[%zu]: name must be one non-empty line", where, i);
         if (g->gp_uuid == NULL) {
-            gen_gpu_uuid(sc->sc_seed, i, g->gp_uuid_buf, sizeof(g->gp_uuid_buf));
+            gen_gpu_uuid(sc->sc_seed, uuid_base + i, g->gp_uuid_buf, sizeof(g->gp_uuid_buf));
             g->gp_uuid = g->gp_uuid_buf;
         }
-        for (j = 0; j < i; j++)
-            if (strcmp(sc->sc_gpus[j].gp_uuid, g->gp_uuid) == 0)
-                return fail(p, "gpus[%zu]: uuid %s is given twice", i, g->gp_uuid);
+        for (k = 0; k < i; k++)
+            if (strcmp(nd->nd_gpus[k].gp_uuid, g->gp_uuid) == 0)
+                return fail(p, "%s: gpus[%zu]: uuid %s is given twice", where, i,
+                            g->gp_uuid);
         g->gp_total_mib = (long)gt;
         g->gp_reserved_mib = (long)gr;
+        g->gp_context_mib = (long)gc;
     }
+    return 0;
+}
+
+/* The simulated nodes: "nodes": [{name, labels, capacity, gpus}], or the one node of
+ * "node" and "gpus". */
+static int
+parse_nodes(struct sc_parse *p, struct scenario *sc, json_t *root, json_t *jnodes,
+            json_t *jnode, json_t *jgpus, long total)
+{
+    size_t i, j, n = jnodes == NULL ? 1 : json_array_size(jnodes), base = 0;
+    char where[64];
+
+    if (jnodes != NULL && (jnode != NULL || jgpus != NULL))
+        return fail(p, "give \"nodes\", or \"node\" and \"gpus\", not both");
+    if (jnodes != NULL && (!json_is_array(jnodes) || n == 0 || n > 16))
+        return fail(p, "nodes must be an array of 1..16 nodes");
+    sc->sc_nodes = calloc(n, sizeof(*sc->sc_nodes));
+    if (sc->sc_nodes == NULL)
+        return fail(p, "out of memory");
+    sc->sc_nnodes = n;
+    for (i = 0; i < n; i++) {
+        struct sc_node *nd = &sc->sc_nodes[i];
+        json_t *jn = jnodes != NULL ? json_array_get(jnodes, i) : jnode;
+        json_t *jg = jnodes != NULL ? json_object_get(jn, "gpus") : jgpus;
+
+        if (jnodes != NULL && !json_is_object(jn))
+            return fail(p, "nodes[%zu] must be an object", i);
+        if (jnodes == NULL && json_object_get(jn, "gpus") != NULL)
+            return fail(p, "node: gpus go at the top level (or use \"nodes\")");
+        snprintf(where, sizeof(where), jnodes != NULL ? "nodes[%zu]" : "node", i);
+        if (parse_gpus(p, sc, nd, jg, total, base, where) != 0 ||
+            parse_node(p, nd, jn, root, "node", where) != 0)
+            return -1;
+        base += nd->nd_ngpus;
+        for (j = 0; j < i; j++)
+            if (strcmp(sc->sc_nodes[j].nd_name, nd->nd_name) == 0)
+                return fail(p, "%s: node %s is given twice", where, nd->nd_name);
+    }
+    sc->sc_node = sc->sc_nodes[0].nd_name;
+    sc->sc_gpus = sc->sc_nodes[0].nd_gpus;
+    sc->sc_ngpus = sc->sc_nodes[0].nd_ngpus;
     sc->sc_total_mib = sc->sc_gpus[0].gp_total_mib;
+    return 0;
+}
+
+/* "host_processes": [{node, gpu, pid, comm, mib|timeline, interp, na, cgroup}]: processes
+ * outside any pod (a node daemon holding a CUDA context), kept as pods with po_host set
+ * after the real ones, from index first. */
+static int
+parse_hosts(struct sc_parse *p, struct scenario *sc, json_t *jhosts, size_t first)
+{
+    json_error_t je;
+    json_t *jh, *copy;
+    size_t i;
+    char where[64];
+
+    json_array_foreach(jhosts, i, jh)
+    {
+        struct sc_pod *po = &sc->sc_pods[first + i];
+        const char *node = sc->sc_nodes[0].nd_name, *cgroup = NULL, *comm = "host-daemon";
+        json_int_t gpu = 0;
+
+        snprintf(where, sizeof(where), "host_processes[%zu]", i);
+        if (!json_is_object(jh) ||
+            json_unpack_ex(jh, &je, 0, "{s?s, s?s, s?s, s?I}", "node", &node, "cgroup",
+                           &cgroup, "comm", &comm, "gpu", &gpu) != 0)
+            return fail(p, "%s: must be an object", where);
+        po->po_host = 1;
+        po->po_namespace = "";
+        po->po_name = comm;
+        po->po_node = node;
+        po->po_phase = "Running";
+        po->po_node_idx = node_index(sc, node);
+        if (po->po_node_idx < 0)
+            return fail(p, "%s: node %s is not a simulated node", where, node);
+        po->po_gpu = (int)gpu;
+        po->po_containers = json_array();
+        if (po->po_containers == NULL || json_object_set_new(jh, "containers_", po->po_containers))
+            return fail(p, "out of memory");
+        /* Not in any pod's cgroup: a systemd service of the host, by default. */
+        if (cgroup == NULL) {
+            char line[300];
+            json_t *js;
+            snprintf(line, sizeof(line), "0::/system.slice/%s.service", comm);
+            js = json_string(line);
+            if (js == NULL || json_object_set_new(jh, "cgroup_", js) != 0)
+                return fail(p, "out of memory");
+            cgroup = json_string_value(js);
+        }
+        if (strchr(cgroup, '\n') != NULL || strlen(cgroup) > 250)
+            return fail(p, "%s: cgroup must be one line of at most 250 bytes", where);
+        po->po_host_cgroup = cgroup;
+        /* The process itself is parsed as a pod's would be, without the host's keys. */
+        copy = json_deep_copy(jh);
+        if (copy == NULL || json_object_set_new(jh, "process_", copy) != 0)
+            return fail(p, "out of memory");
+        json_object_del(copy, "node");
+        json_object_del(copy, "cgroup");
+        json_object_del(copy, "containers_");
+        json_object_del(copy, "cgroup_");
+        po->po_procs = calloc(1, sizeof(*po->po_procs));
+        if (po->po_procs == NULL)
+            return fail(p, "out of memory");
+        po->po_nprocs = 1;
+        if (parse_proc(p, where, copy, po->po_procs, sc, po) != 0)
+            return -1;
+        /* A host daemon is not a controller's: it never goes, so never comes back. */
+        po->po_respawns = 0;
+    }
     return 0;
 }
 
@@ -614,7 +779,7 @@ check_unique(struct sc_parse *p, const struct scenario *sc)
     size_t i, j;
 
     for (i = 0; i < sc->sc_npods; i++)
-        for (j = 0; j < i; j++)
+        for (j = 0; j < i && !sc->sc_pods[i].po_host; j++)
             if (strcmp(sc->sc_pods[i].po_namespace, sc->sc_pods[j].po_namespace) == 0 &&
                 strcmp(sc->sc_pods[i].po_name, sc->sc_pods[j].po_name) == 0)
                 return fail(p, "pods[%zu]: %s/%s is declared twice", i,
@@ -628,7 +793,8 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     struct sc_parse p = {path, err, errlen};
     struct scenario *sc;
     json_error_t je;
-    json_t *jpods = NULL, *jpod, *jnode = NULL, *jgpus = NULL;
+    json_t *jpods = NULL, *jpod, *jnode = NULL, *jgpus = NULL, *jnodes = NULL,
+           *jhosts = NULL;
     json_int_t total = DEFAULT_TOTAL_MIB, seed = 1;
     double respawn_after = DEFAULT_RESPAWN_AFTER;
     size_t i;
@@ -648,11 +814,12 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     sc->sc_resource = DEFAULT_RESOURCE;
     sc->sc_time_scale = 1.0;
     if (json_unpack_ex(
-            sc->sc_root, &je, JSON_STRICT, "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o}",
+            sc->sc_root, &je, JSON_STRICT,
+            "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o, s?o, s?o}",
             "description", &sc->sc_description, "node", &jnode, "gpu_total_mib", &total,
             "gpumem_resource", &sc->sc_resource, "time_scale", &sc->sc_time_scale,
             "respawn_after", &respawn_after, "seed", &seed, "pods", &jpods, "gpus",
-            &jgpus) != 0) {
+            &jgpus, "nodes", &jnodes, "host_processes", &jhosts) != 0) {
         fail(&p, "%s", je.text);
         goto fail;
     }
@@ -662,7 +829,7 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     }
     sc->sc_total_mib = (long)total;
     sc->sc_seed = (unsigned long long)seed;
-    if (parse_gpus(&p, sc, jgpus, sc->sc_total_mib) != 0)
+    if (parse_nodes(&p, sc, sc->sc_root, jnodes, jnode, jgpus, sc->sc_total_mib) != 0)
         goto fail;
     if (!(sc->sc_time_scale > 0) || !isfinite(sc->sc_time_scale) || respawn_after < 0) {
         fail(&p, "time_scale must be > 0 and respawn_after >= 0");
@@ -672,18 +839,23 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
         fail(&p, "gpumem_resource must be domain/name");
         goto fail;
     }
-    if (parse_node(&p, sc, sc->sc_root) != 0)
-        goto fail;
     if (!json_is_array(jpods) || json_array_size(jpods) == 0) {
         fail(&p, "pods must be a non-empty array");
         goto fail;
     }
-    sc->sc_pods = calloc(json_array_size(jpods), sizeof(*sc->sc_pods));
+    if (jhosts != NULL && !json_is_array(jhosts)) {
+        fail(&p, "host_processes must be an array");
+        goto fail;
+    }
+    sc->sc_pods = calloc(json_array_size(jpods) + json_array_size(jhosts),
+                         sizeof(*sc->sc_pods));
     if (sc->sc_pods == NULL) {
         fail(&p, "out of memory");
         goto fail;
     }
-    sc->sc_npods = json_array_size(jpods);
+    sc->sc_npods = json_array_size(jpods) + json_array_size(jhosts);
+    if (jhosts != NULL && parse_hosts(&p, sc, jhosts, json_array_size(jpods)) != 0)
+        goto fail;
     json_array_foreach(jpods, i, jpod)
     {
         if (!json_is_object(jpod)) {
@@ -714,7 +886,9 @@ scenario_free(struct scenario *sc)
         procs_free(sc->sc_pods[i].po_rprocs, sc->sc_pods[i].po_nrprocs);
     }
     free(sc->sc_pods);
-    free(sc->sc_gpus);
+    for (i = 0; i < sc->sc_nnodes && sc->sc_nodes != NULL; i++)
+        free(sc->sc_nodes[i].nd_gpus);
+    free(sc->sc_nodes);
     json_decref(sc->sc_root);
     free(sc);
 }

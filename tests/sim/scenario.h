@@ -32,6 +32,17 @@ struct sc_gpu {
     const char *gp_name;  /* borrowed: the product name NVML reports */
     long gp_total_mib;    /* framebuffer size */
     long gp_reserved_mib; /* used by the driver itself: counted as used, by no process */
+    long gp_context_mib;  /* a CUDA context's own memory: added to every running
+                             process's NVML figure (and so to the device's used) */
+};
+
+/* One simulated GPU node: its Node object's makings and its GPUs. */
+struct sc_node {
+    const char *nd_name;   /* borrowed from sc_root */
+    json_t *nd_labels;     /* borrowed: metadata.labels */
+    json_t *nd_capacity;   /* borrowed: status.capacity (allocatable starts equal) */
+    struct sc_gpu *nd_gpus; /* owned; >= 1, index = NVML index */
+    size_t nd_ngpus;
 };
 
 /* One pod as the scenario declares it (one replica; its controller respawns it). */
@@ -40,7 +51,11 @@ struct sc_pod {
     const char *po_namespace;
     const char *po_name;       /* the first incarnation's name */
     const char *po_uid;        /* NULL = generated */
-    const char *po_node;       /* spec.nodeName; defaults to the simulated node */
+    const char *po_node;       /* spec.nodeName; defaults to the first simulated node */
+    int po_node_idx;           /* index into sc_nodes, or -1: a node the sim does not run */
+    int po_host;               /* 1: not a pod but a host process (a node daemon with a CUDA
+                                  context): never listed, never evicted */
+    const char *po_host_cgroup; /* po_host: its /proc/PID/cgroup line, no newline */
     const char *po_phase;      /* "Running" or "Pending" */
     const char *po_owner_kind; /* NULL = bare pod (no ownerReferences, never respawns) */
     const char *po_owner_name;
@@ -65,16 +80,17 @@ struct sc_pod {
 struct scenario {
     json_t *sc_root; /* owned: the parsed file; every borrowed string lives here */
     const char *sc_description; /* may be NULL */
-    const char *sc_node;        /* the simulated node's name */
-    json_t *sc_node_labels;     /* borrowed: metadata.labels of the Node */
-    json_t *sc_node_capacity;   /* borrowed: status.capacity (allocatable starts equal) */
-    long sc_total_mib;          /* GPU 0's framebuffer (gpus[0].total_mib) */
-    struct sc_gpu *sc_gpus;     /* owned; >= 1, index = NVML index */
+    struct sc_node *sc_nodes;   /* owned; >= 1 simulated GPU nodes */
+    size_t sc_nnodes;
+    /* The first node's, for the many places that know one node: */
+    const char *sc_node;        /* its name */
+    long sc_total_mib;          /* its GPU 0's framebuffer */
+    struct sc_gpu *sc_gpus;     /* = sc_nodes[0].nd_gpus */
     size_t sc_ngpus;
     const char *sc_resource;    /* the extended resource carrying budgets */
     double sc_time_scale; /* real seconds per scenario second (0.1 = ten times faster) */
     unsigned long long sc_seed; /* seeds generated uids and name suffixes */
-    struct sc_pod *sc_pods;     /* owned */
+    struct sc_pod *sc_pods;     /* owned: the pods, then the host processes (po_host) */
     size_t sc_npods;
 };
 

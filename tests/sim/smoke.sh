@@ -98,9 +98,13 @@ req GET /api/v1/namespaces/portal/pods/portal-tts-5c8d7f6b4-k9p2x
 check "a Pending pod's container has no ID yet" [ "$(jq -r '.status.containerStatuses[0].containerID // "none"' "$TMP/body")" = none ]
 check "the state file was written before the sim listened" [ -s "$TMP/nvml0.state" ]
 check "one GPU, a 15360 MiB card" grep -qE '^gpu 0 GPU-[0-9a-f-]{36} 16106127360 [0-9]+ Tesla T4$' "$TMP/nvml0.state"
-check "seven running processes on GPU 0" [ "$(grep -c '^proc 0 ' "$TMP/nvml0.state")" -eq 7 ]
+check "seven pods' processes and the host's ffmpeg on GPU 0" [ "$(grep -c '^proc 0 ' "$TMP/nvml0.state")" -eq 8 ]
 check "immich-ml's process at its t=0 2044723200 bytes" grep -qx 'proc 0 2411 2044723200 compute' "$TMP/nvml0.state"
-check "the Pending pod and the other node hold nothing" [ "$(grep -c '^proc ' "$TMP/nvml0.state")" -eq 7 ]
+check "the Pending pod and the other node hold nothing" [ "$(grep -c '^proc ' "$TMP/nvml0.state")" -eq 8 ]
+check "a T4: device free = 15360 - 300 reserved - the processes (9950 pods + 301 host) = 4809 MiB" \
+    grep -qE '^gpu 0 GPU-[0-9a-f-]{36} 16106127360 5042601984 Tesla T4$' "$TMP/nvml0.state"
+check "the host process (ffmpeg, 1 MiB + its 300 MiB context) is in NVML's list" grep -qx 'proc 0 1312 315621376 compute' "$TMP/nvml0.state"
+check "  ... and its cgroup is the host's service, no pod's" grep -qx '0::/system.slice/jellyfin.service' "$TMP/proc0/1312/cgroup"
 check "no temporary file is left beside it" [ "$(ls "$TMP" | grep -c '^nvml0.state')" -eq 1 ]
 check "/proc/2411/cgroup names immich-ml's pod and container (systemd driver, containerd)" \
   grep -qx "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${UID_ML//-/_}.slice/cri-containerd-${CID_ML#containerd://}.scope" "$TMP/proc0/2411/cgroup"
@@ -247,8 +251,8 @@ mkdir "$TMP/proc2"
 SCENARIO=$(dirname "$SCENARIO")/two-gpus.json start two --time-scale 0.05 --nvml-state "$TMP/nvml2" --proc-root "$TMP/proc2"
 sleep 1.7 # scenario t = 34 s: immich-ml at its peak on GPU 0
 check "two GPUs with their UUIDs" [ "$(grep -cE '^gpu [01] GPU-(0a6f3c2e|1b7e4d3f)-' "$TMP/nvml2")" -eq 2 ]
-check "GPU 0 is short: 703 MiB free" grep -qE '^gpu 0 GPU-0a6f3c2e-51d4-4b8e-9f17-3d2c8e4a6b01 16106127360 737148928 Tesla T4$' "$TMP/nvml2"
-check "GPU 1 is not: 2560 MiB free" grep -qE '^gpu 1 GPU-1b7e4d3f-62e5-4c9f-8a28-4e3d9f5b7c12 16106127360 2684354560 Tesla T4$' "$TMP/nvml2"
+check "GPU 0 is short: 403 MiB free (the driver's 300 MiB reserve counts as used)" grep -qE '^gpu 0 GPU-0a6f3c2e-51d4-4b8e-9f17-3d2c8e4a6b01 16106127360 422576128 Tesla T4$' "$TMP/nvml2"
+check "GPU 1 is not: 2260 MiB free" grep -qE '^gpu 1 GPU-1b7e4d3f-62e5-4c9f-8a28-4e3d9f5b7c12 16106127360 2369781760 Tesla T4$' "$TMP/nvml2"
 check "immich-ml's memory is on GPU 0" grep -qx 'proc 0 2411 11489247232 compute' "$TMP/nvml2"
 check "comfyui's on GPU 1" grep -qx 'proc 1 5120 8912896000 compute' "$TMP/nvml2"
 check "llama-swap on both GPUs" eval 'grep -qx "proc 1 3102 4508876800 compute" "$TMP/nvml2" && grep -qx "proc 0 3150 524288000 compute" "$TMP/nvml2"'

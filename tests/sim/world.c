@@ -164,26 +164,35 @@ world_new(const struct scenario *sc, double time_scale, char *err, size_t errlen
         if (incarnate(w, &w->w_pods[i], 0.0) != 0)
             goto oom;
     }
-    gen_uid(w, uid);
+    w->w_nodes = calloc(sc->sc_nnodes, sizeof(*w->w_nodes));
+    if (w->w_nodes == NULL)
+        goto oom;
+    w->w_nnodes = sc->sc_nnodes;
     world_fmt_time(w->w_start_wall - 400 * 86400.0, 0, created, sizeof(created));
-    alloc = json_deep_copy(sc->sc_node_capacity);
-    w->w_node = json_pack(
+    for (i = 0; i < sc->sc_nnodes; i++) {
+        const struct sc_node *nd = &sc->sc_nodes[i];
+        char cidr[48];
+        gen_uid(w, uid);
+        snprintf(cidr, sizeof(cidr), "10.244.%zu.0/24", i + 1);
+        alloc = json_deep_copy(nd->nd_capacity);
+        w->w_nodes[i] = json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:O}, s:{s:s}, s:{s:O, s:o, s:[{s:s, s:s, "
         "s:s, s:s}], "
         "s:{s:s, s:s, s:s}}}",
-        "kind", "Node", "apiVersion", "v1", "metadata", "name", sc->sc_node, "uid", uid,
-        "resourceVersion", "0", "creationTimestamp", created, "labels",
-        sc->sc_node_labels, "spec", "podCIDR", "10.244.1.0/24", "status", "capacity",
-        sc->sc_node_capacity, "allocatable", alloc, "conditions", "type", "Ready",
-        "status", "True", "reason", "KubeletReady", "message",
-        "kubelet is posting ready status", "nodeInfo", "kubeletVersion", "v1.30.4",
-        "operatingSystem", "linux", "architecture", "amd64");
-    if (w->w_node == NULL)
-        goto oom;
-    snprintf(uid, sizeof(uid), "%llu", world_next_rv(w));
-    if (json_object_set_new(json_object_get(w->w_node, "metadata"), "resourceVersion",
-                            json_string(uid)) != 0)
-        goto oom;
+            "kind", "Node", "apiVersion", "v1", "metadata", "name", nd->nd_name, "uid",
+            uid, "resourceVersion", "0", "creationTimestamp", created, "labels",
+            nd->nd_labels, "spec", "podCIDR", cidr, "status", "capacity", nd->nd_capacity,
+            "allocatable", alloc, "conditions", "type", "Ready", "status", "True",
+            "reason", "KubeletReady", "message", "kubelet is posting ready status",
+            "nodeInfo", "kubeletVersion", "v1.30.4", "operatingSystem", "linux",
+            "architecture", "amd64");
+        if (w->w_nodes[i] == NULL)
+            goto oom;
+        snprintf(uid, sizeof(uid), "%llu", world_next_rv(w));
+        if (json_object_set_new(json_object_get(w->w_nodes[i], "metadata"),
+                                "resourceVersion", json_string(uid)) != 0)
+            goto oom;
+    }
     return w;
 oom:
     snprintf(err, errlen, "world_new: out of memory");
@@ -203,7 +212,9 @@ world_free(struct world *w)
         free(w->w_pods[i].sp_cids);
     }
     free(w->w_pods);
-    json_decref(w->w_node);
+    for (i = 0; i < w->w_nnodes && w->w_nodes != NULL; i++)
+        json_decref(w->w_nodes[i]);
+    free(w->w_nodes);
     json_decref(w->w_events);
     json_decref(w->w_counts);
     free(w);
@@ -236,21 +247,36 @@ world_find_pod(struct world *w, const char *ns, const char *name)
 
     for (i = 0; i < w->w_npods; i++) {
         struct sim_pod *sp = &w->w_pods[i];
-        if (sp->sp_state == POD_ALIVE && strcmp(sp->sp_spec->po_namespace, ns) == 0 &&
+        if (sp->sp_state == POD_ALIVE && !sp->sp_spec->po_host &&
+            strcmp(sp->sp_spec->po_namespace, ns) == 0 &&
             strcmp(sp->sp_name, name) == 0)
             return sp;
     }
     return NULL;
 }
 
+const struct sc_gpu *
+world_proc_gpu(const struct world *w, const struct sim_pod *sp, size_t i)
+{
+    if (sp->sp_spec->po_node_idx < 0 || i >= sp->sp_nprocs)
+        return NULL;
+    return &w->w_sc->sc_nodes[sp->sp_spec->po_node_idx].nd_gpus[sp->sp_procs[i].pr_gpu];
+}
+
 double
 world_proc_mib(const struct world *w, const struct sim_pod *sp, size_t i)
 {
-    if (sp->sp_state != POD_ALIVE || i >= sp->sp_nprocs)
+    const struct sc_gpu *g = world_proc_gpu(w, sp, i);
+    double mib;
+
+    if (sp->sp_state != POD_ALIVE || g == NULL)
         return 0;
     if (sp->sp_release_due >= 0 && w->w_clock >= sp->sp_release_due)
-        return sp->sp_procs[i].pr_released_mib;
-    return sc_proc_mib(&sp->sp_procs[i], (w->w_clock - sp->sp_born) / w->w_scale);
+        mib = sp->sp_procs[i].pr_released_mib;
+    else
+        mib = sc_proc_mib(&sp->sp_procs[i], (w->w_clock - sp->sp_born) / w->w_scale);
+    /* A running process also holds its CUDA context; one at 0 MiB has exited. */
+    return mib > 0 ? mib + (double)g->gp_context_mib : 0;
 }
 
 double
@@ -271,19 +297,21 @@ world_used_mib(const struct world *w)
     size_t i;
 
     for (i = 0; i < w->w_npods; i++)
-        sum += world_pod_mib(w, &w->w_pods[i]);
+        if (!w->w_pods[i].sp_spec->po_host)
+            sum += world_pod_mib(w, &w->w_pods[i]);
     return sum;
 }
 
 double
-world_gpu_used_mib(const struct world *w, int gpu)
+world_gpu_used_mib(const struct world *w, int node, int gpu)
 {
-    double sum = (double)w->w_sc->sc_gpus[gpu].gp_reserved_mib;
+    double sum = (double)w->w_sc->sc_nodes[node].nd_gpus[gpu].gp_reserved_mib;
     size_t i, j;
 
     for (i = 0; i < w->w_npods; i++)
         for (j = 0; j < w->w_pods[i].sp_nprocs; j++)
-            if (w->w_pods[i].sp_procs[j].pr_gpu == gpu)
+            if (w->w_pods[i].sp_spec->po_node_idx == node &&
+                w->w_pods[i].sp_procs[j].pr_gpu == gpu)
                 sum += world_proc_mib(w, &w->w_pods[i], j);
     return sum;
 }
@@ -529,52 +557,105 @@ slot_json(const struct world *w, const struct sim_pod *sp)
     return o;
 }
 
+/* MiB on GPU gpu of node held by pods' processes (host 0) or host processes (host 1). */
+static double
+held_mib(const struct world *w, int node, int gpu, int host)
+{
+    double sum = 0;
+    size_t i, j;
+
+    for (i = 0; i < w->w_npods; i++)
+        for (j = 0; j < w->w_pods[i].sp_nprocs; j++)
+            if (w->w_pods[i].sp_spec->po_node_idx == node &&
+                w->w_pods[i].sp_spec->po_host == host &&
+                w->w_pods[i].sp_procs[j].pr_gpu == gpu)
+                sum += world_proc_mib(w, &w->w_pods[i], j);
+    return sum;
+}
+
+/* One GPU for /sim/state: the device's figures and what makes them up. */
+static json_t *
+gpu_json(const struct world *w, int node, int gpu)
+{
+    const struct sc_gpu *g = &w->w_sc->sc_nodes[node].nd_gpus[gpu];
+    double used = world_gpu_used_mib(w, node, gpu);
+
+    return json_pack("{s:i, s:s, s:s, s:I, s:f, s:f, s:I, s:I, s:f, s:f}", "index", gpu,
+                     "uuid", g->gp_uuid, "name", g->gp_name, "total_mib",
+                     (json_int_t)g->gp_total_mib, "used_mib", used, "free_mib",
+                     (double)g->gp_total_mib - used, "reserved_mib",
+                     (json_int_t)g->gp_reserved_mib, "context_mib",
+                     (json_int_t)g->gp_context_mib, "pods_mib", held_mib(w, node, gpu, 0),
+                     "host_mib", held_mib(w, node, gpu, 1));
+}
+
+/* Every simulated node for /sim/state: name, capacity, GPUs. */
+static json_t *
+nodes_json(const struct world *w)
+{
+    json_t *nodes = json_array(), *gpus, *o;
+    size_t n, g;
+
+    for (n = 0; nodes != NULL && n < w->w_nnodes; n++) {
+        const struct sc_node *nd = &w->w_sc->sc_nodes[n];
+        gpus = json_array();
+        for (g = 0; gpus != NULL && g < nd->nd_ngpus; g++)
+            if (json_array_append_new(gpus, gpu_json(w, (int)n, (int)g)) != 0) {
+                json_decref(gpus);
+                gpus = NULL;
+            }
+        o = gpus == NULL ? NULL
+                         : json_pack("{s:s, s:O, s:o}", "name", nd->nd_name, "capacity",
+                                     json_object_get(json_object_get(w->w_nodes[n], "status"),
+                                                     "capacity"),
+                                     "gpus", gpus);
+        if (json_array_append_new(nodes, o) != 0) {
+            json_decref(nodes);
+            nodes = NULL;
+        }
+    }
+    return nodes;
+}
+
 json_t *
 world_state_json(struct world *w)
 {
     double used, now;
-    json_t *st, *pods, *gpus;
+    json_t *st, *pods, *gpus, *hosts, *nodes;
     size_t i;
 
     world_advance(w);
     now = w->w_clock;
     pods = json_array();
+    hosts = json_array();
     gpus = json_array();
-    if (pods == NULL || gpus == NULL) {
-        json_decref(pods);
-        json_decref(gpus);
-        return NULL;
-    }
-    for (i = 0; i < w->w_sc->sc_ngpus; i++) {
-        const struct sc_gpu *g = &w->w_sc->sc_gpus[i];
-        double gused = world_gpu_used_mib(w, (int)i);
-        if (json_array_append_new(
-                gpus, json_pack("{s:i, s:s, s:s, s:I, s:f, s:f}", "index", (int)i, "uuid",
-                                g->gp_uuid, "name", g->gp_name, "total_mib",
-                                (json_int_t)g->gp_total_mib, "used_mib", gused,
-                                "free_mib", (double)g->gp_total_mib - gused)) != 0) {
-            json_decref(pods);
-            json_decref(gpus);
-            return NULL;
-        }
-    }
-    for (i = 0; i < w->w_npods; i++) {
-        if (json_array_append_new(pods, slot_json(w, &w->w_pods[i])) != 0) {
-            json_decref(pods);
-            json_decref(gpus);
-            return NULL;
-        }
-    }
-    /* used_mib/free_mib: the processes on GPU 0 against its total, as before GPUs
-     * were a list; "gpus" has each GPU's own figures. */
-    used = world_gpu_used_mib(w, 0) - (double)w->w_sc->sc_gpus[0].gp_reserved_mib;
-    st = json_pack("{s:s, s:f, s:f, s:f, s:I, s:f, s:f, s:o, s:o, s:O?, s:O}", "node",
-                   w->w_sc->sc_node, "t", now, "scenario_t", now / w->w_scale,
+    nodes = nodes_json(w);
+    if (pods == NULL || gpus == NULL || hosts == NULL || nodes == NULL)
+        goto oom;
+    for (i = 0; i < w->w_sc->sc_ngpus; i++)
+        if (json_array_append_new(gpus, gpu_json(w, 0, (int)i)) != 0)
+            goto oom;
+    for (i = 0; i < w->w_npods; i++)
+        if (json_array_append_new(w->w_pods[i].sp_spec->po_host ? hosts : pods,
+                                  slot_json(w, &w->w_pods[i])) != 0)
+            goto oom;
+    /* used_mib/free_mib: the pods' processes on the first node's GPU 0 against its
+     * total (what total - sum(used) computes); "gpus" and "nodes" have each GPU's own
+     * device figures, the driver's reserve and host processes included. */
+    used = held_mib(w, 0, 0, 0);
+    st = json_pack("{s:s, s:f, s:f, s:f, s:I, s:f, s:f, s:o, s:o, s:o, s:o, s:O?, s:O}",
+                   "node", w->w_sc->sc_node, "t", now, "scenario_t", now / w->w_scale,
                    "time_scale", w->w_scale, "gpu_total_mib",
                    (json_int_t)w->w_sc->sc_total_mib, "used_mib", used, "free_mib",
-                   (double)w->w_sc->sc_total_mib - used, "gpus", gpus, "pods", pods,
-                   "node_capacity",
-                   json_object_get(json_object_get(w->w_node, "status"), "capacity"),
+                   (double)w->w_sc->sc_total_mib - used, "gpus", gpus, "nodes", nodes,
+                   "pods", pods, "host_processes", hosts, "node_capacity",
+                   json_object_get(json_object_get(w->w_nodes[0], "status"), "capacity"),
                    "requests", w->w_counts);
     return st;
+oom:
+    json_decref(pods);
+    json_decref(hosts);
+    json_decref(gpus);
+    json_decref(nodes);
+    return NULL;
 }

@@ -51,7 +51,9 @@ struct world {
     long w_next_pid;
     struct sim_pod *w_pods; /* owned, one per scenario pod */
     size_t w_npods;
-    json_t *w_node;   /* owned: the Node object (status.capacity is patchable) */
+    json_t **w_nodes; /* owned: one Node object per simulated node, in scenario order
+                         (status.capacity is patchable) */
+    size_t w_nnodes;
     json_t *w_events; /* owned: every mutating API call, oldest first */
     json_t *w_counts; /* owned: "METHOD path" -> requests seen */
 };
@@ -75,14 +77,20 @@ unsigned long long world_next_rv(struct world *w);
 /* The live pod ns/name, or NULL. */
 struct sim_pod *world_find_pod(struct world *w, const char *ns, const char *name);
 
-/* MiB held at w_clock by process i of a live pod (0 when not running); from
- * sp_release_due on, the process's released_mib. */
+/* The GPU process i of sp runs on, or NULL when its pod is on no simulated node. */
+const struct sc_gpu *world_proc_gpu(const struct world *w, const struct sim_pod *sp,
+                                    size_t i);
+
+/* MiB held at w_clock by process i of a live pod (0 when not running), as NVML reports
+ * it: its timeline's figure (from sp_release_due on, its released_mib) plus its GPU's
+ * CUDA context while that figure is above 0. */
 double world_proc_mib(const struct world *w, const struct sim_pod *sp, size_t i);
 double world_pod_mib(const struct world *w, const struct sim_pod *sp);
+/* MiB held by every pod's processes (host processes not included). */
 double world_used_mib(const struct world *w);
-/* MiB in use on GPU gpu: its processes (those NVML cannot report included) and what
- * the driver reserves. */
-double world_gpu_used_mib(const struct world *w, int gpu);
+/* MiB in use on GPU gpu of simulated node node: its processes, pods' and the host's
+ * (those NVML cannot report included), and what the driver reserves. */
+double world_gpu_used_mib(const struct world *w, int node, int gpu);
 
 /* The container ID of process i of a live pod: the 64 hex digits of its container
  * (borrowed), or NULL when it names no container of the pod. */
