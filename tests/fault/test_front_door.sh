@@ -25,9 +25,16 @@ expect_eq "a webhook before the attacks is 200" 200 \
         --data-binary @"$GVW_TEST_DATA/alertmanager-0.25-webhook.json" \
         "http://127.0.0.1:$SERVE_PORT/webhook")"
 
+# Only a build without sanitizers has a meaningful RSS (ASan's shadow and quarantine).
+SANITIZED=
+ldd "$GVW_BINARY" 2>/dev/null | grep -q 'libasan\|libtsan' && SANITIZED=1
+[ -n "$SANITIZED" ] && echo "# SKIPPED the RSS limit checks and the memory cgroup: $GVW_BINARY is sanitized"
+
 # The shipped limit as a memory cgroup around serve, where we may make one.
 CG=
-if [ -d /sys/fs/cgroup/memory ]; then
+if [ -n "$SANITIZED" ]; then
+    :
+elif [ -d /sys/fs/cgroup/memory ]; then
     base=/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
     if mkdir "$base/gvw-front-door-$$" 2>/dev/null; then
         CG=$base/gvw-front-door-$$
@@ -42,8 +49,11 @@ elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
             echo "$SERVE_PID" >"$CG/cgroup.procs" 2>/dev/null || CG=
     fi
 fi
-[ -n "$CG" ] && echo "# serve runs in memory cgroup $CG (64 MiB)" ||
+if [ -n "$CG" ]; then
+    echo "# serve runs in memory cgroup $CG (64 MiB)"
+elif [ -z "$SANITIZED" ]; then
     echo "# SKIPPED the memory cgroup: this machine does not let the test make one"
+fi
 cg_cleanup() {
     [ -n "$CG" ] || return 0
     kill "$SERVE_PID" 2>/dev/null
@@ -51,10 +61,6 @@ cg_cleanup() {
     rmdir "$CG" 2>/dev/null
 }
 
-# Only a build without sanitizers has a meaningful RSS (ASan's shadow and quarantine).
-SANITIZED=
-ldd "$GVW_BINARY" 2>/dev/null | grep -q 'libasan\|libtsan' && SANITIZED=1
-[ -n "$SANITIZED" ] && echo "# SKIPPED the RSS limit checks: $GVW_BINARY is sanitized"
 
 FD0=$(ls "/proc/$SERVE_PID/fd" | wc -l)
 TAGS=()
@@ -64,6 +70,7 @@ field() { python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys
 attack() { # NAME MODE [attack.py args]: runs it and checks what every attack must leave
     local name=$1 mode=$2 out
     shift 2
+    OUT='{"statuses": {}}'
     out=$(python3 "$ATTACK" "$mode" --port "$SERVE_PORT" --pid "$SERVE_PID" \
         --token front-door-token "$@") || { fail "$name: the attack client failed"; return 1; }
     OUT=$out
