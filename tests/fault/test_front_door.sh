@@ -18,6 +18,14 @@ if [ -n "${GVW_FRONT_DOOR_DEFAULTS:-}" ]; then
 else
     DEADLINES=(HTTP_HEADER_TIMEOUT=3s HTTP_BODY_TIMEOUT=6s) SLOW_LIMIT=12
 fi
+for bad in HTTP_MAX_CONNECTIONS=lots HTTP_MAX_PENDING_MIB=0 HTTP_HEADER_TIMEOUT=soon \
+    HTTP_BODY_TIMEOUT=5s; do
+    err=$(env "$bad" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" LISTEN_ADDR=127.0.0.1:0 \
+        timeout 10 "$GVW_BINARY" serve 2>&1 >/dev/null)
+    expect_contains "$bad stops start-up naming the setting" "${bad%%=*}" "$err"
+done
+expect_contains "serve --help lists the front door's settings" HTTP_MAX_PENDING_MIB \
+    "$("$GVW_BINARY" serve --help 2>&1)"
 start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
     "${DEADLINES[@]}" || exit 1
 expect_eq "a webhook before the attacks is 200" 200 \
@@ -126,6 +134,10 @@ FD1=$(ls "/proc/$SERVE_PID/fd" | wc -l)
 expect_eq "open descriptors are back to where they were ($FD0, now $FD1)" 1 \
     "$([ "$FD1" -le $((FD0 + 4)) ] && echo 1 || echo 0)"
 
+# Seen once in development, never reproduced: libevent declining to free a socket
+# bufferevent. The descriptor check above would catch a leak; say it if it shows.
+n=$(grep -c 'too few references' "$TMP/serve.log")
+[ "$n" -gt 0 ] && echo "# NOTE: libevent warned 'too few references' $n times (see issue 27 report)"
 echo "# figures: VmHWM KiB, /healthz p99 and max ms under each attack"
 printf '| %-44s | %8s | %8s | %8s |\n' attack VmHWM p99_ms max_ms
 for f in "${FIGURES[@]}"; do echo "$f"; done
