@@ -102,6 +102,16 @@ static const struct setting settings[] = {
      "connect timeout for Prometheus and the API server", NULL, NULL},
     {"HTTP_TIMEOUT", "10s", SK_DURATION_MS, OFF(c_http_timeout_ms), NULL,
      "total timeout of one request to Prometheus or the API server", NULL, NULL},
+    {"HTTP_MAX_CONNECTIONS", "1024", SK_INT, OFF(c_http_max_connections), NULL,
+     "serve: connections open at once; beyond, the oldest unfinished request's is dropped",
+     NULL, NULL},
+    {"HTTP_MAX_PENDING_MIB", "16", SK_INT, OFF(c_http_max_pending_mib), NULL,
+     "serve: MiB held for unfinished requests; beyond, a new request gets 503", NULL, NULL},
+    {"HTTP_HEADER_TIMEOUT", "10s", SK_DURATION_MS, OFF(c_http_header_timeout_ms), NULL,
+     "serve: a request's headers must be complete this long after its first byte", NULL,
+     NULL},
+    {"HTTP_BODY_TIMEOUT", "30s", SK_DURATION_MS, OFF(c_http_body_timeout_ms), NULL,
+     "serve: a request's body must be complete this long after its first byte", NULL, NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -139,6 +149,22 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
     }
     if (cfg->c_max_concurrent_decisions == 0) {
         snprintf(err, errlen, "MAX_CONCURRENT_DECISIONS: must be at least 1");
+        goto fail;
+    }
+    if (cfg->c_http_max_connections == 0 || cfg->c_http_max_connections > 1000000) {
+        snprintf(err, errlen, "HTTP_MAX_CONNECTIONS: must be between 1 and 1000000");
+        goto fail;
+    }
+    if (cfg->c_http_max_pending_mib == 0 || cfg->c_http_max_pending_mib > 1048576) {
+        snprintf(err, errlen, "HTTP_MAX_PENDING_MIB: must be between 1 and 1048576");
+        goto fail;
+    }
+    if (cfg->c_http_header_timeout_ms == 0) {
+        snprintf(err, errlen, "HTTP_HEADER_TIMEOUT: must be greater than 0");
+        goto fail;
+    }
+    if (cfg->c_http_body_timeout_ms < cfg->c_http_header_timeout_ms) {
+        snprintf(err, errlen, "HTTP_BODY_TIMEOUT: must be at least HTTP_HEADER_TIMEOUT");
         goto fail;
     }
     if (cfg->c_gpu_total_mib == 0) {

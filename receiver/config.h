@@ -59,6 +59,10 @@ struct config {
     int64_t c_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
     int64_t c_http_timeout_ms;  /* HTTP_TIMEOUT */
     int64_t c_max_concurrent_decisions; /* MAX_CONCURRENT_DECISIONS, >= 1 */
+    int64_t c_http_max_connections; /* HTTP_MAX_CONNECTIONS */
+    int64_t c_http_max_pending_mib; /* HTTP_MAX_PENDING_MIB */
+    int64_t c_http_header_timeout_ms; /* HTTP_HEADER_TIMEOUT */
+    int64_t c_http_body_timeout_ms; /* HTTP_BODY_TIMEOUT */
 };
 
 /* Reads a variable of the environment; tests pass their own. NULL = unset. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "conn_guard.h"
 #include "log.h"
 #include "metrics.h"
 #include "store.h"
@@ -38,6 +40,7 @@ struct pending {
 struct httpd {
     struct event_base *h_base;    /* borrowed */
     struct evhttp *h_http;        /* owned */
+    struct guard *h_guard;        /* owned; every connection's bounds */
     struct evhttp_bound_socket *h_sock; /* owned by h_http */
     struct store *h_store;        /* borrowed, may be NULL */
     struct httpd_opts h_opts;     /* strings borrowed */
@@ -258,20 +261,108 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
     log_release();
 }
 
+/* auth[0..len) is an Authorization value (NULL: none). */
+static int
+authorized_value(const struct httpd *h, const char *auth, size_t len)
+{
+    if (!h->h_auth)
+        return 1;
+    if (auth == NULL || len < 7 || evutil_ascii_strncasecmp(auth, "Bearer ", 7) != 0)
+        return 0;
+    return httpd_token_equal(auth + 7, len - 7, h->h_token, h->h_token_len);
+}
+
 static int
 authorized(struct httpd *h, struct evhttp_request *req)
 {
-    const char *auth;
-    size_t len;
+    const char *auth =
+        evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
 
-    if (!h->h_auth)
-        return 1;
-    auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    if (auth == NULL || evutil_ascii_strncasecmp(auth, "Bearer ", 7) != 0)
-        return 0;
-    auth += 7;
-    len = strlen(auth);
-    return httpd_token_equal(auth, len, h->h_token, h->h_token_len);
+    return authorized_value(h, auth, auth ? strlen(auth) : 0);
+}
+
+static int
+head_is(const char *s, size_t len, const char *lit)
+{
+    return len == strlen(lit) && memcmp(s, lit, len) == 0;
+}
+
+/* The guard asks this of every complete head, before any body is read: a
+ * webhook without the token costs its headers and no more. */
+static void
+head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
+{
+    struct httpd *h = arg;
+
+    if (!head_is(gh->gh_path, gh->gh_path_len, "/webhook")) {
+        /* Only the webhook takes a body: refuse one here as route() would,
+         * but before it is read. */
+        if (gh->gh_content_length <= 0)
+            return;
+        if (head_is(gh->gh_path, gh->gh_path_len, "/metrics") ||
+            head_is(gh->gh_path, gh->gh_path_len, "/healthz") ||
+            head_is(gh->gh_path, gh->gh_path_len, "/readyz") ||
+            head_is(gh->gh_path, gh->gh_path_len, "/")) {
+            v->gv_code = 405;
+            v->gv_msg = "use GET";
+            v->gv_header = "Allow: GET";
+        } else {
+            v->gv_code = 404;
+            v->gv_msg = "no such path";
+        }
+        return;
+    }
+    if (!head_is(gh->gh_method, gh->gh_method_len, "POST")) {
+        v->gv_code = 405;
+        v->gv_msg = "use POST";
+        v->gv_header = "Allow: POST";
+    } else if (!authorized_value(h, gh->gh_auth, gh->gh_auth_len)) {
+        v->gv_code = 401;
+        v->gv_msg = "missing or wrong bearer token";
+        v->gv_header = "WWW-Authenticate: Bearer";
+        log_warnx("%s: rejected a webhook with a missing or wrong bearer token, "
+                  "from its headers", __func__);
+    } else if (gh->gh_content_length > HTTPD_MAX_BODY) {
+        v->gv_code = 413;
+        v->gv_msg = "body over 1 MiB";
+    }
+}
+
+/* A webhook the guard answered still counts in webhook_requests_total. */
+static void
+head_refused(const struct guard_head *gh, int code, void *arg)
+{
+    (void)arg;
+    if (gh != NULL && head_is(gh->gh_path, gh->gh_path_len, "/webhook"))
+        metrics_webhook_request(code);
+}
+
+/* Raises RLIMIT_NOFILE's soft limit to the hard one; returns the connection
+ * bound that fits in it (want, or less with a warning), keeping descriptors
+ * for the store, the clients and connections being closed. */
+#define NOFILE_RESERVE 128
+
+static size_t
+fit_nofile(size_t want)
+{
+    struct rlimit rl;
+    size_t fit;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+        return want;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (rlim_t)want + NOFILE_RESERVE)
+        return want;
+    fit = rl.rlim_cur > 2 * NOFILE_RESERVE ? (size_t)rl.rlim_cur - NOFILE_RESERVE
+                                           : (size_t)rl.rlim_cur / 2;
+    log_warnx("HTTP_MAX_CONNECTIONS: %zu does not fit the open-file limit (%llu); "
+              "using %zu (raise `ulimit -n` / the container's nofile limit)",
+              want, (unsigned long long)rl.rlim_cur, fit);
+    return fit;
 }
 
 static void
@@ -292,8 +383,7 @@ handle_webhook(struct httpd *h, struct evhttp_request *req)
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
                           "Bearer");
         reply_error(req, 401, "Unauthorized", "missing or wrong bearer token", 1);
-        log_warnx("%s: rejected a webhook with a missing or wrong bearer token from %s",
-                  __func__, evhttp_request_get_host(req) ? evhttp_request_get_host(req) : "?");
+        log_warnx("%s: rejected a webhook with a missing or wrong bearer token", __func__);
         return;
     }
     if (len > HTTPD_MAX_BODY) {
@@ -417,6 +507,13 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
     char host[256];
     int port;
     struct timeval every = {TOKEN_REFRESH_S, 0};
+    struct guard_opts go = {
+        .go_max_pending = o->ho_max_held_bytes,
+        .go_header_ms = o->ho_header_ms,
+        .go_body_ms = o->ho_body_ms,
+        .go_check = head_check,
+        .go_refused = head_refused,
+    };
 
     if (split_addr(o->ho_listen_addr, host, sizeof(host), &port) == -1) {
         snprintf(err, errlen, "LISTEN_ADDR: '%s' is not host:port", o->ho_listen_addr);
@@ -430,15 +527,19 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
     h->h_opts = *o;
     h->h_pending_tail = &h->h_pending;
     h->h_auth = o->ho_token_file != NULL && o->ho_token_file[0] != '\0';
+    go.go_arg = h;
     if (h->h_auth && read_token(h, err, errlen) == -1)
         goto fail;
-    if ((h->h_http = evhttp_new(base)) == NULL ||
+    go.go_max_conns = fit_nofile(o->ho_max_conns > 0 ? o->ho_max_conns : 1);
+    if ((h->h_guard = guard_new(base, &go)) == NULL ||
+        (h->h_http = evhttp_new(base)) == NULL ||
         (h->h_commit_ev = event_new(base, -1, 0, commit_cb, h)) == NULL ||
         (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL ||
         (h->h_accept_timer = evtimer_new(base, accept_resume_cb, h)) == NULL) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    evhttp_set_bevcb(h->h_http, guard_bevcb, h->h_guard);
     evhttp_set_max_body_size(h->h_http, HTTPD_MAX_BODY);
     evhttp_set_max_headers_size(h->h_http, 64 * 1024);
     evhttp_set_timeout(h->h_http, 30);
@@ -479,6 +580,7 @@ httpd_free(struct httpd *h)
     }
     if (h->h_http != NULL)
         evhttp_free(h->h_http);
+    guard_free(h->h_guard); /* after evhttp: its connections unlink from the guard */
     if (h->h_commit_ev != NULL)
         event_free(h->h_commit_ev);
     if (h->h_token_timer != NULL)

@@ -290,6 +290,10 @@ serve_main(const struct config *cfg)
                              ? cfg->c_webhook_token_file
                              : NULL,
         .ho_max_pending = 4096,
+        .ho_max_conns = (size_t)cfg->c_http_max_connections,
+        .ho_max_held_bytes = (size_t)cfg->c_http_max_pending_mib * 1024 * 1024,
+        .ho_header_ms = cfg->c_http_header_timeout_ms,
+        .ho_body_ms = cfg->c_http_body_timeout_ms,
         .ho_on_alert = on_alert,
         .ho_on_page = on_page,
         .ho_cb_arg = &d,

@@ -1,0 +1,69 @@
+/* conn_guard.h -- the front door's bounds: deadlines, held bytes, connections, head checks */
+#ifndef GVW_CONN_GUARD_H
+#define GVW_CONN_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+/*
+ * Every accepted connection's bufferevent is a filter over the socket
+ * (evhttp_set_bevcb(http, guard_bevcb, guard)), so the guard sees each byte
+ * before evhttp does. A request head is held back until it is complete and
+ * checked; only then is it (and a body of exactly its Content-Length) passed
+ * on. A request that must be refused is answered by the guard itself, from
+ * its headers, and the connection closed; evhttp never sees it.
+ */
+
+/* A complete request head, borrowed for the call. */
+struct guard_head {
+    const char *gh_method;  /* not NUL-terminated: use the lengths */
+    size_t gh_method_len;
+    const char *gh_path;    /* the target's path, without query or scheme://host */
+    size_t gh_path_len;
+    const char *gh_auth;    /* first Authorization value, trimmed; NULL if absent */
+    size_t gh_auth_len;
+    int64_t gh_content_length; /* -1 when absent */
+};
+
+/* A refusal: gv_code 0 = let the request through. */
+struct guard_verdict {
+    int gv_code;
+    const char *gv_msg;    /* the {"error": ...} text: plain ASCII, no quotes */
+    const char *gv_header; /* one extra "Name: value" line, or NULL */
+};
+
+struct guard_opts {
+    size_t go_max_conns;     /* connections open at once; beyond: oldest unfinished dropped */
+    size_t go_max_pending;   /* bytes held for unfinished requests; beyond: 503 */
+    int64_t go_header_ms;    /* head complete within this of the first byte */
+    int64_t go_body_ms;      /* body complete within this of the first byte */
+    /* The caller's checks on a well-formed head (auth, method, size). */
+    void (*go_check)(const struct guard_head *gh, struct guard_verdict *v, void *arg);
+    /* Told of every refusal; gh is NULL when the head was not complete. */
+    void (*go_refused)(const struct guard_head *gh, int code, void *arg);
+    void *go_arg;
+};
+
+struct guard_stats {
+    size_t gs_conns;        /* open now */
+    size_t gs_held;         /* bytes held for unfinished requests now */
+    uint64_t gs_dropped;    /* connections dropped for the connection bound */
+    uint64_t gs_timeouts;   /* requests past a deadline */
+    uint64_t gs_refused;    /* requests answered by the guard */
+};
+
+/* The largest request head accepted (request line and headers). */
+#define GUARD_MAX_HEAD (8 * 1024)
+
+struct guard *guard_new(struct event_base *base, const struct guard_opts *o);
+void guard_free(struct guard *g);
+
+/* For evhttp_set_bevcb(): a filtered bufferevent for the next connection. */
+struct bufferevent *guard_bevcb(struct event_base *base, void *g);
+
+void guard_stats(const struct guard *g, struct guard_stats *st);
+
+#endif

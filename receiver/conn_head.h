@@ -1,0 +1,18 @@
+/* conn_head.h -- parses a complete request head for the guard's checks (no I/O) */
+#ifndef GVW_CONN_HEAD_H
+#define GVW_CONN_HEAD_H
+
+#include <stddef.h>
+
+#include "conn_guard.h"
+
+/*
+ * Parses the head in buf[0..len) (request line, header lines, the empty
+ * line; CRLF or bare LF). gh points into buf. Returns 0, or the status to
+ * refuse it with (400, or 411 for Transfer-Encoding) and a reason in *why.
+ * Two Content-Length headers that differ are a 400; identical ones count
+ * as one.
+ */
+int conn_head_parse(const char *buf, size_t len, struct guard_head *gh, const char **why);
+
+#endif
