@@ -320,7 +320,9 @@ pct(char *buf, size_t len, uint32_t bp)
 static void
 print_history(FILE *out, int64_t s)
 {
-    if (s >= 86400)
+    if (s >= 86400 && s % 86400 < 3600)
+        fprintf(out, "%" PRId64 "d", s / 86400);
+    else if (s >= 86400)
         fprintf(out, "%" PRId64 "d%" PRId64 "h", s / 86400, s % 86400 / 3600);
     else if (s >= 3600)
         fprintf(out, "%" PRId64 "h%" PRId64 "m", s / 3600, s % 3600 / 60);
