@@ -115,6 +115,8 @@ read_node(struct sg_fetch *f, struct sg_acc *acc, size_t node_idx, const char *q
         /* Size the next chunk from this one: ~30 bytes a sample. */
         double per_step = c.c_samples > 0 ? (double)c.c_samples / (double)k : 1.0;
         double next = SG_TARGET_BYTES / (30.0 * per_step);
+        if (next > 4.0 * (double)k) /* a quiet stretch says little of the next one */
+            next = 4.0 * (double)k;
         chunk = next > SG_MAX_CHUNK ? SG_MAX_CHUNK : next < 1 ? 1 : (size_t)next;
     }
     return SG_EXIT_OK;
