@@ -47,7 +47,11 @@ echo "pods=$PODS days=$DAYS samples_stored=$((PODS * DAYS * 1440))"
 echo "generate: $(echo "$s1 - $s0" | bc) s, backfill: $(echo "$s2 - $s1" | bc) s"
 echo "suggest: $(cat "$T/time")"
 grep -o '"range_queries".*"elapsed_ms":"[0-9]*"' "$T/err" | sed 's/^/suggest log: /'
-echo "prometheus samples read by suggest: $(awk -v a="$after" -v b="$before" 'BEGIN{printf "%.0f", a-b}')"
+if [ -n "$before" ]; then
+    echo "prometheus samples read by suggest: $(awk -v a="$after" -v b="$before" 'BEGIN{printf "%.0f", a-b}')"
+else
+    echo "prometheus samples read by suggest: no prometheus_engine_query_samples_total in this Prometheus ($(prometheus --version 2>&1 | head -1 | cut -d' ' -f3)); see stats=all below"
+fi
 echo "one unchunked query over the window: ${st} s, $(stat -c %s "$T/full") bytes," \
     "stats: $(jq -c '.data.stats.samples | {totalQueryableSamples, peakSamples}' "$T/full" 2>/dev/null)"
 echo "workloads suggested: $(jq '[.workloads[] | select(.suggested_mib)] | length' "$T/out")"
