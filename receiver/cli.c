@@ -16,6 +16,7 @@
 #include "log.h"
 #include "prom.h"
 #include "serve.h"
+#include "suggest.h"
 
 /* Loads the configuration for a subcommand; leftover args go to rest[]. */
 static int
@@ -123,6 +124,8 @@ receiver_cmd_check(int argc, char **argv)
 int
 receiver_cmd_budgets(int argc, char **argv)
 {
+    if (suggest_wanted(argc, argv)) /* budgets from measured use: receiver/suggest */
+        return suggest_cmd(argc, argv);
     return cmd_node_format(argc, argv, "budgets", budgets_main);
 }
 

@@ -1,0 +1,476 @@
+/* suggest_print.c -- `budgets --suggest` as a table, JSON or strategic-merge patches
+ *
+ * JSON (one object):
+ *   window_s, step_s, headroom_pct, query   what was read, and how
+ *   workloads   by namespace/Kind/name:
+ *     namespace, kind (null: a pod without a controller), name,
+ *     pods          live pods holding a seat
+ *     pods_seen     pods (live or gone) with samples in the window
+ *     declared      "declared", "none", "mixed" (live pods differ), "unreadable"
+ *     declared_mib  the per-pod budget declared (mixed: the largest), or null
+ *     samples, history_s   samples, and steps with a sample x step
+ *     p99_mib, max_mib     of the samples, or null without any
+ *     suggested_mib, change_mib   or null, with why_not: "too_little_history",
+ *                   "no_controller", "no_samples"
+ *   nodes:  node, capacity_mib (null: capacity_error says why),
+ *     declared_mib        its live pods' budgets as declared
+ *     suggested_seats_mib the same with every suggestion applied (a workload
+ *                         without one keeps its pods' declared budgets)
+ *     fits                suggested seats <= capacity (null when unknown)
+ *     over_mib            by how much they do not fit (0 when they do)
+ *     cut                 what to move off the node until it fits:
+ *                         {workload, seat_mib}
+ *   unclaimed   pods in Prometheus no live workload claims (not counted):
+ *               {pod: "namespace/pod", samples}
+ */
+#include "suggest_print.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit_format.h"
+
+int
+sg_workload_shown(const struct sg_workload *w)
+{
+    return w->w_declared != SG_DECLARED_NONE || w->w_hist.h_n > 0;
+}
+
+void
+sg_put_clean(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
+static const char *
+why_not(const struct sg_workload *w)
+{
+    if (w->w_suggested)
+        return NULL;
+    if (w->w_hist.h_n == 0)
+        return "no_samples";
+    return w->w_kind == NULL ? "no_controller" : "too_little_history";
+}
+
+static const char *
+declared_word(enum sg_declared d)
+{
+    static const char *const words[] = {"none", "declared", "mixed", "unreadable"};
+    return words[d];
+}
+
+static int
+cmp_label(const void *a, const void *b)
+{
+    const struct sg_workload *x = *(const struct sg_workload *const *)a;
+    const struct sg_workload *y = *(const struct sg_workload *const *)b;
+    return strcmp(x->w_label, y->w_label);
+}
+
+/* The shown workloads, by label (caller frees). NULL only when out of memory. */
+static const struct sg_workload **
+sorted(const struct sg_acc *a, size_t *n)
+{
+    const struct sg_workload **v = malloc((a->a_wl_count + 1) * sizeof(*v));
+
+    *n = 0;
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < a->a_wl_count; i++)
+        if (sg_workload_shown(&a->a_wl[i]))
+            v[(*n)++] = &a->a_wl[i];
+    qsort(v, *n, sizeof(*v), cmp_label);
+    return v;
+}
+
+int
+sg_patch_split(const struct sg_workload *w, int64_t **mib, size_t *n)
+{
+    const struct sg_pod *p = w->w_template;
+    int64_t total = 0, given = 0, *v;
+    size_t declaring = 0, best = SIZE_MAX;
+    int known = 1;
+
+    if (p == NULL || p->sp_container_count == 0)
+        return -1;
+    *n = p->sp_container_count;
+    if ((v = *mib = calloc(*n, sizeof(*v))) == NULL)
+        return -1;
+    for (size_t i = 0; i < *n; i++) {
+        const struct sg_container *c = &p->sp_containers[i];
+        if (!c->sc_declares)
+            continue;
+        declaring++;
+        if (c->sc_mib < 0)
+            known = 0;
+        else
+            total += c->sc_mib;
+        if (best == SIZE_MAX || c->sc_mib > p->sp_containers[best].sc_mib)
+            best = i;
+    }
+    if (declaring == 0) {
+        v[0] = w->w_suggested_mib;
+        return 0;
+    }
+    for (size_t i = 0; i < *n; i++) {
+        const struct sg_container *c = &p->sp_containers[i];
+        if (!c->sc_declares)
+            continue;
+        /* v = S * share / total, in 128 bits: S and shares are MiB. */
+        v[i] = known && total > 0
+                   ? (int64_t)((__int128)w->w_suggested_mib * c->sc_mib / total)
+                   : w->w_suggested_mib / (int64_t)declaring;
+        given += v[i];
+    }
+    v[best] += w->w_suggested_mib - given;
+    return 0;
+}
+
+static int
+set(json_t *o, const char *key, json_t *v)
+{
+    return v == NULL ? -1 : json_object_set_new(o, key, v);
+}
+
+json_t *
+sg_patch_json(const struct sg_workload *w, const char *resource, const char **why)
+{
+    static const char *const apps[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"};
+    const char *api = NULL;
+    json_t *doc = NULL, *containers = NULL;
+    int64_t *mib = NULL;
+    size_t n = 0;
+    char val[32];
+    int none = 1;
+
+    *why = NULL;
+    for (size_t i = 0; w->w_kind != NULL && i < 4; i++)
+        if (strcmp(w->w_kind, apps[i]) == 0)
+            api = "apps/v1";
+    if (w->w_kind != NULL && strcmp(w->w_kind, "ReplicationController") == 0)
+        api = "v1";
+    if (api == NULL) {
+        *why = w->w_kind == NULL ? "no controller to patch"
+               : strcmp(w->w_kind, "Job") == 0
+                   ? "a Job's pod template cannot be changed: change what creates it"
+                   : "its kind has no pod template this command knows";
+        return NULL;
+    }
+    if (sg_patch_split(w, &mib, &n) == -1) {
+        *why = "no container to set it on";
+        return NULL;
+    }
+    if ((doc = json_object()) == NULL || (containers = json_array()) == NULL)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        if (w->w_template->sp_containers[i].sc_declares)
+            none = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct sg_container *c = &w->w_template->sp_containers[i];
+        json_t *ct;
+        if (!c->sc_declares && !(none && i == 0))
+            continue;
+        snprintf(val, sizeof(val), "%" PRId64, mib[i]);
+        ct = json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "name", c->sc_name, "resources",
+                       "limits", resource, val, "requests", resource, val);
+        if (ct == NULL || json_array_append_new(containers, ct) == -1)
+            goto fail;
+    }
+    if (set(doc, "apiVersion", json_string(api)) ||
+        set(doc, "kind", json_string(w->w_kind)) ||
+        set(doc, "metadata", json_pack("{s:s, s:s}", "name", w->w_name, "namespace",
+                                       w->w_namespace)) ||
+        set(doc, "spec", json_pack("{s:{s:{s:O}}}", "template", "spec", "containers",
+                                   containers)))
+        goto fail;
+    json_decref(containers);
+    free(mib);
+    return doc;
+fail:
+    json_decref(containers);
+    json_decref(doc);
+    free(mib);
+    return NULL;
+}
+
+static json_t *
+int_or_null(int known, int64_t v)
+{
+    return known ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *
+workload_json(const struct sg_workload *w)
+{
+    json_t *o = json_object();
+    int has = w->w_hist.h_n > 0, dec = w->w_declared == SG_DECLARED_OK ||
+                                       w->w_declared == SG_DECLARED_MIXED;
+    const char *why = why_not(w);
+
+    if (o == NULL || set(o, "namespace", json_string(w->w_namespace)) ||
+        set(o, "kind", w->w_kind ? json_string(w->w_kind) : json_null()) ||
+        set(o, "name", json_string(w->w_name)) ||
+        set(o, "pods", json_integer((json_int_t)w->w_live)) ||
+        set(o, "pods_seen", json_integer((json_int_t)w->w_pods_seen)) ||
+        set(o, "declared", json_string(declared_word(w->w_declared))) ||
+        set(o, "declared_mib", int_or_null(dec, w->w_declared_mib)) ||
+        set(o, "samples", json_integer((json_int_t)w->w_hist.h_n)) ||
+        set(o, "history_s", json_integer((json_int_t)w->w_history_s)) ||
+        set(o, "p99_mib", int_or_null(has, w->w_p99)) ||
+        set(o, "max_mib", int_or_null(has, w->w_max)) ||
+        set(o, "suggested_mib", int_or_null(w->w_suggested, w->w_suggested_mib)) ||
+        set(o, "change_mib", int_or_null(w->w_suggested && dec,
+                                          w->w_suggested_mib - w->w_declared_mib)) ||
+        set(o, "why_not", why ? json_string(why) : json_null())) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static json_t *
+node_json(const struct sg_acc *a, const struct sg_node *n)
+{
+    json_t *o = json_object(), *cut = json_array();
+
+    if (o == NULL || cut == NULL)
+        goto fail;
+    for (size_t i = 0; i < n->n_seat_count; i++)
+        if (n->n_seats[i].ss_cut &&
+            json_array_append_new(cut, json_pack("{s:s, s:I}", "workload",
+                                                 n->n_seats[i].ss_name, "seat_mib",
+                                                 (json_int_t)n->n_seats[i].ss_mib)) == -1)
+            goto fail;
+    if (set(o, "node", json_string(n->n_name)) ||
+        set(o, "capacity_mib", int_or_null(n->n_capacity_known, n->n_capacity_mib)) ||
+        set(o, "capacity_error",
+            n->n_capacity_note ? json_string(n->n_capacity_note) : json_null()) ||
+        set(o, "declared_mib", json_integer((json_int_t)n->n_declared_mib)) ||
+        set(o, "suggested_seats_mib", json_integer((json_int_t)n->n_seats_mib)) ||
+        set(o, "fits", n->n_capacity_known ? json_boolean(n->n_fits) : json_null()) ||
+        set(o, "over_mib", int_or_null(n->n_capacity_known,
+                                       n->n_fits ? 0 : n->n_seats_mib - n->n_capacity_mib)))
+        goto fail;
+    if (set(o, "cut", cut) == -1) {
+        cut = NULL;
+        goto fail;
+    }
+    return o;
+fail:
+    json_decref(cut);
+    json_decref(o);
+    return NULL;
+}
+
+static int
+print_json(FILE *out, const struct sg_acc *a, const struct sg_opts *o, const char *query)
+{
+    json_t *doc = json_object(), *wl = json_array(), *nodes = json_array(),
+           *gone = json_array();
+    const struct sg_workload **v = NULL;
+    size_t n = 0;
+    int rc = -1;
+
+    if (doc == NULL || wl == NULL || nodes == NULL || gone == NULL ||
+        (v = sorted(a, &n)) == NULL)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (json_array_append_new(wl, workload_json(v[i])) == -1)
+            goto out;
+    for (size_t i = 0; i < a->a_node_count; i++)
+        if (json_array_append_new(nodes, node_json(a, &a->a_nodes[i])) == -1)
+            goto out;
+    for (size_t i = 0; i < a->a_gone_count; i++)
+        if (json_array_append_new(gone, json_pack("{s:s, s:I}", "pod", a->a_gone[i].g_key,
+                                                  "samples",
+                                                  (json_int_t)a->a_gone[i].g_samples)) == -1)
+            goto out;
+    if (set(doc, "window_s", json_integer((json_int_t)o->so_window_s)) ||
+        set(doc, "step_s", json_integer((json_int_t)a->a_step)) ||
+        set(doc, "headroom_pct", json_real(o->so_headroom_bp / 100.0)) ||
+        set(doc, "query", json_string(query)) || json_object_set(doc, "workloads", wl) ||
+        json_object_set(doc, "nodes", nodes) || json_object_set(doc, "unclaimed", gone))
+        goto out;
+    json_dumpf(doc, out, AUDIT_JSON_FLAGS);
+    fputc('\n', out);
+    rc = 0;
+out:
+    free(v);
+    json_decref(wl);
+    json_decref(nodes);
+    json_decref(gone);
+    json_decref(doc);
+    return rc;
+}
+
+/* "10%" or "12.5%". */
+static void
+pct(char *buf, size_t len, uint32_t bp)
+{
+    if (bp % 100 == 0)
+        snprintf(buf, len, "%u%%", bp / 100);
+    else if (bp % 10 == 0)
+        snprintf(buf, len, "%u.%u%%", bp / 100, bp % 100 / 10);
+    else
+        snprintf(buf, len, "%u.%02u%%", bp / 100, bp % 100);
+}
+
+static void
+print_history(FILE *out, int64_t s)
+{
+    if (s >= 86400 && s % 86400 < 3600)
+        fprintf(out, "%" PRId64 "d", s / 86400);
+    else if (s >= 86400)
+        fprintf(out, "%" PRId64 "d%" PRId64 "h", s / 86400, s % 86400 / 3600);
+    else if (s >= 3600)
+        fprintf(out, "%" PRId64 "h%" PRId64 "m", s / 3600, s % 3600 / 60);
+    else
+        fprintf(out, "%" PRId64 "m", s / 60);
+}
+
+static void
+print_node(FILE *out, const struct sg_node *n)
+{
+    int any = 0;
+
+    fputs("node ", out);
+    sg_put_clean(out, n->n_name);
+    if (!n->n_capacity_known) {
+        fputs(": capacity unknown (", out);
+        sg_put_clean(out, n->n_capacity_note);
+        fprintf(out, "); declared %" PRId64 " MiB, suggested seats %" PRId64 " MiB\n",
+                n->n_declared_mib, n->n_seats_mib);
+        return;
+    }
+    fprintf(out, ": %" PRId64 " MiB advertised, declared %" PRId64 " MiB, suggested seats %" PRId64
+                 " MiB: ",
+            n->n_capacity_mib, n->n_declared_mib, n->n_seats_mib);
+    if (n->n_fits) {
+        fprintf(out, "fits, %" PRId64 " MiB to spare\n", n->n_capacity_mib - n->n_seats_mib);
+        return;
+    }
+    fprintf(out, "DOES NOT FIT by %" PRId64 " MiB\n", n->n_seats_mib - n->n_capacity_mib);
+    fputs("  to fit, move off this node (or give it a bigger card): ", out);
+    for (size_t i = 0; i < n->n_seat_count; i++) {
+        if (!n->n_seats[i].ss_cut)
+            continue;
+        if (any++)
+            fputs(", ", out);
+        sg_put_clean(out, n->n_seats[i].ss_name);
+        fprintf(out, " (%" PRId64 " MiB)", n->n_seats[i].ss_mib);
+    }
+    fputc('\n', out);
+}
+
+static int
+print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
+{
+    const struct sg_workload **v;
+    size_t n;
+    char h[16], dec[24], p99[16], max[16], sug[16], chg[16];
+
+    if ((v = sorted(a, &n)) == NULL)
+        return -1;
+    pct(h, sizeof(h), o->so_headroom_bp);
+    fputs("budgets from measured use over ", out);
+    print_history(out, o->so_window_s);
+    fprintf(out, " (%" PRId64 " s steps): p99 nearest-rank of all the workload's samples, "
+                 "+%s headroom, never below the max, rounded up to %d MiB\n",
+            a->a_step, h, SG_ROUND_MIB);
+    fprintf(out, "%5s %9s %7s %7s %9s %7s  %s\n", "PODS", "DECLARED", "P99", "MAX", "SUGGESTED",
+            "CHANGE", "WORKLOAD");
+    for (size_t i = 0; i < n; i++) {
+        const struct sg_workload *w = v[i];
+        int has = w->w_hist.h_n > 0;
+        int d = w->w_declared == SG_DECLARED_OK || w->w_declared == SG_DECLARED_MIXED;
+        snprintf(dec, sizeof(dec), d ? "%s%" PRId64 : "%s-",
+                 w->w_declared == SG_DECLARED_MIXED ? "~" : "", w->w_declared_mib);
+        if (w->w_declared == SG_DECLARED_UNREADABLE)
+            snprintf(dec, sizeof(dec), "bad");
+        snprintf(p99, sizeof(p99), has ? "%u" : "-", w->w_p99);
+        snprintf(max, sizeof(max), has ? "%u" : "-", w->w_max);
+        snprintf(sug, sizeof(sug), w->w_suggested ? "%" PRId64 : "-", w->w_suggested_mib);
+        snprintf(chg, sizeof(chg), w->w_suggested && d ? "%+" PRId64 : "-",
+                 w->w_suggested_mib - w->w_declared_mib);
+        fprintf(out, "%5zu %9s %7s %7s %9s %7s  ", w->w_live, dec, p99, max, sug, chg);
+        sg_put_clean(out, w->w_label);
+        if (!w->w_suggested) {
+            const char *why = why_not(w);
+            if (strcmp(why, "too_little_history") == 0) {
+                fputs("  (", out);
+                print_history(out, w->w_history_s);
+                fputs(" of history, under 1h: no suggestion)", out);
+            } else {
+                fprintf(out, "  (%s)", strcmp(why, "no_samples") == 0
+                                           ? "no samples in the window: no suggestion"
+                                           : "no controller: no suggestion");
+            }
+        }
+        fputc('\n', out);
+    }
+    free(v);
+    for (size_t i = 0; i < a->a_node_count; i++)
+        print_node(out, &a->a_nodes[i]);
+    if (a->a_gone_count > 0) {
+        fprintf(out, "not counted: %zu gone pod(s) no live workload claims:", a->a_gone_count);
+        for (size_t i = 0; i < a->a_gone_count && i < 10; i++) {
+            fputc(' ', out);
+            sg_put_clean(out, a->a_gone[i].g_key);
+        }
+        fputs(a->a_gone_count > 10 ? " ...\n" : "\n", out);
+    }
+    return 0;
+}
+
+static int
+print_patches(FILE *out, const struct sg_acc *a, const char *resource)
+{
+    const struct sg_workload **v;
+    size_t n;
+
+    if ((v = sorted(a, &n)) == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct sg_workload *w = v[i];
+        const char *why = NULL;
+        json_t *doc = NULL;
+        fputs("# ", out);
+        sg_put_clean(out, w->w_label);
+        if (!w->w_suggested) {
+            fprintf(out, ": no suggestion (%s)\n", why_not(w));
+            continue;
+        }
+        fprintf(out, ": p99 %u MiB, max %u MiB: %" PRId64 " MiB per pod", w->w_p99, w->w_max,
+                w->w_suggested_mib);
+        if ((doc = sg_patch_json(w, resource, &why)) == NULL) {
+            if (why == NULL) {
+                free(v);
+                return -1;
+            }
+            fprintf(out, "; no patch: %s\n", why);
+            continue;
+        }
+        fputs("\n---\n", out);
+        json_dumpf(doc, out, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        fputc('\n', out);
+        json_decref(doc);
+    }
+    free(v);
+    return 0;
+}
+
+int
+sg_print(FILE *out, const struct sg_acc *acc, const struct sg_opts *o, const char *query,
+         const char *resource)
+{
+    switch (o->so_format) {
+    case SG_FORMAT_JSON:
+        return print_json(out, acc, o, query);
+    case SG_FORMAT_PATCH:
+        return print_patches(out, acc, resource);
+    default:
+        return print_table(out, acc, o);
+    }
+}

@@ -1,0 +1,4 @@
+# suggest.cmake -- unit tests of `budgets --suggest`'s no-I/O library (receiver/suggest).
+if(TARGET gvw_suggest_core)
+  gvw_add_test(test_suggest SOURCES unit/test_suggest.c LIBS gvw_suggest_core LABELS unit)
+endif()
