@@ -65,6 +65,9 @@ expect_eq "free VRAM is below the floor" "true 1536" "$(echo "$out" | jq -r '"\(
 # The decision's figure: the device's own free (FREE_QUERY=auto), its own total.
 pq() { curl -s "$PROM/api/v1/query" --data-urlencode "query=$1" | jq -r "$2"; }
 expect_eq "the card's free is the device's own (free_source device)" device "$(echo "$out" | jq -r '.gpus[0].free_source')"
+chk=$(env "${ENVS[@]}" "$GVW_BINARY" check --node gpu-node-1 --format json)
+expect_eq "check --format json: the decision judged the device's free (free_source device)" \
+    "device would_recycle" "$(echo "$chk" | jq -r '"\(.free_source) \(.result)"')"
 expect_eq "the card's size is the device's total, not GPU_TOTAL_MIB" \
     "$(pq 'sum(gpu_memory_total_bytes{node="gpu-node-1"})' '(.data.result[0].value[1] | tonumber / 1048576 | floor)')" \
     "$(echo "$out" | jq -r '.gpus[0].total_mib')"
