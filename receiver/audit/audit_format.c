@@ -221,7 +221,10 @@ cell(FILE *out, const char *s, size_t width, int right, int last)
     fputs(last ? "\n" : " ", out);
 }
 
-/* Decision table: 7+11+12+20+10+14 plus 5 spaces = 79 columns. */
+/* Decision table: 7+11+12+20+11+14 plus 5 spaces = 80 columns. FREE is
+ * marked "*" when it was computed as GPU_TOTAL_MIB - used (no device series:
+ * the figure misses memory no pod accounts for); the device's and an
+ * explicit FREE_QUERY's are unmarked. One column wider for the mark. */
 void
 audit_decision_table_header(FILE *out)
 {
@@ -229,7 +232,7 @@ audit_decision_table_header(FILE *out)
     cell(out, "TIME (UTC)", 11, 0, 0);
     cell(out, "NODE", 12, 0, 0);
     cell(out, "RESULT", 20, 0, 0);
-    cell(out, "FREE/FLOOR", 10, 1, 0);
+    cell(out, "FREE/FLOOR", 11, 1, 0);
     cell(out, "VICTIM", 14, 0, 1);
 }
 
@@ -244,7 +247,11 @@ audit_decision_table_row(FILE *out, const struct store_decision *d, int64_t id)
     snprintf(where, sizeof(where), "%s%s%s", d->sd_node && *d->sd_node ? d->sd_node : "-",
              d->sd_gpu ? "/" : "", d->sd_gpu ? d->sd_gpu : "");
     if (d->sd_free_known)
-        snprintf(ff, sizeof(ff), "%" PRId64 "/%" PRId64, d->sd_free_mib, d->sd_floor_mib);
+        snprintf(ff, sizeof(ff), "%" PRId64 "%s/%" PRId64, d->sd_free_mib,
+                 d->sd_free_source != NULL && strcmp(d->sd_free_source, "computed") == 0
+                     ? "*"
+                     : "",
+                 d->sd_floor_mib);
     else
         snprintf(ff, sizeof(ff), "?/%" PRId64, d->sd_floor_mib);
     if (d->sd_victim != NULL)
@@ -257,7 +264,7 @@ audit_decision_table_row(FILE *out, const struct store_decision *d, int64_t id)
     cell(out, t, 11, 0, 0);
     cell(out, where, 12, 0, 0);
     cell(out, d->sd_result ? d->sd_result : "?", 20, 0, 0);
-    cell(out, ff, 10, 1, 0);
+    cell(out, ff, 11, 1, 0);
     cell(out, victim, 14, 0, 1);
 }
 

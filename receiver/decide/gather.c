@@ -425,6 +425,31 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
     return g;
 }
 
+int
+gather_reread(const struct gather_result *gr, enum free_source decided, int64_t *free_mib,
+              char *why, size_t whylen)
+{
+    const struct policy_result *p = &gr->gr_policy;
+    int known = (gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE) &&
+                p->pr_outcome != POLICY_SKIPPED_TELEMETRY && p->pr_free_known;
+
+    why[0] = '\0';
+    *free_mib = 0;
+    if (!known)
+        return 0;
+    if (decided == FREE_SOURCE_DEVICE && p->pr_free_source != FREE_SOURCE_DEVICE) {
+        snprintf(why, whylen,
+                 "the device series of %s%s vanished after the decision (free would read "
+                 "%lld MiB computed as GPU_TOTAL_MIB - used, which is not the device's "
+                 "figure and is not counted)",
+                 gr->gr_gpu != NULL ? "GPU " : "the node",
+                 gr->gr_gpu != NULL ? gr->gr_gpu : "", (long long)p->pr_free_mib);
+        return 0;
+    }
+    *free_mib = p->pr_free_mib;
+    return 1;
+}
+
 /* --- GPU scope: FREE_QUERY per GPU, one result per GPU ---------------------- */
 
 static int

@@ -89,4 +89,17 @@ const struct usage_reading *gather_usage(const struct gather *g);
  * shows each card's unattributed memory from it. */
 const struct device_reading *gather_device(const struct gather *g);
 
+/*
+ * A re-read of free VRAM after a decision (the verify, a release wait), taken
+ * with gather_start_gpu() for the decision's node or GPU. decided is the
+ * decision's free_source. Returns 1 with *free_mib when the reading gives a
+ * figure read the way the decision read it; else 0, with why "" (nothing
+ * usable came back: a failed query, an impossible reading) or a sentence
+ * worth recording: the decision judged the device's own figure and the
+ * device series have since vanished (stale or gone), so the figure would be
+ * GPU_TOTAL_MIB - used, which must never count as the device's.
+ */
+int gather_reread(const struct gather_result *gr, enum free_source decided,
+                  int64_t *free_mib, char *why, size_t whylen);
+
 #endif

@@ -34,6 +34,8 @@ struct release {
     struct gather *rl_g;   /* owned: a reading in flight */
     struct event *rl_tick; /* owned: the next reading */
     int64_t rl_free_before;
+    enum free_source rl_decided;  /* the decision's free_source: re-read the same way */
+    char rl_vanished[512];        /* the device series vanished since: said at the end */
     double rl_t0, rl_deadline; /* monotonic seconds */
     struct release_outcome rl_o;
 };
@@ -135,11 +137,10 @@ static void
 reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
 {
     struct release *rl = arg;
-    const struct policy_result *p = &gr->gr_policy;
-    int known = (gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE) &&
-                p->pr_outcome != POLICY_SKIPPED_TELEMETRY && p->pr_free_known;
-    int64_t free_mib = p->pr_free_mib;
-    char wait[32];
+    int64_t free_mib;
+    char wait[32], why[512];
+    /* A computed figure where the decision read the device is no release. */
+    int known = gather_reread(gr, rl->rl_decided, &free_mib, why, sizeof(why));
 
     rl->rl_g = NULL;
     if (gr->gr_status == GATHER_CANCELLED) {
@@ -149,6 +150,8 @@ reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
         return;
     }
     gather_free(g);
+    if (!known && why[0] != '\0')
+        snprintf(rl->rl_vanished, sizeof(rl->rl_vanished), "%s", why);
     if (known) {
         rl->rl_o.ro_free_known = 1;
         rl->rl_o.ro_free_mib = free_mib;
@@ -162,11 +165,12 @@ reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
         wait_text(rl, wait, sizeof(wait));
         if (rl->rl_o.ro_free_known)
             done(rl, 0,
-                 "free VRAM still %lld MiB, below the floor, after RELEASE_WAIT (%s)",
-                 (long long)rl->rl_o.ro_free_mib, wait);
+                 "free VRAM still %lld MiB, below the floor, after RELEASE_WAIT (%s)%s%s",
+                 (long long)rl->rl_o.ro_free_mib, wait, rl->rl_vanished[0] ? "; then " : "",
+                 rl->rl_vanished);
         else
-            done(rl, 0, "free VRAM could not be read back within RELEASE_WAIT (%s)",
-                 wait);
+            done(rl, 0, "free VRAM could not be read back within RELEASE_WAIT (%s)%s%s",
+                 wait, rl->rl_vanished[0] ? ": " : "", rl->rl_vanished);
         return;
     }
     schedule(rl);
@@ -215,7 +219,8 @@ post_cb(const struct httpc_resp *resp, void *arg)
 struct release *
 release_start(struct event_base *base, const struct config *cfg, struct httpc *client,
               struct prom *prom, const char *node, const char *gpu, const char *url,
-              int64_t free_before_mib, release_cb cb, void *arg)
+              int64_t free_before_mib, enum free_source decided, release_cb cb,
+              void *arg)
 {
     struct release *rl;
     struct httpc_req req = {
@@ -233,6 +238,7 @@ release_start(struct event_base *base, const struct config *cfg, struct httpc *c
     rl->rl_cb = cb;
     rl->rl_arg = arg;
     rl->rl_free_before = free_before_mib;
+    rl->rl_decided = decided;
     if ((rl->rl_node = strdup(node)) == NULL || (rl->rl_url = strdup(url)) == NULL ||
         (gpu != NULL && (rl->rl_gpu = strdup(gpu)) == NULL) ||
         (rl->rl_tick = evtimer_new(base, tick_cb, rl)) == NULL)

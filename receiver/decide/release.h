@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "policy.h"
 
 struct event_base;
 struct httpc;
@@ -51,14 +52,16 @@ struct httpc *release_client_new(struct event_base *base, char *err, size_t errl
  * the verify does) at once and every RELEASE_POLL_MS until free >= FLOOR_MIB
  * or cfg's RELEASE_WAIT has passed since the POST. A non-2xx answer, no
  * answer, or a timeout ends the ask at once. free_before_mib is the free
- * VRAM the decision saw, for freed_mib. Everything is borrowed (url, node and
+ * VRAM the decision saw, for freed_mib; decided its free_source: a reading
+ * taken another way (the device series vanished, so free is computed) never
+ * counts as released, and the outcome's why says so. Everything is borrowed (url, node and
  * gpu are copied). Returns the release (free it with release_free(), also from
  * inside cb), or NULL when it could not start (cb never runs).
  */
 struct release *release_start(struct event_base *base, const struct config *cfg,
                               struct httpc *client, struct prom *prom, const char *node,
                               const char *gpu, const char *url, int64_t free_before_mib,
-                              release_cb cb, void *arg);
+                              enum free_source decided, release_cb cb, void *arg);
 
 /* The figures so far, as an outcome that did not release (for a decision
  * cut short). */

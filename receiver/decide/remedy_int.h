@@ -75,6 +75,7 @@ struct decision {
     struct event *d_verify_ev;   /* owned; then the row-completion retry timer */
     int d_finish_tries;
     double d_recycled_at, d_verify_deadline;
+    int d_verify_vanished;       /* the verify saw the device series gone (said once) */
     struct release *d_release;   /* owned: the ask in flight (PH_RELEASE) */
     int d_release_asked;         /* once per decision, whatever came of it */
     struct store_release d_rel;  /* vd_d.sd_release points here once a release is named */

@@ -26,11 +26,12 @@ static void
 verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
 {
     struct decision *d = arg;
-    const struct policy_result *p = &gr->gr_policy;
     double now = clock_mono_s();
-    int known = (gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE) &&
-                p->pr_outcome != POLICY_SKIPPED_TELEMETRY && p->pr_free_known;
-    int64_t free_mib = p->pr_free_mib;
+    int64_t free_mib;
+    char why[512];
+    /* Read as the decision read it: a device figure gone since is no figure. */
+    int known = gather_reread(gr, free_source_parse(d->d_v.vd_d.sd_free_source), &free_mib,
+                              why, sizeof(why));
 
     if (gr->gr_status == GATHER_CANCELLED) {
         d->d_vg = NULL;
@@ -40,6 +41,10 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
     }
     d->d_vg = NULL;
     gather_free(g);
+    if (!known && why[0] != '\0' && !d->d_verify_vanished) {
+        d->d_verify_vanished = 1; /* said once, however often it is seen */
+        verdict_reason_append(&d->d_v, "verify: %s", why);
+    }
     if (known) {
         d->d_v.vd_d.sd_verified = 1;
         d->d_v.vd_d.sd_verify_free_mib = free_mib;

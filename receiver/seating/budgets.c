@@ -13,8 +13,20 @@
  *   error            why the reading or the pod list is missing, else null
  *   gpus             one card per GPU: node scope has one, with "gpu": null
  *     gpu            the GPU's label value, or null in node scope
- *     total_mib      GPU_TOTAL_MIB
- *     free_mib       free VRAM now, or null when it cannot be read
+ *     total_mib      the card's size: the device's own gpu_memory_total_bytes
+ *                    when free_source is "device", else GPU_TOTAL_MIB
+ *     free_mib       free VRAM now (the figure a decision would judge), or null
+ *                    when it cannot be read
+ *     free_source    where free_mib came from, as a decision records it:
+ *                    "device" (gpu_memory_free_bytes), "computed"
+ *                    (GPU_TOTAL_MIB - used) or "query" (an explicit
+ *                    FREE_QUERY); null when nothing was read
+ *     unattributed_mib memory no pod accounts for (driver reserve, host
+ *                    processes, processes whose pod is unknown), from the
+ *                    device's gpu_memory_unattributed_bytes in the same
+ *                    reading (node scope: summed over the node's GPUs); null
+ *                    when not reported (free_source not "device", or the
+ *                    exporter does not export it)
  *     below_floor    free_mib < floor_mib
  *     used_mib       the sum of the tenants' use
  *     tenants        largest use first:
@@ -109,6 +121,9 @@ card_json(const struct seating_node *n, const struct seating_card *c)
     if (set(o, "gpu", str_or_null(c->sc_gpu)) ||
         set(o, "total_mib", json_integer((json_int_t)c->sc_total_mib)) ||
         set(o, "free_mib", int_or_null(c->sc_free_known, c->sc_free_mib)) ||
+        set(o, "free_source", str_or_null(free_source_name(c->sc_free_source))) ||
+        set(o, "unattributed_mib",
+            int_or_null(c->sc_unattributed_known, c->sc_unattributed_mib)) ||
         set(o, "below_floor", json_boolean(seating_card_below_floor(n, c))) ||
         set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
         set(o, "error", str_or_null(c->sc_error)))
@@ -268,11 +283,16 @@ print_card(FILE *out, const struct seating_node *n, const struct seating_card *c
     }
     fprintf(out, "%" PRId64 " MiB, ", c->sc_total_mib);
     if (c->sc_free_known)
-        fprintf(out, "%" PRId64 " MiB free, floor %" PRId64 " MiB: %s\n", c->sc_free_mib,
+        fprintf(out, "%" PRId64 " MiB free (%s), floor %" PRId64 " MiB: %s\n",
+                c->sc_free_mib, seating_free_source_words(c->sc_free_source),
                 n->sn_floor_mib,
                 seating_card_below_floor(n, c) ? "BELOW THE FLOOR" : "above the floor");
     else
         fprintf(out, "free VRAM unknown, floor %" PRId64 " MiB\n", n->sn_floor_mib);
+    if (c->sc_unattributed_known)
+        fprintf(out, "    %7" PRId64 " MiB no pod accounts for (driver, host processes, "
+                     "unknown pods)\n",
+                c->sc_unattributed_mib);
     if (c->sc_error[0] != '\0') {
         fputs("    reading   ", out);
         put_clean(out, c->sc_error);

@@ -29,6 +29,7 @@
 #define OVER_COLOUR "#c62828"
 #define FREE_COLOUR "#e3f2e5"
 #define FLOOR_COLOUR "#ef6c00"
+#define UNATTRIBUTED_COLOUR "#9e9e9e"
 
 /* Calm tenant colours; red and orange are kept for "over" and the floor. */
 static const char *const palette[] = {"#1565c0", "#2e7d32", "#6a1b9a", "#00838f",
@@ -98,8 +99,8 @@ card_scale(const struct seating_node *n, const struct seating_card *c)
 
     if (n->sn_budgets_known && n->sn_budgets_mib > m)
         m = n->sn_budgets_mib;
-    if (c->sc_used_mib > m)
-        m = c->sc_used_mib;
+    if (c->sc_used_mib + (c->sc_unattributed_known ? c->sc_unattributed_mib : 0) > m)
+        m = c->sc_used_mib + (c->sc_unattributed_known ? c->sc_unattributed_mib : 0);
     if (n->sn_capacity == SEATING_CAPACITY_OK && n->sn_capacity_mib > m)
         m = n->sn_capacity_mib;
     return m > 0 ? m : 1;
@@ -228,6 +229,26 @@ svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_
     return buf_printf(out, "</g>");
 }
 
+/* The memory no pod accounts for, grey, right after the tenants' use: with
+ * the device's figures, tenants + this + free fill the card. */
+static int
+svg_unattributed(struct buf *out, const struct seating_card *c, int64_t at, int64_t scale)
+{
+    double x = px(at, scale), w;
+    char text[96];
+
+    if (!c->sc_unattributed_known || c->sc_unattributed_mib <= 0)
+        return 0;
+    w = px(at + c->sc_unattributed_mib, scale) - x;
+    snprintf(text, sizeof(text), "%" PRId64 " MiB no pod accounts for",
+             c->sc_unattributed_mib);
+    return buf_printf(out, "<rect class=\"unattributed\" x=\"%.1f\" y=\"%d\" "
+                           "width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s (driver, "
+                           "host processes, unknown pods)</title></rect>",
+                      x, USE_Y, w, USE_H, UNATTRIBUTED_COLOUR, text) ||
+           label(out, x, USE_Y + USE_H / 2 + 4, w, text, "#ffffff");
+}
+
 static int
 svg_card(struct buf *out, const struct seating_node *n, const struct seating_card *c)
 {
@@ -254,6 +275,8 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
             return -1;
         at += c->sc_tenants[i].st_used_mib;
     }
+    if (svg_unattributed(out, c, at, scale) == -1)
+        return -1;
     if (c->sc_free_known && c->sc_free_mib > 0) {
         double x = px(c->sc_total_mib - c->sc_free_mib, scale);
         char text[48];
@@ -327,9 +350,10 @@ render_card(struct buf *out, const struct seating_node *n, const struct seating_
     if (!c->sc_free_known) {
         if (buf_printf(out, "free VRAM unknown</h3>"))
             return -1;
-    } else if (buf_printf(out, "%" PRId64 " MiB free, floor %" PRId64 " MiB: <span class=\"%s\">%s"
-                               "</span></h3>",
-                          c->sc_free_mib, n->sn_floor_mib,
+    } else if (buf_printf(out, "%" PRId64 " MiB free (<span class=\"free-source\">%s</span>), "
+                               "floor %" PRId64 " MiB: <span class=\"%s\">%s</span></h3>",
+                          c->sc_free_mib, seating_free_source_words(c->sc_free_source),
+                          n->sn_floor_mib,
                           seating_card_below_floor(n, c) ? "warn" : "ok",
                           seating_card_below_floor(n, c) ? "below the floor"
                                                          : "above the floor")) {
@@ -337,6 +361,11 @@ render_card(struct buf *out, const struct seating_node *n, const struct seating_
     }
     if (c->sc_error[0] != '\0' &&
         emit(out, "<p class=\"warn\">This GPU's reading is not usable: %s</p>", c->sc_error))
+        return -1;
+    if (c->sc_unattributed_known &&
+        buf_printf(out, "<p class=\"unattributed\">Memory no pod accounts for: %" PRId64
+                        " MiB (driver, host processes, unknown pods).</p>",
+                   c->sc_unattributed_mib))
         return -1;
     if (svg_card(out, n, c) == -1)
         return -1;

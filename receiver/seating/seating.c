@@ -20,6 +20,22 @@ seating_capacity_name(enum seating_capacity c)
     return "unknown"; /* can't happen */
 }
 
+const char *
+seating_free_source_words(enum free_source s)
+{
+    switch (s) {
+    case FREE_SOURCE_DEVICE:
+        return "device";
+    case FREE_SOURCE_COMPUTED:
+        return "computed as GPU_TOTAL_MIB - used";
+    case FREE_SOURCE_QUERY:
+        return "FREE_QUERY";
+    case FREE_SOURCE_NONE:
+        break;
+    }
+    return "not read";
+}
+
 int
 seating_card_below_floor(const struct seating_node *n, const struct seating_card *c)
 {
@@ -87,9 +103,40 @@ by_use(const void *a, const void *b)
     return strcmp(x->st_pod, y->st_pod);
 }
 
+/* A card read from the device: its own total (not GPU_TOTAL_MIB), and the
+ * memory no pod accounts for, from the same reading (in node scope summed
+ * over the node's GPUs, known only when every GPU reports it). */
+static void
+device_card(struct seating_card *card, const char *gpu, const struct device_reading *d)
+{
+    struct device_figure f;
+    double un = 0;
+    size_t i;
+
+    device_figure_for(d, gpu, &f);
+    if (!f.df_have)
+        return; /* can't happen: the policy said device */
+    card->sc_total_mib = usage_bytes_to_mib(f.df_total_bytes);
+    if (gpu != NULL) {
+        const struct device_gpu *g = device_find(d, gpu);
+        card->sc_unattributed_known = g != NULL && g->dg_have_unattributed;
+        un = g != NULL ? g->dg_unattributed_bytes : 0;
+    } else {
+        card->sc_unattributed_known = d->dr_count > 0;
+        for (i = 0; i < d->dr_count; i++) {
+            card->sc_unattributed_known &= d->dr_gpus[i].dg_have_unattributed;
+            un += d->dr_gpus[i].dg_unattributed_bytes;
+        }
+    }
+    /* A NaN or negative figure is no amount of memory: not reported. */
+    if (!(un >= 0))
+        card->sc_unattributed_known = 0;
+    card->sc_unattributed_mib = card->sc_unattributed_known ? usage_bytes_to_mib(un) : 0;
+}
+
 static int
 fill_card(struct seating_card *card, const struct gather_result *gr,
-          const struct config *cfg)
+          const struct device_reading *device, const struct config *cfg)
 {
     const struct policy_result *p = &gr->gr_policy;
     size_t k = 0;
@@ -103,6 +150,11 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
     card->sc_total_mib = cfg->c_gpu_total_mib;
     card->sc_free_known = p->pr_free_known;
     card->sc_free_mib = p->pr_free_mib;
+    card->sc_free_source = gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE
+                               ? p->pr_free_source
+                               : FREE_SOURCE_NONE;
+    if (card->sc_free_source == FREE_SOURCE_DEVICE && device != NULL)
+        device_card(card, gr->gr_gpu, device);
     if (p->pr_candidate_count > 0 &&
         (card->sc_tenants = calloc(p->pr_candidate_count, sizeof(*card->sc_tenants))) ==
             NULL)
@@ -144,7 +196,8 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
 int
 seating_node_build(const char *node, const struct gather_result *gr,
                    const struct pod_list *pods, const char *pods_error,
-                   const struct usage_reading *usage, int cap_ok,
+                   const struct usage_reading *usage,
+                   const struct device_reading *device, int cap_ok,
                    enum node_capacity_state cap_state, int64_t cap_mib,
                    const char *cap_error, const struct config *cfg,
                    struct seating_node *out)
@@ -197,8 +250,8 @@ seating_node_build(const char *node, const struct gather_result *gr,
         goto fail;
     out->sn_card_count = n_cards;
     for (size_t i = 0; gr->gr_status != GATHER_CANCELLED && i < n_cards; i++)
-        if (fill_card(&out->sn_cards[i], gr->gr_gpu_count > 0 ? &gr->gr_gpus[i] : gr, cfg) ==
-            -1)
+        if (fill_card(&out->sn_cards[i], gr->gr_gpu_count > 0 ? &gr->gr_gpus[i] : gr, device,
+                      cfg) == -1)
             goto fail;
     /* GPU scope: a seat-holder using no GPU is on no card; list it once. */
     if (gr->gr_gpu_count > 0 && gr->gr_status != GATHER_CANCELLED &&

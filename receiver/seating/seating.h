@@ -38,9 +38,16 @@ struct seating_tenant {
 /* One card: the node's only GPU (node scope), or one GPU of it. */
 struct seating_card {
     char *sc_gpu;              /* owned; NULL in node scope */
-    int64_t sc_total_mib;      /* GPU_TOTAL_MIB */
+    int64_t sc_total_mib;      /* the device's own total where sc_free_source is
+                                  FREE_SOURCE_DEVICE, else GPU_TOTAL_MIB */
     int sc_free_known;
-    int64_t sc_free_mib;       /* free VRAM now */
+    int64_t sc_free_mib;       /* free VRAM now: the decision's own figure */
+    enum free_source sc_free_source; /* where sc_free_mib came from, as a decision
+                                  records it; FREE_SOURCE_NONE when not read */
+    int sc_unattributed_known; /* the device reported gpu_memory_unattributed_bytes
+                                  (for every GPU of the card) in the reading used */
+    int64_t sc_unattributed_mib; /* memory no pod accounts for (driver, host
+                                  processes, pods not known); shown, never judged */
     int64_t sc_used_mib;       /* sum of the tenants' use */
     char sc_error[1024];       /* GPU scope: why this GPU's reading is not usable; "" */
     struct seating_tenant *sc_tenants; /* owned; largest use first */
@@ -91,14 +98,17 @@ struct seating {
  * then the budgets are unknown and the reading is incomplete, saying
  * pods_error, or a plain sentence when that is NULL); in
  * GPU scope the seat-holders on no card go to sn_idle, judged with usage (the
- * used series, gather_usage(); NULL = by the cards alone); and the
+ * used series, gather_usage(); NULL = by the cards alone); device is the
+ * device query's answer (gather_device(); NULL = none), which gives a card
+ * read from the device its own total and its unattributed memory; and the
  * node's capacity as node_json_capacity() read it (cap_ok = the Node was read;
  * else cap_error says why). Returns 0 and fills out (free it with
  * seating_node_free()), or -1 when out of memory, with nothing allocated.
  */
 int seating_node_build(const char *node, const struct gather_result *gr,
                        const struct pod_list *pods, const char *pods_error,
-                       const struct usage_reading *usage, int cap_ok,
+                       const struct usage_reading *usage,
+                       const struct device_reading *device, int cap_ok,
                        enum node_capacity_state cap_state, int64_t cap_mib,
                        const char *cap_error, const struct config *cfg,
                        struct seating_node *out);
@@ -109,6 +119,10 @@ void seating_free(struct seating *s);
 
 /* Whether a card's free VRAM is known and below the floor. */
 int seating_card_below_floor(const struct seating_node *n, const struct seating_card *c);
+
+/* Where a card's free figure came from, for a person: "device", "computed as
+ * GPU_TOTAL_MIB - used", "FREE_QUERY", "not read". */
+const char *seating_free_source_words(enum free_source s);
 
 /* "advertised", "not_advertised", "unknown". */
 const char *seating_capacity_name(enum seating_capacity c);

@@ -66,7 +66,8 @@ conclude(struct seating_look *l)
         if (seating_node_build(nl->nl_node, nl->nl_gr ? nl->nl_gr : &nl->nl_failed,
                                nl->nl_gr ? gather_pods(nl->nl_g) : NULL,
                                nl->nl_gr ? gather_pods_error(nl->nl_g) : NULL,
-                               nl->nl_gr ? gather_usage(nl->nl_g) : NULL, nl->nl_cap_ok,
+                               nl->nl_gr ? gather_usage(nl->nl_g) : NULL,
+                               nl->nl_gr ? gather_device(nl->nl_g) : NULL, nl->nl_cap_ok,
                                nl->nl_cap_state, nl->nl_cap_mib, nl->nl_cap_error,
                                l->l_cfg, &s.s_nodes[i]) == -1) {
             snprintf(s.s_error, sizeof(s.s_error), "out of memory");

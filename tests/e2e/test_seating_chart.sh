@@ -62,6 +62,20 @@ expect_eq "the sum of the declared budgets" \
     "$(echo "$out" | jq -r '.budgets_mib')"
 expect_eq "node scope: one card, gpu null" "1 null" "$(echo "$out" | jq -r '"\(.gpus | length) \(.gpus[0].gpu)"')"
 expect_eq "free VRAM is below the floor" "true 1536" "$(echo "$out" | jq -r '"\(.gpus[0].below_floor) \(.floor_mib)"')"
+# The decision's figure: the device's own free (FREE_QUERY=auto), its own total.
+pq() { curl -s "$PROM/api/v1/query" --data-urlencode "query=$1" | jq -r "$2"; }
+expect_eq "the card's free is the device's own (free_source device)" device "$(echo "$out" | jq -r '.gpus[0].free_source')"
+chk=$(env "${ENVS[@]}" "$GVW_BINARY" check --node gpu-node-1 --format json)
+expect_eq "check --format json: the decision judged the device's free (free_source device)" \
+    "device would_recycle" "$(echo "$chk" | jq -r '"\(.free_source) \(.result)"')"
+expect_eq "the card's size is the device's total, not GPU_TOTAL_MIB" \
+    "$(pq 'sum(gpu_memory_total_bytes{node="gpu-node-1"})' '(.data.result[0].value[1] | tonumber / 1048576 | floor)')" \
+    "$(echo "$out" | jq -r '.gpus[0].total_mib')"
+if [ "$(pq 'count(gpu_memory_unattributed_bytes{node="gpu-node-1"})' '.data.result | length')" = 0 ]; then
+    expect_eq "no unattributed series exported: unattributed_mib null" null "$(echo "$out" | jq -r '.gpus[0].unattributed_mib')"
+else
+    expect_eq "the exported unattributed memory is shown" number "$(echo "$out" | jq -r '.gpus[0].unattributed_mib | type')"
+fi
 ml=$(echo "$out" | jq -c '.gpus[0].tenants[] | select(.pod == "immich-ml-7d9c6b5f4d-x8k2p")')
 expect_eq "immich-ml: budget 3000, over budget, eligible" "3000 true true null" \
     "$(echo "$ml" | jq -r '"\(.budget_mib) \(.over_budget) \(.eligible) \(.why_not)"')"
@@ -78,6 +92,7 @@ expect_eq "budgets without --node: an array, one per GPU node" "array 1 gpu-node
 table=$(env "${ENVS[@]}" "$GVW_BINARY" budgets)
 expect_contains "the table says the capacity and the budgets" "13312 MiB advertised" "$table"
 expect_contains "the table says the card is below the floor" "BELOW THE FLOOR" "$table"
+expect_contains "the table says where free VRAM came from" "MiB free (device), floor" "$table"
 expect_contains "the table names immich-ml in full, eligible" "yes                      immich/immich-ml-7d9c6b5f4d-x8k2p" "$table"
 out=$(env "${ENVS[@]}" GPUMEM_RESOURCE=example.com/vram "$GVW_BINARY" budgets --node gpu-node-1 --format json)
 expect_eq "a resource the node does not advertise is said so" "null not_advertised" \
@@ -127,6 +142,10 @@ cp "$TMP/body" "$TMP/page.html"
 expect_contains "GET / is HTML" "<!DOCTYPE html>" "$(head -c 200 "$TMP/page.html")"
 expect_eq "no script on the page" 0 "$(grep -ci '<script' "$TMP/page.html")"
 expect_eq "no outside assets (no src=, no href=)" 0 "$(grep -Eci '(src|href)=' "$TMP/page.html")"
+expect_contains "the page says where the card's free VRAM came from" '(<span class="free-source">device</span>)' "$(cat "$TMP/page.html")"
+expect_eq "the page draws the decision's own free figure (the device's), as budgets does" \
+    "$(env "${ENVS[@]}" "$GVW_BINARY" budgets --node gpu-node-1 --format json | jq -r '.gpus[0] | "\(.free_source) \(.total_mib)"')" \
+    "device $(grep -o '[0-9]* MiB on the card' "$TMP/page.html" | head -n1 | cut -d' ' -f1)"
 expect_eq "POST / is 405" 405 "$(http_code POST / --data-binary x)"
 
 

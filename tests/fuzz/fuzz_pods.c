@@ -270,6 +270,8 @@ decide(const struct pod_list *l, uint64_t seed)
     struct usage_reading r;
     struct policy_params pp;
     struct policy_input in;
+    struct device_gpu dg;       /* FREE_QUERY=auto: the device figure, on some seeds */
+    struct device_reading dev;
     struct policy_result res;
     double sum_mib;
 
@@ -303,11 +305,28 @@ decide(const struct pod_list *l, uint64_t seed)
         break;
     }
     memset(&in, 0, sizeof(in));
+    memset(&dg, 0, sizeof(dg));
+    memset(&dev, 0, sizeof(dev));
     in.pi_pods = l;
     in.pi_usage = &r;
     if ((seed >> 7) % 4 == 0) {
         in.pi_have_free = 1;
         in.pi_free_mib = (seed >> 9) % 5 == 0 ? NAN : (double)((seed >> 12) % 4096);
+    } else if ((seed >> 7) % 4 == 1) {
+        /* FREE_QUERY=auto: the device's own figures for the node's one GPU,
+         * sometimes impossible (free above total, NaN), sometimes stale. */
+        dg.dg_gpu = "";
+        dg.dg_have_free = dg.dg_have_total = dg.dg_have_ts = 1;
+        dg.dg_total_bytes = (double)pp.pp_total_mib * 1048576.0;
+        dg.dg_free_bytes = (seed >> 9) % 7 == 0   ? NAN
+                           : (seed >> 9) % 7 == 1 ? dg.dg_total_bytes * 2
+                                                  : (double)((seed >> 12) % 4096) * 1048576.0;
+        dg.dg_ts = 100;
+        dg.dg_have_used_ts = (seed >> 10) % 5 == 0;
+        dg.dg_used_ts = 101; /* the device series older than the pods': stale */
+        dev.dr_gpus = &dg;
+        dev.dr_count = 1;
+        in.pi_device = &dev;
     }
 
     policy_decide(&pp, &in, &res);

@@ -59,6 +59,8 @@ if [ -n "${GVW_SIM:-}" ]; then
         "$GVW_BINARY" check --format json 2>"$TMP/err")
     expect_eq "a matching node is looked at" '1 "gpu-node-1" skipped_telemetry null null null' \
         "$(printf '%s' "$out" | summary)"
+    expect_eq "nothing was read: the decision object has free_source null" "true null" \
+        "$(printf '%s' "$out" | jq -r '.[0] | "\(has("free_source")) \(.free_source)"')"
 else
     fail "no node matches" "GVW_SIM is not set"
 fi

@@ -787,6 +787,80 @@ test_verify_never_recovers(void **state)
     json_decref(all);
 }
 
+/* --- FREE_QUERY=auto: the device series vanish after the decision --------- */
+
+/* The device query's answer for the node's one GPU: free MiB of 15360. */
+static const char *
+device_answer(long long free_mib)
+{
+    static char b[1024];
+
+    snprintf(b, sizeof(b),
+             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+             "{\"metric\":{\"__name__\":\"gpu_memory_free_bytes\",\"node\":\"" NODE "\","
+             "\"uuid\":\"GPU-0\"},\"value\":[1780394400,\"%lld\"]},"
+             "{\"metric\":{\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" NODE "\","
+             "\"uuid\":\"GPU-0\"},\"value\":[1780394400,\"16106127360\"]},"
+             "{\"metric\":{\"gvw_ts\":\"device\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"},"
+             "\"value\":[1780394400,\"1780394400\"]}]}}",
+             free_mib * 1048576);
+    return b;
+}
+
+/* The decision judged the device (400 MiB free, not the computed 553), then
+ * the device series vanish: every later reading would be computed. */
+static void
+device_then_vanished(struct env *e)
+{
+    fake_clear(e->fake); /* start()'s "no device series" answer goes */
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200,
+                                      device_answer(400)),
+                     0);
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200,
+                                      "{\"status\":\"success\",\"data\":{"
+                                      "\"resultType\":\"vector\",\"result\":[]}}"),
+                     0);
+}
+
+/* The verify never counts a computed figure as the device's: the recycle
+ * stands, nothing is verified, the reason says the series vanished, and the
+ * free-VRAM gauge keeps the decision's device figure. */
+static void
+test_verify_device_vanished(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+    struct buf m;
+
+    metrics_init(0);
+    start(e, NULL);
+    device_then_vanished(e);
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jstr(d, "free_source", "device");
+    jint(d, "free_mib", 400);
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jnull(d, "verify"); /* the computed 553 MiB is not a reading of the device */
+    jhas(d, "reason", "verify: the device series of the node vanished after the decision");
+    jhas(d, "reason", "553 MiB computed as GPU_TOTAL_MIB - used");
+    jhas(d, "reason", "free VRAM could not be read back within SETTLE");
+    assert_true(count_device_queries(e) >= 2);
+    json_decref(all);
+    /* The gauge carries the decision's figure: the device's free, in bytes. */
+    buf_init(&m, 1 << 20);
+    assert_int_equal(metrics_render(&m), 0);
+    if (strstr(m.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE "\"} 419430400\n") ==
+        NULL)
+        fail_msg("the gauge is not the device's 400 MiB:\n%s", m.b_data);
+    buf_free(&m);
+    metrics_cleanup();
+}
+
 /* --- 2. dry-run ------------------------------------------------------------ */
 
 static void
@@ -2547,6 +2621,38 @@ test_release_frees(void **state)
     json_decref(all);
 }
 
+/* The tenant answers 200 and Prometheus' pod series say the VRAM is back
+ * (computed 11510 MiB), but the device series the decision judged have
+ * vanished: that is not a release. It is recycled after RELEASE_WAIT, and
+ * the reason says why. */
+static void
+test_release_device_vanished(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+
+    start(e, release_env);
+    device_then_vanished(e);
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000 + 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jstr(d, "free_source", "device");
+    r = release_obj(d);
+    jint(r, "status", 200);
+    jnull(r, "freed_mib");
+    jhas(d, "reason", "free VRAM could not be read back within RELEASE_WAIT (2.0s): the "
+                      "device series of the node vanished after the decision");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
 /* A release that freed the VRAM tells the tenant: GPUVRAMReleased, action
  * release (nothing was evicted). */
 static void
@@ -3371,6 +3477,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         T(test_incident_replay),
         T(test_verify_never_recovers),
+        T(test_verify_device_vanished),
         T(test_dry_run),
         T(test_dry_run_probe_pdb),
         T(test_dry_run_delete_probe),
@@ -3432,6 +3539,7 @@ main(void)
         T(test_gpu_alert_node_scope_settle),
         T(test_gpu_alert_node_scope_in_flight),
         T(test_release_frees),
+        T(test_release_device_vanished),
         T(test_release_no_brakes),
         T(test_release_never_frees),
         T(test_release_500),

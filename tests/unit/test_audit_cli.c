@@ -132,7 +132,8 @@ seed(const char *path)
          .sd_result = "skipped_recovered",
          .sd_free_known = 1,
          .sd_free_mib = 4000,
-         .sd_floor_mib = 1536},
+         .sd_floor_mib = 1536,
+         .sd_free_source = "computed"},
         {.sd_time_ms = now - 48 * HOUR_MS,
          .sd_node = "gpu-2",
          .sd_trigger = "GPUVRAMLow",
@@ -504,7 +505,7 @@ assert_fits_80_but_victim(const char *text)
             cols += ((unsigned char)*p & 0xC0) != 0x80;
         if (cols <= 80)
             continue;
-        for (cols = 0, p = line; p < nl && cols < 65; p++)
+        for (cols = 0, p = line; p < nl && cols < 66; p++)
             cols += ((unsigned char)*p & 0xC0) != 0x80;
         if (p == line || p[-1] != ' ' || memchr(p, ' ', (size_t)(nl - p)) != NULL)
             fail_msg("line wider than 80 columns before the victim in:\n%s", text);
@@ -520,8 +521,10 @@ test_list_table(void **state)
     assert_fits_80_but_victim(f->f_out);
     assert_out_has(f, "ID TIME (UTC)");
     assert_out_has(f, "FREE/FLOOR");
-    assert_out_has(f, "      1 06-02 10:00 gpu-1        recycled               512/1536"
+    assert_out_has(f, "      1 06-02 10:00 gpu-1        recycled                512/1536"
                       " ml/onnx-1\n");
+    /* Computed (GPU_TOTAL_MIB - used) is marked; the device's is not. */
+    assert_out_has(f, " skipped_recovered     4000*/1536 -\n");
     assert_out_has(f, "?/1536");
     /* The victim is the last column: never cut, however long. */
     assert_out_has(f, " batch/trainer-with-a-very-long-name-0\n");

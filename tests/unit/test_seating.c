@@ -75,7 +75,7 @@ test_node_scope(void **state)
     gr.gr_policy.pr_free_mib = 500;
     gr.gr_policy.pr_candidates = c;
     gr.gr_policy.pr_candidate_count = 5;
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1, NODE_CAPACITY_OK, 5000,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1, NODE_CAPACITY_OK, 5000,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5700);
@@ -99,13 +99,13 @@ test_node_scope(void **state)
     seating_node_free(&n);
 
     /* The capacity words. */
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1, NODE_CAPACITY_ABSENT, 0,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1, NODE_CAPACITY_ABSENT, 0,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_NOT_ADVERTISED);
     assert_false(n.sn_overcommitted);
     seating_node_free(&n);
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 0, NODE_CAPACITY_OK, 0,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 0, NODE_CAPACITY_OK, 0,
                                         "kube: HTTP 403", &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_UNKNOWN);
@@ -143,7 +143,7 @@ test_gpu_scope(void **state)
     gpus[2].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
     snprintf(gpus[2].gr_policy.pr_reason, sizeof(gpus[2].gr_policy.pr_reason),
              "GPU-cccc reads more than the card holds");
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1, NODE_CAPACITY_OK, 14000,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1, NODE_CAPACITY_OK, 14000,
                                         NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_card_count, 3);
@@ -276,7 +276,7 @@ test_gpu_scope_idle(void **state)
                                                .pr_free_mib = 500, .pr_candidates = a,
                                                .pr_candidate_count = 1};
     gpus[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
-    assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, NULL, &idle_usage, 1,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, NULL, &idle_usage, NULL, 1,
                                         NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5350);
@@ -384,7 +384,7 @@ test_pods_unlisted(void **state)
     gr.gr_policy.pr_free_known = 1;
     gr.gr_policy.pr_free_mib = 9000;
     assert_int_equal(seating_node_build("gpu-1", &gr, NULL,
-                                        "listing pods on gpu-1: HTTP 500: down", NULL, 1,
+                                        "listing pods on gpu-1: HTTP 500: down", NULL, NULL, 1,
                                         NODE_CAPACITY_OK, 100, NULL, &cfg, &n),
                      0);
     assert_false(n.sn_budgets_known);
@@ -417,7 +417,7 @@ test_pods_unlisted(void **state)
     seating_node_free(&n);
 
     /* Without a reason the chart still says the pods are missing. */
-    assert_int_equal(seating_node_build("gpu-1", &gr, NULL, NULL, NULL, 1, NODE_CAPACITY_OK,
+    assert_int_equal(seating_node_build("gpu-1", &gr, NULL, NULL, NULL, NULL, 1, NODE_CAPACITY_OK,
                                         100, NULL, &cfg, &n),
                      0);
     assert_string_equal(n.sn_error, "the node's pods could not be listed");
@@ -427,7 +427,7 @@ test_pods_unlisted(void **state)
     memset(&gr, 0, sizeof(gr));
     gr.gr_status = GATHER_TELEMETRY;
     snprintf(gr.gr_error, sizeof(gr.gr_error), "prometheus: HTTP 503");
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, 1,
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1,
                                         NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5700);
@@ -439,6 +439,110 @@ test_pods_unlisted(void **state)
     seating_node_free(&n);
 }
 
+/* A device reading: the card's free is the decision's (the device's), its
+ * total the device's own, and the memory no pod accounts for is shown; a
+ * computed card says so and has no unattributed figure. */
+static void
+test_device_card(void **state)
+{
+    struct policy_candidate c[] = {cand(0, 9000, 9000, 1, NULL)};
+    struct device_gpu g[] = {
+        {.dg_gpu = "GPU-a", .dg_have_free = 1, .dg_have_total = 1, .dg_have_ts = 1,
+         .dg_free_bytes = 1000.0 * 1048576, .dg_total_bytes = 81559.0 * 1048576,
+         .dg_have_unattributed = 1, .dg_unattributed_bytes = 2048.0 * 1048576},
+        {.dg_gpu = "GPU-b", .dg_have_free = 1, .dg_have_total = 1, .dg_have_ts = 1,
+         .dg_free_bytes = 15000.0 * 1048576, .dg_total_bytes = 15360.0 * 1048576},
+    };
+    struct device_reading dr = {.dr_gpus = g, .dr_count = 2};
+    struct gather_result units[2] = {{.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-a"},
+                                     {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-b"}};
+    struct gather_result gr = {.gr_status = GATHER_DECIDED, .gr_gpus = units,
+                               .gr_gpu_count = 2};
+    struct seating_node n;
+    struct seating s = {.s_nodes = &n, .s_node_count = 1};
+    struct page_view v = {.pv_seating = &s};
+    struct buf html;
+    json_t *j, *card;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem;
+
+    (void)state;
+    units[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM, .pr_free_known = 1,
+                                                .pr_free_mib = 1000,
+                                                .pr_free_source = FREE_SOURCE_DEVICE,
+                                                .pr_candidates = c, .pr_candidate_count = 1};
+    /* GPU-b reports no unattributed series. */
+    units[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_RECOVERED,
+                                                .pr_free_known = 1, .pr_free_mib = 15000,
+                                                .pr_free_source = FREE_SOURCE_DEVICE};
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_int_equal(n.sn_cards[0].sc_total_mib, 81559); /* not GPU_TOTAL_MIB */
+    assert_int_equal(n.sn_cards[0].sc_free_source, FREE_SOURCE_DEVICE);
+    assert_true(n.sn_cards[0].sc_unattributed_known);
+    assert_int_equal(n.sn_cards[0].sc_unattributed_mib, 2048);
+    assert_false(n.sn_cards[1].sc_unattributed_known);
+    j = node_json(&n);
+    card = json_array_get(json_object_get(j, "gpus"), 0);
+    assert_string_equal(json_string_value(json_object_get(card, "free_source")), "device");
+    assert_int_equal(json_integer_value(json_object_get(card, "unattributed_mib")), 2048);
+    assert_int_equal(json_integer_value(json_object_get(card, "total_mib")), 81559);
+    assert_int_equal(json_integer_value(json_object_get(card, "free_mib")), 1000);
+    card = json_array_get(json_object_get(j, "gpus"), 1);
+    assert_true(json_is_null(json_object_get(card, "unattributed_mib")));
+    json_decref(j);
+    assert_non_null(mem = open_memstream(&text, &len));
+    budgets_node_print(mem, &n);
+    fclose(mem);
+    assert_non_null(strstr(text, "81559 MiB, 1000 MiB free (device), floor 1536 MiB: BELOW"));
+    assert_non_null(strstr(text, "   2048 MiB no pod accounts for"));
+    free(text);
+    buf_init(&html, 1 << 20);
+    assert_int_equal(page_html_render(&html, &v), 0);
+    assert_non_null(strstr(html.b_data, "<rect class=\"unattributed\""));
+    assert_non_null(strstr(html.b_data, "2048 MiB no pod accounts for"));
+    assert_non_null(strstr(html.b_data, "Memory no pod accounts for: 2048 MiB"));
+    assert_non_null(strstr(html.b_data, "(<span class=\"free-source\">device</span>)"));
+    /* GPU-b has none: one segment, on GPU-a's card. */
+    assert_null(strstr(strstr(html.b_data, "<rect class=\"unattributed\"") + 1,
+                       "<rect class=\"unattributed\""));
+    buf_free(&html);
+    seating_node_free(&n);
+
+    /* Node scope, summed over the GPUs: known only if every GPU reports it. */
+    gr = units[0];
+    gr.gr_gpu = NULL;
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_int_equal(n.sn_cards[0].sc_total_mib, 81559 + 15360);
+    assert_false(n.sn_cards[0].sc_unattributed_known);
+    seating_node_free(&n);
+    g[1].dg_have_unattributed = 1;
+    g[1].dg_unattributed_bytes = 300.0 * 1048576;
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_int_equal(n.sn_cards[0].sc_unattributed_mib, 2348);
+    seating_node_free(&n);
+
+    /* Computed (the device had no usable series): GPU_TOTAL_MIB, no unattributed. */
+    gr.gr_policy.pr_free_source = FREE_SOURCE_COMPUTED;
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_int_equal(n.sn_cards[0].sc_total_mib, 15360);
+    assert_false(n.sn_cards[0].sc_unattributed_known);
+    j = node_json(&n);
+    card = json_array_get(json_object_get(j, "gpus"), 0);
+    assert_string_equal(json_string_value(json_object_get(card, "free_source")), "computed");
+    assert_true(json_is_null(json_object_get(card, "unattributed_mib")));
+    json_decref(j);
+    seating_node_free(&n);
+}
+
 int
 main(void)
 {
@@ -447,6 +551,7 @@ main(void)
         cmocka_unit_test(test_gpu_scope),
         cmocka_unit_test(test_gpu_scope_idle),
         cmocka_unit_test(test_pods_unlisted),
+        cmocka_unit_test(test_device_card),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
