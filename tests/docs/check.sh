@@ -15,7 +15,7 @@ cd "$root"
 
 BIN=${GVW_BINARY:-build/gpu-vram-watchdog}
 EXAMPLES=deploy/examples
-SUBCOMMANDS="serve audit check advertise"
+SUBCOMMANDS="serve audit check advertise budgets exporter"
 AUDIT_WORDS="show alerts stats"
 
 # UPPER_CASE words the docs use that are not settings of the binary.
@@ -23,6 +23,7 @@ NOT_SETTINGS="
 KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT LD_PRELOAD
 NODE
+GVW_FRONT_DOOR_DEFAULTS
 "
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
