@@ -45,6 +45,9 @@ start_upstream() {
     local name=$1
     shift
     UP_OUT="$TMP/upstream-$name.out"
+    # Emptied here, not by the redirection below: that runs in the child, so
+    # a restart could otherwise read the previous run's "listening" line.
+    : >"$UP_OUT"
     "$GVW_FAULTKIT" upstream "$@" >"$UP_OUT" 2>"$TMP/upstream-$name.err" &
     PIDS+=($!)
     UP_URL=
@@ -54,6 +57,7 @@ start_upstream() {
 
 # start_sim [ARGS] -- the simulated GPU node; sets SIM (its base URL).
 start_sim() {
+    : >"$TMP/sim.out" # as in start_upstream: never the previous run's port
     "$GVW_SIM" --scenario "$GVW_SOURCE_DIR/tests/sim/scenarios/incident-2026-06-02.json" \
         --listen 127.0.0.1:0 "$@" >"$TMP/sim.out" 2>"$TMP/sim.log" &
     SIM_PID=$!

@@ -47,14 +47,27 @@ stack_exporter() {
     if [ "${2:-}" = own ]; then
         state=$TMP/nodes/$1/nvml.state proc=$TMP/nodes/$1/proc log=$TMP/exporter-$1.log
     fi
-    EXP_PORT=$(free_port)
+    # A port free when picked can be taken by a parallel test before the
+    # exporter binds it: it then exits, and another port is tried. Its
+    # /healthz only counts while it is alive (else the answer is the other's).
+    local pid try up=0
+    for try in 1 2 3; do
+        EXP_PORT=$(free_port)
+        env NODE_NAME="$1" NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$state" \
+            PROC_ROOT="$proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
+            POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$log" &
+        pid=$!
+        PIDS+=("$pid")
+        if wait_for 10 sh -c "! kill -0 $pid || curl -sf http://127.0.0.1:$EXP_PORT/healthz" &&
+            kill -0 "$pid" 2>/dev/null; then
+            up=1
+            break
+        fi
+        echo "exporter on port $EXP_PORT: not up (try $try): $(tail -1 "$log")" >&2
+        kill "$pid" 2>/dev/null
+    done
     EXP_TARGETS+=("\"127.0.0.1:$EXP_PORT\"")
-    env NODE_NAME="$1" NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$state" \
-        PROC_ROOT="$proc" KUBE_API_URL="$SIM" EXPORTER_LISTEN_ADDR="127.0.0.1:$EXP_PORT" \
-        POLL_INTERVAL=500ms "$GVW_BINARY" exporter 2>"$log" &
-    PIDS+=($!)
-    wait_for 10 curl -sf "http://127.0.0.1:$EXP_PORT/healthz" >/dev/null ||
-        { fail "the exporter starts" "$(tail -5 "$log")"; stack_abort; }
+    [ "$up" = 1 ] || { fail "the exporter starts" "$(tail -5 "$log")"; stack_abort; }
 }
 
 # stack_prometheus -- Prometheus scraping the exporter. It starts before serve
