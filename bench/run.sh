@@ -73,7 +73,7 @@ mkdir -p "$BB"
 CFLAGS="-O2 -Wall -Wextra -Wno-unused-parameter"
 cc $CFLAGS -o "$BB/gvw-load" "$ROOT/bench/load.c"
 cc $CFLAGS -o "$BB/gvw-decide" "$ROOT/bench/decide.c" $(pkg-config --cflags --libs libevent)
-cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
+cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/receiver/parse" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
     "$BUILD/receiver/core/libgvw_parse.a" "$BUILD/receiver/core/libgvw_core.a" \
     "$BUILD/common/json/libgvw_json.a" "$BUILD/common/util/libgvw_util.a" \
     $(pkg-config --libs jansson) -lm
@@ -83,7 +83,7 @@ cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-gen-audit" "$ROOT/bench/gen_audit.c" \
     "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
 cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-commit" "$ROOT/bench/commit.c" \
     "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
-cc $CFLAGS -I"$ROOT/receiver" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
+cc $CFLAGS -I"$ROOT/receiver/metrics" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
     "$ROOT/bench/metrics_lookup.c" "$BUILD/receiver/libgvw_daemon.a" \
     "$BUILD/common/expo/libgvw_expo.a" "$BUILD/common/util/libgvw_util.a"
 "$ROOT/bench/payloads.sh" "$TMP/payloads"
