@@ -83,8 +83,8 @@ cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-gen-audit" "$ROOT/bench/gen_audit.c" \
     "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
 cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-commit" "$ROOT/bench/commit.c" \
     "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
-cc $CFLAGS -I"$ROOT/receiver/metrics" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
-    "$ROOT/bench/metrics_lookup.c" "$BUILD/receiver/metrics/libgvw_metrics.a" \
+cc $CFLAGS -I"$ROOT/receiver/metrics" -I"$ROOT/store" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
+    "$ROOT/bench/metrics_lookup.c" "$BUILD/receiver/metrics/libgvw_metrics.a" "$BUILD/store/libgvw_store.a" \
     "$BUILD/common/expo/libgvw_expo.a" "$BUILD/common/util/libgvw_util.a"
 "$ROOT/bench/payloads.sh" "$TMP/payloads"
 
