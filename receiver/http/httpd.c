@@ -19,6 +19,7 @@
 #include <event2/util.h>
 #include <jansson.h>
 
+#include "addr.h"
 #include "buf.h"
 #include "conn_guard.h"
 #include "intake.h"
@@ -381,34 +382,12 @@ route(struct evhttp_request *req, void *arg)
     }
 }
 
-/* Splits "host:port" / "[v6]:port" into a host and a port. */
-static int
-split_addr(const char *addr, char *host, size_t hostlen, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    const char *start = addr;
-    size_t len;
-
-    if (colon == NULL)
-        return -1;
-    len = (size_t)(colon - addr);
-    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']') {
-        start++;
-        len -= 2;
-    }
-    if (len == 0 || len >= hostlen)
-        return -1;
-    memcpy(host, start, len);
-    host[len] = '\0';
-    *port = atoi(colon + 1);
-    return 0;
-}
-
 struct httpd *
 httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t errlen)
 {
     struct httpd *h;
     char host[256];
+    const char *port_text;
     int port;
     struct timeval every = {TOKEN_REFRESH_S, 0};
     struct guard_opts go = {
@@ -419,10 +398,11 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
         .go_refused = head_refused,
     };
 
-    if (split_addr(o->ho_listen_addr, host, sizeof(host), &port) == -1) {
+    if (addr_split(o->ho_listen_addr, host, sizeof(host), &port_text) == -1) {
         snprintf(err, errlen, "LISTEN_ADDR: '%s' is not host:port", o->ho_listen_addr);
         return NULL;
     }
+    port = atoi(port_text);
     if ((h = calloc(1, sizeof(*h))) == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;

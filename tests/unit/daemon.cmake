@@ -13,3 +13,4 @@ gvw_add_test(test_log SOURCES unit/test_log.c LIBS gvw_util PkgConfig::JANSSON L
 if(TARGET gvw_conn)
   gvw_add_test(test_conn_head SOURCES unit/test_conn_head.c LIBS gvw_conn LABELS unit)
 endif()
+gvw_add_test(test_addr SOURCES unit/test_addr.c LIBS gvw_util LABELS unit)
