@@ -64,7 +64,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 log "building Release in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGVW_TESTS=ON >/dev/null
-cmake --build "$BUILD" -j2 --target gpu-vram-watchdog gvw_store gvw_util gvw_parse >/dev/null
+cmake --build "$BUILD" -j2 --target gpu-vram-watchdog gvw_store gvw_util gvw_parse gvw_metrics >/dev/null
 BIN=$BUILD/gpu-vram-watchdog
 BB=$BUILD/bench
 # What was built: the commit and the files that differed from it at build time.
@@ -73,8 +73,8 @@ mkdir -p "$BB"
 CFLAGS="-O2 -Wall -Wextra -Wno-unused-parameter"
 cc $CFLAGS -o "$BB/gvw-load" "$ROOT/bench/load.c"
 cc $CFLAGS -o "$BB/gvw-decide" "$ROOT/bench/decide.c" $(pkg-config --cflags --libs libevent)
-cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
-    "$BUILD/receiver/core/libgvw_parse.a" "$BUILD/receiver/core/libgvw_core.a" \
+cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/receiver/parse" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
+    "$BUILD/receiver/parse/libgvw_parse.a" "$BUILD/receiver/core/libgvw_core.a" \
     "$BUILD/common/json/libgvw_json.a" "$BUILD/common/util/libgvw_util.a" \
     $(pkg-config --libs jansson) -lm
 cc $CFLAGS -o "$BB/gvw-rss-floor" "$ROOT/bench/rss_floor.c" \
@@ -83,8 +83,8 @@ cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-gen-audit" "$ROOT/bench/gen_audit.c" \
     "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
 cc $CFLAGS -I"$ROOT/store" -o "$BB/gvw-commit" "$ROOT/bench/commit.c" \
     "$BUILD/store/libgvw_store.a" "$BUILD/common/util/libgvw_util.a" $(pkg-config --libs sqlite3 jansson)
-cc $CFLAGS -I"$ROOT/receiver" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
-    "$ROOT/bench/metrics_lookup.c" "$BUILD/receiver/libgvw_daemon.a" \
+cc $CFLAGS -I"$ROOT/receiver/metrics" -I"$ROOT/store" -I"$ROOT/common/util" -o "$BB/gvw-metrics-lookup" \
+    "$ROOT/bench/metrics_lookup.c" "$BUILD/receiver/metrics/libgvw_metrics.a" "$BUILD/store/libgvw_store.a" \
     "$BUILD/common/expo/libgvw_expo.a" "$BUILD/common/util/libgvw_util.a"
 "$ROOT/bench/payloads.sh" "$TMP/payloads"
 

@@ -44,7 +44,7 @@ recycled(struct decision *d, const struct policy_candidate *c, const char *how)
     }
     if ((d->d_verify_ev = evtimer_new(d->d_r->r_base, verify_tick, d)) == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
-        decision_finish(d, "recycled");
+        decision_finish(d, RESULT_RECYCLED);
         return;
     }
     verify_schedule(d);
@@ -65,7 +65,7 @@ relist(struct decision *d)
                               d->d_v.vd_d.sd_gpu, d->d_starving_ns, judge_gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory while looking again after a 409");
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
     }
 }
 
@@ -102,7 +102,7 @@ act_cb(struct kube_answer *a, void *arg)
         verdict_reason_append(&d->d_v, "every candidate was refused by a "
                                         "PodDisruptionBudget; nothing was recycled");
         verdict_error(&d->d_v, "%s", d->d_refusals);
-        decision_finish(d, "blocked");
+        decision_finish(d, RESULT_BLOCKED);
         return;
     case KUBE_CONFLICT:
     case KUBE_FORBIDDEN:
@@ -120,7 +120,7 @@ act_cb(struct kube_answer *a, void *arg)
         verdict_error(&d->d_v, "%s", a->ka_error ? a->ka_error : "the API server refused");
         verdict_reason_append(&d->d_v, "the %s of %s/%s failed", action_name(d->d_r->r_cfg),
                               c->pc_namespace, c->pc_name);
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return;
     }
 }
@@ -135,7 +135,7 @@ act_try(struct decision *d)
 
     if (uid == NULL) { /* can't happen: eligible pods come from the pod list */
         verdict_error(&d->d_v, "the chosen pod has no UID");
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return;
     }
     d->d_phase = PH_ACT;
@@ -146,7 +146,7 @@ act_try(struct decision *d)
     if (rc == -1) {
         verdict_set_victim(&d->d_v, c, action_name(r->r_cfg));
         verdict_error(&d->d_v, "the %s request could not be started", action_name(r->r_cfg));
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
     }
 }
 
@@ -177,7 +177,7 @@ probe_cb(struct kube_answer *a, void *arg)
                               a->ka_error ? a->ka_error : kube_class_name(a->ka_class));
         break;
     }
-    decision_finish(d, "would_recycle");
+    decision_finish(d, RESULT_WOULD_RECYCLE);
 }
 
 /* --- cooperative release first ------------------------------------------- */
@@ -204,7 +204,7 @@ release_done(const struct release_outcome *o, void *arg)
                               "(%+lld MiB) after %.1f s, so nothing was recycled",
                               (long long)o->ro_free_mib, (long long)o->ro_freed_mib,
                               o->ro_seconds);
-        decision_finish(d, "released");
+        decision_finish(d, RESULT_RELEASED);
         return;
     }
     verdict_reason_append(&d->d_v, "asked to release first, but the release did not free "
@@ -214,7 +214,7 @@ release_done(const struct release_outcome *o, void *arg)
         verdict_reason_append(&d->d_v,
                               "MAX_RECYCLES_PER_HOUR=%lld reached meanwhile; not acting",
                               (long long)r->r_cfg->c_max_recycles_per_hour);
-        decision_finish(d, "rate_limited");
+        decision_finish(d, RESULT_RATE_LIMITED);
         return;
     }
     d->d_next = 0;
@@ -301,12 +301,12 @@ act_begin(struct decision *d)
                               "MAX_RECYCLES_PER_HOUR=%lld reached within the last hour; "
                               "not acting",
                               (long long)r->r_cfg->c_max_recycles_per_hour);
-        decision_finish(d, "rate_limited");
+        decision_finish(d, RESULT_RATE_LIMITED);
         return;
     }
     if (r->r_kube == NULL) { /* can't happen: no pods were listed without it */
         verdict_error(&d->d_v, "no Kubernetes API server is configured");
-        decision_finish(d, "skipped_kube");
+        decision_finish(d, RESULT_SKIPPED_KUBE);
         return;
     }
     if (release_begin(d, c))
@@ -323,7 +323,7 @@ act_begin(struct decision *d)
         else
             rc = kube_evict(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb, d);
         if (rc == -1)
-            decision_finish(d, "would_recycle");
+            decision_finish(d, RESULT_WOULD_RECYCLE);
         return;
     }
     d->d_next = 0;

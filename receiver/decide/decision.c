@@ -42,7 +42,7 @@ log_decision(const struct verdict *v, int64_t id)
 void
 decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
                         const char *trigger, const char *fp, int64_t alert_id,
-                        const char *result, const char *reason, const char *error)
+                        enum decision_result result, const char *reason, const char *error)
 {
     struct verdict v;
     char err[512];
@@ -56,7 +56,8 @@ decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
         verdict_error(&v, "%s", error);
     if (r->r_store == NULL ||
         store_decision_record(r->r_store, &v.vd_d, &id, err, sizeof(err)) == -1)
-        log_event(LOG_LEVEL_ERROR, "decision not recorded", "node", node, "result", result,
+        log_event(LOG_LEVEL_ERROR, "decision not recorded", "node", node, "result",
+                  decision_result_name(result),
                   "error", r->r_store ? err : "audit store not open", NULL);
     metrics_decision(result, -1);
     log_decision(&v, id);
@@ -65,7 +66,7 @@ decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
 
 void
 decision_record_now(struct remedy *r, const char *node, const char *trigger,
-                    const char *fp, int64_t alert_id, const char *result,
+                    const char *fp, int64_t alert_id, enum decision_result result,
                     const char *reason, const char *error)
 {
     decision_record_now_gpu(r, node, NULL, trigger, fp, alert_id, result, reason, error);
@@ -161,7 +162,7 @@ decision_new_row(struct remedy *r, struct node_state *n, const char *trigger,
         /* Never act on what cannot be recorded. */
         log_event(LOG_LEVEL_ERROR, "decision not started: the audit store cannot record it",
                   "node", n->n_name, "error", err, NULL);
-        metrics_decision("failed", -1);
+        metrics_decision(RESULT_FAILED, -1);
         decision_free(d);
         return NULL;
     }
@@ -214,7 +215,7 @@ finish_retry_cb(evutil_socket_t fd, short what, void *arg)
 
 /* Counts, logs, completes the audit row, frees. */
 void
-decision_finish(struct decision *d, const char *result)
+decision_finish(struct decision *d, enum decision_result result)
 {
     struct timeval again = {FINISH_RETRY_S, 0};
 
@@ -278,7 +279,7 @@ decision_record_progress(struct decision *d, const char *what)
 void
 decision_record_recycle_now(struct decision *d)
 {
-    verdict_set_result(&d->d_v, "recycled");
+    verdict_set_result(&d->d_v, RESULT_RECYCLED);
     d->d_v.vd_d.sd_verify_pending = 1;
     decision_record_progress(d, "recycle not recorded before its verify");
 }
@@ -319,7 +320,7 @@ decision_interrupt(struct decision *d)
         verdict_reason_append(&d->d_v, "the daemon stopped while this decision was "
                                        "gathering evidence; nothing was recycled");
         verdict_error(&d->d_v, "%s", STORE_INTERRUPTED_ERROR);
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return;
     case PH_ACT:
         c = gather_candidate(d->d_g, d->d_next);
@@ -331,11 +332,11 @@ decision_interrupt(struct decision *d)
         verdict_error(&d->d_v, "interrupted: the daemon stopped before the API server "
                                "answered the %s; whether it took effect is unknown",
                       action_name(cfg));
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return;
     case PH_PROBE:
         verdict_reason_append(&d->d_v, "the dry-run probe was cut short: the daemon stopped");
-        decision_finish(d, "would_recycle");
+        decision_finish(d, RESULT_WOULD_RECYCLE);
         return;
     case PH_RELEASE:
         if (d->d_release != NULL) {
@@ -348,7 +349,7 @@ decision_interrupt(struct decision *d)
         verdict_reason_append(&d->d_v, "the daemon stopped while waiting for the release; "
                                        "nothing was recycled");
         verdict_error(&d->d_v, "%s", STORE_INTERRUPTED_ERROR);
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return;
     case PH_VERIFY:
         if (d->d_vg != NULL) {
@@ -367,7 +368,7 @@ decision_interrupt(struct decision *d)
                                   "verify cut short after %.1f s: the daemon stopped "
                                   "before free VRAM was read back",
                                   since);
-        decision_finish(d, "recycled");
+        decision_finish(d, RESULT_RECYCLED);
         return;
     case PH_FINISHING:
         /* One last try; then the next start marks the row interrupted. */

@@ -56,7 +56,7 @@ dqueue_must_wait(const struct remedy *r)
 
 /* Completes a queued entry's row with result, without starting it. */
 static void
-entry_end(struct remedy *r, struct dq_entry *q, const char *result, const char *reason,
+entry_end(struct remedy *r, struct dq_entry *q, enum decision_result result, const char *reason,
           const char *error)
 {
     struct node_state *n = q->q_node;
@@ -72,12 +72,13 @@ entry_end(struct remedy *r, struct dq_entry *q, const char *result, const char *
     if (r->r_store == NULL ||
         store_decision_finish(r->r_store, q->q_row, &v.vd_d, err, sizeof(err)) == -1)
         log_event(LOG_LEVEL_ERROR, "queued decision row not completed", "node", n->n_name,
-                  "result", result, "error", r->r_store ? err : "audit store not open",
+                  "result", decision_result_name(result), "error",
+                  r->r_store ? err : "audit store not open",
                   (char *)NULL);
     metrics_decision(result, -1);
     snprintf(id, sizeof(id), "%lld", (long long)q->q_row);
     log_event(LOG_LEVEL_INFO, "decision", "id", id, "node", n->n_name, "trigger",
-              q->q_trigger, "result", result, "reason", reason, "error", error ? error : "",
+              q->q_trigger, "result", decision_result_name(result), "reason", reason, "error", error ? error : "",
               v.vd_d.sd_gpu ? "gpu" : NULL, v.vd_d.sd_gpu, (char *)NULL);
     verdict_free(&v);
 }
@@ -96,7 +97,7 @@ dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope, const char 
                               d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory");
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
     }
 }
 
@@ -113,7 +114,7 @@ dqueue_push(struct remedy *r, struct node_state *n, const char *trigger, const c
         (starving_ns != NULL && (q->q_starving_ns = strdup(starving_ns)) == NULL)) {
         if (q != NULL)
             entry_free(q);
-        decision_record_now_gpu(r, n->n_name, n->n_gpu, trigger, fp, alert_id, "failed",
+        decision_record_now_gpu(r, n->n_name, n->n_gpu, trigger, fp, alert_id, RESULT_FAILED,
                                 "no decision was queued", "out of memory");
         return;
     }
@@ -131,7 +132,7 @@ dqueue_push(struct remedy *r, struct node_state *n, const char *trigger, const c
         log_event(LOG_LEVEL_ERROR, "decision not queued: the audit store cannot record it",
                   "node", n->n_name, "error", r->r_store ? err : "audit store not open",
                   (char *)NULL);
-        metrics_decision("failed", -1);
+        metrics_decision(RESULT_FAILED, -1);
         verdict_free(&v);
         entry_free(q);
         return;
@@ -176,7 +177,7 @@ pump_cb(evutil_socket_t fd, short what, void *arg)
         if (brakes_held_back(n, now, reason, sizeof(reason)) ||
             (n->n_gpu[0] != '\0' && (whole = brakes_node_get(r, n->n_name, NULL)) != NULL &&
              brakes_held_back(whole, now, reason, sizeof(reason)))) {
-            entry_end(r, q, "coalesced", reason, NULL);
+            entry_end(r, q, RESULT_COALESCED, reason, NULL);
         } else {
             dqueue_launch(r, n, n->n_gpu[0] != '\0', q->q_trigger, q->q_fingerprint,
                           q->q_starving_ns, q->q_alert_id, q->q_row);
@@ -205,7 +206,7 @@ dqueue_drain(struct remedy *r)
     struct dq_entry *q;
 
     while ((q = pop(r)) != NULL) {
-        entry_end(r, q, "failed",
+        entry_end(r, q, RESULT_FAILED,
                   "the daemon stopped before this queued decision started; nothing was "
                   "looked at or recycled",
                   STORE_INTERRUPTED_ERROR);

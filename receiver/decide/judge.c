@@ -20,7 +20,7 @@ static void
 judge(struct decision *d, const struct gather_result *gr)
 {
     const struct policy_result *p = &gr->gr_policy;
-    const char *result;
+    enum decision_result result;
 
     d->d_gr = gr;
     result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
@@ -47,14 +47,14 @@ adopt(struct decision *d, const struct gather_result *u)
     d->d_v.vd_d.sd_gpu = u->gr_gpu; /* held by d's gather until d is freed */
     if (n == NULL) {
         verdict_error(&d->d_v, "too many nodes tracked, or out of memory");
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return;
     }
     d->d_v.vd_d.sd_node = n->n_name;
     if (brakes_held_back(n, clock_mono_s(), reason, sizeof(reason))) {
         d->d_v.vd_d.sd_gpu = n->n_gpu;
         verdict_reason(&d->d_v, "%s", reason);
-        decision_finish(d, "coalesced");
+        decision_finish(d, RESULT_COALESCED);
         return;
     }
     d->d_node = n;
@@ -75,13 +75,13 @@ spawn(struct decision *d, struct gather *g, const struct gather_result *u, doubl
 
     if (n == NULL) {
         decision_record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint,
-                                d->d_alert_id, "failed", "no decision was started",
+                                d->d_alert_id, RESULT_FAILED, "no decision was started",
                                 "too many nodes tracked, or out of memory");
         return NULL;
     }
     if (brakes_held_back(n, now, reason, sizeof(reason))) {
         decision_record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint,
-                                d->d_alert_id, "coalesced", reason, NULL);
+                                d->d_alert_id, RESULT_COALESCED, reason, NULL);
         return NULL;
     }
     c = decision_new(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns, d->d_alert_id,
@@ -115,7 +115,7 @@ fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
         note_free(d->d_node->n_name, &gr->gr_gpus[i]);
     if ((kids = calloc(gr->gr_gpu_count, sizeof(*kids))) == NULL) {
         verdict_error(&d->d_v, "out of memory");
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return;
     }
     gather_hold(g); /* d may end before its siblings are judged */
@@ -155,13 +155,13 @@ to_node_scope(struct decision *d)
     d->d_v.vd_d.sd_gpu = NULL;
     if (n == NULL) {
         verdict_error(&d->d_v, "too many nodes tracked, or out of memory");
-        decision_finish(d, "failed");
+        decision_finish(d, RESULT_FAILED);
         return -1;
     }
     d->d_v.vd_d.sd_node = n->n_name;
     if (brakes_held_back(n, clock_mono_s(), reason, sizeof(reason))) {
         verdict_reason(&d->d_v, "%s", reason);
-        decision_finish(d, "coalesced");
+        decision_finish(d, RESULT_COALESCED);
         return -1;
     }
     d->d_node = n;

@@ -30,18 +30,18 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
     char reason[1024];
 
     if (r->r_stopping) {
-        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, RESULT_FAILED,
                                 "the daemon is stopping; no decision was started", NULL);
         return;
     }
     if (n == NULL) {
-        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, "failed",
+        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, RESULT_FAILED,
                                 "no decision was started",
                                 "too many nodes tracked, or out of memory");
         return;
     }
     if (brakes_held_back(n, now, reason, sizeof(reason))) {
-        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, "coalesced", reason,
+        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, RESULT_COALESCED, reason,
                                 NULL);
         return;
     }
@@ -51,7 +51,7 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
     if (gpu != NULL && (whole = brakes_node_get(r, node, NULL)) != NULL &&
         brakes_held_back(whole, now, reason, sizeof(reason))) {
         decision_record_now_gpu(r, node, whole->n_busy ? gpu : NULL, trigger, fp, alert_id,
-                                "coalesced", reason, NULL);
+                                RESULT_COALESCED, reason, NULL);
         return;
     }
     /* MAX_CONCURRENT_DECISIONS: past it, wait in order (its row written now). */
@@ -84,14 +84,14 @@ nodes_cb(struct kube_answer *a, void *arg)
     }
     if (a->ka_class != KUBE_OK) {
         decision_record_now(
-            r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id, "skipped_kube",
+            r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id, RESULT_SKIPPED_KUBE,
             "the alert names no node and the GPU nodes could not be listed", a->ka_error);
     } else if (a->ka_node_count == 0) {
         snprintf(reason, sizeof(reason),
                  "the alert names no node and no node matches GPU_NODE_SELECTOR=%s",
                  r->r_cfg->c_gpu_node_selector);
         decision_record_now(r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id,
-                            "skipped_kube", reason, NULL);
+                            RESULT_SKIPPED_KUBE, reason, NULL);
     } else {
         for (size_t i = 0; i < a->ka_node_count; i++)
             begin(r, a->ka_nodes[i], f->f_gpu, f->f_trigger, f->f_fingerprint,
@@ -126,7 +126,7 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     }
     if (r->r_kube == NULL) {
         decision_record_now(
-            r, "", a->a_alertname, a->a_fingerprint, alert_id, "skipped_kube",
+            r, "", a->a_alertname, a->a_fingerprint, alert_id, RESULT_SKIPPED_KUBE,
             "the alert names no node and no Kubernetes API server is configured", NULL);
         return;
     }
@@ -143,7 +143,7 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     f->f_alert_id = alert_id;
     if (kube_list_nodes(r->r_kube, cfg->c_gpu_node_selector, nodes_cb, f) == -1) {
         decision_record_now(
-            r, "", f->f_trigger, f->f_fingerprint, alert_id, "skipped_kube",
+            r, "", f->f_trigger, f->f_fingerprint, alert_id, RESULT_SKIPPED_KUBE,
             "the alert names no node and the GPU nodes could not be listed",
             "the node list request could not be started");
         fanout_free(f);

@@ -135,9 +135,10 @@ int brakes_held_back(const struct node_state *n, double now, char *reason, size_
 /* One row for a decision that ends as it starts (no queries). */
 void decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
                              const char *trigger, const char *fp, int64_t alert_id,
-                             const char *result, const char *reason, const char *error);
+                             enum decision_result result, const char *reason,
+                             const char *error);
 void decision_record_now(struct remedy *r, const char *node, const char *trigger,
-                         const char *fp, int64_t alert_id, const char *result,
+                         const char *fp, int64_t alert_id, enum decision_result result,
                          const char *reason, const char *error);
 /* A started decision: its row in_progress, its brake n busy. NULL when it
  * could not be (logged); then nothing is held. */
@@ -155,7 +156,7 @@ void decision_free(struct decision *d);
 /* Tells the stopping daemon once no decision is left. */
 void decision_check_drained(struct remedy *r);
 /* Counts, logs, completes the audit row (retrying while the store fails), frees d. */
-void decision_finish(struct decision *d, const char *result);
+void decision_finish(struct decision *d, enum decision_result result);
 /* Completes d as the daemon stops under it, whatever its phase; frees d. */
 void decision_interrupt(struct decision *d);
 /* Writes the row as it stands, before the decision ends; what is logged on failure. */

@@ -15,12 +15,11 @@ verdict_init(struct verdict *v, const struct config *cfg, const char *node,
 
     memset(v, 0, sizeof(*v));
     clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(v->vd_result, sizeof(v->vd_result), "in_progress");
     v->vd_d.sd_time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     v->vd_d.sd_node = node ? node : "";
     v->vd_d.sd_trigger = trigger ? trigger : "";
     v->vd_d.sd_fingerprint = fingerprint ? fingerprint : "";
-    v->vd_d.sd_result = v->vd_result;
+    v->vd_d.sd_result = decision_result_name(RESULT_IN_PROGRESS);
     v->vd_d.sd_reason = v->vd_reason;
     v->vd_d.sd_floor_mib = cfg->c_floor_mib;
     v->vd_d.sd_dry_run = cfg->c_dry_run;
@@ -77,9 +76,9 @@ verdict_set_victim(struct verdict *v, const struct policy_candidate *c, const ch
 }
 
 void
-verdict_set_result(struct verdict *v, const char *result)
+verdict_set_result(struct verdict *v, enum decision_result result)
 {
-    snprintf(v->vd_result, sizeof(v->vd_result), "%s", result);
+    v->vd_d.sd_result = decision_result_name(result);
 }
 
 void
@@ -120,7 +119,7 @@ verdict_error(struct verdict *v, const char *fmt, ...)
     v->vd_d.sd_error = v->vd_error;
 }
 
-const char *
+enum decision_result
 verdict_from_gather(struct verdict *v, const struct gather_result *gr,
                     const struct config *cfg)
 {
@@ -137,7 +136,7 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
     if (gr->gr_status == GATHER_TELEMETRY || gr->gr_status == GATHER_CANCELLED) {
         verdict_reason(v, "cannot re-verify free VRAM on %s, so acting on nothing", node);
         verdict_error(v, "%s", gr->gr_error);
-        return "skipped_telemetry";
+        return RESULT_SKIPPED_TELEMETRY;
     }
     if (gr->gr_status == GATHER_KUBE) {
         /* No pod list: only the free VRAM is evidence worth recording. */
@@ -149,7 +148,7 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
                        "listed, so acting on nothing",
                        (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, node);
         verdict_error(v, "%s", gr->gr_error);
-        return "skipped_kube";
+        return RESULT_SKIPPED_KUBE;
     }
     verdict_set_policy(v, p); /* on OOM the candidates are left out, nothing else */
     verdict_reason(v, "%s", p->pr_reason);
@@ -168,14 +167,14 @@ verdict_free(struct verdict *v)
     v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */
 }
 
-const char *
+enum decision_result
 verdict_policy_result(enum policy_outcome o)
 {
     switch (o) {
-    case POLICY_SKIPPED_RECOVERED: return "skipped_recovered";
-    case POLICY_SKIPPED_NO_CANDIDATE: return "skipped_no_candidate";
-    case POLICY_SKIPPED_TELEMETRY: return "skipped_telemetry";
-    case POLICY_VICTIM: return "would_recycle";
+    case POLICY_SKIPPED_RECOVERED: return RESULT_SKIPPED_RECOVERED;
+    case POLICY_SKIPPED_NO_CANDIDATE: return RESULT_SKIPPED_NO_CANDIDATE;
+    case POLICY_SKIPPED_TELEMETRY: return RESULT_SKIPPED_TELEMETRY;
+    case POLICY_VICTIM: return RESULT_WOULD_RECYCLE;
     }
-    return "failed"; /* can't happen */
+    return RESULT_FAILED; /* can't happen */
 }

@@ -8,13 +8,13 @@
 #include "gather.h"
 #include "policy.h"
 #include "store.h"
+#include "store_result.h"
 
 struct verdict {
     struct store_decision vd_d;     /* borrows from the members below, the strings
                                        given to verdict_init, and the policy result */
     struct store_victim vd_victim;  /* vd_d.sd_victim points here when set */
     struct store_candidate *vd_cands; /* owned */
-    char vd_result[32];
     char vd_reason[2048];
     char vd_error[1024];
 };
@@ -32,7 +32,7 @@ int verdict_set_policy(struct verdict *v, const struct policy_result *p);
 void verdict_set_victim(struct verdict *v, const struct policy_candidate *c,
                         const char *action);
 
-void verdict_set_result(struct verdict *v, const char *result);
+void verdict_set_result(struct verdict *v, enum decision_result result);
 void verdict_reason(struct verdict *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Appends "; " and the text to the reason. */
@@ -43,16 +43,16 @@ void verdict_error(struct verdict *v, const char *fmt, ...)
 
 /* Fills v's candidates, free VRAM, reason and error from what a gather found
  * (not GATHER_CANCELLED), the same for `serve` and `check`, and its GPU
- * (gr->gr_gpu, borrowed; NULL in node scope). Returns the result
- * word: skipped_telemetry, skipped_kube, or the policy's (would_recycle when
+ * (gr->gr_gpu, borrowed; NULL in node scope). Returns the result:
+ * skipped_telemetry, skipped_kube, or the policy's (would_recycle when
  * it chose a victim, which the caller then names). gr is borrowed as by
  * verdict_set_policy(). */
-const char *verdict_from_gather(struct verdict *v, const struct gather_result *gr,
-                                const struct config *cfg);
+enum decision_result verdict_from_gather(struct verdict *v, const struct gather_result *gr,
+                                         const struct config *cfg);
 
 void verdict_free(struct verdict *v);
 
-/* The result word for a policy outcome on a victim-less path. */
-const char *verdict_policy_result(enum policy_outcome o);
+/* The result for a policy outcome on a victim-less path. */
+enum decision_result verdict_policy_result(enum policy_outcome o);
 
 #endif

@@ -54,7 +54,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         if (free_mib >= d->d_r->r_cfg->c_floor_mib) {
             verdict_reason_append(&d->d_v, "free VRAM back to %lld MiB after %.1f s",
                                   (long long)free_mib, now - d->d_recycled_at);
-            decision_finish(d, "recycled");
+            decision_finish(d, RESULT_RECYCLED);
             return;
         }
     }
@@ -67,7 +67,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
                                   (long long)(d->d_r->r_cfg->c_settle_ms / 1000));
         else
             verdict_reason_append(&d->d_v, "free VRAM could not be read back within SETTLE");
-        decision_finish(d, "recycled");
+        decision_finish(d, RESULT_RECYCLED);
         return;
     }
     verify_schedule(d);
@@ -84,6 +84,6 @@ verify_tick(evutil_socket_t fd, short what, void *arg)
                                d->d_v.vd_d.sd_gpu, NULL, verify_cb, d);
     if (d->d_vg == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
-        decision_finish(d, "recycled");
+        decision_finish(d, RESULT_RECYCLED);
     }
 }

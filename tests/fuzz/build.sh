@@ -51,16 +51,16 @@ fi
 CFLAGS=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer
         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
         -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla -Wno-unused-parameter
-        -I"$ROOT/receiver" -I"$ROOT/receiver/core" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$HERE" "${JANSSON_CFLAGS[@]}")
+        -I"$ROOT/receiver/parse" -I"$ROOT/receiver/core" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$HERE" "${JANSSON_CFLAGS[@]}")
 # shellcheck disable=SC2054
 LDFLAGS=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
-SOURCES=("$ROOT/receiver/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/common/util/utf8.c"
+SOURCES=("$ROOT/receiver/parse/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/common/util/utf8.c"
          "$ROOT/common/util/strpool.c"
          "$ROOT/receiver/core/quantity.c" "$ROOT/receiver/core/usage.c"
          "$ROOT/receiver/core/policy.c" "$ROOT/receiver/core/device.c"
-         "$ROOT/receiver/core/rfc3339.c"
-         "$ROOT/receiver/core/prom_json.c" "$ROOT/receiver/core/pods_json.c")
+         "$ROOT/receiver/parse/rfc3339.c"
+         "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c")
 for t in "${TARGETS[@]}"; do
     SOURCES+=("$HERE/$t.c")
 done

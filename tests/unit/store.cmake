@@ -8,10 +8,10 @@ if(TARGET gvw_store)
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_store_json_text.c
     LIBS gvw_store
     LABELS unit)
-  if(TARGET gvw_audit)
+  if(TARGET gvw_commands)
     gvw_add_test(test_audit_cli
       SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_audit_cli.c
-      LIBS gvw_audit
+      LIBS gvw_commands gvw_report
       LABELS unit)
   endif()
 endif()

@@ -33,8 +33,8 @@ test_families_and_values(void **state)
     metrics_alert_received("GPUVRAMLow", "firing");
     metrics_alert_received("GPUVRAMLow", "firing");
     metrics_alert_received("GPUVRAMLow", "resolved");
-    metrics_decision("would_recycle", 0.02);
-    metrics_decision("skipped_recovered", 3);
+    metrics_decision(RESULT_WOULD_RECYCLE, 0.02);
+    metrics_decision(RESULT_SKIPPED_RECOVERED, 3);
     metrics_free_vram("gpu-node-1", 560);
     metrics_capacity_set("gpu-node-1", 1);
     metrics_capacity_set("gpu-node-2", 0);
@@ -150,7 +150,7 @@ test_decisions_from_start_up(void **state)
         lines++;
     assert_int_equal(lines, sizeof(results) / sizeof(results[0]));
     free(text);
-    metrics_decision("blocked", 0.5);
+    metrics_decision(RESULT_BLOCKED, 0.5);
     text = render();
     assert_non_null(strstr(text, "gpu_vram_watchdog_decisions_total{result=\"blocked\"} 1\n"));
     assert_non_null(strstr(text, "gpu_vram_watchdog_decisions_total{result=\"failed\"} 0\n"));

@@ -72,13 +72,6 @@ metrics_cleanup(void)
     family_clear(&m.capacity);
 }
 
-/* SPEC's results: each decisions_total series exists from start-up at 0, so a
- * rate() or an alert on one result works before that result first happens. */
-static const char *const decision_results[] = {
-    "recycled",          "released",     "would_recycle", "skipped_recovered",
-    "skipped_no_candidate", "skipped_telemetry", "skipped_kube", "blocked",
-    "rate_limited",      "coalesced",    "failed",
-};
 
 static struct series *lookup(struct family *f, const char *l1, const char *l2);
 
@@ -89,8 +82,11 @@ metrics_init(int dry_run)
     memset(&m, 0, sizeof(m));
     m.dry_run = dry_run;
     m.free_vram.f_l2_optional = 1;
-    for (size_t i = 0; i < sizeof(decision_results) / sizeof(decision_results[0]); i++)
-        (void)lookup(&m.decisions, decision_results[i], NULL); /* OOM: added on first use */
+    /* SPEC's results: each decisions_total series exists from start-up at 0, so a
+     * rate() or an alert on one result works before that result first happens.
+     * in_progress is a row's state, never a finished decision's result. */
+    for (int r = 0; r < RESULT_IN_PROGRESS; r++) /* OOM: added on first use */
+        (void)lookup(&m.decisions, decision_result_name((enum decision_result)r), NULL);
 }
 
 static int
@@ -210,9 +206,9 @@ metrics_alert_received(const char *alertname, const char *status)
 }
 
 void
-metrics_decision(const char *result, double seconds)
+metrics_decision(enum decision_result result, double seconds)
 {
-    add(&m.decisions, result, NULL, 1);
+    add(&m.decisions, decision_result_name(result), NULL, 1);
     if (seconds < 0)
         return;
     for (size_t i = 0; i < NBUCKETS; i++)

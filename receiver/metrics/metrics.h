@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "store_result.h"
 
 /* Distinct label sets kept per labelled family; past it, new sets are counted
  * under the value "_other" so a hostile payload cannot grow memory. */
@@ -17,7 +18,7 @@ void metrics_cleanup(void);
 
 void metrics_webhook_request(int code);
 void metrics_alert_received(const char *alertname, const char *status);
-void metrics_decision(const char *result, double seconds);
+void metrics_decision(enum decision_result result, double seconds);
 void metrics_free_vram(const char *node, int64_t free_mib);
 /* GPU scope: the gauge carries {node, gpu}; gpu NULL is metrics_free_vram(). */
 void metrics_free_vram_gpu(const char *node, const char *gpu, int64_t free_mib);

@@ -309,10 +309,18 @@ serve_main(const struct config *cfg)
         log_warnx("%s: cannot create the event loop", __func__);
         goto done;
     }
-    if (clients_new(d.d_base, cfg, &d.d_prom, &d.d_kube, err, sizeof(err)) == -1 ||
-        (d.d_remedy = remedy_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL ||
-        (d.d_page = page_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL) {
+    if (clients_new(d.d_base, cfg, &d.d_prom, &d.d_kube, err, sizeof(err)) == -1) {
         log_warnx("%s: %s", __func__, err);
+        goto done;
+    }
+    /* Neither fills an err: they fail when out of memory (remedy_new logs a
+     * release client it could not make itself). */
+    if ((d.d_remedy = remedy_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL) {
+        log_warnx("%s: cannot start the remediation engine (out of memory?)", __func__);
+        goto done;
+    }
+    if ((d.d_page = page_new(d.d_base, cfg, d.d_prom, d.d_kube)) == NULL) {
+        log_warnx("%s: cannot start the page: out of memory", __func__);
         goto done;
     }
     if (d.d_kube == NULL)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "audit_cli.h"
+#include "store_result.h"
 
 /* Options seen, so a command can refuse one it would otherwise ignore. */
 enum {
@@ -26,13 +27,6 @@ struct parse {
     const char *p_id_text; /* show's ID as written */
     unsigned p_given;      /* OPT_* bits */
     int64_t p_now_ms;      /* --since durations count back from here */
-};
-
-/* The SPEC's result words, and in_progress. */
-static const char *const results[] = {
-    "recycled",          "would_recycle", "skipped_recovered", "skipped_no_candidate",
-    "skipped_telemetry", "skipped_kube",  "blocked",           "rate_limited",
-    "coalesced",         "failed",        "in_progress",       "released",
 };
 
 static const char usage_text[] =
@@ -259,19 +253,23 @@ set_since(struct parse *p, const char *v)
 static int
 set_result(struct parse *p, const char *v)
 {
-    size_t i;
+    enum decision_result r;
+    char want[512];
+    size_t off = 0;
 
-    for (i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
-        if (strcmp(v, results[i]) == 0) {
-            p->p_a.aa_filter.sf_result = results[i];
-            return 0;
-        }
+    if (decision_result_parse(v, &r) == 0) {
+        p->p_a.aa_filter.sf_result = decision_result_name(r);
+        return 0;
     }
-    return usage_error("unknown --result \"%s\": want one of recycled, released, would_recycle,"
-                       " skipped_recovered, skipped_no_candidate, skipped_telemetry,"
-                       " skipped_kube, blocked, rate_limited, coalesced, failed,"
-                       " in_progress",
-                       v);
+    want[0] = '\0';
+    for (int i = 0; i < RESULT_COUNT && off < sizeof(want); i++) {
+        int n = snprintf(want + off, sizeof(want) - off, "%s%s", i > 0 ? ", " : "",
+                         decision_result_name((enum decision_result)i));
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+    return usage_error("unknown --result \"%s\": want one of %s", v, want);
 }
 
 static int

@@ -1,4 +1,4 @@
-/* httpd.c -- the HTTP front door: /webhook, /metrics, /healthz, /readyz */
+/* httpd.c -- the HTTP front door: /webhook, /metrics, /healthz, /readyz (intake/ commits) */
 #include "httpd.h"
 
 #include <errno.h>
@@ -19,40 +19,30 @@
 #include <event2/util.h>
 #include <jansson.h>
 
+#include "addr.h"
 #include "buf.h"
 #include "conn_guard.h"
+#include "intake.h"
 #include "log.h"
 #include "metrics.h"
-#include "store.h"
+#include "store.h" /* store_moved() for /readyz */
 #include "token.h"
 #include "utf8.h"
 
 #define TOKEN_REFRESH_S 60
-
-/* A webhook parsed and waiting for the loop turn's group commit. */
-struct pending {
-    struct evhttp_request *p_req; /* answered after the commit */
-    struct alert_batch p_batch;   /* owned */
-    int64_t *p_ids;               /* owned; alert ids once stored */
-    struct pending *p_next;
-};
 
 struct httpd {
     struct event_base *h_base;    /* borrowed */
     struct evhttp *h_http;        /* owned */
     struct guard *h_guard;        /* owned; every connection's bounds */
     struct evhttp_bound_socket *h_sock; /* owned by h_http */
-    struct store *h_store;        /* borrowed, may be NULL */
     struct httpd_opts h_opts;     /* strings borrowed */
     char *h_token;                /* owned; current webhook token, never logged */
     size_t h_token_len;
     int h_auth;                   /* bearer auth on */
     struct event *h_token_timer;  /* owned */
     struct event *h_accept_timer; /* owned; resumes accepting after a pause */
-    struct event *h_commit_ev;    /* owned; runs once per turn with pending work */
-    struct pending *h_pending;    /* owned queue, in arrival order */
-    struct pending **h_pending_tail;
-    size_t h_pending_count;
+    struct intake *h_intake;      /* owned; the webhooks waiting for this turn's commit */
 };
 
 int
@@ -164,101 +154,28 @@ reply_error(struct evhttp_request *req, int code, const char *reason, const char
         metrics_webhook_request(code);
 }
 
+/* The intake committed this turn (ok) or could not: answers one webhook. */
 static void
-pending_free(struct pending *p)
-{
-    alert_batch_free(&p->p_batch);
-    free(p->p_ids);
-    free(p);
-}
-
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Writes every pending alert in one transaction. 0, or -1 (all rolled back). */
-static int
-commit_pending(struct httpd *h, char *err, size_t errlen)
-{
-    int64_t received = now_ms();
-
-    if (h->h_store == NULL) {
-        snprintf(err, errlen, "audit store is not open");
-        return -1;
-    }
-    /* A 200 written into a removed file would be a lost alert; serve.c reopens. */
-    if (store_moved(h->h_store)) {
-        snprintf(err, errlen, "the audit database file was removed or replaced");
-        return -1;
-    }
-    if (store_begin(h->h_store, err, errlen) == -1)
-        return -1;
-    for (struct pending *p = h->h_pending; p != NULL; p = p->p_next) {
-        for (size_t i = 0; i < p->p_batch.ab_count; i++) {
-            const struct alert *a = &p->p_batch.ab_alerts[i];
-            struct store_alert sa = {
-                .sa_received_ms = received,
-                .sa_alertname = a->a_alertname,
-                .sa_status = alert_status_name(a),
-                .sa_fingerprint = a->a_fingerprint,
-                /* absent is NULL in the store: audit shows null, not "" */
-                .sa_starts_at = a->a_starts_at[0] != '\0' ? a->a_starts_at : NULL,
-                .sa_ends_at = a->a_ends_at[0] != '\0' ? a->a_ends_at : NULL,
-                .sa_labels_json = a->a_labels_json,
-                .sa_annotations_json = a->a_annotations_json,
-            };
-            if (store_add_alert(h->h_store, &sa, &p->p_ids[i], err, errlen) == -1) {
-                store_rollback(h->h_store);
-                return -1;
-            }
-        }
-    }
-    return store_commit(h->h_store, err, errlen);
-}
-
-/* Once per loop turn with webhooks waiting: one commit, then every answer. */
-static void
-commit_cb(evutil_socket_t fd, short what, void *arg)
+answer_batch(void *reqp, const struct alert_batch *b, const int64_t *ids, int ok, void *arg)
 {
     struct httpd *h = arg;
-    struct pending *p, *next;
-    char err[512] = "";
-    int ok;
+    struct evhttp_request *req = reqp;
 
-    log_hold(); /* one write(2) for the batch's lines */
-    ok = commit_pending(h, err, sizeof(err)) == 0;
-
-    if (!ok)
-        log_event(LOG_LEVEL_ERROR, "webhook batch not stored; answering 503", "error",
-                  err, NULL);
-    for (p = h->h_pending; p != NULL; p = next) {
-        next = p->p_next;
-        if (ok) {
-            char body[64];
-            int n = snprintf(body, sizeof(body), "{\"accepted\":%zu}", p->p_batch.ab_count);
-            reply(p->p_req, 200, "OK", "application/json", body, (size_t)n);
-            metrics_webhook_request(200);
-            for (size_t i = 0; i < p->p_batch.ab_count; i++) {
-                const struct alert *a = &p->p_batch.ab_alerts[i];
-                metrics_alert_received(a->a_alertname, alert_status_name(a));
-                if (h->h_opts.ho_on_alert != NULL)
-                    h->h_opts.ho_on_alert(a, p->p_ids[i], h->h_opts.ho_cb_arg);
-            }
-        } else {
-            reply_error(p->p_req, 503, "Service Unavailable",
-                        "the audit store cannot record this delivery; retry", 1);
+    if (ok) {
+        char body[64];
+        int n = snprintf(body, sizeof(body), "{\"accepted\":%zu}", b->ab_count);
+        reply(req, 200, "OK", "application/json", body, (size_t)n);
+        metrics_webhook_request(200);
+        for (size_t i = 0; i < b->ab_count; i++) {
+            const struct alert *a = &b->ab_alerts[i];
+            metrics_alert_received(a->a_alertname, alert_status_name(a));
+            if (h->h_opts.ho_on_alert != NULL)
+                h->h_opts.ho_on_alert(a, ids[i], h->h_opts.ho_cb_arg);
         }
-        pending_free(p);
+    } else {
+        reply_error(req, 503, "Service Unavailable",
+                    "the audit store cannot record this delivery; retry", 1);
     }
-    h->h_pending = NULL;
-    h->h_pending_tail = &h->h_pending;
-    h->h_pending_count = 0;
-    log_release();
 }
 
 /* auth[0..len) is an Authorization value (NULL: none). */
@@ -370,7 +287,7 @@ handle_webhook(struct httpd *h, struct evhttp_request *req)
 {
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(in);
-    struct pending *p;
+    struct alert_batch batch = {0};
     char err[512];
     const char *body;
 
@@ -390,36 +307,24 @@ handle_webhook(struct httpd *h, struct evhttp_request *req)
         reply_error(req, 413, "Payload Too Large", "body over 1 MiB", 1);
         return;
     }
-    if (h->h_store == NULL) {
+    if (intake_store(h->h_intake) == NULL) {
         reply_error(req, 503, "Service Unavailable", "the audit store is not open yet", 1);
         return;
     }
-    if (h->h_pending_count >= h->h_opts.ho_max_pending) {
+    if (intake_full(h->h_intake)) {
         reply_error(req, 503, "Service Unavailable", "overloaded; retry", 1);
         return;
     }
-    if ((p = calloc(1, sizeof(*p))) == NULL) {
-        reply_error(req, 503, "Service Unavailable", "out of memory", 1);
-        return;
-    }
     body = (const char *)evbuffer_pullup(in, -1);
-    if (alert_batch_parse(body ? body : "", len, &p->p_batch, err, sizeof(err)) == -1) {
-        free(p);
+    if (alert_batch_parse(body ? body : "", len, &batch, err, sizeof(err)) == -1) {
         reply_error(req, 400, "Bad Request", err, 1);
         log_info("%s: 400: %s", __func__, err);
         return;
     }
-    if (p->p_batch.ab_count > 0 &&
-        (p->p_ids = calloc(p->p_batch.ab_count, sizeof(*p->p_ids))) == NULL) {
-        pending_free(p);
+    if (intake_add(h->h_intake, req, &batch) == -1) {
+        alert_batch_free(&batch);
         reply_error(req, 503, "Service Unavailable", "out of memory", 1);
-        return;
     }
-    p->p_req = req;
-    *h->h_pending_tail = p;
-    h->h_pending_tail = &p->p_next;
-    if (h->h_pending_count++ == 0)
-        event_active(h->h_commit_ev, EV_TIMEOUT, 0);
 }
 
 static void
@@ -459,7 +364,7 @@ route(struct evhttp_request *req, void *arg)
             handle_metrics(req);
         } else if (path[1] == 'h') {
             reply(req, 200, "OK", "text/plain", "ok\n", 3);
-        } else if (h->h_store != NULL && !store_moved(h->h_store)) {
+        } else if (intake_store(h->h_intake) != NULL && !store_moved(intake_store(h->h_intake))) {
             reply(req, 200, "OK", "text/plain", "ready\n", 6);
         } else {
             reply(req, 503, "Service Unavailable", "text/plain",
@@ -477,34 +382,12 @@ route(struct evhttp_request *req, void *arg)
     }
 }
 
-/* Splits "host:port" / "[v6]:port" into a host and a port. */
-static int
-split_addr(const char *addr, char *host, size_t hostlen, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    const char *start = addr;
-    size_t len;
-
-    if (colon == NULL)
-        return -1;
-    len = (size_t)(colon - addr);
-    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']') {
-        start++;
-        len -= 2;
-    }
-    if (len == 0 || len >= hostlen)
-        return -1;
-    memcpy(host, start, len);
-    host[len] = '\0';
-    *port = atoi(colon + 1);
-    return 0;
-}
-
 struct httpd *
 httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t errlen)
 {
     struct httpd *h;
     char host[256];
+    const char *port_text;
     int port;
     struct timeval every = {TOKEN_REFRESH_S, 0};
     struct guard_opts go = {
@@ -515,17 +398,17 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
         .go_refused = head_refused,
     };
 
-    if (split_addr(o->ho_listen_addr, host, sizeof(host), &port) == -1) {
+    if (addr_split(o->ho_listen_addr, host, sizeof(host), &port_text) == -1) {
         snprintf(err, errlen, "LISTEN_ADDR: '%s' is not host:port", o->ho_listen_addr);
         return NULL;
     }
+    port = atoi(port_text);
     if ((h = calloc(1, sizeof(*h))) == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     h->h_base = base;
     h->h_opts = *o;
-    h->h_pending_tail = &h->h_pending;
     h->h_auth = o->ho_token_file != NULL && o->ho_token_file[0] != '\0';
     go.go_arg = h;
     if (h->h_auth && read_token(h, err, errlen) == -1)
@@ -533,7 +416,7 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
     go.go_max_conns = fit_nofile(o->ho_max_conns > 0 ? o->ho_max_conns : 1);
     if ((h->h_guard = guard_new(base, &go)) == NULL ||
         (h->h_http = evhttp_new(base)) == NULL ||
-        (h->h_commit_ev = event_new(base, -1, 0, commit_cb, h)) == NULL ||
+        (h->h_intake = intake_new(base, o->ho_max_pending, answer_batch, h)) == NULL ||
         (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL ||
         (h->h_accept_timer = evtimer_new(base, accept_resume_cb, h)) == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -570,19 +453,12 @@ fail:
 void
 httpd_free(struct httpd *h)
 {
-    struct pending *p, *next;
-
     if (h == NULL)
         return;
-    for (p = h->h_pending; p != NULL; p = next) {
-        next = p->p_next;
-        pending_free(p);
-    }
+    intake_free(h->h_intake); /* before evhttp: its requests are evhttp's */
     if (h->h_http != NULL)
         evhttp_free(h->h_http);
     guard_free(h->h_guard); /* after evhttp: its connections unlink from the guard */
-    if (h->h_commit_ev != NULL)
-        event_free(h->h_commit_ev);
     if (h->h_token_timer != NULL)
         event_free(h->h_token_timer);
     if (h->h_accept_timer != NULL)
@@ -599,16 +475,13 @@ httpd_free(struct httpd *h)
 void
 httpd_flush(struct httpd *h)
 {
-    if (h->h_pending_count > 0) {
-        event_del(h->h_commit_ev);
-        commit_cb(-1, 0, h);
-    }
+    intake_flush(h->h_intake);
 }
 
 void
 httpd_set_store(struct httpd *h, struct store *s)
 {
-    h->h_store = s;
+    intake_set_store(h->h_intake, s);
 }
 
 int

@@ -81,7 +81,7 @@ start_look(struct check *c, size_t i)
     l->l_g = gather_start(c->c_base, c->c_cfg, c->c_prom, c->c_kube, l->l_node, NULL,
                           gathered, l);
     if (l->l_g == NULL) {
-        verdict_set_result(&l->l_v, "failed");
+        verdict_set_result(&l->l_v, RESULT_FAILED);
         verdict_error(&l->l_v, "out of memory");
         l->l_done = 1;
         return;
@@ -117,7 +117,7 @@ add_no_node(struct check *c, const char *reason, const char *error)
     l = &c->c_looks[c->c_count - 1]; /* the last look: nothing reallocs it after */
     l->l_check = c;
     verdict_init(&l->l_v, c->c_cfg, l->l_node, "check", "", 0);
-    verdict_set_result(&l->l_v, "skipped_kube");
+    verdict_set_result(&l->l_v, RESULT_SKIPPED_KUBE);
     verdict_reason(&l->l_v, "%s", reason);
     if (error != NULL)
         verdict_error(&l->l_v, "%s", error);
