@@ -3,7 +3,8 @@
 # probed all along. usage: exporter_attack.py PORT ATTACK SECONDS
 #   post-big      one POST /metrics with a 200 MiB body, sent as fast as the server takes it
 #   big-headers   GET /metrics with 9 KiB of headers
-#   slow-headers  300 connections sending one header line every 2 s (never finishing)
+#   slow-headers  300 connections sending one header line every 2 s (never finishing); the
+#                 server's answer (a 408) or its close ends each
 #   many          1,500 connections each holding half a request line
 # Prints one JSON object: what the attack saw (status lines, connections the server
 # closed and after how long) and /healthz: ok, failed, p99_ms, max_ms.
@@ -73,19 +74,24 @@ def slow_headers(n=300, every=2.0):
         except OSError:
             pass
     result["opened"] = len(conns)
+    answers = {}
     while conns and time.monotonic() - started < seconds:
         time.sleep(every)
         for c in list(conns):
             try:
                 c.send(b"X-Slow: 1\r\n")
-                if c.recv(4096) == b"":
-                    raise OSError("closed")
+                got = c.recv(4096)
+                if got != b"":  # the server's answer (408) before it closes
+                    line = got.split(b"\r\n", 1)[0].decode("latin-1")
+                    answers[line] = answers.get(line, 0) + 1
+                raise OSError("closed")
             except BlockingIOError:
                 continue
             except OSError:
                 closed_after.append(time.monotonic() - started)
                 conns.remove(c)
                 c.close()
+    result["answers"] = answers
     result["closed_by_server"] = len(closed_after)
     result["closed_after_max_s"] = round(max(closed_after), 1) if closed_after else None
     for c in conns:

@@ -72,6 +72,8 @@ expect_eq "slow headers: every connection closed by the server" \
     "$(field opened "$OUT")" "$(field closed_by_server "$OUT")"
 check_le "within the 10 s deadline (+1 s of the client's 2 s step)" \
     "$(field closed_after_max_s "$OUT" | cut -d. -f1)" 12
+expect_eq "each told why: 408" "$(field opened "$OUT")" \
+    "$(field '"answers"."HTTP/1.1 408 Request Timeout" // 0' "$OUT")"
 healthy "slow headers"
 
 attack many 3
