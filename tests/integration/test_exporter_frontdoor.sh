@@ -35,6 +35,11 @@ expect_eq "two scrapes on one keep-alive connection" "1 0" \
 expect_eq "an unknown path: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$URL/nope")"
 expect_eq "DELETE: 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/metrics")"
 expect_contains "which says what is allowed" "Allow: GET, HEAD" "$(curl -s -i -X PUT "$URL/metrics")"
+expect_eq "a GET that announces a body: 400, the body unread" 400 \
+    "$(curl -s -o /dev/null -w '%{http_code}' -X GET --data-binary 'x=1' "$URL/metrics")"
+expect_eq "two differing Content-Length headers: 400" 400 \
+    "$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Length: 0' -H 'Content-Length: 5' "$URL/healthz")"
+expect_contains "HTTP/1.0 is answered too" "HTTP/1.0 200" "$(curl -s -i -0 "$URL/healthz")"
 
 # attack NAME SECONDS: runs it; sets OUT (its JSON) and PEAK (KiB above the RSS before it).
 attack() {
