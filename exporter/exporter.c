@@ -10,19 +10,19 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/time.h>
-#include <netinet/in.h>
 #include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 
 #include "attribute.h"
 #include "buf.h"
 #include "expo_render.h"
+#include "conn_guard.h"
 #include "exporter_config.h"
-#include "front.h"
 #include "once.h"
 #include "log.h"
 #include "nvml.h"
@@ -32,6 +32,8 @@
 #define RETRY_MS 5000          /* NVML down: try again at least this often */
 #define FIRST_WAIT_MS 2000     /* start-up: how long the first poll may hold the first answer */
 #define METRICS_CAP (64u << 20) /* the rendered text; a node never comes near it */
+#define EXPORTER_HEADER_MS 10000 /* a request's head, from its first byte (SPEC "HTTP") */
+#define EXPORTER_TOTAL_MS 30000  /* the whole request, from its first byte */
 
 /* A rendered /metrics text, shared by every answer still being sent (so a
  * thousand slow scrapers hold one copy, not a thousand). */
@@ -72,6 +74,8 @@ struct exporter {
     double x_poll_seconds; /* how long the last poll took */
     struct text *x_text;   /* the rendered /metrics answer; NULL = none */
     int x_fatal;           /* the loop stopped on an error, not a signal */
+    struct guard *x_guard; /* owned: the front door's bounds */
+    struct evhttp *x_http; /* owned */
 };
 
 /* Joins the last read to the pods, renders the text, and (from a poll,
@@ -202,32 +206,121 @@ pods_changed(void *arg)
     render(arg, 0);
 }
 
-/* The front door's handler: GET or HEAD of path (front.c refused the rest). */
+/* The exporter's policy at the front door, from a complete head: GET and
+ * HEAD only, and no body (a GET with one is refused before it is read). */
 static void
-answer(const char *path, struct front_reply *r, void *arg)
+head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
+{
+    int get = gh->gh_method_len == 3 && memcmp(gh->gh_method, "GET", 3) == 0;
+    int head = gh->gh_method_len == 4 && memcmp(gh->gh_method, "HEAD", 4) == 0;
+
+    (void)arg;
+    if (!get && !head) {
+        v->gv_code = 405;
+        v->gv_msg = "method not allowed: GET or HEAD only";
+        v->gv_header = "Allow: GET, HEAD";
+    } else if (gh->gh_content_length > 0) {
+        v->gv_code = 400;
+        v->gv_msg = "a GET or HEAD carries no body";
+    }
+}
+
+/* Sends body (a HEAD gets only its length: evhttp adds none for HEAD). */
+static void
+send_text(struct evhttp_request *req, int code, const char *reason, const char *type,
+          struct evbuffer *body)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    char len[32];
+
+    evhttp_add_header(h, "Content-Type", type);
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+        snprintf(len, sizeof(len), "%zu", evbuffer_get_length(body));
+        evhttp_add_header(h, "Content-Length", len);
+        evbuffer_drain(body, evbuffer_get_length(body));
+    }
+    evhttp_send_reply(req, code, reason, body);
+}
+
+/* GET or HEAD of /metrics or /healthz (the guard refused every other method). */
+static void
+http_cb(struct evhttp_request *req, void *arg)
 {
     struct exporter *x = arg;
+    const char *uri = evhttp_request_get_uri(req);
+    size_t plen = strcspn(uri, "?");
+    struct evbuffer *body = evbuffer_new();
 
-    if (strcmp(path, "/metrics") == 0) {
+    if (body == NULL) {
+        evhttp_send_error(req, 503, "out of memory");
+        return;
+    }
+    if (plen == 8 && strncmp(uri, "/metrics", 8) == 0) {
         /* No text (the last render ran out of memory) or no room to refer
          * to it: an empty 200 would read as a node without GPUs. */
-        if (x->x_text == NULL || evbuffer_add_reference(r->fr_body, x->x_text->t_data,
+        if (x->x_text == NULL || evbuffer_add_reference(body, x->x_text->t_data,
                                                         x->x_text->t_len, text_release,
                                                         x->x_text) == -1) {
-            r->fr_status = 503;
-            evbuffer_add_printf(r->fr_body, "no metrics: out of memory\n");
-            return;
+            evbuffer_add_printf(body, "no metrics: out of memory\n");
+            send_text(req, 503, "Service Unavailable", "text/plain; charset=utf-8", body);
+        } else {
+            x->x_text->t_refs++;
+            send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body);
         }
-        x->x_text->t_refs++;
-        r->fr_status = 200;
-        r->fr_type = "text/plain; version=0.0.4; charset=utf-8";
-    } else if (strcmp(path, "/healthz") == 0) {
-        r->fr_status = 200;
-        evbuffer_add_printf(r->fr_body, "ok\n");
+    } else if (plen == 8 && strncmp(uri, "/healthz", 8) == 0) {
+        evbuffer_add_printf(body, "ok\n");
+        send_text(req, 200, "OK", "text/plain; charset=utf-8", body);
     } else {
-        r->fr_status = 404;
-        evbuffer_add_printf(r->fr_body, "not found: try /metrics or /healthz\n");
+        evbuffer_add_printf(body, "not found: try /metrics or /healthz\n");
+        send_text(req, 404, "Not Found", "text/plain; charset=utf-8", body);
     }
+    evbuffer_free(body); /* a reference to the text ends with the answer */
+}
+
+/* The one front door (common/front): evhttp behind the guard, with the
+ * exporter's policy. Returns the bound port, or -1 with a reason in err. */
+static int
+http_start(struct exporter *x, char *err, size_t errlen)
+{
+    const struct exporter_config *cfg = x->x_cfg;
+    struct guard_opts go = {
+        .go_max_conns = guard_fit_nofile((size_t)cfg->ec_max_connections,
+                                         "EXPORTER_MAX_CONNECTIONS"),
+        .go_header_ms = EXPORTER_HEADER_MS,
+        .go_body_ms = EXPORTER_TOTAL_MS,
+        .go_check = head_check,
+    };
+    int port;
+
+    /* No body is ever taken: what is held is heads, at most one each. */
+    go.go_max_pending = go.go_max_conns * (GUARD_MAX_HEAD + 1);
+    if ((x->x_guard = guard_new(x->x_base, &go)) == NULL ||
+        (x->x_http = evhttp_new(x->x_base)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    evhttp_set_bevcb(x->x_http, guard_bevcb, x->x_guard);
+    evhttp_set_max_headers_size(x->x_http, GUARD_MAX_HEAD);
+    evhttp_set_max_body_size(x->x_http, 0);
+    /* An answer a client does not take is dropped after this. */
+    evhttp_set_timeout(x->x_http, EXPORTER_TOTAL_MS / 1000);
+    evhttp_set_allowed_methods(x->x_http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+    evhttp_set_gencb(x->x_http, http_cb, x);
+    if ((port = guard_listen(x->x_http, cfg->ec_listen_addr, err, errlen)) == -1)
+        return -1;
+    return port;
+}
+
+/* After evhttp: its connections unlink from the guard; answers in flight
+ * release their texts. */
+static void
+http_stop(struct exporter *x)
+{
+    if (x->x_http != NULL) {
+        guard_unlisten(x->x_http);
+        evhttp_free(x->x_http);
+    }
+    guard_free(x->x_guard);
 }
 
 static void
@@ -254,12 +347,11 @@ static int
 run(const struct exporter_config *cfg)
 {
     struct exporter x;
-    struct front *front = NULL;
     char portstr[16] = "";
     struct event *sigterm = NULL, *sigint = NULL;
     struct kube_opts ko;
     char err[512];
-    int rc = 1;
+    int rc = 1, port;
 
     memset(&x, 0, sizeof(x));
     x.x_cfg = cfg;
@@ -280,8 +372,7 @@ run(const struct exporter_config *cfg)
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
         goto done;
     }
-    if ((front = front_new(x.x_base, cfg->ec_listen_addr, (int)cfg->ec_max_connections, answer,
-                           &x, err, sizeof(err))) == NULL) {
+    if ((port = http_start(&x, err, sizeof(err))) == -1) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: EXPORTER_LISTEN_ADDR: %s\n", err);
         goto done;
     }
@@ -293,7 +384,7 @@ run(const struct exporter_config *cfg)
         goto done;
     }
     /* The bound port, for a listener given port 0 (tests). */
-    snprintf(portstr, sizeof(portstr), "%d", front_port(front));
+    snprintf(portstr, sizeof(portstr), "%d", port);
     log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "port",
               portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
               (char *)NULL);
@@ -315,7 +406,7 @@ done:
         event_free(sigint);
     if (x.x_poll != NULL)
         event_free(x.x_poll);
-    front_free(front); /* answers in flight release their texts */
+    http_stop(&x);
     poller_free(x.x_poller); /* first: its thread may still be reading */
     podmap_free(x.x_pods);
     nvml_snapshot_free(&x.x_snap);

@@ -3,11 +3,12 @@
 # probed all along. usage: exporter_attack.py PORT ATTACK SECONDS
 #   post-big      one POST /metrics with a 200 MiB body, sent as fast as the server takes it
 #   big-headers   GET /metrics with 9 KiB of headers
-#   slow-headers  300 connections sending one header line every 2 s (never finishing)
+#   slow-headers  300 connections sending one header line every 2 s (never finishing); the
+#                 server's answer (a 408) or its close ends each, timed when it arrives
 #   many          1,500 connections each holding half a request line
 # Prints one JSON object: what the attack saw (status lines, connections the server
 # closed and after how long) and /healthz: ok, failed, p99_ms, max_ms.
-import json, socket, sys, threading, time
+import json, select, socket, sys, threading, time
 
 port, attack, seconds = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 result = {"attack": attack}
@@ -63,29 +64,50 @@ def big_headers():
 
 
 def slow_headers(n=300, every=2.0):
-    conns, started, closed_after = [], time.monotonic(), []
+    conns, started, closed_after, first_byte = [], time.monotonic(), [], {}
     for _ in range(n):
         try:
             c = connect()
             c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            first_byte[c] = time.monotonic()
             c.setblocking(False)
             conns.append(c)
         except OSError:
             pass
     result["opened"] = len(conns)
+    answers = {}
+
+    def ended(c):  # the server answered (its 408) or closed: seen when it happened,
+        closed_after.append(time.monotonic() - first_byte[c])  # from the request's first byte
+        conns.remove(c)
+        c.close()
+
+    next_step = started + every
     while conns and time.monotonic() - started < seconds:
-        time.sleep(every)
-        for c in list(conns):
+        wait = next_step - time.monotonic()
+        if wait > 0:
+            readable, _, _ = select.select(conns, [], [], wait)
+            for c in readable:
+                try:
+                    got = c.recv(4096)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    got = b""
+                if got:
+                    line = got.split(b"\r\n", 1)[0].decode("latin-1")
+                    answers[line] = answers.get(line, 0) + 1
+                ended(c)
+            continue
+        next_step += every
+        for c in list(conns):  # one more header line each, never the end
             try:
                 c.send(b"X-Slow: 1\r\n")
-                if c.recv(4096) == b"":
-                    raise OSError("closed")
             except BlockingIOError:
                 continue
             except OSError:
-                closed_after.append(time.monotonic() - started)
-                conns.remove(c)
-                c.close()
+                ended(c)
+    result["answers"] = answers
     result["closed_by_server"] = len(closed_after)
     result["closed_after_max_s"] = round(max(closed_after), 1) if closed_after else None
     for c in conns:

@@ -1,5 +1,4 @@
-# Unit tests of the daemon's own modules (config, webhook payload, metrics, logging, the
-# connection guard's head reader), each linking only its own library.
+# Unit tests of the daemon's own modules (config, webhook payload, metrics, logging), each linking only its own library.
 if(TARGET gvw_config)
   gvw_add_test(test_config SOURCES unit/test_config.c LIBS gvw_config LABELS unit)
 endif()
@@ -10,7 +9,4 @@ if(TARGET gvw_metrics)
   gvw_add_test(test_metrics SOURCES unit/test_metrics.c LIBS gvw_metrics LABELS unit)
 endif()
 gvw_add_test(test_log SOURCES unit/test_log.c LIBS gvw_util PkgConfig::JANSSON LABELS unit)
-if(TARGET gvw_conn)
-  gvw_add_test(test_conn_head SOURCES unit/test_conn_head.c LIBS gvw_conn LABELS unit)
-endif()
 gvw_add_test(test_addr SOURCES unit/test_addr.c LIBS gvw_util LABELS unit)

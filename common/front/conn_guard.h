@@ -1,4 +1,4 @@
-/* conn_guard.h -- the front door's bounds: deadlines, held bytes, connections, head checks */
+/* conn_guard.h -- the one HTTP front door (serve and exporter): bounds, head checks, listener */
 #ifndef GVW_CONN_GUARD_H
 #define GVW_CONN_GUARD_H
 
@@ -7,6 +7,8 @@
 
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+
+struct evhttp;
 
 /*
  * Every accepted connection's bufferevent is a filter over the socket
@@ -65,5 +67,21 @@ void guard_free(struct guard *g);
 struct bufferevent *guard_bevcb(struct event_base *base, void *g);
 
 void guard_stats(const struct guard *g, struct guard_stats *st);
+
+/*
+ * Raises RLIMIT_NOFILE's soft limit to the hard one and returns the
+ * connection bound that fits in it: want, or less with a warning naming
+ * setting (descriptors are kept for the rest of the daemon).
+ */
+size_t guard_fit_nofile(size_t want, const char *setting);
+
+/*
+ * Binds http to addr ("host:port", "[v6]:port"; port 0 = any) and pauses
+ * accepting for a moment when accept() fails for want of descriptors or
+ * memory, rather than spinning. Returns the bound port, or -1 with a reason
+ * in err. The listener is http's; guard_unlisten(http) before evhttp_free().
+ */
+int guard_listen(struct evhttp *http, const char *addr, char *err, size_t errlen);
+void guard_unlisten(struct evhttp *http);
 
 #endif

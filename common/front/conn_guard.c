@@ -1,4 +1,4 @@
-/* conn_guard.c -- the front door's bounds: deadlines, held bytes, connections, head checks */
+/* conn_guard.c -- the one HTTP front door's bounds: deadlines, held bytes, connections, head checks */
 #include "conn_guard.h"
 
 #include <errno.h>
@@ -17,6 +17,7 @@
 
 #define SWEEP_MS 500
 #define LINGER_MS 2000   /* after a refusal, read and drop what the client still sends */
+#define LINGER_BYTES (1u << 20) /* ... but no more than this: then close (a 200 MiB body is not read) */
 #define REFUSE_MS 5000   /* a refusal the client will not read is dropped after this */
 #define LOG_EVERY_MS 10000
 
@@ -41,6 +42,7 @@ struct conn {
     size_t c_held;               /* this connection's share of g_held */
     size_t c_scan;               /* CS_HEAD: bytes already split into whole lines */
     uint64_t c_body_left;        /* CS_BODY */
+    size_t c_dropped;            /* CS_REFUSE, CS_LINGER: input read and dropped */
     evutil_socket_t c_fd;        /* -1 until evhttp has set it */
 };
 
@@ -167,6 +169,7 @@ refuse(struct conn *c, const struct guard_head *gh, int code, const char *reason
     }
     c->c_state = CS_REFUSE;
     c->c_t0 = now_ms();
+    c->c_dropped = 0;
     flush_refusal(c);
 }
 
@@ -315,6 +318,9 @@ guard_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
         return BEV_OK;
     default:
         evbuffer_drain(src, len); /* refused or closing: read and drop */
+        c->c_dropped += len;
+        if (c->c_dropped > LINGER_BYTES && c->c_state != CS_DEAD)
+            kill_conn(c);
         return BEV_NEED_MORE;
     }
 }
