@@ -13,6 +13,7 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include "addr.h"
 #include "log.h"
 
 #define NOFILE_RESERVE 128  /* descriptors kept for the store, the clients, closing ones */
@@ -85,30 +86,21 @@ accept_error_cb(struct evconnlistener *lev, void *arg)
               evutil_socket_error_to_string(err), ACCEPT_PAUSE_MS);
 }
 
-/* Splits "host:port" / "[v6]:port" into a host and a port. */
+/* "host:port" / "[v6]:port" into a host and a port number 0-65535 (the
+ * splitting is common/util's addr_split; the port must be all digits). */
 static int
 split_addr(const char *addr, char *host, size_t hostlen, int *port)
 {
-    const char *colon = strrchr(addr, ':');
-    const char *start = addr;
+    const char *port_text;
     char *end;
     long p;
-    size_t len;
 
-    if (colon == NULL)
+    if (addr_split(addr, host, hostlen, &port_text) == -1)
         return -1;
-    len = (size_t)(colon - addr);
-    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']') {
-        start++;
-        len -= 2;
-    }
     errno = 0;
-    p = strtol(colon + 1, &end, 10);
-    if (len == 0 || len >= hostlen || end == colon + 1 || *end != '\0' || errno != 0 ||
-        p < 0 || p > 65535)
+    p = strtol(port_text, &end, 10);
+    if (end == port_text || *end != '\0' || errno != 0 || p < 0 || p > 65535)
         return -1;
-    memcpy(host, start, len);
-    host[len] = '\0';
     *port = (int)p;
     return 0;
 }

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -15,7 +14,6 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
 #include <event2/util.h>
 #include <jansson.h>
 
@@ -35,13 +33,12 @@ struct httpd {
     struct event_base *h_base;    /* borrowed */
     struct evhttp *h_http;        /* owned */
     struct guard *h_guard;        /* owned; every connection's bounds */
-    struct evhttp_bound_socket *h_sock; /* owned by h_http */
+    int h_port;                   /* the bound port */
     struct httpd_opts h_opts;     /* strings borrowed */
     char *h_token;                /* owned; current webhook token, never logged */
     size_t h_token_len;
     int h_auth;                   /* bearer auth on */
     struct event *h_token_timer;  /* owned */
-    struct event *h_accept_timer; /* owned; resumes accepting after a pause */
     struct intake *h_intake;      /* owned; the webhooks waiting for this turn's commit */
 };
 
@@ -88,38 +85,6 @@ token_refresh_cb(evutil_socket_t fd, short what, void *arg)
 
     if (read_token(h, err, sizeof(err)) == -1)
         log_warnx("%s: keeping the previous webhook token: %s", __func__, err);
-}
-
-#define ACCEPT_PAUSE_MS 100
-
-/* The listener whose accept() failures pause it; one daemon, one listener. */
-static struct httpd *accept_owner;
-
-static void
-accept_resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct httpd *h = arg;
-
-    evconnlistener_enable(evhttp_bound_socket_get_listener(h->h_sock));
-}
-
-/* accept() failed for a reason retrying at once cannot fix (EMFILE, ENFILE,
- * ENOBUFS): pause the listener briefly instead of spinning on it, and say so
- * once per pause rather than once per attempt. */
-static void
-accept_error_cb(struct evconnlistener *l, void *arg)
-{
-    struct httpd *h = accept_owner;
-    struct timeval pause = {0, ACCEPT_PAUSE_MS * 1000};
-    int err = EVUTIL_SOCKET_ERROR();
-
-    (void)arg;
-    if (h == NULL || evhttp_bound_socket_get_listener(h->h_sock) != l)
-        return;
-    evconnlistener_disable(l);
-    evtimer_add(h->h_accept_timer, &pause);
-    log_warnx("%s: accept failed (%s); pausing the listener for %d ms", __func__,
-              evutil_socket_error_to_string(err), ACCEPT_PAUSE_MS);
 }
 
 static void
@@ -254,34 +219,6 @@ head_refused(const struct guard_head *gh, int code, void *arg)
         metrics_webhook_request(code);
 }
 
-/* Raises RLIMIT_NOFILE's soft limit to the hard one; returns the connection
- * bound that fits in it (want, or less with a warning), keeping descriptors
- * for the store, the clients and connections being closed. */
-#define NOFILE_RESERVE 128
-
-static size_t
-fit_nofile(size_t want)
-{
-    struct rlimit rl;
-    size_t fit;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
-        return want;
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
-            getrlimit(RLIMIT_NOFILE, &rl);
-    }
-    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (rlim_t)want + NOFILE_RESERVE)
-        return want;
-    fit = rl.rlim_cur > 2 * NOFILE_RESERVE ? (size_t)rl.rlim_cur - NOFILE_RESERVE
-                                           : (size_t)rl.rlim_cur / 2;
-    log_warnx("HTTP_MAX_CONNECTIONS: %zu does not fit the open-file limit (%llu); "
-              "using %zu (raise `ulimit -n` / the container's nofile limit)",
-              want, (unsigned long long)rl.rlim_cur, fit);
-    return fit;
-}
-
 static void
 handle_webhook(struct httpd *h, struct evhttp_request *req)
 {
@@ -386,9 +323,7 @@ struct httpd *
 httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t errlen)
 {
     struct httpd *h;
-    char host[256];
-    const char *port_text;
-    int port;
+    char why[512];
     struct timeval every = {TOKEN_REFRESH_S, 0};
     struct guard_opts go = {
         .go_max_pending = o->ho_max_held_bytes,
@@ -398,11 +333,6 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
         .go_refused = head_refused,
     };
 
-    if (addr_split(o->ho_listen_addr, host, sizeof(host), &port_text) == -1) {
-        snprintf(err, errlen, "LISTEN_ADDR: '%s' is not host:port", o->ho_listen_addr);
-        return NULL;
-    }
-    port = atoi(port_text);
     if ((h = calloc(1, sizeof(*h))) == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -413,12 +343,12 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
     go.go_arg = h;
     if (h->h_auth && read_token(h, err, errlen) == -1)
         goto fail;
-    go.go_max_conns = fit_nofile(o->ho_max_conns > 0 ? o->ho_max_conns : 1);
+    go.go_max_conns =
+        guard_fit_nofile(o->ho_max_conns > 0 ? o->ho_max_conns : 1, "HTTP_MAX_CONNECTIONS");
     if ((h->h_guard = guard_new(base, &go)) == NULL ||
         (h->h_http = evhttp_new(base)) == NULL ||
         (h->h_intake = intake_new(base, o->ho_max_pending, answer_batch, h)) == NULL ||
-        (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL ||
-        (h->h_accept_timer = evtimer_new(base, accept_resume_cb, h)) == NULL) {
+        (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -431,17 +361,10 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
                                               EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
                                               EVHTTP_REQ_OPTIONS);
     evhttp_set_gencb(h->h_http, route, h);
-    errno = 0;
-    if ((h->h_sock = evhttp_bind_socket_with_handle(h->h_http, host, (ev_uint16_t)port)) ==
-        NULL) {
-        /* A host that does not resolve fails in getaddrinfo, with errno 0. */
-        snprintf(err, errlen, "LISTEN_ADDR: cannot listen on %s: %s", o->ho_listen_addr,
-                 errno != 0 ? strerror(errno)
-                            : "the host does not resolve to an address of this machine");
+    if ((h->h_port = guard_listen(h->h_http, o->ho_listen_addr, why, sizeof(why))) == -1) {
+        snprintf(err, errlen, "LISTEN_ADDR: %s", why);
         goto fail;
     }
-    accept_owner = h;
-    evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h->h_sock), accept_error_cb);
     if (h->h_auth)
         event_add(h->h_token_timer, &every);
     return h;
@@ -456,15 +379,13 @@ httpd_free(struct httpd *h)
     if (h == NULL)
         return;
     intake_free(h->h_intake); /* before evhttp: its requests are evhttp's */
-    if (h->h_http != NULL)
+    if (h->h_http != NULL) {
+        guard_unlisten(h->h_http);
         evhttp_free(h->h_http);
+    }
     guard_free(h->h_guard); /* after evhttp: its connections unlink from the guard */
     if (h->h_token_timer != NULL)
         event_free(h->h_token_timer);
-    if (h->h_accept_timer != NULL)
-        event_free(h->h_accept_timer);
-    if (accept_owner == h)
-        accept_owner = NULL;
     if (h->h_token != NULL) {
         token_wipe(h->h_token, h->h_token_len);
         free(h->h_token);
@@ -487,13 +408,5 @@ httpd_set_store(struct httpd *h, struct store *s)
 int
 httpd_port(const struct httpd *h)
 {
-    struct sockaddr_storage ss;
-    ev_socklen_t len = sizeof(ss);
-    evutil_socket_t fd = evhttp_bound_socket_get_fd(h->h_sock);
-
-    if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
-        return -1;
-    if (ss.ss_family == AF_INET6)
-        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return h->h_port;
 }
