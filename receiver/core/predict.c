@@ -23,7 +23,8 @@ predict_parse_rate(const char *s, double *mib_s)
     if (s == NULL || s[0] == '\0' || !((s[0] >= '0' && s[0] <= '9') || s[0] == '.'))
         return -1; /* no sign, no space, no "inf"/"nan" */
     v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0)
+    /* Plain decimals only: strtod would also take "0x10" and "1e3". */
+    if (end == s || end != s + strspn(s, "0123456789.") || !isfinite(v) || v < 0)
         return -1;
     for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (strcmp(end, units[i].unit) == 0) {

@@ -747,6 +747,7 @@ test_migrate_and_verify_pending(void **state)
                         "ALTER TABLE decisions DROP COLUMN gpu;"
                         "ALTER TABLE decisions DROP COLUMN release;"
                         "ALTER TABLE decisions DROP COLUMN free_source;"
+                        "ALTER TABLE decisions DROP COLUMN prediction;"
                         "PRAGMA user_version = 1;");
     s = open_rw(f);
     assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
@@ -1332,11 +1333,12 @@ test_migrates_v2_file(void **state)
     assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
     store_close(s);
     sql_exec(f->f_path, "ALTER TABLE decisions DROP COLUMN free_source;"
+                        "ALTER TABLE decisions DROP COLUMN prediction;"
                         "PRAGMA user_version = 2;");
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 2 is older than 3"));
+    assert_non_null(strstr(f->f_err, "schema version 2 is older than 4"));
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 3);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
     assert_int_equal(store_get_decision(s, id, old_row_cb, &calls, f->f_err,
                                         sizeof(f->f_err)),
                      1);
