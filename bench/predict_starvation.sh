@@ -11,7 +11,7 @@
 # clock -- scrape and evaluation 1 s, every for: 2s -- Alertmanager, serve
 # enforcing). One 15360 MiB T4 (300 MiB driver reserve); the runaway tenant
 # (budget 3000) is joined by a steady one; the device's free starts 40 s of
-# drift above the 1536 MiB floor (the jump: at t=20 s, to 600 MiB free).
+# drift above the 1536 MiB floor (the jump: at t=20 s, to 560 MiB free).
 # Starvation is measured on the simulator's own device figure, sampled five
 # times a second: the seconds with free < floor until it is back above it
 # (the run ends 8 s after the eviction, or after 90 s without one).
@@ -28,7 +28,7 @@ one() { # CASE PREDICT -> "starvation_s eviction_t min_free"
         source "$ROOT/tests/lib/stack.sh"
         local rate=$1 predict=$2 timeline start
         if [ "$rate" = jump ]; then
-            timeline='[[0, 3000], [20, 3000], [20.01, 9000]]'
+            timeline='[[0, 3000], [20, 3000], [20.01, 11900]]'
         else
             # free at t=0 = 15360 - 300 - (3300 + 2300 + 300) + ... : start the
             # runaway so the floor is 40 s of drift away.
@@ -68,6 +68,6 @@ printf '|---|---|---|---|---|---|\n'
 for c in "${CASES[@]}"; do
     read -r s0 e0 _ < <(one "$c" false)
     read -r s1 e1 m1 < <(one "$c" true)
-    label=$([ "$c" = jump ] && echo "jump of 6000 MiB at t=20 s" || echo "drift $c MiB/s")
+    label=$([ "$c" = jump ] && echo "jump to 560 MiB free at t=20 s" || echo "drift $c MiB/s")
     printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$s0" "$e0" "$s1" "$e1" "$m1"
 done
