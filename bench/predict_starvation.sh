@@ -56,6 +56,9 @@ JSON
         wait_for 90 evicted
         ev_t=$(evictions | jq -r '.[0].t // "none"')
         [ "$ev_t" != none ] && sleep 8
+        # The decisions, for the record (stderr).
+        "$GVW_BINARY" audit --db "$DB" --format json --limit 0 |
+            jq -r --arg p "$predict" '.[] | "PREDICT=\($p) #\(.id) \(.trigger) \(.result): \(.reason)"' >&2
         awk -v f=1536 -v ev="$ev_t" '
             $2 == "null" { next }
             { if (n++ && pf < f) starve += $1 - pt; pt = $1; pf = $2; if (min == "" || $2 < min) min = $2 }

@@ -63,7 +63,7 @@ slope(const struct predict_sample *s, size_t n, double from, double to)
 }
 
 void
-predict_trend(const struct predict_sample *s, size_t n, double split_t,
+predict_trend(const struct predict_sample *s, size_t n, double from_t, double split_t,
               struct predict_trend *out)
 {
     size_t i;
@@ -73,7 +73,7 @@ predict_trend(const struct predict_sample *s, size_t n, double split_t,
         if (!isfinite(s[i].ps_bytes) || s[i].ps_bytes < 0 || !isfinite(s[i].ps_t))
             return; /* a reading that cannot be true says nothing about growth */
     out->pt_all = slope(s, n, -INFINITY, INFINITY);
-    out->pt_first = slope(s, n, -INFINITY, split_t);
+    out->pt_first = slope(s, n, from_t, split_t);
     out->pt_second = slope(s, n, split_t, INFINITY);
 }
 
@@ -168,6 +168,13 @@ predict_judge(const struct predict_params *pp, double free_mib,
     }
 
     say(out, &off, "free %.0f MiB on %s >= floor %.0f MiB; ", floor(free_mib), where, flr);
+    for (k = 0, i = 0; i < n; i++)
+        k += known(slopes[i]) != 0;
+    if (n > 0 && k == 0) {
+        say(out, &off, "the growth of its pods is unknown (too little history in "
+                       "Prometheus), so nothing is predicted");
+        return 0;
+    }
     if (!(out->po_projected_mib < flr)) {
         say(out, &off,
             "its pods grow %.1f MiB/s in all, so %.0f MiB would be free in %.0f s, not "

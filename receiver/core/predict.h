@@ -21,9 +21,8 @@ struct predict_sample {
 };
 
 /*
- * A series' growth over the window, least squares, in MiB/s: over all its
- * samples, and over each half of the window (split at split_t: samples
- * before it, then the rest). A half with fewer than 2 samples (or no spread
+ * A series' growth, least squares, in MiB/s: over all its samples, and over
+ * two consecutive segments, [from_t, split_t) and [split_t, end). A segment with fewer than 2 samples (or no spread
  * in time) has a NaN slope; so does every slope of a series with a sample
  * that cannot be true (negative, NaN or infinite).
  */
@@ -32,15 +31,15 @@ struct predict_trend {
     double pt_first;
     double pt_second;
 };
-void predict_trend(const struct predict_sample *s, size_t n, double split_t,
+void predict_trend(const struct predict_sample *s, size_t n, double from_t, double split_t,
                    struct predict_trend *out);
 
 /*
- * The sustained growth of a pod from the halves' slopes summed over its
- * series: the smaller of the two, so a one-off step (it lies in one half,
- * the other is flat) is not growth, while a drift (both halves alike) is.
- * NaN when either half is unknown: a pod with no history in both halves is
- * never judged growing.
+ * The sustained growth of a pod from the two segments' slopes summed over
+ * its series: the smaller of the two, so a one-off step (it lies in one
+ * segment, the other is flat) is not growth, while a drift (both alike) is.
+ * NaN when either is unknown: a pod without history in both is never judged
+ * growing.
  */
 double predict_sustained(double first, double second);
 

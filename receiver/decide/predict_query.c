@@ -9,8 +9,9 @@
 #include "prom.h"
 #include "remedy_int.h"
 
-/* Points at most per series: the subquery's step is the window / this. */
-#define PREDICT_POINTS 60
+/* Points at most per series: the subquery's step is the window / this, at
+ * least 1 s (a young history still has enough points to fit). */
+#define PREDICT_POINTS 120
 
 /* The query in flight; its answer frees it. d is NULL once the decision
  * went away (detached: the answer is dropped). */
@@ -39,7 +40,7 @@ predict_detach(struct decision *d)
  * summed over the series, the smaller half kept. NaN when unknown. */
 static double
 growth_of(const struct prom_matrix *m, const struct policy_candidate *c, const char *gpu,
-          double split_t)
+          double from_t, double split_t)
 {
     double first = 0, second = 0;
     int seen = 0;
@@ -52,7 +53,7 @@ growth_of(const struct prom_matrix *m, const struct policy_candidate *c, const c
             continue;
         if (gpu != NULL && (s->ms_gpu == NULL || strcmp(s->ms_gpu, gpu) != 0))
             continue;
-        predict_trend(s->ms_samples, s->ms_count, split_t, &t);
+        predict_trend(s->ms_samples, s->ms_count, from_t, split_t, &t);
         first += t.pt_first; /* a NaN half makes the pod's unknown */
         second += t.pt_second;
         seen = 1;
@@ -60,10 +61,11 @@ growth_of(const struct prom_matrix *m, const struct policy_candidate *c, const c
     return seen ? predict_sustained(first, second) : NAN;
 }
 
-/* The middle of the history the answer holds: the halves split there, so a
- * short history (a new series, a young Prometheus) is still halved. */
+/* The two segments growth is judged on: the last two quarters of the window
+ * (a fast drift counts within seconds of its start, a step 30 s old is out of
+ * the latest), or, when the answer holds less history, its two halves. */
 static double
-split_time(const struct prom_matrix *m)
+split_time(const struct prom_matrix *m, double window_s, double *from_t)
 {
     double lo = INFINITY, hi = -INFINITY;
 
@@ -73,7 +75,9 @@ split_time(const struct prom_matrix *m)
             lo = t < lo ? t : lo;
             hi = t > hi ? t : hi;
         }
-    return lo + (hi - lo) / 2;
+    double seg = (hi - lo) / 2 < window_s / 4 ? (hi - lo) / 2 : window_s / 4;
+    *from_t = hi - 2 * seg;
+    return hi - seg;
 }
 
 static void
@@ -85,7 +89,8 @@ judged(struct decision *d, const struct prom_matrix *m)
     struct predict_params pp = {cfg->c_floor_mib, (double)cfg->c_predict_horizon_s,
                                 cfg->c_predict_min_growth};
     struct predict_outcome o;
-    double *slopes = NULL, split = split_time(m);
+    double *slopes = NULL, from = 0,
+           split = split_time(m, (double)cfg->c_predict_window_s, &from);
     char where[600];
     size_t i, n = p->pr_candidate_count;
 
@@ -99,7 +104,7 @@ judged(struct decision *d, const struct prom_matrix *m)
         return;
     }
     for (i = 0; i < n; i++)
-        slopes[i] = growth_of(m, &p->pr_candidates[i], gr->gr_gpu, split);
+        slopes[i] = growth_of(m, &p->pr_candidates[i], gr->gr_gpu, from, split);
     if (predict_judge(&pp, (double)p->pr_free_mib, p->pr_candidates, slopes, n, where, &o) ==
         -1) {
         free(slopes);

@@ -67,7 +67,7 @@ sustained_of(double (*use)(size_t), size_t n)
     struct predict_trend t;
 
     fill(s, n, use);
-    predict_trend(s, n, s[0].ps_t + (s[n - 1].ps_t - s[0].ps_t) / 2, &t);
+    predict_trend(s, n, -INFINITY, s[0].ps_t + (s[n - 1].ps_t - s[0].ps_t) / 2, &t);
     return predict_sustained(t.pt_first, t.pt_second);
 }
 
@@ -89,27 +89,31 @@ test_trend(void **state)
     assert_true(v > 9.0 && v < 11.0);
     /* The whole-window slope of the step is large: why halves are used. */
     fill(s, 60, step);
-    predict_trend(s, 60, s[0].ps_t + 29.5, &t);
+    predict_trend(s, 60, -INFINITY, s[0].ps_t + 29.5, &t);
     assert_true(t.pt_all > 100.0);
     /* Too few samples in a half, or an impossible one: unknown. */
     fill(s, 3, drift);
-    predict_trend(s, 3, s[0].ps_t + 0.5, &t);
+    predict_trend(s, 3, -INFINITY, s[0].ps_t + 0.5, &t);
     assert_true(isnan(t.pt_first));
     assert_true(isnan(predict_sustained(t.pt_first, t.pt_second)));
     fill(s, 10, drift);
     s[4].ps_bytes = NAN;
-    predict_trend(s, 10, s[0].ps_t + 5, &t);
+    predict_trend(s, 10, -INFINITY, s[0].ps_t + 5, &t);
     assert_true(isnan(t.pt_all) && isnan(t.pt_first) && isnan(t.pt_second));
     fill(s, 10, drift);
     s[7].ps_bytes = -1;
-    predict_trend(s, 10, s[0].ps_t + 5, &t);
+    predict_trend(s, 10, -INFINITY, s[0].ps_t + 5, &t);
     assert_true(isnan(t.pt_second));
     fill(s, 10, drift);
     s[2].ps_bytes = INFINITY;
-    predict_trend(s, 10, s[0].ps_t + 5, &t);
+    predict_trend(s, 10, -INFINITY, s[0].ps_t + 5, &t);
     assert_true(isnan(t.pt_first));
-    predict_trend(s, 0, 0, &t);
+    predict_trend(s, 0, 0, 0, &t);
     assert_true(isnan(t.pt_all));
+    /* Only the two segments count: an early step before from_t is out. */
+    fill(s, 60, step);
+    predict_trend(s, 60, s[0].ps_t + 40, s[0].ps_t + 50, &t);
+    assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
     assert_true(isnan(predict_sustained(INFINITY, 3)));
     assert_true(predict_sustained(7, 3) == 3);
 }
@@ -199,6 +203,12 @@ test_shrinking_and_missing(void **state)
     assert_int_equal(o.po_act, 0);
     assert_false(o.po_slope_known);
     assert_non_null(strstr(o.po_reason, "is unknown"));
+    predict_outcome_free(&o);
+    /* Nobody's growth known at all: nothing is predicted. */
+    double s5[] = {NAN, NAN};
+    assert_int_equal(predict_judge(&PP, 3000, d, s5, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "too little history"));
     predict_outcome_free(&o);
     /* Nobody over budget. */
     assert_int_equal(predict_judge(&PP, 3000, &d[1], &s2[1], 1, "GPU g", &o), 0);
