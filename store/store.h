@@ -23,7 +23,7 @@ enum store_mode {
 };
 
 /* The schema version this program writes and reads (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* The error an interrupted decision carries. Its result stays "in_progress":
  * that is what it was when the daemon stopped. */
@@ -113,6 +113,15 @@ struct store_release {
     double sr_seconds;    /* from the POST to the end of the wait */
 };
 
+/* A predicted trigger's judgement (SPEC "Acting before starvation"). */
+struct store_prediction {
+    int sp_slope_known;    /* 0: slope_mib_s is null (no over-budget pod's growth known) */
+    double sp_slope_mib_s; /* the victim's sustained growth (else the fastest eligible pod's) */
+    int sp_eta_known;      /* 0: eta_s is null (the trend never crosses the floor) */
+    double sp_eta_s;       /* seconds until the projected crossing of the floor */
+    double sp_horizon_s;   /* PREDICT_HORIZON */
+};
+
 /* One decision, as SPEC §"A decision" describes it. Everything borrowed. */
 struct store_decision {
     int64_t sd_time_ms;         /* decision start, unix ms */
@@ -141,6 +150,8 @@ struct store_decision {
     const char *sd_free_source; /* "device", "computed", "query"; NULL when nothing was
                                    read (and for rows older than schema 3) */
     const struct store_release *sd_release; /* NULL = no release was asked */
+    const struct store_prediction *sd_prediction; /* NULL = not a predicted decision
+                                   (and rows older than schema 4) */
 };
 
 /* Inserts d with result "in_progress" (whatever sd_result says) and no

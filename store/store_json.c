@@ -58,6 +58,32 @@ store_release_json(const struct store_release *r)
     return o;
 }
 
+/* A real rounded to two decimals (a slope says no more), or null. */
+static json_t *
+real_or_null(int known, double v)
+{
+    return known ? json_real((double)(int64_t)(v * 100.0 + (v < 0 ? -0.5 : 0.5)) / 100.0)
+                 : json_null();
+}
+
+json_t *
+store_prediction_json(const struct store_prediction *p)
+{
+    json_t *o;
+
+    if (p == NULL)
+        return json_null();
+    if ((o = json_object()) == NULL)
+        return NULL;
+    if (set(o, "slope_mib_s", real_or_null(p->sp_slope_known, p->sp_slope_mib_s)) ||
+        set(o, "eta_s", p->sp_eta_known ? json_integer((json_int_t)p->sp_eta_s) : json_null()) ||
+        set(o, "horizon_s", json_integer((json_int_t)p->sp_horizon_s))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 json_t *
 store_victim_json(const struct store_victim *v)
 {

@@ -23,4 +23,8 @@ json_t *store_candidates_json(const struct store_candidate *c, size_t n);
  * when r is NULL. New reference; NULL on OOM. */
 json_t *store_release_json(const struct store_release *r);
 
+/* {slope_mib_s, eta_s, horizon_s} (unknown figures null), or JSON null when
+ * p is NULL. New reference; NULL on OOM. */
+json_t *store_prediction_json(const struct store_prediction *p);
+
 #endif

@@ -8,12 +8,12 @@
 #define DECISION_COLUMNS                                                                 \
     "id, time_ms, node, trigger_name, fingerprint, result, reason, free_mib, floor_mib," \
     " dry_run, action, victim, candidates, error, verify_free_mib, verify_seconds,"      \
-    " alert_id, gpu, release, free_source"
+    " alert_id, gpu, release, free_source, prediction"
 enum {
     /* clang-format off */
     DC_ID, DC_TIME, DC_NODE, DC_TRIGGER, DC_FP, DC_RESULT, DC_REASON, DC_FREE, DC_FLOOR,
     DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT,
-    DC_GPU, DC_RELEASE, DC_FREE_SOURCE
+    DC_GPU, DC_RELEASE, DC_FREE_SOURCE, DC_PREDICTION
     /* clang-format on */
 };
 
@@ -114,6 +114,8 @@ struct decision_row {
     struct store_victim dr_victim;
     struct store_candidate *dr_cands; /* owned */
     struct store_release dr_release;
+    struct store_prediction dr_prediction;
+    json_t *dr_prediction_json;       /* owned */
     json_t *dr_victim_json;           /* owned */
     json_t *dr_cands_json;            /* owned */
     json_t *dr_release_json;          /* owned */
@@ -126,6 +128,7 @@ decision_row_free(struct decision_row *r)
     json_decref(r->dr_victim_json);
     json_decref(r->dr_cands_json);
     json_decref(r->dr_release_json);
+    json_decref(r->dr_prediction_json);
 }
 
 static const char *
@@ -197,6 +200,30 @@ parse_release(struct decision_row *r, const char *text)
 }
 
 static int
+parse_prediction(struct decision_row *r, const char *text)
+{
+    struct store_prediction *p = &r->dr_prediction;
+    json_t *o, *slope, *eta, *horizon;
+
+    if (text == NULL)
+        return 0;
+    o = r->dr_prediction_json = json_loads(text, 0, NULL);
+    slope = json_object_get(o, "slope_mib_s");
+    eta = json_object_get(o, "eta_s");
+    horizon = json_object_get(o, "horizon_s");
+    if (!json_is_object(o) || !(json_is_null(slope) || json_is_number(slope)) ||
+        !(json_is_null(eta) || json_is_number(eta)) || !json_is_number(horizon))
+        return -1;
+    p->sp_slope_known = json_is_number(slope);
+    p->sp_slope_mib_s = p->sp_slope_known ? json_number_value(slope) : 0;
+    p->sp_eta_known = json_is_number(eta);
+    p->sp_eta_s = p->sp_eta_known ? json_number_value(eta) : 0;
+    p->sp_horizon_s = json_number_value(horizon);
+    r->dr_d.sd_prediction = p;
+    return 0;
+}
+
+static int
 parse_candidate(json_t *o, struct store_candidate *c)
 {
     int bad = !json_is_object(o), known;
@@ -264,8 +291,10 @@ read_decision(sqlite3_stmt *st, struct decision_row *r, char *err, size_t errlen
     read_scalars(st, &r->dr_d);
     if (parse_victim(r, col_text_or_null(st, DC_VICTIM)) == -1 ||
         parse_candidates(r, col_text(st, DC_CANDS)) == -1 ||
-        parse_release(r, col_text_or_null(st, DC_RELEASE)) == -1) {
-        store_seterr(err, errlen, "decision %lld: victim, candidates or release unreadable",
+        parse_release(r, col_text_or_null(st, DC_RELEASE)) == -1 ||
+        parse_prediction(r, col_text_or_null(st, DC_PREDICTION)) == -1) {
+        store_seterr(err, errlen,
+                     "decision %lld: victim, candidates, release or prediction unreadable",
                      (long long)id);
         return -1;
     }

@@ -76,6 +76,11 @@ static const char *const migrations[] = {
      * older rows read null. */
     "ALTER TABLE decisions ADD COLUMN free_source TEXT;"
     "PRAGMA user_version = 3;",
+
+    /* 3 -> 4: a predicted trigger's judgement (SPEC prediction), a JSON
+     * object like release; older rows read null. */
+    "ALTER TABLE decisions ADD COLUMN prediction TEXT;"
+    "PRAGMA user_version = 4;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

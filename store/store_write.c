@@ -16,16 +16,16 @@ static const char SQL_DEC_INSERT[] =
     "INSERT INTO decisions(time_ms, node, trigger_name, fingerprint, result, reason,"
     " free_mib, floor_mib, dry_run, action, victim_namespace, victim_pod, victim,"
     " candidates, error, verify_free_mib, verify_seconds, alert_id, verify_pending,"
-    " gpu, release, free_source)"
+    " gpu, release, free_source, prediction)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-    " ?17, ?18, ?30, ?31, ?32, ?33)";
+    " ?17, ?18, ?30, ?31, ?32, ?33, ?34)";
 
 static const char SQL_DEC_FINISH[] =
     "UPDATE decisions SET time_ms = ?1, node = ?2, trigger_name = ?3, fingerprint = ?4,"
     " result = ?5, reason = ?6, free_mib = ?7, floor_mib = ?8, dry_run = ?9,"
     " action = ?10, victim_namespace = ?11, victim_pod = ?12, victim = ?13,"
     " candidates = ?14, error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
-    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33 WHERE id = ?19";
+    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33, prediction = ?34 WHERE id = ?19";
 
 /* The same, leaving the candidates as the row has them: a 5,000-pod node's
  * list is the costliest part to encode, and it does not change after the
@@ -35,7 +35,7 @@ static const char SQL_DEC_FINISH_KEEP_CANDIDATES[] =
     " result = ?5, reason = ?6, free_mib = ?7, floor_mib = ?8, dry_run = ?9,"
     " action = ?10, victim_namespace = ?11, victim_pod = ?12, victim = ?13,"
     " error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
-    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33 WHERE id = ?19";
+    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33, prediction = ?34 WHERE id = ?19";
 
 /* Binds s, or NULL; the caller's string must outlive the step (SQLITE_STATIC). */
 static void
@@ -162,7 +162,8 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     if (bind_json(st, 13, store_victim_json(d->sd_victim)) == -1 ||
         (with_candidates &&
          bind_candidates(st, 14, d) == -1) ||
-        bind_json(st, 32, store_release_json(d->sd_release)) == -1) {
+        bind_json(st, 32, store_release_json(d->sd_release)) == -1 ||
+        bind_json(st, 34, store_prediction_json(d->sd_prediction)) == -1) {
         store_seterr(err, errlen, "out of memory encoding the decision");
         sqlite3_clear_bindings(st);
         return -1;

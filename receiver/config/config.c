@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "capsize.h"
+#include "predict.h"
 #include "token.h"
 
 static const char *const auth_words[] = {"bearer", "none", NULL};
@@ -94,6 +95,15 @@ static const struct setting settings[] = {
      "how long a release may take to show as free VRAM (0 = never ask)", NULL, NULL},
     {"EVENTS", "true", SK_BOOL, OFF(c_events), NULL,
      "write a Kubernetes Event on the victim for every decision that names one", NULL, NULL},
+    {"PREDICT", "false", SK_BOOL, OFF(c_predict), NULL,
+     "decide on GPUVRAMExhaustionPredicted (false: it is only recorded)", NULL, NULL},
+    {"PREDICT_WINDOW", "2m", SK_DURATION, OFF(c_predict_window_s), NULL,
+     "how far back a pod's growth is measured (least squares over each half)", NULL, NULL},
+    {"PREDICT_HORIZON", "2m", SK_DURATION, OFF(c_predict_horizon_s), NULL,
+     "act when free VRAM is projected below the floor this far ahead", NULL, NULL},
+    {"PREDICT_MIN_GROWTH", "5MiB/s", SK_NONEMPTY, OFF(c_predict_min_growth_raw), NULL,
+     "a predicted victim grows at least this fast (KiB/s, MiB/s, GiB/s; bare = MiB/s)",
+     NULL, NULL},
     {"LOG_FORMAT", "json", SK_ENUM, OFF(c_log_text), logfmt_words,
      "json (one object a line) or text", NULL, NULL},
     {"MAX_CONCURRENT_DECISIONS", "16", SK_INT, OFF(c_max_concurrent_decisions), NULL,
@@ -165,6 +175,17 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
     }
     if (cfg->c_http_body_timeout_ms < cfg->c_http_header_timeout_ms) {
         snprintf(err, errlen, "HTTP_BODY_TIMEOUT: must be at least HTTP_HEADER_TIMEOUT");
+        goto fail;
+    }
+    if (predict_parse_rate(cfg->c_predict_min_growth_raw, &cfg->c_predict_min_growth) == -1) {
+        snprintf(err, errlen,
+                 "PREDICT_MIN_GROWTH: '%s' is not a rate (e.g. 5MiB/s, 512KiB/s, 1GiB/s)",
+                 cfg->c_predict_min_growth_raw);
+        goto fail;
+    }
+    if (cfg->c_predict_window_s == 0 || cfg->c_predict_horizon_s == 0) {
+        snprintf(err, errlen, "%s: must be greater than 0",
+                 cfg->c_predict_window_s == 0 ? "PREDICT_WINDOW" : "PREDICT_HORIZON");
         goto fail;
     }
     if (cfg->c_gpu_total_mib == 0) {

@@ -2,6 +2,9 @@
 #ifndef GVW_CONFIG_H
 #define GVW_CONFIG_H
 
+/* The alertname PREDICT=true decides on, listed in TRIGGER_ALERTS or not. */
+#define PREDICT_ALERTNAME "GPUVRAMExhaustionPredicted"
+
 /* FREE_QUERY's default: the device's own free memory (SPEC "Free VRAM"). */
 #define FREE_QUERY_AUTO "auto"
 
@@ -55,6 +58,11 @@ struct config {
     char *c_release_annotation; /* RELEASE_ANNOTATION */
     int64_t c_release_wait_ms;  /* RELEASE_WAIT, 0 = never ask */
     int c_events;               /* EVENTS */
+    int c_predict;              /* PREDICT: decide on GPUVRAMExhaustionPredicted */
+    int64_t c_predict_window_s; /* PREDICT_WINDOW, > 0 */
+    int64_t c_predict_horizon_s; /* PREDICT_HORIZON, > 0 */
+    char *c_predict_min_growth_raw; /* PREDICT_MIN_GROWTH as given */
+    double c_predict_min_growth; /* ... in MiB/s */
     int c_log_text;             /* LOG_FORMAT=text */
     int64_t c_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
     int64_t c_http_timeout_ms;  /* HTTP_TIMEOUT */

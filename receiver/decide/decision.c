@@ -110,6 +110,7 @@ decision_free(struct decision *d)
     if (d->d_verify_ev != NULL)
         event_free(d->d_verify_ev);
     release_free(d->d_release);
+    predict_detach(d);
     gather_free(d->d_vg);
     verdict_free(&d->d_v);
     gather_free(d->d_g);
@@ -323,7 +324,8 @@ decision_interrupt(struct decision *d)
         decision_finish(d, RESULT_FAILED);
         return;
     case PH_ACT:
-        c = gather_candidate(d->d_g, d->d_next);
+        /* The ranking act.c walked (a prediction's own, or the gather's). */
+        c = &d->d_gr->gr_policy.pr_candidates[d->d_next];
         verdict_set_victim(&d->d_v, c, action_name(cfg));
         decision_note_refusals(d);
         verdict_reason_append(&d->d_v, "the daemon stopped while the %s of %s/%s was in "

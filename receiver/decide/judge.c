@@ -28,7 +28,10 @@ judge(struct decision *d, const struct gather_result *gr)
     if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu[0] != '\0')
         d->d_v.vd_d.sd_gpu = d->d_node->n_gpu;
     note_free(d->d_v.vd_d.sd_node, gr);
-    if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_VICTIM)
+    if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_SKIPPED_RECOVERED &&
+        predict_wanted(d))
+        predict_begin(d); /* at or above the floor: the trend decides */
+    else if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_VICTIM)
         act_begin(d);
     else
         decision_finish(d, result);
@@ -120,8 +123,8 @@ fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
     }
     gather_hold(g); /* d may end before its siblings are judged */
     for (i = 0; i < gr->gr_gpu_count; i++) {
-        if (recovered(&gr->gr_gpus[i]))
-            continue;
+        if (recovered(&gr->gr_gpus[i]) && !predict_wanted(d))
+            continue; /* a prediction is about GPUs still at or above the floor */
         if (first == NULL)
             first = &gr->gr_gpus[i];
         else

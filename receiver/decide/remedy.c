@@ -107,7 +107,9 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     const char *node, *starving, *gpu = NULL;
     struct fanout *f;
 
-    if (!a->a_firing || !strlist_contains(&cfg->c_trigger_alerts, a->a_alertname))
+    /* PREDICT=true decides on GPUVRAMExhaustionPredicted, listed or not. */
+    if (!a->a_firing || (!strlist_contains(&cfg->c_trigger_alerts, a->a_alertname) &&
+                         !(cfg->c_predict && strcmp(a->a_alertname, PREDICT_ALERTNAME) == 0)))
         return;
     if (r->r_store == NULL) { /* can't happen: alerts are only accepted once it opens */
         log_warnx("%s: no audit store; no decision", __func__);

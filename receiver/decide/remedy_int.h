@@ -80,6 +80,11 @@ struct decision {
     int d_release_asked;         /* once per decision, whatever came of it */
     struct store_release d_rel;  /* vd_d.sd_release points here once a release is named */
     char d_release_url[RELEASE_URL_MAX];
+    struct predict_call *d_pred_call; /* the growth query in flight (its answer frees it) */
+    struct policy_candidate *d_pred_cands; /* owned array of copies borrowing from d_g:
+                                 a predicted trigger's ranking */
+    struct gather_result d_pred_gr; /* d_gr for a predicted trigger once judged */
+    struct store_prediction d_pred; /* vd_d.sd_prediction points here once judged */
     struct decision *d_next_in_list;
 };
 
@@ -203,6 +208,16 @@ void verify_tick(evutil_socket_t fd, short what, void *arg);
 /* d's policy chose a victim: past the hourly brake, asks it to release first
  * or evicts/deletes it (a dry run probes instead); ends d or leaves it waiting. */
 void act_begin(struct decision *d);
+
+/* --- predict_query.c ---------------------------------------------------- */
+
+/* Whether d is judged by its trend: PREDICT=true and a GPUVRAMExhaustionPredicted. */
+int predict_wanted(const struct decision *d);
+/* d's policy found free at or above the floor: asks each pod's growth, then
+ * acts (act_begin) or ends d. */
+void predict_begin(struct decision *d);
+/* Drops d's growth query in flight (its answer is ignored) and its ranking. */
+void predict_detach(struct decision *d);
 
 /* --- judge.c ------------------------------------------------------------- */
 

@@ -27,6 +27,7 @@ struct prom {
 struct prom_call {
     int pc_scalar;      /* prom_query_scalar, else prom_query_usage */
     int pc_may_be_empty; /* prom_query_device: no series is an answer */
+    int pc_matrix;      /* prom_query_matrix */
     char *pc_query;     /* owned, for logs */
     char *pc_ns_label;  /* owned */
     char *pc_pod_label; /* owned */
@@ -145,6 +146,12 @@ parse_answer(struct prom_call *pc, const struct httpc_resp *r, struct prom_answe
         }
         return 0;
     }
+    if (pc->pc_matrix) {
+        if (prom_matrix_parse(r->hr_body, r->hr_body_len, pc->pc_ns_label, pc->pc_pod_label,
+                              pc->pc_gpu_label, &a->pa_matrix, perr, sizeof(perr)) == -1)
+            goto fail;
+        return 0;
+    }
     if (prom_json_parse_vector_gpu(r->hr_body, r->hr_body_len, pc->pc_ns_label,
                                    pc->pc_pod_label, pc->pc_gpu_label, &a->pa_usage, perr,
                                    sizeof(perr)) == -1)
@@ -181,8 +188,10 @@ call_done(const struct httpc_resp *r, void *arg)
     } else if (parse_answer(pc, r, &a, why, sizeof(why)) == 0) {
         a.pa_ok = 1;
     }
-    if (!a.pa_ok)
+    if (!a.pa_ok) {
         usage_reading_free(&a.pa_usage);
+        prom_matrix_free(&a.pa_matrix);
+    }
     a.pa_error = a.pa_ok ? NULL : why;
     snprintf(status, sizeof(status), "%ld", r->hr_status);
     snprintf(elapsed, sizeof(elapsed), "%ld", r->hr_elapsed_ms);
@@ -192,6 +201,7 @@ call_done(const struct httpc_resp *r, void *arg)
               (char *)NULL);
     pc->pc_cb(&a, pc->pc_arg);
     usage_reading_free(&a.pa_usage);
+    prom_matrix_free(&a.pa_matrix);
     call_free(pc);
 }
 
@@ -270,6 +280,25 @@ prom_query_device(struct prom *p, const char *promql, const char *gpu_label, pro
         call_free(pc);
         return -1;
     }
+    return query_start(p, pc, promql, cb, arg);
+}
+
+int
+prom_query_matrix(struct prom *p, const char *promql, const char *ns_label,
+                  const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+{
+    struct prom_call *pc = NULL;
+
+    if (promql == NULL || ns_label == NULL || pod_label == NULL ||
+        (pc = calloc(1, sizeof(*pc))) == NULL || (pc->pc_ns_label = strdup(ns_label)) == NULL ||
+        (pc->pc_pod_label = strdup(pod_label)) == NULL ||
+        (gpu_label != NULL && gpu_label[0] != '\0' &&
+         (pc->pc_gpu_label = strdup(gpu_label)) == NULL)) {
+        log_warnx("%s: out of memory or no query", __func__);
+        call_free(pc);
+        return -1;
+    }
+    pc->pc_matrix = 1;
     return query_start(p, pc, promql, cb, arg);
 }
 

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "prom_matrix.h"
 #include "usage.h"
 
 struct event_base;
@@ -29,6 +30,8 @@ struct prom_answer {
                               callback may take it (copy the struct, zero pa_usage);
                               what is left is freed after the callback. */
     double pa_value;               /* prom_query_scalar on success */
+    struct prom_matrix pa_matrix;  /* prom_query_matrix on success (may be empty); the
+                              callback may take it as pa_usage */
     long pa_elapsed_ms;
 };
 
@@ -72,6 +75,12 @@ int prom_query_device(struct prom *p, const char *promql, const char *gpu_label,
 /* The same for a query giving one number (FREE_QUERY), read with
  * prom_json_parse_scalar into pa_value. */
 int prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg);
+
+/* A query whose answer is a range vector (a subquery: the predictive
+ * trigger's growth), read with prom_matrix_parse() into pa_matrix. No series
+ * is an answer here, not a failure. */
+int prom_query_matrix(struct prom *p, const char *promql, const char *ns_label,
+                      const char *pod_label, const char *gpu_label, prom_cb cb, void *arg);
 
 /*
  * Replaces every "$node" in query with node escaped for a PromQL double-quoted

@@ -111,7 +111,8 @@ audit_decision_json(const struct store_decision *d, int64_t id)
         set(o, "error", store_json_str(d->sd_error)) ||
         set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
         set(o, "release", store_release_json(d->sd_release)) ||
-        set(o, "free_source", store_json_str(d->sd_free_source))) {
+        set(o, "free_source", store_json_str(d->sd_free_source)) ||
+        set(o, "prediction", store_prediction_json(d->sd_prediction))) {
         json_decref(o);
         return NULL;
     }
@@ -344,6 +345,26 @@ print_victim(FILE *out, const struct store_victim *v)
         fputs(", no budget\n", out);
 }
 
+/* A predicted trigger's judgement: the victim's growth and the crossing. */
+static void
+print_prediction(FILE *out, const struct store_prediction *p)
+{
+    fprintf(out, "  %-12s", "prediction");
+    if (p == NULL) {
+        fputs("-\n", out);
+        return;
+    }
+    if (p->sp_slope_known)
+        fprintf(out, "growing %.2f MiB/s", p->sp_slope_mib_s);
+    else
+        fputs("growth unknown", out);
+    if (p->sp_eta_known)
+        fprintf(out, ", floor crossed in %.0f s", p->sp_eta_s);
+    else
+        fputs(", the trend never crosses the floor", out);
+    fprintf(out, " (horizon %.0f s)\n", p->sp_horizon_s);
+}
+
 /* The cooperative release: its URL, then what came of it. */
 static void
 print_release(FILE *out, const struct store_release *r)
@@ -448,5 +469,6 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
         snprintf(line, sizeof(line), "-");
     field(out, "verify", line);
     print_release(out, d->sd_release);
+    print_prediction(out, d->sd_prediction);
     print_candidates(out, d);
 }

@@ -338,7 +338,7 @@ static const char decision1[] =
     "{\"namespace\":\"llm\",\"pod\":\"vllm-0\",\"used_mib\":3000,\"budget_mib\":4000,"
     "\"eligible\":false,\"why_not\":\"within_budget\"}],"
     "\"error\":null,\"verify\":{\"free_mib\":9000,\"seconds\":12.25},"
-    "\"gpu\":null,\"release\":null,\"free_source\":\"device\"}";
+    "\"gpu\":null,\"release\":null,\"free_source\":\"device\",\"prediction\":null}";
 
 /* ---- listings ---- */
 
@@ -362,7 +362,7 @@ test_list_json_all(void **state)
         "\"floor_mib\":1536,\"dry_run\":false,\"action\":\"none\","
         "\"victim\":null,\"candidates\":[],"
         "\"error\":\"connect to prometheus:9090: connection refused\","
-        "\"verify\":null,\"gpu\":null,\"release\":null,\"free_source\":null}");
+        "\"verify\":null,\"gpu\":null,\"release\":null,\"free_source\":null,\"prediction\":null}");
     /* A fallback victim without a budget: budget and overshoot are null. */
     assert_json_equal_text(
         json_object_get(json_array_get(a, 3), "victim"),
@@ -896,7 +896,7 @@ test_check_object(void **state)
     assert_non_null(strstr(text, "{\"id\":null,\"time\":"));
     assert_non_null(
         strstr(text, "\"error\":null,\"verify\":null,\"gpu\":null,\"release\":null,"
-                     "\"free_source\":null}"));
+                     "\"free_source\":null,\"prediction\":null}"));
     free(text);
     json_decref(j);
 }

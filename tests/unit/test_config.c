@@ -96,6 +96,11 @@ test_defaults(void **state)
     assert_string_equal(c.c_release_annotation, "gpu-vram-watchdog/release");
     assert_int_equal(c.c_release_wait_ms, 20000);
     assert_true(c.c_events);
+    assert_false(c.c_predict); /* GPUVRAMExhaustionPredicted is only recorded */
+    assert_false(strlist_contains(&c.c_trigger_alerts, PREDICT_ALERTNAME));
+    assert_int_equal(c.c_predict_window_s, 120);
+    assert_int_equal(c.c_predict_horizon_s, 120);
+    assert_true(c.c_predict_min_growth == 5.0);
     config_free(&c);
 }
 
@@ -205,6 +210,13 @@ test_bad_values_name_the_setting(void **state)
         {"DRY_RUN", "maybe", "DRY_RUN: 'maybe' is not true or false"},
         {"ACTION", "kill", "ACTION: 'kill' is not one of: evict, delete"},
         {"FALLBACK", "smallest", "FALLBACK: 'smallest' is not one of: none, largest"},
+        {"PREDICT", "yes please", "PREDICT"},
+        {"PREDICT_WINDOW", "0", "PREDICT_WINDOW: must be greater than 0"},
+        {"PREDICT_WINDOW", "2 min", "PREDICT_WINDOW"},
+        {"PREDICT_HORIZON", "0s", "PREDICT_HORIZON: must be greater than 0"},
+        {"PREDICT_MIN_GROWTH", "5MB/s", "PREDICT_MIN_GROWTH: '5MB/s' is not a rate"},
+        {"PREDICT_MIN_GROWTH", "-5", "PREDICT_MIN_GROWTH"},
+        {"PREDICT_MIN_GROWTH", "", "PREDICT_MIN_GROWTH"},
         {"LOG_FORMAT", "xml", "LOG_FORMAT"},
         {"WEBHOOK_AUTH", "basic", "WEBHOOK_AUTH"},
         {"SETTLE", "1w", "SETTLE: '1w' is not a duration"},

@@ -747,6 +747,7 @@ test_migrate_and_verify_pending(void **state)
                         "ALTER TABLE decisions DROP COLUMN gpu;"
                         "ALTER TABLE decisions DROP COLUMN release;"
                         "ALTER TABLE decisions DROP COLUMN free_source;"
+                        "ALTER TABLE decisions DROP COLUMN prediction;"
                         "PRAGMA user_version = 1;");
     s = open_rw(f);
     assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
@@ -1250,6 +1251,7 @@ old_row_cb(void *arg, int64_t id, const struct store_decision *d)
     assert_null(d->sd_gpu);
     assert_null(d->sd_release);
     assert_null(d->sd_free_source); /* before schema 3: nothing says where free came from */
+    assert_null(d->sd_prediction);  /* before schema 4: no prediction */
     return 0;
 }
 
@@ -1259,6 +1261,11 @@ new_row_cb(void *arg, int64_t id, const struct store_decision *d)
     (*(int *)arg)++;
     assert_int_equal(id, 2);
     assert_string_equal(d->sd_free_source, "device");
+    assert_non_null(d->sd_prediction);
+    assert_true(d->sd_prediction->sp_slope_known);
+    assert_true(d->sd_prediction->sp_slope_mib_s > 49.99 && d->sd_prediction->sp_slope_mib_s < 50.01);
+    assert_false(d->sd_prediction->sp_eta_known);
+    assert_true(d->sd_prediction->sp_horizon_s == 120);
     return 0;
 }
 
@@ -1286,12 +1293,14 @@ test_migrates_v1_file(void **state)
     assert_int_equal(sqlite3_exec(db, schema_v1, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 1 is older than 3"));
+    assert_non_null(strstr(f->f_err, "schema version 1 is older than 4"));
 
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 3);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
     d.sd_gpu = "GPU-a";
     d.sd_free_source = "device";
+    d.sd_prediction = &(struct store_prediction){.sp_slope_known = 1, .sp_slope_mib_s = 50.004,
+                                                 .sp_horizon_s = 120};
     assert_int_equal(store_decision_record(s, &d, NULL, f->f_err, sizeof(f->f_err)), 0);
     assert_ids(s, &(struct store_filter){0}, "[2,1]");
     assert_ids(s, &flt, "[2]");
@@ -1324,11 +1333,12 @@ test_migrates_v2_file(void **state)
     assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
     store_close(s);
     sql_exec(f->f_path, "ALTER TABLE decisions DROP COLUMN free_source;"
+                        "ALTER TABLE decisions DROP COLUMN prediction;"
                         "PRAGMA user_version = 2;");
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 2 is older than 3"));
+    assert_non_null(strstr(f->f_err, "schema version 2 is older than 4"));
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 3);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
     assert_int_equal(store_get_decision(s, id, old_row_cb, &calls, f->f_err,
                                         sizeof(f->f_err)),
                      1);

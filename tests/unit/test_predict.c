@@ -1,0 +1,334 @@
+/* test_predict.c -- the predictive trigger's pure judgement, its rate setting and the matrix parser */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "predict.h"
+#include "prom_matrix.h"
+
+#define MIB (1024.0 * 1024.0)
+
+/* --- PREDICT_MIN_GROWTH ---------------------------------------------------- */
+
+static void
+test_rate_parse(void **state)
+{
+    double v;
+
+    (void)state;
+    assert_int_equal(predict_parse_rate("5MiB/s", &v), 0);
+    assert_true(v == 5.0);
+    assert_int_equal(predict_parse_rate("5", &v), 0); /* bare = MiB/s */
+    assert_true(v == 5.0);
+    assert_int_equal(predict_parse_rate("2.5MiB/s", &v), 0);
+    assert_true(v == 2.5);
+    assert_int_equal(predict_parse_rate("1GiB/s", &v), 0);
+    assert_true(v == 1024.0);
+    assert_int_equal(predict_parse_rate("512KiB/s", &v), 0);
+    assert_true(v == 0.5);
+    assert_int_equal(predict_parse_rate("0", &v), 0);
+    assert_true(v == 0.0);
+    const char *bad[] = {"", "-5MiB/s", "5 MiB/s", "5MB/s", "5mib/s", "MiB/s", "inf",
+                         "nan", "5MiB/s ", " 5", "5MiB", "1e400", "+5", "5MiB/s/s", "0x10"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(predict_parse_rate(bad[i], &v), -1);
+    assert_int_equal(predict_parse_rate(NULL, &v), -1);
+}
+
+/* --- the trend ------------------------------------------------------------- */
+
+/* n samples one second apart from t0, use(i) MiB each. */
+static void
+fill(struct predict_sample *s, size_t n, double (*use)(size_t))
+{
+    for (size_t i = 0; i < n; i++) {
+        s[i].ps_t = 1.7e9 + (double)i;
+        s[i].ps_bytes = use(i) * MIB;
+    }
+}
+
+static double drift(size_t i) { return 3000.0 + 50.0 * (double)i; }
+static double flat(size_t i) { (void)i; return 4000.0; }
+static double step(size_t i) { return i < 30 ? 2000.0 : 9000.0; }
+static double shrink(size_t i) { return 8000.0 - 20.0 * (double)i; }
+/* A drift of 10 MiB/s with +-300 MiB of alternating noise. */
+static double noisy(size_t i) { return 3000.0 + 10.0 * (double)i + (i % 2 ? 300.0 : -300.0); }
+
+static double
+sustained_of(double (*use)(size_t), size_t n)
+{
+    struct predict_sample s[120];
+    struct predict_trend t;
+
+    fill(s, n, use);
+    predict_trend(s, n, -INFINITY, s[0].ps_t + (s[n - 1].ps_t - s[0].ps_t) / 2, &t);
+    return predict_sustained(t.pt_first, t.pt_second);
+}
+
+static void
+test_trend(void **state)
+{
+    struct predict_sample s[120];
+    struct predict_trend t;
+    double v;
+
+    (void)state;
+    v = sustained_of(drift, 120);
+    assert_true(fabs(v - 50.0) < 1e-6);
+    assert_true(fabs(sustained_of(flat, 120)) < 1e-9);
+    /* A one-off step: the half without it is flat, so it is no growth. */
+    assert_true(fabs(sustained_of(step, 60)) < 1e-9);
+    assert_true(fabs(sustained_of(shrink, 120) + 20.0) < 1e-6);
+    v = sustained_of(noisy, 120);
+    assert_true(v > 9.0 && v < 11.0);
+    /* The whole-window slope of the step is large: why halves are used. */
+    fill(s, 60, step);
+    predict_trend(s, 60, -INFINITY, s[0].ps_t + 29.5, &t);
+    assert_true(t.pt_all > 100.0);
+    /* Too few samples in a half, or an impossible one: unknown. */
+    fill(s, 3, drift);
+    predict_trend(s, 3, -INFINITY, s[0].ps_t + 0.5, &t);
+    assert_true(isnan(t.pt_first));
+    assert_true(isnan(predict_sustained(t.pt_first, t.pt_second)));
+    fill(s, 10, drift);
+    s[4].ps_bytes = NAN;
+    predict_trend(s, 10, -INFINITY, s[0].ps_t + 5, &t);
+    assert_true(isnan(t.pt_all) && isnan(t.pt_first) && isnan(t.pt_second));
+    fill(s, 10, drift);
+    s[7].ps_bytes = -1;
+    predict_trend(s, 10, -INFINITY, s[0].ps_t + 5, &t);
+    assert_true(isnan(t.pt_second));
+    fill(s, 10, drift);
+    s[2].ps_bytes = INFINITY;
+    predict_trend(s, 10, -INFINITY, s[0].ps_t + 5, &t);
+    assert_true(isnan(t.pt_first));
+    predict_trend(s, 0, 0, 0, &t);
+    assert_true(isnan(t.pt_all));
+    /* Only the two segments count: an early step before from_t is out. */
+    fill(s, 60, step);
+    predict_trend(s, 60, s[0].ps_t + 40, s[0].ps_t + 50, &t);
+    assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
+    assert_true(isnan(predict_sustained(INFINITY, 3)));
+    assert_true(predict_sustained(7, 3) == 3);
+}
+
+/* --- the judgement ---------------------------------------------------------- */
+
+static struct policy_candidate
+cand(const char *ns, const char *name, int eligible, int64_t used, int64_t budget)
+{
+    return (struct policy_candidate){
+        .pc_namespace = (char *)ns, .pc_name = (char *)name, .pc_used_mib = used,
+        .pc_has_budget = 1, .pc_budget_mib = budget, .pc_overshoot_mib = used - budget,
+        .pc_eligible = eligible, .pc_why_not = eligible ? NULL : "within_budget"};
+}
+
+static const struct predict_params PP = {1536, 120.0, 5.0};
+
+static void
+test_growing_is_acted_on(void **state)
+{
+    /* Policy order: the steady pod has the larger overshoot; the grower wins. */
+    struct policy_candidate c[] = {cand("ml", "steady", 1, 6000, 2000),
+                                   cand("ml", "runaway", 1, 3500, 3000),
+                                   cand("web", "small", 0, 500, 1000)};
+    double slopes[] = {0.0, 50.0, 1.0};
+    struct predict_outcome o;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 7000, c, slopes, 3, "GPU GPU-1", &o), 0);
+    assert_int_equal(o.po_act, 1);
+    assert_int_equal(o.po_ranked, 1);
+    assert_int_equal(o.po_order[0], 1);
+    assert_int_equal(o.po_order[1], 0); /* the rest in the policy's order */
+    assert_int_equal(o.po_order[2], 2);
+    assert_true(o.po_growth_mib_s == 51.0);
+    assert_true(o.po_projected_mib == 7000 - 51.0 * 120);
+    assert_true(o.po_eta_known);
+    assert_true(fabs(o.po_eta_s - (7000.0 - 1536) / 51.0) < 1e-9);
+    assert_true(o.po_slope_known && o.po_slope_mib_s == 50.0);
+    assert_string_equal(o.po_slope_pod, "runaway");
+    assert_non_null(strstr(o.po_reason, "predicted to starve GPU GPU-1 in 108 s"));
+    assert_non_null(strstr(o.po_reason, "ml/runaway uses 3500 MiB against a budget of 3000"));
+    predict_outcome_free(&o);
+}
+
+static void
+test_steady_is_not_a_runaway(void **state)
+{
+    /* Projected below the floor by a pod within budget, while the over-budget
+     * one is flat: nothing to do. */
+    struct policy_candidate c[] = {cand("ml", "steady", 1, 6000, 2000),
+                                   cand("web", "loader", 0, 900, 1000)};
+    double slopes[] = {0.0, 60.0};
+    struct predict_outcome o;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 5000, c, slopes, 2, "node n1", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "predicted to starve node n1 in 58 s"));
+    assert_non_null(strstr(o.po_reason, "no over-budget pod is growing >= 5 MiB/s"));
+    assert_non_null(strstr(o.po_reason, "ml/steady, 0.0 MiB/s"));
+    assert_true(o.po_slope_known && o.po_slope_mib_s == 0.0);
+    predict_outcome_free(&o);
+}
+
+static void
+test_shrinking_and_missing(void **state)
+{
+    struct policy_candidate c[] = {cand("a", "shrinks", 1, 6000, 2000),
+                                   cand("b", "unknown", 1, 5000, 2000),
+                                   cand("c", "inf", 1, 4000, 2000)};
+    double slopes[] = {-20.0, NAN, INFINITY};
+    struct predict_outcome o;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 1600, c, slopes, 3, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_true(o.po_growth_mib_s == 0.0); /* a shrink is never counted as room */
+    assert_false(o.po_eta_known);
+    assert_non_null(strstr(o.po_reason, "not predicted to starve"));
+    predict_outcome_free(&o);
+    /* Only unknown slopes among the over-budget pods, with another pod growing. */
+    struct policy_candidate d[] = {cand("b", "unknown", 1, 5000, 2000),
+                                   cand("w", "grows", 0, 500, 1000)};
+    double s2[] = {NAN, 100.0};
+    assert_int_equal(predict_judge(&PP, 3000, d, s2, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_false(o.po_slope_known);
+    assert_non_null(strstr(o.po_reason, "is unknown"));
+    predict_outcome_free(&o);
+    /* Nobody's growth known at all: nothing is predicted. */
+    double s5[] = {NAN, NAN};
+    assert_int_equal(predict_judge(&PP, 3000, d, s5, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "too little history"));
+    predict_outcome_free(&o);
+    /* Nobody over budget. */
+    assert_int_equal(predict_judge(&PP, 3000, &d[1], &s2[1], 1, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "no eligible pod is over its budget"));
+    predict_outcome_free(&o);
+    /* No candidates at all. */
+    assert_int_equal(predict_judge(&PP, 3000, NULL, NULL, 0, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    predict_outcome_free(&o);
+}
+
+static void
+test_boundaries(void **state)
+{
+    struct policy_candidate c[] = {cand("a", "x", 1, 3000, 2000), cand("a", "y", 1, 2500, 2000)};
+    double slopes[] = {5.0, 4.999};
+    struct predict_outcome o;
+    /* 5 + 4.999 MiB/s over 120 s: exactly 1199.88 MiB; free chosen so the
+     * projection lands exactly on the floor, then one MiB under it. */
+    double growth = 5.0 + 4.999;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 1536 + growth * 120, c, slopes, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0); /* at the floor is not below it */
+    predict_outcome_free(&o);
+    assert_int_equal(predict_judge(&PP, 1535 + growth * 120, c, slopes, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 1);
+    assert_int_equal(o.po_ranked, 1); /* exactly the min growth counts; 4.999 does not */
+    assert_int_equal(o.po_order[0], 0);
+    predict_outcome_free(&o);
+    /* Free exactly at the floor, growing: eta 0 is not possible, it crosses now. */
+    assert_int_equal(predict_judge(&PP, 1536, c, slopes, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 1);
+    assert_true(o.po_eta_s == 0);
+    predict_outcome_free(&o);
+    /* Two fast growers: fastest first, ties in the policy's order. */
+    double s3[] = {20.0, 30.0};
+    assert_int_equal(predict_judge(&PP, 2000, c, s3, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_ranked, 2);
+    assert_int_equal(o.po_order[0], 1);
+    assert_int_equal(o.po_order[1], 0);
+    assert_non_null(strstr(o.po_reason, "the fastest of 2"));
+    predict_outcome_free(&o);
+    double s4[] = {30.0, 30.0};
+    assert_int_equal(predict_judge(&PP, 2000, c, s4, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_order[0], 0);
+    predict_outcome_free(&o);
+}
+
+/* --- the matrix answer ------------------------------------------------------ */
+
+static void
+test_matrix_parse(void **state)
+{
+    const char *ok =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+        "{\"metric\":{\"namespace\":\"ml\",\"pod\":\"p\",\"uuid\":\"GPU-1\"},"
+        "\"values\":[[1700000000,\"1048576\"],[1700000002.5,\"NaN\"]]},"
+        "{\"metric\":{\"pod\":\"host\"},\"values\":[]}]}}";
+    struct prom_matrix m;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(prom_matrix_parse(ok, strlen(ok), "namespace", "pod", "uuid", &m, err,
+                                       sizeof(err)),
+                     0);
+    assert_int_equal(m.pm_count, 2);
+    assert_string_equal(m.pm_series[0].ms_namespace, "ml");
+    assert_string_equal(m.pm_series[0].ms_gpu, "GPU-1");
+    assert_int_equal(m.pm_series[0].ms_count, 2);
+    assert_true(m.pm_series[0].ms_samples[0].ps_bytes == MIB);
+    assert_true(m.pm_series[0].ms_samples[1].ps_t == 1700000002.5);
+    assert_true(isnan(m.pm_series[0].ms_samples[1].ps_bytes));
+    assert_null(m.pm_series[1].ms_namespace);
+    assert_int_equal(m.pm_series[1].ms_count, 0);
+    prom_matrix_free(&m);
+    prom_matrix_free(NULL);
+
+    const char *bad[] = {
+        "",
+        "not json",
+        "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\"}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{\"pod\":1},\"values\":[]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1,2]]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1,\"x\"]]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1]]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{\"pod\":\"a\"},\"values\":[[1,\"1\"]]},{\"metric\":{},\"values\":[\"x\"]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[\"1\",\"1\"]]}]}}",
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1,\"12abc\"]]}]}}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        assert_int_equal(prom_matrix_parse(bad[i], strlen(bad[i]), "namespace", "pod", NULL,
+                                           &m, err, sizeof(err)),
+                         -1);
+        assert_true(err[0] != '\0');
+        assert_int_equal(m.pm_count, 0);
+        assert_null(m.pm_series);
+    }
+    assert_int_equal(prom_matrix_parse(bad[2], strlen(bad[2]), "namespace", "pod", NULL, &m,
+                                       err, sizeof(err)),
+                     -1);
+    assert_string_equal(err, "bad_data: parse error");
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rate_parse),
+        cmocka_unit_test(test_trend),
+        cmocka_unit_test(test_growing_is_acted_on),
+        cmocka_unit_test(test_steady_is_not_a_runaway),
+        cmocka_unit_test(test_shrinking_and_missing),
+        cmocka_unit_test(test_boundaries),
+        cmocka_unit_test(test_matrix_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
