@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "audit_cli.h"
+#include "duration.h"
 #include "rfc3339.h"
 #include "store_result.h"
 
@@ -91,47 +92,13 @@ parse_count(const char *s, int64_t *out)
     return 0;
 }
 
-/* "90m": a count with an optional ms/s/m/h/d suffix (SPEC's duration
- * suffixes; none = seconds), as milliseconds. 0 or -1. */
-static int
-parse_duration(const char *s, int64_t *ms)
-{
-    char num[24];
-    size_t len = strlen(s);
-    int64_t v, unit = 1000;
-
-    if (len == 0 || len >= sizeof(num))
-        return -1;
-    memcpy(num, s, len + 1);
-    if (len >= 2 && strcmp(num + len - 2, "ms") == 0) {
-        unit = 1;
-        len -= 2;
-        num[len] = '\0';
-    } else {
-        switch (num[len - 1]) {
-        case 's': unit = 1000; break;
-        case 'm': unit = 60 * 1000; break;
-        case 'h': unit = 3600 * 1000; break;
-        case 'd': unit = 86400 * 1000; break;
-        default: unit = 0; break;
-        }
-        if (unit != 0)
-            num[--len] = '\0';
-        else
-            unit = 1000;
-    }
-    if (parse_count(num, &v) == -1 || v > INT64_MAX / unit)
-        return -1;
-    *ms = v * unit;
-    return 0;
-}
-
 static int
 set_since(struct parse *p, const char *v)
 {
     int64_t ago_ms, at;
 
-    if (parse_duration(v, &ago_ms) == 0)
+    /* The audit has always taken a duration of 23 characters at most. */
+    if (strlen(v) < 24 && duration_parse_ms(v, &ago_ms) == 0)
         at = p->p_now_ms - ago_ms;
     else if (rfc3339_parse_ms(v, RFC3339_SPACE, &at) == -1)
         return usage_error("bad --since \"%s\": want a duration (90m, 24h, 7d)"

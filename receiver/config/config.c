@@ -117,18 +117,6 @@ static const struct setting settings[] = {
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 int
-config_parse_duration_ms(const char *s, int64_t *ms)
-{
-    return settings_parse_duration_ms(s, ms);
-}
-
-int
-config_parse_duration(const char *s, int64_t *seconds)
-{
-    return settings_parse_duration(s, seconds);
-}
-
-int
 config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int *rest,
             int *nrest, char *err, size_t errlen)
 {

@@ -94,10 +94,4 @@ void config_free(struct config *cfg);
 /* Prints every setting with its default and meaning (for --help). */
 void config_print_help(FILE *out);
 
-/* Parses "90", "90s", "15m", "2h", "7d" into seconds ("1500ms" rounds up
- * to 2). 0 or -1. */
-int config_parse_duration(const char *s, int64_t *seconds);
-/* The same in milliseconds, with "ms" accepted ("250ms", "20s"). 0 or -1. */
-int config_parse_duration_ms(const char *s, int64_t *ms);
-
 #endif
