@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kube_settings.h"
 #include "settings.h"
 
 enum webhook_auth { WEBHOOK_AUTH_BEARER, WEBHOOK_AUTH_NONE };
@@ -34,9 +35,7 @@ struct config {
                                    per GPU; "" = derive from GPU_TOTAL_MIB; else PromQL */
     char *c_pod_label;          /* POD_LABEL */
     char *c_namespace_label;    /* NAMESPACE_LABEL */
-    char *c_kube_api_url;       /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
-    char *c_kube_token_file;    /* KUBE_TOKEN_FILE; "" when the default is absent */
-    char *c_kube_ca_file;       /* KUBE_CA_FILE; "" when the default is absent */
+    struct kube_settings c_kube; /* KUBE_API_URL, KUBE_*_FILE, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT */
     char *c_webhook_token_file; /* WEBHOOK_TOKEN_FILE */
     enum webhook_auth c_webhook_auth; /* WEBHOOK_AUTH */
     char *c_audit_db;           /* AUDIT_DB */
@@ -56,8 +55,6 @@ struct config {
     int64_t c_release_wait_ms;  /* RELEASE_WAIT, 0 = never ask */
     int c_events;               /* EVENTS */
     int c_log_text;             /* LOG_FORMAT=text */
-    int64_t c_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
-    int64_t c_http_timeout_ms;  /* HTTP_TIMEOUT */
     int64_t c_max_concurrent_decisions; /* MAX_CONCURRENT_DECISIONS, >= 1 */
     int64_t c_http_max_connections; /* HTTP_MAX_CONNECTIONS */
     int64_t c_http_max_pending_mib; /* HTTP_MAX_PENDING_MIB */

@@ -75,7 +75,7 @@ test_defaults(void **state)
     assert_string_equal(c.c_free_query, "auto"); /* SPEC: the device's own free */
     assert_string_equal(c.c_pod_label, "pod");
     assert_string_equal(c.c_namespace_label, "namespace");
-    assert_string_equal(c.c_kube_api_url, ""); /* not in a cluster */
+    assert_string_equal(c.c_kube.ks_api_url, ""); /* not in a cluster */
     assert_int_equal(c.c_webhook_auth, WEBHOOK_AUTH_BEARER);
     assert_int_equal(c.c_audit_retention_s, 90 * 86400);
     assert_int_equal(c.c_trigger_alerts.sl_count, 1);
@@ -89,8 +89,8 @@ test_defaults(void **state)
     assert_true(strlist_contains(&c.c_exclude_namespaces, "kube-system"));
     assert_int_equal(c.c_fallback, FALLBACK_NONE);
     assert_false(c.c_log_text);
-    assert_int_equal(c.c_http_connect_timeout_ms, 2000);
-    assert_int_equal(c.c_http_timeout_ms, 10000);
+    assert_int_equal(c.c_kube.ks_http_connect_timeout_ms, 2000);
+    assert_int_equal(c.c_kube.ks_http_timeout_ms, 10000);
     assert_string_equal(c.c_gpu_label, "uuid");
     assert_string_equal(c.c_alert_gpu_label, "uuid");
     assert_string_equal(c.c_release_annotation, "gpu-vram-watchdog/release");
@@ -263,13 +263,13 @@ test_kube_url_from_service_env(void **state)
     char err[256];
 
     assert_int_equal(load(&c, env4, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube_api_url, "https://10.0.0.1:443");
+    assert_string_equal(c.c_kube.ks_api_url, "https://10.0.0.1:443");
     config_free(&c);
     assert_int_equal(load(&c, env6, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube_api_url, "https://[fd00::1]:6443");
+    assert_string_equal(c.c_kube.ks_api_url, "https://[fd00::1]:6443");
     config_free(&c);
     assert_int_equal(load(&c, envx, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube_api_url, "http://127.0.0.1:8001");
+    assert_string_equal(c.c_kube.ks_api_url, "http://127.0.0.1:8001");
     config_free(&c);
 }
 
