@@ -521,7 +521,7 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
               struct policy_result *res)
 {
     struct usage_summary sum;
-    struct usage_limits lim = {pp->pp_total_mib, in->pi_device};
+    struct usage_limits lim = {pp->pp_total_mib, device_total, in->pi_device};
     struct usage_total tot = {(double)pp->pp_total_mib * MIB, 0};
     struct device_figure dev;
     enum free_source src;
