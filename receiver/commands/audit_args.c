@@ -8,7 +8,7 @@
 #include "audit_cli.h"
 #include "duration.h"
 #include "rfc3339.h"
-#include "store_result.h"
+#include "decision_result.h"
 
 /* Options seen, so a command can refuse one it would otherwise ignore. */
 enum {
