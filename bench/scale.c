@@ -147,7 +147,10 @@ main(int argc, char **argv)
     printf("SCALE max_ms pods_parse=%.2f prom_parse=%.2f policy=%.2f total=%.2f\n",
            t_pods[rounds - 1], t_prom[rounds - 1], t_pol[rounds - 1], t_all[rounds - 1]);
     printf("SCALE outcome=%s candidates=%zu ranked=%zu victim=%s/%s\n",
-           policy_outcome_name(last.pr_outcome), last.pr_candidate_count,
+           last.pr_outcome == POLICY_VICTIM
+               ? "victim"
+               : decision_result_name(policy_outcome_result(last.pr_outcome)),
+           last.pr_candidate_count,
            last.pr_ranked_count,
            last.pr_ranked_count ? last.pr_candidates[0].pc_namespace : "-",
            last.pr_ranked_count ? last.pr_candidates[0].pc_name : "-");

@@ -330,18 +330,6 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
-/* The API client's settings (strings borrowed from cfg). */
-static void
-kube_opts_from(const struct exporter_config *cfg, struct kube_opts *ko)
-{
-    memset(ko, 0, sizeof(*ko));
-    ko->ko_url = cfg->ec_kube_api_url;
-    ko->ko_token_file = cfg->ec_kube_token_file;
-    ko->ko_ca_file = cfg->ec_kube_ca_file;
-    ko->ko_connect_timeout_ms = (long)cfg->ec_http_connect_timeout_ms;
-    ko->ko_timeout_ms = (long)cfg->ec_http_timeout_ms;
-}
-
 /* The loop, once the configuration is loaded. */
 static int
 run(const struct exporter_config *cfg)
@@ -360,13 +348,13 @@ run(const struct exporter_config *cfg)
         fprintf(stderr, "gpu-vram-watchdog: exporter: no event loop\n");
         goto done;
     }
-    kube_opts_from(cfg, &ko);
-    if (cfg->ec_kube_api_url[0] == '\0')
+    kube_settings_opts(&cfg->ec_kube, &ko);
+    if (cfg->ec_kube.ks_api_url[0] == '\0')
         log_event(LOG_LEVEL_WARN,
                   "no Kubernetes API server (set KUBE_API_URL, or run in a cluster): every "
                   "process counts as unattributed",
                   (char *)NULL);
-    if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube_api_url[0] ? &ko : NULL,
+    if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube.ks_api_url[0] ? &ko : NULL,
                                cfg->ec_node_name, cfg->ec_gpumem_resource, pods_changed, &x,
                                err, sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
@@ -477,8 +465,8 @@ exporter_main(int argc, char **argv)
     if (once) {
         /* The answer is the output; only errors go to the log. */
         log_init(cfg.ec_log_text ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON, LOG_LEVEL_ERROR);
-        kube_opts_from(&cfg, &ko);
-        rc = exporter_once(&cfg, cfg.ec_kube_api_url[0] ? &ko : NULL, json == 1);
+        kube_settings_opts(&cfg.ec_kube, &ko);
+        rc = exporter_once(&cfg, cfg.ec_kube.ks_api_url[0] ? &ko : NULL, json == 1);
         exporter_config_free(&cfg);
         return rc;
     }

@@ -5,11 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const logfmt_words[] = {"json", "text", NULL};
-
 #define OFF(m) offsetof(struct exporter_config, m)
-#define SA_TOKEN "/var/run/secrets/kubernetes.io/serviceaccount/token"
-#define SA_CA "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 
 /* NODE_NAME has no default: unset reads as "", refused after loading. */
 static int
@@ -35,21 +31,13 @@ static const struct setting settings[] = {
     {"EXPORTER_MAX_CONNECTIONS", "512", SK_INT, OFF(ec_max_connections), NULL,
      "exporter: open HTTP connections at most; beyond it the oldest unfinished one is "
      "closed", NULL, NULL},
-    {"GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, OFF(ec_gpumem_resource), NULL,
-     "the extended resource that carries budgets (domain/name)", NULL, NULL},
-    {"KUBE_API_URL", NULL, SK_URL, OFF(ec_kube_api_url), NULL,
-     "API server base (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)",
-     settings_default_kube_url, "(in-cluster service address)"},
-    {"KUBE_TOKEN_FILE", SA_TOKEN, SK_FILE, OFF(ec_kube_token_file), NULL,
-     "service-account token, re-read every minute", NULL, NULL},
-    {"KUBE_CA_FILE", SA_CA, SK_FILE, OFF(ec_kube_ca_file), NULL,
-     "TLS trust for the API server", NULL, NULL},
-    {"LOG_FORMAT", "json", SK_ENUM, OFF(ec_log_text), logfmt_words,
-     "json (one object a line) or text", NULL, NULL},
-    {"HTTP_CONNECT_TIMEOUT", "2s", SK_DURATION_MS, OFF(ec_http_connect_timeout_ms), NULL,
-     "connect timeout for the API server", NULL, NULL},
-    {"HTTP_TIMEOUT", "10s", SK_DURATION_MS, OFF(ec_http_timeout_ms), NULL,
-     "total timeout of one request to the API server", NULL, NULL},
+    KUBE_SETTING_GPUMEM_RESOURCE(OFF(ec_gpumem_resource)),
+    KUBE_SETTING_API_URL(OFF(ec_kube)),
+    KUBE_SETTING_TOKEN_FILE(OFF(ec_kube)),
+    KUBE_SETTING_CA_FILE(OFF(ec_kube)),
+    KUBE_SETTING_LOG_FORMAT(OFF(ec_log_text)),
+    KUBE_SETTING_HTTP_CONNECT_TIMEOUT(OFF(ec_kube)),
+    KUBE_SETTING_HTTP_TIMEOUT(OFF(ec_kube)),
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kube_settings.h"
 #include "settings.h"
 
 /* The loaded configuration. Every string is owned by the struct. */
@@ -17,12 +18,8 @@ struct exporter_config {
     int64_t ec_poll_interval_ms; /* POLL_INTERVAL, > 0 */
     int64_t ec_max_connections;  /* EXPORTER_MAX_CONNECTIONS, >= 1 */
     char *ec_gpumem_resource;    /* GPUMEM_RESOURCE: whose budgets are exported */
-    char *ec_kube_api_url;       /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
-    char *ec_kube_token_file;    /* KUBE_TOKEN_FILE; "" when the default is absent */
-    char *ec_kube_ca_file;       /* KUBE_CA_FILE; "" when the default is absent */
+    struct kube_settings ec_kube; /* KUBE_API_URL, KUBE_*_FILE, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT */
     int ec_log_text;             /* LOG_FORMAT=text */
-    int64_t ec_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
-    int64_t ec_http_timeout_ms;  /* HTTP_TIMEOUT */
 };
 
 /*

@@ -726,6 +726,23 @@ js_strdup_pool(const struct js_str *v, struct strpool *pool, int *has_nul)
     return d;
 }
 
+int
+js_pool_string(struct js_scan *s, struct strpool *pool, unsigned flags, char **dst, int *oom)
+{
+    struct js_str v;
+    int nul = 0;
+
+    if (js_peek(s) != JS_STRING)
+        return js_skip(s);
+    if (js_string(s, &v) == -1)
+        return -1;
+    if (v.jv_len == 0 && (flags & JS_POOL_NONEMPTY))
+        return 0;
+    if ((*dst = js_strdup_pool(&v, pool, &nul)) == NULL && !nul)
+        return *oom = 1, -1;
+    return 0;
+}
+
 /* js_str_eq() of an escaped v, unit by unit, so a long value needs no buffer.
  * Apart: its unit buffer would cost every plain comparison a stack guard. */
 static int __attribute__((noinline))

@@ -142,6 +142,18 @@ char *js_strdup(const struct js_str *v, int *has_nul);
  * NULL when out of memory or when v contains U+0000 (*has_nul set). */
 char *js_strdup_pool(const struct js_str *v, struct strpool *pool, int *has_nul);
 
+/* Flags of js_pool_string(). */
+#define JS_POOL_NONEMPTY 0x1 /* an empty string leaves *dst as it was */
+
+/*
+ * The next value, when it is a string, into pool as *dst (borrowed from the
+ * pool); any other value is skipped and *dst left as it was. A string that
+ * holds U+0000 sets *dst to NULL. 0, or -1: malformed (see js_error()), or
+ * out of memory, then *oom is set to 1.
+ */
+int js_pool_string(struct js_scan *s, struct strpool *pool, unsigned flags, char **dst,
+                   int *oom);
+
 /* Whether v decodes to exactly the C string lit. */
 int js_str_eq(const struct js_str *v, const char *lit);
 

@@ -1,9 +1,10 @@
 /* settings.c -- settings tables: environment variable, --flag that wins, parsing, help */
 #include "settings.h"
 
+#include "duration.h"
+
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,50 +23,6 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-int
-settings_parse_duration_ms(const char *s, int64_t *ms)
-{
-    char *end;
-    long long n, mult = 1000;
-
-    if (s == NULL || !isdigit((unsigned char)s[0]))
-        return -1;
-    errno = 0;
-    n = strtoll(s, &end, 10);
-    if (errno != 0)
-        return -1;
-    if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (*end != '\0') {
-        switch (*end) {
-        case 's': mult = 1000; break;
-        case 'm': mult = 60 * 1000; break;
-        case 'h': mult = 3600 * 1000; break;
-        case 'd': mult = 86400 * 1000LL; break;
-        default: return -1;
-        }
-        if (end[1] != '\0')
-            return -1;
-    }
-    if (n > LLONG_MAX / mult)
-        return -1;
-    *ms = n * mult;
-    return 0;
-}
-
-/* Whole seconds; a value in ms that is not whole seconds rounds up, so a
- * positive duration never becomes 0 ("never"). */
-int
-settings_parse_duration(const char *s, int64_t *seconds)
-{
-    int64_t ms;
-
-    if (settings_parse_duration_ms(s, &ms) == -1)
-        return -1;
-    *seconds = ms / 1000 + (ms % 1000 != 0);
-    return 0;
 }
 
 static int
@@ -322,8 +279,8 @@ apply(void *cfg, const struct setting *st, const char *v, int explicit,
         return 0;
     case SK_DURATION:
     case SK_DURATION_MS:
-        if ((st->s_kind == SK_DURATION_MS ? settings_parse_duration_ms(v, &n)
-                                         : settings_parse_duration(v, &n)) == -1)
+        if ((st->s_kind == SK_DURATION_MS ? duration_parse_ms(v, &n)
+                                         : duration_parse_s(v, &n)) == -1)
             return seterr(err, errlen,
                           "%s: '%s' is not a duration (a number with ms, s, m, h or d)",
                           st->s_name, v), -1;

@@ -74,12 +74,6 @@ void settings_free(const struct setting *tab, size_t n, void *cfg);
 /* Prints every setting with its flag, default and meaning (for --help). */
 void settings_print_help(const struct setting *tab, size_t n, FILE *out);
 
-/* Parses "250ms", "20s", "15m", "2h", "7d", "90" (seconds) into ms. 0 or -1. */
-int settings_parse_duration_ms(const char *s, int64_t *ms);
-/* The same in whole seconds; a part second rounds up, so a positive duration
- * never becomes 0 ("never"). 0 or -1. */
-int settings_parse_duration(const char *s, int64_t *seconds);
-
 /* s_compute for KUBE_API_URL: https://$KUBERNETES_SERVICE_HOST:$..._PORT (port
  * 443 when unset, IPv6 in brackets), or "" outside a cluster. */
 int settings_default_kube_url(settings_getenv_fn env, char **out);

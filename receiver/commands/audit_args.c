@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "audit_cli.h"
-#include "store_result.h"
+#include "duration.h"
+#include "rfc3339.h"
+#include "decision_result.h"
 
 /* Options seen, so a command can refuse one it would otherwise ignore. */
 enum {
@@ -90,158 +92,15 @@ parse_count(const char *s, int64_t *out)
     return 0;
 }
 
-/* "90m": a count with an optional ms/s/m/h/d suffix (SPEC's duration
- * suffixes; none = seconds), as milliseconds. 0 or -1. */
-static int
-parse_duration(const char *s, int64_t *ms)
-{
-    char num[24];
-    size_t len = strlen(s);
-    int64_t v, unit = 1000;
-
-    if (len == 0 || len >= sizeof(num))
-        return -1;
-    memcpy(num, s, len + 1);
-    if (len >= 2 && strcmp(num + len - 2, "ms") == 0) {
-        unit = 1;
-        len -= 2;
-        num[len] = '\0';
-    } else {
-        switch (num[len - 1]) {
-        case 's': unit = 1000; break;
-        case 'm': unit = 60 * 1000; break;
-        case 'h': unit = 3600 * 1000; break;
-        case 'd': unit = 86400 * 1000; break;
-        default: unit = 0; break;
-        }
-        if (unit != 0)
-            num[--len] = '\0';
-        else
-            unit = 1000;
-    }
-    if (parse_count(num, &v) == -1 || v > INT64_MAX / unit)
-        return -1;
-    *ms = v * unit;
-    return 0;
-}
-
-/* Exactly n decimal digits at *p. */
-static int
-fixed_digits(const char **p, int n, int *out)
-{
-    int v = 0;
-
-    for (; n > 0; n--, (*p)++) {
-        if (!isdigit((unsigned char)**p))
-            return -1;
-        v = v * 10 + (**p - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil: timegm() is not POSIX). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-    int64_t era, yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static int
-days_in_month(int y, int m)
-{
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-
-    return days[m - 1] + (m == 2 && leap);
-}
-
-/* ".123" (any number of digits; milliseconds kept) at *p, if present. */
-static int
-parse_fraction(const char **p, int *ms)
-{
-    int n = 0;
-
-    *ms = 0;
-    if (**p != '.')
-        return 0;
-    (*p)++;
-    if (!isdigit((unsigned char)**p))
-        return -1;
-    for (; isdigit((unsigned char)**p); (*p)++, n++)
-        if (n < 3)
-            *ms = *ms * 10 + (**p - '0');
-    for (; n < 3; n++)
-        *ms *= 10;
-    return 0;
-}
-
-/* "Z" or "+hh:mm" / "-hh:mm" at *p, as minutes east of UTC. */
-static int
-parse_offset(const char **p, int *minutes)
-{
-    int sign, hh, mm;
-
-    if (**p == 'Z' || **p == 'z') {
-        (*p)++;
-        *minutes = 0;
-        return 0;
-    }
-    if (**p != '+' && **p != '-')
-        return -1;
-    sign = **p == '-' ? -1 : 1;
-    (*p)++;
-    if (fixed_digits(p, 2, &hh) == -1 || *(*p)++ != ':' ||
-        fixed_digits(p, 2, &mm) == -1 || hh > 23 || mm > 59)
-        return -1;
-    *minutes = sign * (hh * 60 + mm);
-    return 0;
-}
-
-/* RFC 3339 date-time ("2026-06-02T10:00:00Z", "...T12:00:00.5+02:00") as
- * unix ms. 0 or -1. */
-static int
-parse_rfc3339(const char *s, int64_t *ms)
-{
-    int y, mo, d, h, mi, sec, frac, off;
-    const char *p = s;
-
-    if (fixed_digits(&p, 4, &y) == -1 || *p++ != '-' || fixed_digits(&p, 2, &mo) == -1 ||
-        *p++ != '-' || fixed_digits(&p, 2, &d) == -1)
-        return -1;
-    if (*p != 'T' && *p != 't' && *p != ' ')
-        return -1;
-    p++;
-    if (fixed_digits(&p, 2, &h) == -1 || *p++ != ':' || fixed_digits(&p, 2, &mi) == -1 ||
-        *p++ != ':' || fixed_digits(&p, 2, &sec) == -1)
-        return -1;
-    if (parse_fraction(&p, &frac) == -1 || parse_offset(&p, &off) == -1 || *p != '\0')
-        return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
-        sec > 60) /* 60: a leap second */
-        return -1;
-    *ms = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off * 60) *
-              1000 +
-          frac;
-    return 0;
-}
-
 static int
 set_since(struct parse *p, const char *v)
 {
     int64_t ago_ms, at;
 
-    if (parse_duration(v, &ago_ms) == 0)
+    /* The audit has always taken a duration of 23 characters at most. */
+    if (strlen(v) < 24 && duration_parse_ms(v, &ago_ms) == 0)
         at = p->p_now_ms - ago_ms;
-    else if (parse_rfc3339(v, &at) == -1)
+    else if (rfc3339_parse_ms(v, RFC3339_SPACE, &at) == -1)
         return usage_error("bad --since \"%s\": want a duration (90m, 24h, 7d)"
                            " or an RFC 3339 time (2026-06-02T10:00:00Z)",
                            v);

@@ -12,11 +12,8 @@
 static const char *const auth_words[] = {"bearer", "none", NULL};
 static const char *const action_words[] = {"evict", "delete", NULL};
 static const char *const fallback_words[] = {"none", "largest", NULL};
-static const char *const logfmt_words[] = {"json", "text", NULL};
 
 #define OFF(m) offsetof(struct config, m)
-#define SA_TOKEN "/var/run/secrets/kubernetes.io/serviceaccount/token"
-#define SA_CA "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 
 static const struct setting settings[] = {
     {"LISTEN_ADDR", "0.0.0.0:9808", SK_ADDR, OFF(c_listen_addr), NULL, "HTTP listener", NULL, NULL},
@@ -26,8 +23,7 @@ static const struct setting settings[] = {
      "act only while actual free VRAM is below this", NULL, NULL},
     {"GPU_TOTAL_MIB", "15360", SK_INT, OFF(c_gpu_total_mib), NULL,
      "framebuffer of a GPU whose telemetry reports no device total; only then free = total - sum(used)", NULL, NULL},
-    {"GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, OFF(c_gpumem_resource), NULL,
-     "the extended resource that carries budgets (domain/name)", NULL, NULL},
+    KUBE_SETTING_GPUMEM_RESOURCE(OFF(c_gpumem_resource)),
     {"GPUMEM_CAPACITY_MIB", "auto", SK_NONEMPTY, OFF(c_gpumem_capacity_raw), NULL,
      "what advertise puts on each GPU node: auto (per node, sum over its GPUs of size - "
      "GPUMEM_RESERVE_MIB) or a number of MiB for every node", NULL, NULL},
@@ -50,13 +46,9 @@ static const struct setting settings[] = {
      "result label that names the pod", NULL, NULL},
     {"NAMESPACE_LABEL", "namespace", SK_NONEMPTY, OFF(c_namespace_label), NULL,
      "result label that names the namespace", NULL, NULL},
-    {"KUBE_API_URL", NULL, SK_URL, OFF(c_kube_api_url), NULL,
-     "API server base (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)",
-     settings_default_kube_url, "(in-cluster service address)"},
-    {"KUBE_TOKEN_FILE", SA_TOKEN, SK_FILE, OFF(c_kube_token_file), NULL,
-     "service-account token, re-read every minute", NULL, NULL},
-    {"KUBE_CA_FILE", SA_CA, SK_FILE, OFF(c_kube_ca_file), NULL,
-     "TLS trust for the API server", NULL, NULL},
+    KUBE_SETTING_API_URL(OFF(c_kube)),
+    KUBE_SETTING_TOKEN_FILE(OFF(c_kube)),
+    KUBE_SETTING_CA_FILE(OFF(c_kube)),
     {"WEBHOOK_TOKEN_FILE", "", SK_FILE, OFF(c_webhook_token_file), NULL,
      "bearer token Alertmanager must send", NULL, NULL},
     {"WEBHOOK_AUTH", "bearer", SK_ENUM, OFF(c_webhook_auth), auth_words,
@@ -104,14 +96,11 @@ static const struct setting settings[] = {
     {"PREDICT_MIN_GROWTH", "5MiB/s", SK_NONEMPTY, OFF(c_predict_min_growth_raw), NULL,
      "a predicted victim grows at least this fast (KiB/s, MiB/s, GiB/s; bare = MiB/s)",
      NULL, NULL},
-    {"LOG_FORMAT", "json", SK_ENUM, OFF(c_log_text), logfmt_words,
-     "json (one object a line) or text", NULL, NULL},
+    KUBE_SETTING_LOG_FORMAT(OFF(c_log_text)),
     {"MAX_CONCURRENT_DECISIONS", "16", SK_INT, OFF(c_max_concurrent_decisions), NULL,
      "decisions in flight at once (at least 1); the rest queue in order", NULL, NULL},
-    {"HTTP_CONNECT_TIMEOUT", "2s", SK_DURATION_MS, OFF(c_http_connect_timeout_ms), NULL,
-     "connect timeout for Prometheus and the API server", NULL, NULL},
-    {"HTTP_TIMEOUT", "10s", SK_DURATION_MS, OFF(c_http_timeout_ms), NULL,
-     "total timeout of one request to Prometheus or the API server", NULL, NULL},
+    KUBE_SETTING_HTTP_CONNECT_TIMEOUT(OFF(c_kube)),
+    KUBE_SETTING_HTTP_TIMEOUT(OFF(c_kube)),
     {"HTTP_MAX_CONNECTIONS", "1024", SK_INT, OFF(c_http_max_connections), NULL,
      "serve: connections open at once; beyond, the oldest unfinished request's is dropped",
      NULL, NULL},
@@ -125,18 +114,6 @@ static const struct setting settings[] = {
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
-
-int
-config_parse_duration_ms(const char *s, int64_t *ms)
-{
-    return settings_parse_duration_ms(s, ms);
-}
-
-int
-config_parse_duration(const char *s, int64_t *seconds)
-{
-    return settings_parse_duration(s, seconds);
-}
 
 int
 config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int *rest,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "kube_settings.h"
 #include "settings.h"
 
 enum webhook_auth { WEBHOOK_AUTH_BEARER, WEBHOOK_AUTH_NONE };
@@ -37,9 +38,7 @@ struct config {
                                    per GPU; "" = derive from GPU_TOTAL_MIB; else PromQL */
     char *c_pod_label;          /* POD_LABEL */
     char *c_namespace_label;    /* NAMESPACE_LABEL */
-    char *c_kube_api_url;       /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
-    char *c_kube_token_file;    /* KUBE_TOKEN_FILE; "" when the default is absent */
-    char *c_kube_ca_file;       /* KUBE_CA_FILE; "" when the default is absent */
+    struct kube_settings c_kube; /* KUBE_API_URL, KUBE_*_FILE, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT */
     char *c_webhook_token_file; /* WEBHOOK_TOKEN_FILE */
     enum webhook_auth c_webhook_auth; /* WEBHOOK_AUTH */
     char *c_audit_db;           /* AUDIT_DB */
@@ -64,8 +63,6 @@ struct config {
     char *c_predict_min_growth_raw; /* PREDICT_MIN_GROWTH as given */
     double c_predict_min_growth; /* ... in MiB/s */
     int c_log_text;             /* LOG_FORMAT=text */
-    int64_t c_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT */
-    int64_t c_http_timeout_ms;  /* HTTP_TIMEOUT */
     int64_t c_max_concurrent_decisions; /* MAX_CONCURRENT_DECISIONS, >= 1 */
     int64_t c_http_max_connections; /* HTTP_MAX_CONNECTIONS */
     int64_t c_http_max_pending_mib; /* HTTP_MAX_PENDING_MIB */
@@ -101,11 +98,5 @@ void config_free(struct config *cfg);
 
 /* Prints every setting with its default and meaning (for --help). */
 void config_print_help(FILE *out);
-
-/* Parses "90", "90s", "15m", "2h", "7d" into seconds ("1500ms" rounds up
- * to 2). 0 or -1. */
-int config_parse_duration(const char *s, int64_t *seconds);
-/* The same in milliseconds, with "ms" accepted ("250ms", "20s"). 0 or -1. */
-int config_parse_duration_ms(const char *s, int64_t *ms);
 
 #endif

@@ -260,3 +260,19 @@ device_figure_for(const struct device_reading *d, const char *gpu,
     }
     out->df_have = 1;
 }
+
+int
+device_total(const void *dev, const char *gpu, double *total_bytes, char *why, size_t whylen)
+{
+    struct device_figure f;
+
+    device_figure_for(dev, gpu, &f);
+    if (!f.df_have)
+        return 0;
+    if (f.df_impossible) {
+        snprintf(why, whylen, "%s", f.df_why);
+        return -1;
+    }
+    *total_bytes = f.df_total_bytes;
+    return 1;
+}

@@ -78,4 +78,9 @@ struct device_figure {
 void device_figure_for(const struct device_reading *d, const char *gpu,
                        struct device_figure *out);
 
+/* usage_limits' ul_device_total over a struct device_reading (dev, NULL = none):
+ * gpu's usable device total as device_figure_for() judges it. */
+int device_total(const void *dev, const char *gpu, double *total_bytes, char *why,
+                 size_t whylen);
+
 #endif

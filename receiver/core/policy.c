@@ -68,20 +68,16 @@ policy_result_free(struct policy_result *res)
     memset(res, 0, sizeof(*res));
 }
 
-const char *
-policy_outcome_name(enum policy_outcome o)
+enum decision_result
+policy_outcome_result(enum policy_outcome o)
 {
     switch (o) {
-    case POLICY_VICTIM:
-        return "victim";
-    case POLICY_SKIPPED_RECOVERED:
-        return "skipped_recovered";
-    case POLICY_SKIPPED_NO_CANDIDATE:
-        return "skipped_no_candidate";
-    case POLICY_SKIPPED_TELEMETRY:
-        return "skipped_telemetry";
+    case POLICY_SKIPPED_RECOVERED: return RESULT_SKIPPED_RECOVERED;
+    case POLICY_SKIPPED_NO_CANDIDATE: return RESULT_SKIPPED_NO_CANDIDATE;
+    case POLICY_SKIPPED_TELEMETRY: return RESULT_SKIPPED_TELEMETRY;
+    case POLICY_VICTIM: return RESULT_WOULD_RECYCLE;
     }
-    return "unknown";
+    return RESULT_FAILED; /* can't happen */
 }
 
 /* Appends to a bounded sentence; output past the end is dropped, never overrun. */
@@ -521,7 +517,7 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
               struct policy_result *res)
 {
     struct usage_summary sum;
-    struct usage_limits lim = {pp->pp_total_mib, in->pi_device};
+    struct usage_limits lim = {pp->pp_total_mib, device_total, in->pi_device};
     struct usage_total tot = {(double)pp->pp_total_mib * MIB, 0};
     struct device_figure dev;
     enum free_source src;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decision_result.h"
 #include "device.h"
 #include "usage.h"
 
@@ -163,8 +164,8 @@ const char *policy_why_not_pod(const struct policy_params *pp, const struct pod 
 /* Frees the candidates; NULL is a no-op. Leaves res empty. */
 void policy_result_free(struct policy_result *res);
 
-/* The result name the audit uses for an outcome ("skipped_recovered", ...);
- * POLICY_VICTIM gives "victim". */
-const char *policy_outcome_name(enum policy_outcome o);
+/* The decision result an outcome gives when nothing else happens to it: a
+ * skipped outcome its own, a victim would_recycle (dry run). */
+enum decision_result policy_outcome_result(enum policy_outcome o);
 
 #endif

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
 #include "strpool.h"
 
 #define MIB 1048576.0
@@ -513,18 +512,17 @@ static int
 gpu_total(const struct usage_limits *lim, const char *gpu, struct usage_total *t,
           char *why, size_t whylen)
 {
-    struct device_figure f;
+    double total;
 
     t->ut_bytes = (double)lim->ul_total_mib * MIB;
     t->ut_device = 0;
-    device_figure_for(lim->ul_device, gpu, &f);
-    if (!f.df_have)
+    if (lim->ul_device_total == NULL)
         return 0;
-    if (f.df_impossible) {
-        snprintf(why, whylen, "%s", f.df_why);
-        return 1;
+    switch (lim->ul_device_total(lim->ul_device, gpu, &total, why, whylen)) {
+    case 0: return 0;
+    case -1: return 1;
     }
-    t->ut_bytes = f.df_total_bytes;
+    t->ut_bytes = total;
     t->ut_device = 1;
     return 0;
 }
@@ -618,7 +616,7 @@ int
 usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t total_mib,
                     struct usage_summary *out, char *err, size_t errlen)
 {
-    struct usage_limits lim = {total_mib, NULL};
+    struct usage_limits lim = {total_mib, NULL, NULL};
 
     return usage_summarise_gpu_lim(r, gpu, &lim, out, err, errlen);
 }

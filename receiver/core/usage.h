@@ -67,12 +67,18 @@ struct usage_total {
 int usage_summarise_total(const struct usage_reading *r, const struct usage_total *t,
                           struct usage_summary *out, char *err, size_t errlen);
 
-struct device_reading;
+/* The device's own total of gpu (device_total() in device.h; a callback so the
+ * usage arithmetic stays below the device reading built on it): 1 with
+ * *total_bytes, 0 when it reports none (GPU_TOTAL_MIB stands), -1 with why set
+ * when its reading cannot be true. */
+typedef int (*usage_device_total_fn)(const void *dev, const char *gpu, double *total_bytes,
+                                     char *why, size_t whylen);
 
 /* What GPU scope judges each GPU against (SPEC "Free VRAM"). */
 struct usage_limits {
-    int64_t ul_total_mib;                   /* GPU_TOTAL_MIB: where the device gives none */
-    const struct device_reading *ul_device; /* borrowed; NULL = no device figures */
+    int64_t ul_total_mib;                  /* GPU_TOTAL_MIB: where the device gives none */
+    usage_device_total_fn ul_device_total; /* NULL = no device figures */
+    const void *ul_device;                 /* borrowed: ul_device_total's first argument */
 };
 
 /* 1 when any series names a GPU: the node is then judged per GPU (SPEC "GPU

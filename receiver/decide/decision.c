@@ -118,7 +118,8 @@ decision_free(struct decision *d)
     free(d->d_fingerprint);
     free(d->d_starving_ns);
     free(d);
-    dqueue_kick(r); /* a slot is free */
+    if (r->r_slot_freed != NULL)
+        r->r_slot_freed(r); /* a slot is free */
     decision_check_drained(r);
 }
 

@@ -190,6 +190,7 @@ int
 dqueue_init(struct remedy *r)
 {
     r->r_q_tail = &r->r_q_head;
+    r->r_slot_freed = dqueue_kick;
     return (r->r_q_ev = event_new(r->r_base, -1, 0, pump_cb, r)) == NULL ? -1 : 0;
 }
 

@@ -58,20 +58,21 @@ events_on_decision(struct kube *kube, const struct config *cfg,
                    const struct gather_result *gr)
 {
     const struct store_victim *v = d->sd_victim;
+    enum decision_result res;
     struct kube_event ev;
     struct timespec ts;
 
-    if (!cfg->c_events || kube == NULL || v == NULL ||
-        kube_event_reason(d->sd_result) == NULL)
+    if (!cfg->c_events || kube == NULL || v == NULL || d->sd_result == NULL ||
+        decision_result_parse(d->sd_result, &res) == -1 || kube_event_reason(res) == NULL)
         return;
     clock_gettime(CLOCK_REALTIME, &ts);
     memset(&ev, 0, sizeof(ev));
     ev.ke_namespace = v->sv_namespace;
     ev.ke_pod = v->sv_pod;
     ev.ke_uid = victim_uid(gr, v);
-    ev.ke_reason = kube_event_reason(d->sd_result);
+    ev.ke_reason = kube_event_reason(res);
     /* What was done: a release asked the pod itself; else the configured action. */
-    ev.ke_action = strcmp(d->sd_result, "released") == 0 ? "release"
+    ev.ke_action = res == RESULT_RELEASED ? "release"
                    : d->sd_action != NULL               ? d->sd_action
                                                         : "none";
     ev.ke_note = d->sd_reason;

@@ -12,7 +12,8 @@
  *   act.c (evict/delete, probe, release first)  -> verify.c, decision.c, brakes.c
  *                                                  (and judge_gathered, to relist)
  *   verify.c                                    -> decision.c
- *   decision.c (the audit row's life)           -> brakes.c
+ *   decision.c (the audit row's life)           -> brakes.c (and r_slot_freed, which
+ *                                                  dqueue.c set, when a slot is free)
  */
 
 #include <stddef.h>
@@ -107,6 +108,8 @@ struct remedy {
     struct dq_entry **r_q_tail;
     size_t r_queued;
     struct event *r_q_ev;        /* owned: starts waiting decisions from the loop */
+    void (*r_slot_freed)(struct remedy *); /* dqueue_kick once dqueue_init ran: decision.c
+                                              tells the queue below it of a free slot */
     void (*r_drained)(void *);   /* called once when the last decision is done */
     void *r_drained_arg;
 };

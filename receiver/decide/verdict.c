@@ -154,7 +154,7 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
     verdict_reason(v, "%s", p->pr_reason);
     if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
         verdict_error(v, "%s", p->pr_reason);
-    return verdict_policy_result(p->pr_outcome);
+    return policy_outcome_result(p->pr_outcome);
 }
 
 void
@@ -165,16 +165,4 @@ verdict_free(struct verdict *v)
     v->vd_d.sd_candidates = NULL;
     v->vd_d.sd_candidate_count = 0;
     v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */
-}
-
-enum decision_result
-verdict_policy_result(enum policy_outcome o)
-{
-    switch (o) {
-    case POLICY_SKIPPED_RECOVERED: return RESULT_SKIPPED_RECOVERED;
-    case POLICY_SKIPPED_NO_CANDIDATE: return RESULT_SKIPPED_NO_CANDIDATE;
-    case POLICY_SKIPPED_TELEMETRY: return RESULT_SKIPPED_TELEMETRY;
-    case POLICY_VICTIM: return RESULT_WOULD_RECYCLE;
-    }
-    return RESULT_FAILED; /* can't happen */
 }

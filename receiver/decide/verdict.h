@@ -8,7 +8,7 @@
 #include "gather.h"
 #include "policy.h"
 #include "store.h"
-#include "store_result.h"
+#include "decision_result.h"
 
 struct verdict {
     struct store_decision vd_d;     /* borrows from the members below, the strings
@@ -51,8 +51,5 @@ enum decision_result verdict_from_gather(struct verdict *v, const struct gather_
                                          const struct config *cfg);
 
 void verdict_free(struct verdict *v);
-
-/* The result for a policy outcome on a victim-less path. */
-enum decision_result verdict_policy_result(enum policy_outcome o);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "store_result.h"
+#include "decision_result.h"
 
 /* Distinct label sets kept per labelled family; past it, new sets are counted
  * under the value "_other" so a hostile payload cannot grow memory. */

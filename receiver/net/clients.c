@@ -12,22 +12,17 @@ clients_new(struct event_base *base, const struct config *cfg, struct prom **pro
 {
     struct prom_opts po = {
         .po_url = cfg->c_prometheus_url,
-        .po_connect_timeout_ms = (long)cfg->c_http_connect_timeout_ms,
-        .po_timeout_ms = (long)cfg->c_http_timeout_ms,
+        .po_connect_timeout_ms = (long)cfg->c_kube.ks_http_connect_timeout_ms,
+        .po_timeout_ms = (long)cfg->c_kube.ks_http_timeout_ms,
     };
-    struct kube_opts ko = {
-        .ko_url = cfg->c_kube_api_url,
-        .ko_token_file = cfg->c_kube_token_file,
-        .ko_ca_file = cfg->c_kube_ca_file,
-        .ko_connect_timeout_ms = (long)cfg->c_http_connect_timeout_ms,
-        .ko_timeout_ms = (long)cfg->c_http_timeout_ms,
-    };
+    struct kube_opts ko;
 
     *kube = NULL;
     if ((*prom = prom_new(base, &po, err, errlen)) == NULL)
         return -1;
-    if (cfg->c_kube_api_url[0] == '\0')
+    if (cfg->c_kube.ks_api_url[0] == '\0')
         return 0;
+    kube_settings_opts(&cfg->c_kube, &ko);
     if ((*kube = kube_new(base, &ko, err, errlen)) == NULL) {
         prom_free(*prom);
         *prom = NULL;

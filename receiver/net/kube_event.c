@@ -12,22 +12,17 @@
 #define NAME_MAX_LEN 253 /* a DNS subdomain */
 
 const char *
-kube_event_reason(const char *result)
+kube_event_reason(enum decision_result result)
 {
-    static const struct {
-        const char *result, *reason;
-    } map[] = {
-        {"recycled", "GPUVRAMRecycled"},
-        {"released", "GPUVRAMReleased"},
-        {"would_recycle", "GPUVRAMWouldRecycle"},
-        {"blocked", "GPUVRAMRecycleBlocked"},
-        {"failed", "GPUVRAMRecycleFailed"},
+    static const char *const reasons[RESULT_COUNT] = {
+        [RESULT_RECYCLED] = "GPUVRAMRecycled",
+        [RESULT_RELEASED] = "GPUVRAMReleased",
+        [RESULT_WOULD_RECYCLE] = "GPUVRAMWouldRecycle",
+        [RESULT_BLOCKED] = "GPUVRAMRecycleBlocked",
+        [RESULT_FAILED] = "GPUVRAMRecycleFailed",
     };
 
-    for (size_t i = 0; result != NULL && i < sizeof(map) / sizeof(map[0]); i++)
-        if (strcmp(result, map[i].result) == 0)
-            return map[i].reason;
-    return NULL;
+    return (unsigned)result < RESULT_COUNT ? reasons[result] : NULL;
 }
 
 /* The length of s cut to at most max bytes, never inside a UTF-8 character. */

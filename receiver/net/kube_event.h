@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "decision_result.h"
+
 /* The API server refuses a longer note (events.k8s.io/v1 validation). */
 #define KUBE_EVENT_NOTE_MAX 1024
 /* Nor a longer reportingInstance, reason or action. */
@@ -38,6 +40,6 @@ char *kube_event_json(const struct kube_event *ev);
 
 /* The Event reason for a decision's result, or NULL when that result writes
  * no Event (rate_limited, coalesced, the skips, in_progress). */
-const char *kube_event_reason(const char *result);
+const char *kube_event_reason(enum decision_result result);
 
 #endif

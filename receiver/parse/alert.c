@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "jscan.h"
+#include "json_str.h"
 
 #define MEMBERS_INLINE 16 /* members an object may have before its list is malloc'd */
 #define SORT_INSERTION 24 /* up to this many members, insertion sort beats qsort */
@@ -476,52 +477,6 @@ read_alert_member(struct parse *p, int k, struct alert_in *in)
     }
 }
 
-/* Appends v (decoded, n bytes) as jansson's json_dumps writes a string's
- * inside: '"' and '\\' and control characters escaped (the short forms where
- * JSON has them, else \u00XX in capitals), every other byte as it is. */
-static char *
-put_escaped(char *o, const char *v, size_t n)
-{
-    static const char hex[] = "0123456789ABCDEF";
-
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            *o++ = (char)c;
-            continue;
-        }
-        *o++ = '\\';
-        switch (c) {
-        case '"':
-        case '\\':
-            *o++ = (char)c;
-            break;
-        case '\b':
-            *o++ = 'b';
-            break;
-        case '\f':
-            *o++ = 'f';
-            break;
-        case '\n':
-            *o++ = 'n';
-            break;
-        case '\r':
-            *o++ = 'r';
-            break;
-        case '\t':
-            *o++ = 't';
-            break;
-        default:
-            memcpy(o, "u00", 3);
-            o[3] = hex[c >> 4];
-            o[4] = hex[c & 0xF];
-            o += 5;
-        }
-    }
-    return o;
-}
-
 /* Appends a string as json_dumps writes it. One without escapes in the body
  * holds no '"', '\\' or control character, so json_dumps writes its bytes as
  * they are; one with escapes is decoded (dec when the caller has it, with its
@@ -541,7 +496,7 @@ put_string(struct parse *p, char *o, const struct js_str *v, const char *dec)
             n = strlen(dec);
         else if (decoded(p, v, &dec, &n) == -1)
             return NULL;
-        o = put_escaped(o, dec, n);
+        o = json_str_escape(o, dec, n);
     }
     *o++ = '"';
     return o;

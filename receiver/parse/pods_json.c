@@ -516,18 +516,7 @@ read_owners(struct walk *w, struct pod *p)
 static int
 read_required(struct walk *w, char **dst)
 {
-    struct js_str v;
-    int nul = 0;
-
-    if (js_peek(&w->w_s) != JS_STRING)
-        return js_skip(&w->w_s);
-    if (js_string(&w->w_s, &v) == -1)
-        return -1;
-    if (v.jv_len == 0)
-        return 0;
-    if ((*dst = js_strdup_pool(&v, w->w_pool, &nul)) == NULL && !nul)
-        return w->w_oom = 1, -1;
-    return 0;
+    return js_pool_string(&w->w_s, w->w_pool, JS_POOL_NONEMPTY, dst, &w->w_oom);
 }
 
 static int

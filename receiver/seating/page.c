@@ -196,7 +196,7 @@ page_set_store(struct page *p, struct store *s)
 void
 page_handle(struct page *p, struct evhttp_request *req)
 {
-    int64_t ms = p->p_cfg->c_http_timeout_ms + PAGE_GRACE_MS;
+    int64_t ms = p->p_cfg->c_kube.ks_http_timeout_ms + PAGE_GRACE_MS;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
 
     if (p->p_waiting_count >= PAGE_MAX_WAITING) {

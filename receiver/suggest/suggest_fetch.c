@@ -60,19 +60,13 @@ sg_fetch_new(const struct config *cfg, char *err, size_t errlen)
 {
     struct sg_fetch *f = calloc(1, sizeof(*f));
     struct httpc_opts ho = {
-        .ho_connect_timeout_ms = (long)cfg->c_http_connect_timeout_ms,
+        .ho_connect_timeout_ms = (long)cfg->c_kube.ks_http_connect_timeout_ms,
         /* A week of a big node is seconds of Prometheus work per chunk. */
-        .ho_timeout_ms = (long)cfg->c_http_timeout_ms > 60000 ? (long)cfg->c_http_timeout_ms
+        .ho_timeout_ms = (long)cfg->c_kube.ks_http_timeout_ms > 60000 ? (long)cfg->c_kube.ks_http_timeout_ms
                                                               : 60000,
         .ho_body_cap = SG_BODY_CAP,
     };
-    struct kube_opts ko = {
-        .ko_url = cfg->c_kube_api_url,
-        .ko_token_file = cfg->c_kube_token_file,
-        .ko_ca_file = cfg->c_kube_ca_file,
-        .ko_connect_timeout_ms = (long)cfg->c_http_connect_timeout_ms,
-        .ko_timeout_ms = (long)cfg->c_http_timeout_ms,
-    };
+    struct kube_opts ko;
     size_t n;
 
     if (f == NULL) {
@@ -81,7 +75,7 @@ sg_fetch_new(const struct config *cfg, char *err, size_t errlen)
     }
     f->f_resource = cfg->c_gpumem_resource;
     f->f_selector = cfg->c_gpu_node_selector;
-    if (cfg->c_kube_api_url[0] == '\0') {
+    if (cfg->c_kube.ks_api_url[0] == '\0') {
         snprintf(err, errlen, "no Kubernetes API server (set KUBE_API_URL, or run in a cluster)");
         goto fail;
     }
@@ -98,6 +92,7 @@ sg_fetch_new(const struct config *cfg, char *err, size_t errlen)
     n = strlen(f->f_prom_url);
     while (n > 0 && f->f_prom_url[n - 1] == '/')
         f->f_prom_url[--n] = '\0';
+    kube_settings_opts(&cfg->c_kube, &ko);
     if ((f->f_prom = httpc_new(f->f_base, &ho, err, errlen)) == NULL ||
         (f->f_kube = kube_new(f->f_base, &ko, err, errlen)) == NULL ||
         (f->f_kubec = kubec_new(f->f_base, &ko, err, errlen)) == NULL)

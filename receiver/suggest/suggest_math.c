@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "settings.h"
+#include "duration.h"
 
 static size_t
 slot_of(uint32_t key, size_t cap)
@@ -184,7 +184,7 @@ sg_parse_window(const char *s, int64_t *seconds, char *err, size_t errlen)
 {
     int64_t v;
 
-    if (settings_parse_duration(s, &v) == -1) {
+    if (duration_parse_s(s, &v) == -1) {
         snprintf(err, errlen, "--window: '%s' is not a duration like 7d, 36h or 90m",
                  s ? s : "");
         return -1;

@@ -26,20 +26,11 @@ struct pwalk {
 };
 
 /* A string value into the pool; NULL (and w_oom) when out of memory, NULL
- * without w_oom when it is not a string or holds U+0000 (skipped). */
+ * without w_oom when it holds U+0000; any other value skipped. */
 static int
 pool_str(struct pwalk *w, char **dst)
 {
-    struct js_str v;
-    int nul = 0;
-
-    if (js_peek(&w->w_s) != JS_STRING)
-        return js_skip(&w->w_s);
-    if (js_string(&w->w_s, &v) == -1)
-        return -1;
-    if ((*dst = js_strdup_pool(&v, w->w_pool, &nul)) == NULL && !nul)
-        return w->w_oom = 1, -1;
-    return 0;
+    return js_pool_string(&w->w_s, w->w_pool, 0, dst, &w->w_oom);
 }
 
 /* An object whose members are handled by fn; anything else is skipped. */

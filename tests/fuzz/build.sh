@@ -56,10 +56,10 @@ CFLAGS=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer
 LDFLAGS=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
 SOURCES=("$ROOT/receiver/parse/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/common/util/utf8.c"
-         "$ROOT/common/util/strpool.c"
+         "$ROOT/common/util/strpool.c" "$ROOT/common/json/json_str.c" "$ROOT/common/util/buf.c"
          "$ROOT/receiver/core/quantity.c" "$ROOT/receiver/core/usage.c"
          "$ROOT/receiver/core/policy.c" "$ROOT/receiver/core/device.c"
-         "$ROOT/receiver/parse/rfc3339.c"
+         "$ROOT/receiver/core/decision_result.c" "$ROOT/common/util/rfc3339.c"
          "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c")
 for t in "${TARGETS[@]}"; do
     SOURCES+=("$HERE/$t.c")
@@ -86,10 +86,10 @@ o=$OUT/obj
 link() {
     "$CLANG" "${LDFLAGS[@]}" "$@" "${JANSSON_LIBS[@]}" -lm
 }
-link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o"
+link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/json_str.o" "$o/buf.o"
 link -o "$OUT/fuzz_quantity" "$o/fuzz_quantity.o" "$o/quantity.o"
 link -o "$OUT/fuzz_prom" "$o/fuzz_prom.o" "$o/prom_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/usage.o" "$o/device.o"
 link -o "$OUT/fuzz_pods" "$o/fuzz_pods.o" "$o/pods_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/rfc3339.o" \
-    "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o"
+    "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o"
 link -o "$OUT/fuzz_jscan" "$o/fuzz_jscan.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o"
 echo "fuzz/build.sh: built ${TARGETS[*]} in $OUT"

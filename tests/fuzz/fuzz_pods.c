@@ -150,7 +150,7 @@ check_result(const struct policy_params *pp, const struct policy_input *in,
                "%zu candidates for %zu pods", res->pr_candidate_count,
                in->pi_pods->pl_count);
     FUZZ_CHECK((res->pr_outcome == POLICY_VICTIM) == (res->pr_ranked_count > 0),
-               "%s with %zu ranked", policy_outcome_name(res->pr_outcome),
+               "%s with %zu ranked", decision_result_name(policy_outcome_result(res->pr_outcome)),
                res->pr_ranked_count);
     FUZZ_CHECK(res->pr_ranked_count <= res->pr_candidate_count, "ranked past the end");
     if (res->pr_outcome == POLICY_SKIPPED_RECOVERED)

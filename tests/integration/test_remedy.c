@@ -205,7 +205,7 @@ start_with(struct env *e, const struct kv *extra, long http_timeout_ms)
     e->cfg_loaded = 1;
     e->extra = e->base_env = NULL;
     if (http_timeout_ms > 0)
-        e->cfg.c_http_timeout_ms = http_timeout_ms; /* the setting has whole seconds */
+        e->cfg.c_kube.ks_http_timeout_ms = http_timeout_ms; /* the setting has whole seconds */
     if (clients_new(e->base, &e->cfg, &e->prom, &e->kube, err, sizeof(err)) == -1)
         fail_msg("clients_new: %s", err);
     if ((e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err))) == NULL)

@@ -75,7 +75,7 @@ test_defaults(void **state)
     assert_string_equal(c.c_free_query, "auto"); /* SPEC: the device's own free */
     assert_string_equal(c.c_pod_label, "pod");
     assert_string_equal(c.c_namespace_label, "namespace");
-    assert_string_equal(c.c_kube_api_url, ""); /* not in a cluster */
+    assert_string_equal(c.c_kube.ks_api_url, ""); /* not in a cluster */
     assert_int_equal(c.c_webhook_auth, WEBHOOK_AUTH_BEARER);
     assert_int_equal(c.c_audit_retention_s, 90 * 86400);
     assert_int_equal(c.c_trigger_alerts.sl_count, 1);
@@ -89,8 +89,8 @@ test_defaults(void **state)
     assert_true(strlist_contains(&c.c_exclude_namespaces, "kube-system"));
     assert_int_equal(c.c_fallback, FALLBACK_NONE);
     assert_false(c.c_log_text);
-    assert_int_equal(c.c_http_connect_timeout_ms, 2000);
-    assert_int_equal(c.c_http_timeout_ms, 10000);
+    assert_int_equal(c.c_kube.ks_http_connect_timeout_ms, 2000);
+    assert_int_equal(c.c_kube.ks_http_timeout_ms, 10000);
     assert_string_equal(c.c_gpu_label, "uuid");
     assert_string_equal(c.c_alert_gpu_label, "uuid");
     assert_string_equal(c.c_release_annotation, "gpu-vram-watchdog/release");
@@ -144,44 +144,6 @@ test_empty_string_is_empty_not_default(void **state)
     assert_string_equal(c.c_protect_annotation, "");
     assert_string_equal(c.c_release_annotation, "");
     config_free(&c);
-}
-
-static void
-test_durations(void **state)
-{
-    int64_t s;
-
-    assert_int_equal(config_parse_duration("90", &s), 0);
-    assert_int_equal(s, 90);
-    assert_int_equal(config_parse_duration("15s", &s), 0);
-    assert_int_equal(s, 15);
-    assert_int_equal(config_parse_duration("2m", &s), 0);
-    assert_int_equal(s, 120);
-    assert_int_equal(config_parse_duration("3h", &s), 0);
-    assert_int_equal(s, 10800);
-    assert_int_equal(config_parse_duration("90d", &s), 0);
-    assert_int_equal(s, 90 * 86400);
-    assert_int_equal(config_parse_duration("0", &s), 0);
-    assert_int_equal(s, 0);
-    /* ms is accepted; a seconds setting rounds a partial second up. */
-    assert_int_equal(config_parse_duration("1ms", &s), 0);
-    assert_int_equal(s, 1);
-    assert_int_equal(config_parse_duration("2000ms", &s), 0);
-    assert_int_equal(s, 2);
-    int64_t ms;
-    assert_int_equal(config_parse_duration_ms("250ms", &ms), 0);
-    assert_int_equal(ms, 250);
-    assert_int_equal(config_parse_duration_ms("20s", &ms), 0);
-    assert_int_equal(ms, 20000);
-    assert_int_equal(config_parse_duration_ms("7", &ms), 0);
-    assert_int_equal(ms, 7000);
-    const char *bad_ms[] = {"ms", "1m s", "1mss", "1 ms", "-5ms", "1.5ms", "1sm"};
-    for (size_t i = 0; i < sizeof(bad_ms) / sizeof(bad_ms[0]); i++)
-        assert_int_equal(config_parse_duration_ms(bad_ms[i], &ms), -1);
-    const char *bad[] = {"", "m", "-1s", "1w", "1.5h", "1msx", "1 s", " 1s", "1s ", "1hh",
-                         "99999999999999999999", "9999999999999999d", "+5s"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        assert_int_equal(config_parse_duration(bad[i], &s), -1);
 }
 
 /* Each bad value stops start-up with a line that names the setting. */
@@ -313,13 +275,13 @@ test_kube_url_from_service_env(void **state)
     char err[256];
 
     assert_int_equal(load(&c, env4, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube_api_url, "https://10.0.0.1:443");
+    assert_string_equal(c.c_kube.ks_api_url, "https://10.0.0.1:443");
     config_free(&c);
     assert_int_equal(load(&c, env6, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube_api_url, "https://[fd00::1]:6443");
+    assert_string_equal(c.c_kube.ks_api_url, "https://[fd00::1]:6443");
     config_free(&c);
     assert_int_equal(load(&c, envx, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube_api_url, "http://127.0.0.1:8001");
+    assert_string_equal(c.c_kube.ks_api_url, "http://127.0.0.1:8001");
     config_free(&c);
 }
 
@@ -355,7 +317,6 @@ main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_flag_wins_over_env),
         cmocka_unit_test(test_empty_string_is_empty_not_default),
-        cmocka_unit_test(test_durations),
         cmocka_unit_test(test_bad_values_name_the_setting),
         cmocka_unit_test(test_serve_needs_a_token_file),
         cmocka_unit_test(test_bad_flag_value),

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "jscan.h"
+#include "strpool.h"
 
 /* A document with its length: the tables hold NUL bytes too. */
 struct doc {
@@ -1234,6 +1235,52 @@ test_fail(void **state)
     }
 }
 
+/* js_pool_string: strings copied, other values skipped, U+0000 and empty
+ * strings by the flag, malformed input refused. */
+static void
+test_pool_string(void **state)
+{
+    static const struct {
+        const char *in;
+        unsigned flags;
+        int rc;
+        const char *want; /* NULL: *dst NULL; "=": left as it was */
+    } t[] = {
+        {"\"ab\"", 0, 0, "ab"},
+        {"\"a\\u00e9\"", 0, 0, "a\xc3\xa9"},
+        {"\"\"", 0, 0, ""},
+        {"\"\"", JS_POOL_NONEMPTY, 0, "="},
+        {"\"a\\u0000b\"", 0, 0, NULL},
+        {"42", 0, 0, "="},
+        {"{\"k\":[1,2]}", JS_POOL_NONEMPTY, 0, "="},
+        {"\"open", 0, -1, "="},
+        {"\"bad \\x\"", 0, -1, "="},
+        {"[1,", 0, -1, "="},
+    };
+    char keep[] = "kept";
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        struct strpool *pool = strpool_new();
+        struct js_scan s;
+        char *dst = keep;
+        int oom = 0;
+
+        assert_non_null(pool);
+        js_init(&s, t[i].in, strlen(t[i].in));
+        if (js_pool_string(&s, pool, t[i].flags, &dst, &oom) != t[i].rc)
+            fail_msg("%s: want rc %d", t[i].in, t[i].rc);
+        assert_int_equal(oom, 0);
+        if (t[i].want == NULL)
+            assert_null(dst);
+        else if (strcmp(t[i].want, "=") == 0)
+            assert_ptr_equal(dst, keep);
+        else
+            assert_string_equal(dst, t[i].want);
+        strpool_free(pool);
+    }
+}
+
 int
 main(void)
 {
@@ -1246,7 +1293,7 @@ main(void)
         cmocka_unit_test(test_str_eq),       cmocka_unit_test(test_str_copy),
         cmocka_unit_test(test_leave),        cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_literals),     cmocka_unit_test(test_sticky),
-        cmocka_unit_test(test_fail),
+        cmocka_unit_test(test_fail),         cmocka_unit_test(test_pool_string),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

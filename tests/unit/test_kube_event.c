@@ -39,16 +39,19 @@ static void
 test_reasons(void **state)
 {
     (void)state;
-    assert_string_equal(kube_event_reason("recycled"), "GPUVRAMRecycled");
-    assert_string_equal(kube_event_reason("released"), "GPUVRAMReleased");
-    assert_string_equal(kube_event_reason("would_recycle"), "GPUVRAMWouldRecycle");
-    assert_string_equal(kube_event_reason("blocked"), "GPUVRAMRecycleBlocked");
-    assert_string_equal(kube_event_reason("failed"), "GPUVRAMRecycleFailed");
-    assert_null(kube_event_reason("rate_limited"));
-    assert_null(kube_event_reason("coalesced"));
-    assert_null(kube_event_reason("skipped_no_candidate"));
-    assert_null(kube_event_reason("in_progress"));
-    assert_null(kube_event_reason(NULL));
+    assert_string_equal(kube_event_reason(RESULT_RECYCLED), "GPUVRAMRecycled");
+    assert_string_equal(kube_event_reason(RESULT_RELEASED), "GPUVRAMReleased");
+    assert_string_equal(kube_event_reason(RESULT_WOULD_RECYCLE), "GPUVRAMWouldRecycle");
+    assert_string_equal(kube_event_reason(RESULT_BLOCKED), "GPUVRAMRecycleBlocked");
+    assert_string_equal(kube_event_reason(RESULT_FAILED), "GPUVRAMRecycleFailed");
+    assert_null(kube_event_reason(RESULT_RATE_LIMITED));
+    assert_null(kube_event_reason(RESULT_COALESCED));
+    assert_null(kube_event_reason(RESULT_SKIPPED_NO_CANDIDATE));
+    assert_null(kube_event_reason(RESULT_SKIPPED_RECOVERED));
+    assert_null(kube_event_reason(RESULT_SKIPPED_TELEMETRY));
+    assert_null(kube_event_reason(RESULT_SKIPPED_KUBE));
+    assert_null(kube_event_reason(RESULT_IN_PROGRESS));
+    assert_null(kube_event_reason(RESULT_COUNT)); /* out of range */
 }
 
 static void

@@ -842,14 +842,18 @@ test_outcome_names_and_free(void **state)
 {
     struct policy_result r;
 
-    assert_string_equal(policy_outcome_name(POLICY_VICTIM), "victim");
-    assert_string_equal(policy_outcome_name(POLICY_SKIPPED_RECOVERED),
+    /* The audit's words, from the one name table. */
+    assert_string_equal(decision_result_name(policy_outcome_result(POLICY_VICTIM)),
+                        "would_recycle");
+    assert_string_equal(decision_result_name(policy_outcome_result(POLICY_SKIPPED_RECOVERED)),
                         "skipped_recovered");
-    assert_string_equal(policy_outcome_name(POLICY_SKIPPED_NO_CANDIDATE),
-                        "skipped_no_candidate");
-    assert_string_equal(policy_outcome_name(POLICY_SKIPPED_TELEMETRY),
+    assert_string_equal(
+        decision_result_name(policy_outcome_result(POLICY_SKIPPED_NO_CANDIDATE)),
+        "skipped_no_candidate");
+    assert_string_equal(decision_result_name(policy_outcome_result(POLICY_SKIPPED_TELEMETRY)),
                         "skipped_telemetry");
-    assert_string_equal(policy_outcome_name((enum policy_outcome)99), "unknown");
+    assert_string_equal(decision_result_name(policy_outcome_result((enum policy_outcome)99)),
+                        "failed");
     policy_result_free(NULL);
     memset(&r, 0, sizeof(r));
     policy_result_free(&r);

@@ -1,6 +1,6 @@
-/* store_result.h -- the decision results (SPEC's words), one enum and one name table */
-#ifndef GVW_STORE_RESULT_H
-#define GVW_STORE_RESULT_H
+/* decision_result.h -- the decision results (SPEC's words), one enum and one name table (no I/O) */
+#ifndef GVW_DECISION_RESULT_H
+#define GVW_DECISION_RESULT_H
 
 /* In SPEC's order; the names are what the store, the metrics, the audit, the
  * page and the log show. in_progress is a row's result until it finishes. */

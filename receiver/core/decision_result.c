@@ -1,5 +1,5 @@
-/* store_result.c -- the decision results' one name table */
-#include "store_result.h"
+/* decision_result.c -- the decision results' one name table (no I/O: the core, the store and the rest use it) */
+#include "decision_result.h"
 
 #include <string.h>
 
