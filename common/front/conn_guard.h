@@ -8,6 +8,8 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "conn_head.h" /* struct guard_head: what the policy checks */
+
 struct evhttp;
 
 /*
@@ -18,17 +20,6 @@ struct evhttp;
  * on. A request that must be refused is answered by the guard itself, from
  * its headers, and the connection closed; evhttp never sees it.
  */
-
-/* A complete request head, borrowed for the call. */
-struct guard_head {
-    const char *gh_method;  /* not NUL-terminated: use the lengths */
-    size_t gh_method_len;
-    const char *gh_path;    /* the target's path, without query or scheme://host */
-    size_t gh_path_len;
-    const char *gh_auth;    /* first Authorization value, trimmed; NULL if absent */
-    size_t gh_auth_len;
-    int64_t gh_content_length; /* -1 when absent */
-};
 
 /* A refusal: gv_code 0 = let the request through. */
 struct guard_verdict {

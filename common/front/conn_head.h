@@ -3,8 +3,18 @@
 #define GVW_CONN_HEAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "conn_guard.h"
+/* A complete request head, borrowed for the call. */
+struct guard_head {
+    const char *gh_method;  /* not NUL-terminated: use the lengths */
+    size_t gh_method_len;
+    const char *gh_path;    /* the target's path, without query or scheme://host */
+    size_t gh_path_len;
+    const char *gh_auth;    /* first Authorization value, trimmed; NULL if absent */
+    size_t gh_auth_len;
+    int64_t gh_content_length; /* -1 when absent */
+};
 
 /*
  * Parses the head in buf[0..len) (request line, header lines, the empty
