@@ -424,6 +424,7 @@ victim(struct guard *g)
     int best_rank = 99, rank;
 
     TAILQ_FOREACH(c, &g->g_conns, c_link) {
+        /* cppcheck-suppress uninitvar ; c is a list member, set by TAILQ_FOREACH */
         switch (c->c_state) {
         case CS_HEAD: case CS_BODY: rank = 0; break;
         case CS_REFUSE: case CS_LINGER: rank = 1; break;
@@ -495,7 +496,7 @@ log_summary(struct guard *g, int64_t now)
              (unsigned long long)(s->gs_dropped - l->gs_dropped),
              (unsigned long long)(s->gs_timeouts - l->gs_timeouts),
              (unsigned long long)(s->gs_refused - l->gs_refused));
-    log_event(LOG_LEVEL_WARN, line, NULL);
+    log_event(LOG_LEVEL_WARN, line, (char *)NULL);
     *l = *s;
     g->g_logged_ms = now;
 }

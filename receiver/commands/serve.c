@@ -59,11 +59,11 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
                     ((int64_t)ts.tv_sec - d->d_cfg->c_audit_retention_s) * 1000, err,
                     sizeof(err));
     if (n < 0) {
-        log_event(LOG_LEVEL_WARN, "audit prune failed", "error", err, NULL);
+        log_event(LOG_LEVEL_WARN, "audit prune failed", "error", err, (char *)NULL);
         return;
     }
     snprintf(n_s, sizeof(n_s), "%lld", (long long)n);
-    log_event(LOG_LEVEL_INFO, "audit pruned", "rows", n_s, NULL);
+    log_event(LOG_LEVEL_INFO, "audit pruned", "rows", n_s, (char *)NULL);
 }
 
 /* Opens the store; until it opens, /readyz and /webhook answer 503 and this
@@ -78,7 +78,7 @@ store_open_cb(evutil_socket_t fd, short what, void *arg)
     d->d_store = store_open(d->d_cfg->c_audit_db, STORE_READWRITE, err, sizeof(err));
     if (d->d_store == NULL) {
         log_event(LOG_LEVEL_ERROR, "audit store not open; retrying", "path",
-                  d->d_cfg->c_audit_db, "error", err, NULL);
+                  d->d_cfg->c_audit_db, "error", err, (char *)NULL);
         evtimer_add(d->d_store_retry, &retry);
         return;
     }
@@ -86,7 +86,7 @@ store_open_cb(evutil_socket_t fd, short what, void *arg)
              (long long)store_interrupted_count(d->d_store));
     /* Rows a previous run left in_progress are marked interrupted: say how many. */
     log_event(LOG_LEVEL_INFO, "audit store open", "path", d->d_cfg->c_audit_db,
-              "interrupted_decisions", interrupted, NULL);
+              "interrupted_decisions", interrupted, (char *)NULL);
     if (d->d_httpd != NULL) /* NULL once stopping */
         httpd_set_store(d->d_httpd, d->d_store);
     remedy_set_store(d->d_remedy, d->d_store);
@@ -106,7 +106,7 @@ store_watch_cb(evutil_socket_t fd, short what, void *arg)
         remedy_in_flight(d->d_remedy) > 0)
         return;
     log_event(LOG_LEVEL_ERROR, "audit database file removed or replaced; reopening it",
-              "path", d->d_cfg->c_audit_db, NULL);
+              "path", d->d_cfg->c_audit_db, (char *)NULL);
     if (d->d_httpd != NULL)
         httpd_set_store(d->d_httpd, NULL);
     remedy_set_store(d->d_remedy, NULL);
@@ -124,7 +124,7 @@ on_alert(const struct alert *a, int64_t alert_id, void *arg)
 
     snprintf(id, sizeof(id), "%lld", (long long)alert_id);
     log_event(LOG_LEVEL_INFO, "alert recorded", "id", id, "alertname", a->a_alertname,
-              "status", alert_status_name(a), "fingerprint", a->a_fingerprint, NULL);
+              "status", alert_status_name(a), "fingerprint", a->a_fingerprint, (char *)NULL);
     remedy_on_alert(d->d_remedy, a, alert_id);
 }
 
@@ -174,7 +174,7 @@ static void
 libevent_log(int severity, const char *msg)
 {
     log_event(severity >= EVENT_LOG_WARN ? LOG_LEVEL_WARN : LOG_LEVEL_DEBUG, "libevent",
-              "detail", msg, NULL);
+              "detail", msg, (char *)NULL);
 }
 
 static void
@@ -189,7 +189,7 @@ static void
 grace_cb(evutil_socket_t fd, short what, void *arg)
 {
     log_event(LOG_LEVEL_WARN, "shutdown grace over; API calls still in flight are "
-                              "recorded as interrupted", NULL);
+                              "recorded as interrupted", (char *)NULL);
     stop_now(arg);
 }
 
@@ -327,7 +327,7 @@ serve_main(const struct config *cfg)
         log_event(LOG_LEVEL_WARN,
                   "no Kubernetes API server (KUBE_API_URL unset, not in a cluster): "
                   "decisions will end skipped_kube and no capacity is advertised",
-                  NULL);
+                  (char *)NULL);
     else if (start_capacity(&d) == -1)
         goto done;
     metrics_set_collector(collect, &d);
@@ -354,7 +354,7 @@ serve_main(const struct config *cfg)
     snprintf(port, sizeof(port), "%d", httpd_port(d.d_httpd));
     log_event(LOG_LEVEL_INFO, "serving", "listen", cfg->c_listen_addr, "port", port,
               "dry_run", cfg->c_dry_run ? "true" : "false", "version", GVW_VERSION,
-              NULL);
+              (char *)NULL);
     if (event_base_dispatch(d.d_base) == -1) {
         log_warnx("%s: event loop failed", __func__);
         goto done;

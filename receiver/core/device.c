@@ -87,6 +87,8 @@ put(struct device_gpu *g, int k, double v)
     double *val[] = {&g->dg_free_bytes, &g->dg_total_bytes, &g->dg_ts, &g->dg_used_ts,
                      &g->dg_unattributed_bytes};
 
+    if (k < 0 || k >= (int)(sizeof(val) / sizeof(val[0])))
+        return; /* can't happen: k is one of the DEV_* kinds */
     if (*have[k] && k >= 3) { /* shown or compared only: the largest counts */
         if (v > *val[k] || isnan(*val[k]))
             *val[k] = v;

@@ -93,7 +93,7 @@ act_cb(struct kube_answer *a, void *arg)
                  used ? "; " : "", c->pc_namespace, c->pc_name,
                  a->ka_error ? a->ka_error : "refused by a PodDisruptionBudget");
         log_event(LOG_LEVEL_INFO, "eviction refused by a PodDisruptionBudget; next candidate",
-                  "namespace", c->pc_namespace, "pod", c->pc_name, NULL);
+                  "namespace", c->pc_namespace, "pod", c->pc_name, (char *)NULL);
         if (++d->d_next < d->d_gr->gr_policy.pr_ranked_count) {
             act_try(d);
             return;
@@ -111,7 +111,7 @@ act_cb(struct kube_answer *a, void *arg)
          * A second replacement in a row is not chased further. */
         if (a->ka_class == KUBE_CONFLICT && !d->d_relisted) {
             log_event(LOG_LEVEL_INFO, "victim replaced under us (409); looking again",
-                      "namespace", c->pc_namespace, "pod", c->pc_name, NULL);
+                      "namespace", c->pc_namespace, "pod", c->pc_name, (char *)NULL);
             relist(d);
             return;
         }
@@ -279,7 +279,7 @@ release_begin(struct decision *d, const struct policy_candidate *c)
     d->d_phase = PH_RELEASE;
     verdict_set_victim(&d->d_v, c, action_name(cfg));
     log_event(LOG_LEVEL_INFO, "asking the victim to release VRAM", "namespace",
-              c->pc_namespace, "pod", c->pc_name, "url", d->d_release_url, NULL);
+              c->pc_namespace, "pod", c->pc_name, "url", d->d_release_url, (char *)NULL);
     /* Still in_progress, but the audit already names the victim and the ask. */
     decision_record_progress(d, "release not recorded before its wait");
     return 1;

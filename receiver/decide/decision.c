@@ -34,7 +34,7 @@ log_decision(const struct verdict *v, int64_t id)
               d->sd_trigger, "result", d->sd_result, "victim", victim, "action",
               d->sd_action, "free_mib", freebuf, "floor_mib", floorbuf, "dry_run",
               d->sd_dry_run ? "true" : "false", "reason", d->sd_reason, "error",
-              d->sd_error ? d->sd_error : "", d->sd_gpu ? "gpu" : NULL, d->sd_gpu, NULL);
+              d->sd_error ? d->sd_error : "", d->sd_gpu ? "gpu" : NULL, d->sd_gpu, (char *)NULL);
 }
 
 /* Records a decision that ends as it starts (coalesced, skipped_kube before a
@@ -58,7 +58,7 @@ decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
         store_decision_record(r->r_store, &v.vd_d, &id, err, sizeof(err)) == -1)
         log_event(LOG_LEVEL_ERROR, "decision not recorded", "node", node, "result",
                   decision_result_name(result),
-                  "error", r->r_store ? err : "audit store not open", NULL);
+                  "error", r->r_store ? err : "audit store not open", (char *)NULL);
     metrics_decision(result, -1);
     log_decision(&v, id);
     verdict_free(&v);
@@ -163,7 +163,7 @@ decision_new_row(struct remedy *r, struct node_state *n, const char *trigger,
                                     sizeof(err)) == -1) {
         /* Never act on what cannot be recorded. */
         log_event(LOG_LEVEL_ERROR, "decision not started: the audit store cannot record it",
-                  "node", n->n_name, "error", err, NULL);
+                  "node", n->n_name, "error", err, (char *)NULL);
         metrics_decision(RESULT_FAILED, -1);
         decision_free(d);
         return NULL;
@@ -187,7 +187,7 @@ record_finish(struct decision *d)
         return 0;
     log_event(LOG_LEVEL_ERROR, "decision row not completed; retrying", "node",
               d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, "error",
-              r->r_store ? err : "audit store not open", NULL);
+              r->r_store ? err : "audit store not open", (char *)NULL);
     return -1;
 }
 
@@ -202,13 +202,13 @@ finish_retry_cb(evutil_socket_t fd, short what, void *arg)
 
     if (record_finish(d) == 0) {
         log_event(LOG_LEVEL_INFO, "decision row completed late", "node",
-                  d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, NULL);
+                  d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, (char *)NULL);
         decision_free(d);
         return;
     }
     if (++d->d_finish_tries >= FINISH_RETRIES) {
         log_event(LOG_LEVEL_ERROR, "decision row abandoned: the audit store kept failing",
-                  "node", d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, NULL);
+                  "node", d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, (char *)NULL);
         decision_free(d);
         return;
     }
@@ -272,7 +272,7 @@ decision_record_progress(struct decision *d, const char *what)
         return;
     }
     log_event(LOG_LEVEL_ERROR, what, "node", d->d_v.vd_d.sd_node, "error",
-              r->r_store ? err : "audit store not open", NULL);
+              r->r_store ? err : "audit store not open", (char *)NULL);
 }
 
 /* Records the recycle the moment it happened, before any verify: the
@@ -377,7 +377,7 @@ decision_interrupt(struct decision *d)
         /* One last try; then the next start marks the row interrupted. */
         if (record_finish(d) == 0)
             log_event(LOG_LEVEL_INFO, "decision row completed late", "node",
-                      d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, NULL);
+                      d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, (char *)NULL);
         decision_free(d);
         return;
     }

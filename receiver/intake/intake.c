@@ -99,7 +99,7 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
 
     if (!ok)
         log_event(LOG_LEVEL_ERROR, "webhook batch not stored; answering 503", "error",
-                  err, NULL);
+                  err, (char *)NULL);
     for (p = in->i_pending; p != NULL; p = next) {
         next = p->p_next;
         in->i_done(p->p_req, &p->p_batch, p->p_ids, ok, in->i_arg);

@@ -65,8 +65,11 @@ read_file(const char *path, size_t *len)
     for (;;) {
         if (n == cap) {
             cap = cap ? cap * 2 : 4096;
-            if ((data = realloc(data, cap + 1)) == NULL)
+            char *grown = realloc(data, cap + 1);
+
+            if (grown == NULL)
                 die("out of memory");
+            data = grown;
         }
         if ((r = fread(data + n, 1, cap - n, f)) == 0)
             break;

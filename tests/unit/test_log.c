@@ -60,7 +60,7 @@ log_awkward(void)
 {
     log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
     log_event(LOG_LEVEL_INFO, "quote \" backslash \\ newline \n tab \t bell \a", "key",
-              "\x01\x1f value \"x\"", "empty", "", "null", NULL, NULL);
+              "\x01\x1f value \"x\"", "empty", "", "null", (char *)NULL, (char *)NULL);
     log_debug("%s", "below the level: not written");
     log_warn("%s: failing on purpose", "log_awkward");
 }
@@ -86,7 +86,7 @@ log_broken_utf8(void)
     /* A client's text cut mid-character, a stray continuation byte, an
      * overlong form, a surrogate, and good UTF-8 around them. */
     log_event(LOG_LEVEL_WARN, "rejected", "error", "status '\xc3\xa9\xc3' x", "b",
-              "\x80\xc0\xaf\xed\xa0\x80 caf\xc3\xa9 \xf0\x9f\x98\x80", NULL);
+              "\x80\xc0\xaf\xed\xa0\x80 caf\xc3\xa9 \xf0\x9f\x98\x80", (char *)NULL);
 }
 
 /* jansson (the test's reader) refuses invalid UTF-8: the lines load only if
@@ -116,10 +116,10 @@ log_huge(void)
     memcpy(huge + 4094, "\xc3\xa9\xc3\xa9", 4);
     log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
     log_event(LOG_LEVEL_INFO, "huge", "a", huge, "b", huge, "c", huge, "d", huge, "e", huge,
-              "tail", "kept?", NULL);
+              "tail", "kept?", (char *)NULL);
     /* Control bytes escape six-fold: the line must still close. */
     memset(huge, '\x01', sizeof(huge) - 1);
-    log_event(LOG_LEVEL_INFO, "controls", "a", huge, "b", huge, "c", huge, NULL);
+    log_event(LOG_LEVEL_INFO, "controls", "a", huge, "b", huge, "c", huge, (char *)NULL);
 }
 
 static void
@@ -140,7 +140,7 @@ static void
 log_text(void)
 {
     log_init(LOG_FORMAT_TEXT, LOG_LEVEL_DEBUG);
-    log_event(LOG_LEVEL_INFO, "decision", "node", "gpu-node-1", "result", "recycled", NULL);
+    log_event(LOG_LEVEL_INFO, "decision", "node", "gpu-node-1", "result", "recycled", (char *)NULL);
     log_debug("%s", "debug shown");
     log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
 }
@@ -168,7 +168,7 @@ log_held_burst(void)
     before = lseek(STDERR_FILENO, 0, SEEK_CUR);
     log_hold();
     for (int i = 0; i < 3; i++)
-        log_event(LOG_LEVEL_INFO, "held", "seq", i == 0 ? "0" : i == 1 ? "1" : "2", NULL);
+        log_event(LOG_LEVEL_INFO, "held", "seq", i == 0 ? "0" : i == 1 ? "1" : "2", (char *)NULL);
     held_seen_before_release = lseek(STDERR_FILENO, 0, SEEK_CUR) != before;
     log_release();
 }
@@ -200,10 +200,10 @@ log_held_overflow(void)
     log_hold();
     for (int i = 0; i < 100; i++) { /* ~300 KB: many times the hold buffer */
         snprintf(seq, sizeof(seq), "%d", i);
-        log_event(LOG_LEVEL_INFO, "held", "seq", seq, "pad", big, NULL);
+        log_event(LOG_LEVEL_INFO, "held", "seq", seq, "pad", big, (char *)NULL);
     }
     log_release();
-    log_event(LOG_LEVEL_INFO, "after", NULL); /* not held any more */
+    log_event(LOG_LEVEL_INFO, "after", (char *)NULL); /* not held any more */
 }
 
 static void

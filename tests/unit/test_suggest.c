@@ -28,7 +28,7 @@ static void
 test_percentile(void **state)
 {
     static const size_t sizes[] = {1, 2, 99, 100, 101, 199, 1000, 5003};
-    uint32_t got, v[5003];
+    uint32_t got, v[5003] = {0};
     unsigned seed = 7;
 
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
