@@ -110,7 +110,8 @@ decision_free(struct decision *d)
     if (d->d_verify_ev != NULL)
         event_free(d->d_verify_ev);
     release_free(d->d_release);
-    predict_detach(d);
+    if (d->d_detach != NULL)
+        d->d_detach(d);
     gather_free(d->d_vg);
     verdict_free(&d->d_v);
     gather_free(d->d_g);

@@ -192,6 +192,7 @@ predict_begin(struct decision *d)
     size_t len;
 
     predict_detach(d); /* a relist's second look starts afresh */
+    d->d_detach = predict_detach;
     if (gather_pods(d->d_g) == NULL) {
         /* Free at or above the floor without the pod list: no candidate can
          * be judged. */

@@ -86,6 +86,9 @@ struct decision {
                                  a predicted trigger's ranking */
     struct gather_result d_pred_gr; /* d_gr for a predicted trigger once judged */
     struct store_prediction d_pred; /* vd_d.sd_prediction points here once judged */
+    /* Set by a stage that keeps state past its own call (the prediction's
+     * query); decision_free calls it, so decision.c needs no stage's names. */
+    void (*d_detach)(struct decision *d);
     struct decision *d_next_in_list;
 };
 

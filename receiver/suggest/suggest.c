@@ -18,7 +18,7 @@
 #include "suggest_acc.h"
 #include "suggest_fetch.h"
 #include "suggest_print.h"
-#include "suggest_range.h"
+#include "prom_matrix.h"
 
 #define SG_STEP_S 60
 #define SG_FIRST_CHUNK 60
@@ -34,44 +34,49 @@ sg_query(const struct config *cfg)
 
 struct chunk {
     struct sg_acc *c_acc;
-    struct sg_range_query c_q;
-    enum sg_range_rc c_rc;
+    struct prom_matrix_reader c_q;
+    enum prom_matrix_rc c_rc;
     size_t c_series;
     uint64_t c_samples;
     char c_err[512];
 };
 
 static int
-count_sample(void *arg, const char *ns, const char *pod, size_t idx, double bytes)
+count_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx,
+             double bytes)
 {
     struct chunk *c = arg;
 
-    c->c_samples++;
-    return sg_acc_sample(c->c_acc, ns, pod, idx, bytes);
+    (void)t;
+    c->c_samples++; /* both names are there: mr_names_required */
+    return sg_acc_sample(c->c_acc, l->ml_namespace, l->ml_pod, idx, bytes);
 }
 
 static void
 on_body(long status, const char *body, size_t len, void *arg)
 {
     struct chunk *c = arg;
+    char why[sizeof(c->c_err) - 16];
 
-    c->c_rc = sg_range_parse(body, len, &c->c_q, count_sample, c, &c->c_series, c->c_err,
-                             sizeof(c->c_err));
-    if (status != 200 && c->c_rc != SG_RANGE_ERROR_STATUS) {
-        c->c_rc = SG_RANGE_ERROR_STATUS;
+    c->c_rc = prom_matrix_read(body, len, &c->c_q, &c->c_series, why, sizeof(why));
+    if (c->c_rc != PM_OK) /* the reader's line, said as Prometheus' */
+        snprintf(c->c_err, sizeof(c->c_err), "%s%s", c->c_rc == PM_NOMEM ? "" : "prometheus: ",
+                 why);
+    if (status != 200 && c->c_rc != PM_ERROR_STATUS) {
+        c->c_rc = PM_ERROR_STATUS;
         snprintf(c->c_err, sizeof(c->c_err), "prometheus: HTTP %ld", status);
     }
 }
 
 static int
-exit_of(enum sg_range_rc rc)
+exit_of(enum prom_matrix_rc rc)
 {
     switch (rc) {
-    case SG_RANGE_OK:
+    case PM_OK:
         return SG_EXIT_OK;
-    case SG_RANGE_BAD_SAMPLE:
+    case PM_BAD_SAMPLE:
         return SG_EXIT_BAD_SAMPLE;
-    case SG_RANGE_NOMEM:
+    case PM_NOMEM:
         return SG_EXIT_FAIL;
     default:
         return SG_EXIT_PROMETHEUS;
@@ -91,11 +96,17 @@ read_node(struct sg_fetch *f, struct sg_acc *acc, size_t node_idx, const char *q
         size_t k = acc->a_points - idx < chunk ? acc->a_points - idx : chunk;
         int64_t t0 = acc->a_start + (int64_t)idx * acc->a_step;
 
-        c.c_q.rq_start = t0;
-        c.c_q.rq_step = acc->a_step;
-        c.c_q.rq_points = k;
-        c.c_q.rq_ns_label = cfg->c_namespace_label;
-        c.c_q.rq_pod_label = cfg->c_pod_label;
+        c.c_q = (struct prom_matrix_reader){
+            .mr_ns_label = cfg->c_namespace_label,
+            .mr_pod_label = cfg->c_pod_label,
+            .mr_names_required = 1,
+            .mr_bytes_only = 1,
+            .mr_start = t0,
+            .mr_step = acc->a_step,
+            .mr_points = k,
+            .mr_sample = count_sample,
+            .mr_arg = &c,
+        };
         sg_acc_chunk_begin(acc, node_idx, idx, k);
         rc = sg_fetch_range(f, query, t0, t0 + (int64_t)(k - 1) * acc->a_step, acc->a_step,
                             on_body, &c, err, errlen);
@@ -105,7 +116,7 @@ read_node(struct sg_fetch *f, struct sg_acc *acc, size_t node_idx, const char *q
         }
         if (rc != 0)
             return SG_EXIT_PROMETHEUS;
-        if (c.c_rc != SG_RANGE_OK) {
+        if (c.c_rc != PM_OK) {
             snprintf(err, errlen, "%s", c.c_err);
             return exit_of(c.c_rc);
         }

@@ -1,4 +1,4 @@
-# tests/unit/predict.cmake -- the predictive trigger's pure judgement and the matrix parser
+# tests/unit/predict.cmake -- the predictive trigger's pure judgement (the matrix reader: prom_matrix.cmake)
 if(TARGET gvw_core AND TARGET gvw_net)
-  gvw_add_test(test_predict SOURCES unit/test_predict.c LIBS gvw_net gvw_core LABELS unit)
+  gvw_add_test(test_predict SOURCES unit/test_predict.c LIBS gvw_core LABELS unit)
 endif()

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "predict.h"
-#include "prom_matrix.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -259,65 +258,6 @@ test_boundaries(void **state)
     predict_outcome_free(&o);
 }
 
-/* --- the matrix answer ------------------------------------------------------ */
-
-static void
-test_matrix_parse(void **state)
-{
-    const char *ok =
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
-        "{\"metric\":{\"namespace\":\"ml\",\"pod\":\"p\",\"uuid\":\"GPU-1\"},"
-        "\"values\":[[1700000000,\"1048576\"],[1700000002.5,\"NaN\"]]},"
-        "{\"metric\":{\"pod\":\"host\"},\"values\":[]}]}}";
-    struct prom_matrix m;
-    char err[256];
-
-    (void)state;
-    assert_int_equal(prom_matrix_parse(ok, strlen(ok), "namespace", "pod", "uuid", &m, err,
-                                       sizeof(err)),
-                     0);
-    assert_int_equal(m.pm_count, 2);
-    assert_string_equal(m.pm_series[0].ms_namespace, "ml");
-    assert_string_equal(m.pm_series[0].ms_gpu, "GPU-1");
-    assert_int_equal(m.pm_series[0].ms_count, 2);
-    assert_true(m.pm_series[0].ms_samples[0].ps_bytes == MIB);
-    assert_true(m.pm_series[0].ms_samples[1].ps_t == 1700000002.5);
-    assert_true(isnan(m.pm_series[0].ms_samples[1].ps_bytes));
-    assert_null(m.pm_series[1].ms_namespace);
-    assert_int_equal(m.pm_series[1].ms_count, 0);
-    prom_matrix_free(&m);
-    prom_matrix_free(NULL);
-
-    const char *bad[] = {
-        "",
-        "not json",
-        "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\"}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{\"pod\":1},\"values\":[]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1,2]]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1,\"x\"]]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1]]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{\"pod\":\"a\"},\"values\":[[1,\"1\"]]},{\"metric\":{},\"values\":[\"x\"]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[\"1\",\"1\"]]}]}}",
-        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},\"values\":[[1,\"12abc\"]]}]}}",
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err[0] = '\0';
-        assert_int_equal(prom_matrix_parse(bad[i], strlen(bad[i]), "namespace", "pod", NULL,
-                                           &m, err, sizeof(err)),
-                         -1);
-        assert_true(err[0] != '\0');
-        assert_int_equal(m.pm_count, 0);
-        assert_null(m.pm_series);
-    }
-    assert_int_equal(prom_matrix_parse(bad[2], strlen(bad[2]), "namespace", "pod", NULL, &m,
-                                       err, sizeof(err)),
-                     -1);
-    assert_string_equal(err, "bad_data: parse error");
-}
-
 int
 main(void)
 {
@@ -328,7 +268,6 @@ main(void)
         cmocka_unit_test(test_steady_is_not_a_runaway),
         cmocka_unit_test(test_shrinking_and_missing),
         cmocka_unit_test(test_boundaries),
-        cmocka_unit_test(test_matrix_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

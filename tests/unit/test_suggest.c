@@ -14,7 +14,6 @@
 #include "suggest_math.h"
 #include "suggest_owner.h"
 #include "suggest_pods.h"
-#include "suggest_range.h"
 
 static int
 cmp_u32(const void *a, const void *b)
@@ -169,100 +168,6 @@ test_owners(void **state)
     assert_false(sg_name_matches("StatefulSet", "db", "db"));
 }
 
-struct got {
-    char s[16][64];
-    size_t n;
-};
-
-static int
-collect(void *arg, const char *ns, const char *pod, size_t idx, double bytes)
-{
-    struct got *g = arg;
-
-    if (g->n < 16)
-        snprintf(g->s[g->n++], 64, "%s/%s %zu %.0f", ns, pod, idx, bytes);
-    return 0;
-}
-
-static enum sg_range_rc
-parse(const char *body, struct got *g, char *err, size_t errlen)
-{
-    struct sg_range_query q = {1000, 60, 3, "namespace", "pod"};
-    size_t series = 0;
-
-    memset(g, 0, sizeof(*g));
-    return sg_range_parse(body, strlen(body), &q, collect, g, &series, err, errlen);
-}
-
-static void
-test_range_answer(void **state)
-{
-    struct got g;
-    char err[256];
-
-    assert_int_equal(parse("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
-                           "\"result\":[{\"metric\":{\"namespace\":\"ml\",\"pod\":\"a\"},"
-                           "\"values\":[[1000,\"1048576\"],[1120,\"5\"]]},"
-                           "{\"values\":[[1060,\"2.5e3\"]],\"metric\":{\"pod\":\"b\","
-                           "\"namespace\":\"ml\",\"uuid\":\"G\"}}]}}",
-                           &g, err, sizeof(err)),
-                     SG_RANGE_OK);
-    assert_int_equal(g.n, 3);
-    assert_string_equal(g.s[0], "ml/a 0 1048576");
-    assert_string_equal(g.s[1], "ml/a 2 5");
-    assert_string_equal(g.s[2], "ml/b 1 2500"); /* labels after values */
-    assert_int_equal(parse("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
-                           "\"result\":[]}}", &g, err, sizeof(err)), SG_RANGE_OK);
-
-    static const struct {
-        const char *body;
-        enum sg_range_rc rc;
-        const char *needle;
-    } bad[] = {
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1000,\"NaN\"]]}]}}",
-         SG_RANGE_BAD_SAMPLE, "\"NaN\""},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1000,\"abc\"]]}]}}",
-         SG_RANGE_BAD_SAMPLE, "ml/a at 1000.000 is \"abc\""},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1000,\"+Inf\"]]}]}}",
-         SG_RANGE_BAD_SAMPLE, "Inf"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1000,\"-1\"]]}]}}",
-         SG_RANGE_BAD_SAMPLE, "\"-1\""},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1000,5]]}]}}",
-         SG_RANGE_BAD_SAMPLE, "not a quoted number"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1030,\"1\"]]}]}}",
-         SG_RANGE_BAD_ANSWER, "not on the query's steps"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1180,\"1\"]]}]}}",
-         SG_RANGE_BAD_ANSWER, "not on the query's steps"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\"},\"values\":[]}]}}",
-         SG_RANGE_BAD_ANSWER, "no 'namespace' or no 'pod' label"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
-         SG_RANGE_BAD_ANSWER, "not a matrix"},
-        {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\\nat 1\"}",
-         SG_RANGE_ERROR_STATUS, "prometheus: bad_data: parse error at 1"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[", SG_RANGE_BAD_ANSWER,
-         "not JSON"},
-        {"<html>502 Bad Gateway</html>", SG_RANGE_BAD_ANSWER, "not JSON"},
-        {"{\"status\":\"success\"}", SG_RANGE_BAD_ANSWER, "no data"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"ml\",\"pod\":\"a\"},\"values\":[[1000,\"1\",3]]}]}}",
-         SG_RANGE_BAD_ANSWER, "more than two"},
-        {"[]", SG_RANGE_BAD_ANSWER, "not JSON"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_int_equal(parse(bad[i].body, &g, err, sizeof(err)), bad[i].rc);
-        if (strstr(err, bad[i].needle) == NULL)
-            fail_msg("case %zu: '%s' not in '%s'", i, bad[i].needle, err);
-    }
-}
-
 #define POD(name, owner, hash, containers)                                                     \
     "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"u-" name "\","        \
     "\"labels\":{\"pod-template-hash\":" hash "},\"ownerReferences\":" owner "},"             \
@@ -394,7 +299,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_percentile),  cmocka_unit_test(test_mib_and_suggestion),
         cmocka_unit_test(test_parse_options), cmocka_unit_test(test_cut_list),
-        cmocka_unit_test(test_owners),      cmocka_unit_test(test_range_answer),
+        cmocka_unit_test(test_owners),
         cmocka_unit_test(test_pods),        cmocka_unit_test(test_tally),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
