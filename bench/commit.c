@@ -8,7 +8,8 @@
  * CLOCK_MONOTONIC. The slow tail is what every webhook waiting in that loop turn
  * waits too: WAL checkpoints (page copies + fdatasync) happen inside commits
  * unless the store runs them elsewhere. Prints one line:
- *   COMMIT n=.. per=.. rows_per_s=.. p50_us=.. p99_us=.. p999_us=.. max_us=.. over_1ms=.. over_5ms=.. */
+ *   COMMIT n=.. per=.. rows_per_s=.. p50_us=.. p99_us=.. p999_us=.. max_us=.. over_1ms=..
+ * over_5ms=.. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +47,11 @@ main(int argc, char **argv)
         .sa_fingerprint = "cee90ef7ef51c1b3",
         .sa_starts_at = "2026-11-21T23:41:25.184Z",
         .sa_ends_at = "0001-01-01T00:00:00Z",
-        .sa_labels_json = "{\"alertname\":\"GPUBenchNoTrigger\",\"severity\":\"warning\"}",
-        .sa_annotations_json = "{\"runbook_url\":\"https://example/runbooks/GPUVRAMLow.md\","
-                               "\"summary\":\"free 560\"}",
+        .sa_labels_json =
+            "{\"alertname\":\"GPUBenchNoTrigger\",\"severity\":\"warning\"}",
+        .sa_annotations_json =
+            "{\"runbook_url\":\"https://example/runbooks/GPUVRAMLow.md\","
+            "\"summary\":\"free 560\"}",
     };
 
     if (argc < 2 || n <= 0 || per <= 0) {
@@ -84,8 +87,8 @@ main(int argc, char **argv)
            "max_us=%lld over_1ms=%lld over_5ms=%lld\n",
            n, per, (double)n * per / ((double)(t_end - t_start) / 1e9),
            (long long)(lat[n / 2] / 1000), (long long)(lat[(int64_t)n * 99 / 100] / 1000),
-           (long long)(lat[(int64_t)n * 999 / 1000] / 1000), (long long)(lat[n - 1] / 1000),
-           (long long)slow1, (long long)slow5);
+           (long long)(lat[(int64_t)n * 999 / 1000] / 1000),
+           (long long)(lat[n - 1] / 1000), (long long)slow1, (long long)slow5);
     return 0;
 fail:
     fprintf(stderr, "gvw-commit: %s\n", err);

@@ -23,7 +23,8 @@
  * write are done before the next 200: the window then holds one decision's own
  * work. Without it (0) decisions run back to back and overlap.
  * Prints:
- *   DECIDE n=N ok200_to_evict_us p50=.. p90=.. p99=.. max=.. send_to_evict_us p50=.. p99=..
+ *   DECIDE n=N ok200_to_evict_us p50=.. p90=.. p99=.. max=.. send_to_evict_us p50=..
+ * p99=..
  *          ... fake_cpu_ms user=.. sys=.. (this process: the fakes and the timing)
  * Exit 0 when every decision evicted. Bounded: 5 s per decision at most. */
 #include <stdint.h>
@@ -47,12 +48,12 @@ static struct {
     struct event_base *base;
     struct evhttp_connection *wh; /* to the daemon's webhook */
     const char *token;
-    int n, warmup, i;             /* total, warm-up, current */
+    int n, warmup, i; /* total, warm-up, current */
     int64_t t_send, t_200, t_evict;
     int got_200, got_evict;
-    int64_t *lat_200, *lat_send;  /* per measured decision, ns */
+    int64_t *lat_200, *lat_send; /* per measured decision, ns */
     int measured;
-    int gap_ms;                   /* -g: pause between an eviction and the next alert */
+    int gap_ms; /* -g: pause between an eviction and the next alert */
     long prom_queries, pod_lists, evictions, other;
     struct event *timeout;
     int failed;
@@ -172,12 +173,15 @@ serve_cb(struct evhttp_request *req, void *arg)
         fs = strstr(uri, "nodeName");
         snprintf(node, sizeof(node), "%s", fs ? fs + 8 + (fs[8] == '%' ? 3 : 1) : "?");
         snprintf(hog, sizeof(hog), POD_FMT, "hog-5f7c9d8b6-qx2lp", "bench",
-                 "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d01", "hog", "1d2a3b4c5d01", node, "3k");
+                 "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d01", "hog", "1d2a3b4c5d01", node,
+                 "3k");
         snprintf(llm, sizeof(llm), POD_FMT, "llm-6d8f7b5c4-w7r2k", "tenant",
-                 "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d02", "llm", "1d2a3b4c5d02", node, "4k");
+                 "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d02", "llm", "1d2a3b4c5d02", node,
+                 "4k");
         n = snprintf(body, sizeof(body),
                      "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{},"
-                     "\"items\":[%s,%s]}", hog, llm);
+                     "\"items\":[%s,%s]}",
+                     hog, llm);
         answer(req, 200, body, (size_t)n);
     } else if (strstr(uri, "/eviction") != NULL &&
                evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
@@ -187,7 +191,8 @@ serve_cb(struct evhttp_request *req, void *arg)
         answer(req, 201, "{\"kind\":\"Status\",\"status\":\"Success\"}", 36);
         maybe_next();
     } else if (strncmp(uri, "/api/v1/nodes", 13) == 0) {
-        static const char nodes[] = "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"items\":[]}";
+        static const char nodes[] =
+            "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"items\":[]}";
         answer(req, 200, nodes, sizeof(nodes) - 1);
     } else {
         g.other++;
@@ -199,7 +204,8 @@ serve_cb(struct evhttp_request *req, void *arg)
 static void
 webhook_error(enum evhttp_request_error e, void *arg)
 {
-    static const char *const names[] = {"timeout", "eof", "invalid header", "buffer error",
+    static const char *const names[] = {"timeout",           "eof",
+                                        "invalid header",    "buffer error",
                                         "request cancelled", "data too long"};
 
     fprintf(stderr, "gvw-decide: webhook %d: %s\n", g.i,
@@ -246,13 +252,14 @@ next_decision(void)
         event_base_loopexit(g.base, &linger);
         return;
     }
-    n = snprintf(body, sizeof(body),
-                 "{\"version\":\"4\",\"status\":\"firing\",\"receiver\":\"wd\",\"alerts\":[{"
-                 "\"status\":\"firing\",\"labels\":{\"alertname\":\"GPUVRAMLow\","
-                 "\"node\":\"bench-%d\",\"severity\":\"warning\"},\"annotations\":{"
-                 "\"summary\":\"free 560\"},\"startsAt\":\"2026-11-21T23:41:25.184Z\","
-                 "\"endsAt\":\"0001-01-01T00:00:00Z\",\"fingerprint\":\"%016x\"}]}",
-                 g.i, (unsigned)g.i);
+    n = snprintf(
+        body, sizeof(body),
+        "{\"version\":\"4\",\"status\":\"firing\",\"receiver\":\"wd\",\"alerts\":[{"
+        "\"status\":\"firing\",\"labels\":{\"alertname\":\"GPUVRAMLow\","
+        "\"node\":\"bench-%d\",\"severity\":\"warning\"},\"annotations\":{"
+        "\"summary\":\"free 560\"},\"startsAt\":\"2026-11-21T23:41:25.184Z\","
+        "\"endsAt\":\"0001-01-01T00:00:00Z\",\"fingerprint\":\"%016x\"}]}",
+        g.i, (unsigned)g.i);
     req = evhttp_request_new(webhook_done, NULL);
     evhttp_request_set_error_cb(req, webhook_error);
     h = evhttp_request_get_output_headers(req);
@@ -337,15 +344,32 @@ main(int argc, char **argv)
     g.warmup = 50;
     while ((opt = getopt(argc, argv, "l:w:t:n:W:g:P:Q:")) != -1) {
         switch (opt) {
-        case 'l': port = atoi(optarg); break;
-        case 'w': wport = atoi(optarg); break;
-        case 't': g.token = optarg; break;
-        case 'n': g.n = atoi(optarg); break;
-        case 'W': g.warmup = atoi(optarg); break;
-        case 'g': g.gap_ms = atoi(optarg); break;
-        case 'P': g.pods_body = slurp(optarg, &g.pods_len); break;
-        case 'Q': g.prom_body = slurp(optarg, &g.prom_len); break;
-        default: goto usage;
+        case 'l':
+            port = atoi(optarg);
+            break;
+        case 'w':
+            wport = atoi(optarg);
+            break;
+        case 't':
+            g.token = optarg;
+            break;
+        case 'n':
+            g.n = atoi(optarg);
+            break;
+        case 'W':
+            g.warmup = atoi(optarg);
+            break;
+        case 'g':
+            g.gap_ms = atoi(optarg);
+            break;
+        case 'P':
+            g.pods_body = slurp(optarg, &g.pods_len);
+            break;
+        case 'Q':
+            g.prom_body = slurp(optarg, &g.prom_len);
+            break;
+        default:
+            goto usage;
         }
     }
     if (port <= 0 || g.token == NULL || g.n <= 0 || g.warmup < 0 || g.gap_ms < 0)
@@ -380,12 +404,14 @@ main(int argc, char **argv)
            pct(g.lat_200, g.measured, 99), (long long)(g.lat_200[g.measured - 1] / 1000),
            pct(g.lat_send, g.measured, 50), pct(g.lat_send, g.measured, 99),
            (long long)(g.lat_send[g.measured - 1] / 1000), g.prom_queries, g.pod_lists,
-           g.evictions, g.other, (long)(ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000),
+           g.evictions, g.other,
+           (long)(ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000),
            (long)(ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000));
     return 0;
 usage:
-    fprintf(stderr, "usage: gvw-decide -l PORT -t TOKEN -w WEBHOOK_PORT [-n N] [-W WARMUP]\n"
-                    "                  [-g GAP_MS] [-P PODS.json -Q PROM.json]\n"
-                    "       gvw-decide -l PORT -t TOKEN   (serve the fakes only)\n");
+    fprintf(stderr,
+            "usage: gvw-decide -l PORT -t TOKEN -w WEBHOOK_PORT [-n N] [-W WARMUP]\n"
+            "                  [-g GAP_MS] [-P PODS.json -Q PROM.json]\n"
+            "       gvw-decide -l PORT -t TOKEN   (serve the fakes only)\n");
     return 2;
 }

@@ -39,15 +39,24 @@ pick_result(void)
 {
     uint32_t r = rnd(100);
 
-    if (r < 40) return "coalesced";
-    if (r < 55) return "recycled";
-    if (r < 70) return "would_recycle";
-    if (r < 80) return "skipped_recovered";
-    if (r < 88) return "skipped_no_candidate";
-    if (r < 93) return "skipped_telemetry";
-    if (r < 96) return "rate_limited";
-    if (r < 98) return "blocked";
-    if (r < 99) return "failed";
+    if (r < 40)
+        return "coalesced";
+    if (r < 55)
+        return "recycled";
+    if (r < 70)
+        return "would_recycle";
+    if (r < 80)
+        return "skipped_recovered";
+    if (r < 88)
+        return "skipped_no_candidate";
+    if (r < 93)
+        return "skipped_telemetry";
+    if (r < 96)
+        return "rate_limited";
+    if (r < 98)
+        return "blocked";
+    if (r < 99)
+        return "failed";
     return "skipped_kube";
 }
 
@@ -97,7 +106,8 @@ main(int argc, char **argv)
 
     for (long long i = 0; i < nalert; i++) {
         char labels[256], fp[32], starts[40];
-        int64_t t = t0 + (int64_t)((double)span * (double)i / (double)(nalert ? nalert : 1));
+        int64_t t =
+            t0 + (int64_t)((double)span * (double)i / (double)(nalert ? nalert : 1));
         struct store_alert a = {
             .sa_received_ms = t,
             .sa_alertname = i % 10 < 3 ? "GPUVRAMLow" : "KubePodCrashLooping",
@@ -116,9 +126,10 @@ main(int argc, char **argv)
         gmtime_r(&sec, &tm);
         strftime(starts, sizeof(starts), "%Y-%m-%dT%H:%M:%SZ", &tm);
         snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)(i * 2654435761ULL));
-        snprintf(labels, sizeof(labels),
-                 "{\"alertname\":\"%s\",\"node\":\"gpu-node-%u\",\"severity\":\"warning\"}",
-                 a.sa_alertname, rnd(20));
+        snprintf(
+            labels, sizeof(labels),
+            "{\"alertname\":\"%s\",\"node\":\"gpu-node-%u\",\"severity\":\"warning\"}",
+            a.sa_alertname, rnd(20));
         if (i % BATCH == 0 && store_begin(s, err, sizeof(err)) == -1)
             die("begin", err);
         if (store_add_alert(s, &a, NULL, err, sizeof(err)) == -1)
@@ -142,13 +153,13 @@ main(int argc, char **argv)
             .sd_fingerprint = fp,
             .sd_result = res,
             .sd_reason = reason,
-            .sd_free_known = strcmp(res, "skipped_telemetry") != 0 &&
-                             strcmp(res, "coalesced") != 0,
+            .sd_free_known =
+                strcmp(res, "skipped_telemetry") != 0 && strcmp(res, "coalesced") != 0,
             .sd_free_mib = free_mib,
             .sd_floor_mib = 1536,
             .sd_dry_run = strcmp(res, "would_recycle") == 0,
-            .sd_alert_id = nalert ? 1 + (int64_t)((double)i * (double)nalert / (double)ndec)
-                                  : 0,
+            .sd_alert_id =
+                nalert ? 1 + (int64_t)((double)i * (double)nalert / (double)ndec) : 0,
         };
 
         snprintf(node, sizeof(node), "gpu-node-%u", rnd(20));

@@ -34,10 +34,10 @@
 
 struct conn {
     int fd;
-    size_t woff;   /* bytes of the request written */
+    size_t woff; /* bytes of the request written */
     char *rbuf;
     size_t rlen;
-    int64_t t0;    /* when the request started, ns */
+    int64_t t0; /* when the request started, ns */
     int busy;
 };
 
@@ -130,14 +130,30 @@ main(int argc, char **argv)
 
     while ((opt = getopt(argc, argv, "p:n:c:f:t:P:S:o:")) != -1) {
         switch (opt) {
-        case 'p': port = atoi(optarg); break;
-        case 'n': total = atol(optarg); break;
-        case 'c': nconns = atoi(optarg); break;
-        case 'f': file = optarg; break;
-        case 't': token = optarg; break;
-        case 'P': path = optarg; break;
-        case 'S': slow_us = atol(optarg); break;
-        case 'o': slow_path = optarg; break;
+        case 'p':
+            port = atoi(optarg);
+            break;
+        case 'n':
+            total = atol(optarg);
+            break;
+        case 'c':
+            nconns = atoi(optarg);
+            break;
+        case 'f':
+            file = optarg;
+            break;
+        case 't':
+            token = optarg;
+            break;
+        case 'P':
+            path = optarg;
+            break;
+        case 'S':
+            slow_us = atol(optarg);
+            break;
+        case 'o':
+            slow_path = optarg;
+            break;
         default:
             fprintf(stderr, "usage: gvw-load -p PORT -n TOTAL [-c CONNS] [-f BODY] "
                             "[-t TOKEN] [-P PATH] [-S SLOW_US -o SLOWFILE]\n");
@@ -160,8 +176,9 @@ main(int argc, char **argv)
                             "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                             "Content-Type: application/json\r\n%s%s%s"
                             "Content-Length: %zu\r\n\r\n%s",
-                            body ? "POST" : "GET", path, token ? "Authorization: Bearer " : "",
-                            token ? token : "", token ? "\r\n" : "", blen, body ? body : "");
+                            body ? "POST" : "GET", path,
+                            token ? "Authorization: Bearer " : "", token ? token : "",
+                            token ? "\r\n" : "", blen, body ? body : "");
     conns = calloc((size_t)nconns, sizeof(*conns));
     pfd = calloc((size_t)nconns, sizeof(*pfd));
     lat = calloc((size_t)total, sizeof(*lat));
@@ -186,7 +203,8 @@ main(int argc, char **argv)
             pfd[i].events = c->busy ? (c->woff < rlen ? POLLOUT : POLLIN) : 0;
         }
         if (poll(pfd, (nfds_t)nconns, 10000) <= 0) {
-            fprintf(stderr, "gvw-load: no answer for 10 s (%ld of %ld done)\n", done, total);
+            fprintf(stderr, "gvw-load: no answer for 10 s (%ld of %ld done)\n", done,
+                    total);
             return 2;
         }
         for (int i = 0; i < nconns; i++) {
@@ -236,8 +254,8 @@ main(int argc, char **argv)
            done, ok, other, (double)(t_end - t_start) / 1e9,
            (double)done / ((double)(t_end - t_start) / 1e9),
            (long long)(lat[done / 2] / 1000), (long long)(lat[done * 9 / 10] / 1000),
-           (long long)(lat[done * 99 / 100] / 1000), (long long)(lat[done * 999 / 1000] / 1000),
-           (long long)(lat[done - 1] / 1000));
+           (long long)(lat[done * 99 / 100] / 1000),
+           (long long)(lat[done * 999 / 1000] / 1000), (long long)(lat[done - 1] / 1000));
     for (int i = 0; i < nconns; i++)
         close(conns[i].fd);
     return other == 0 ? 0 : 1;

@@ -4,7 +4,8 @@
  *
  *   gvw-metrics-lookup
  *
- * Links receiver/metrics/metrics.c as the daemon does. Prints one line per family size. */
+ * Links receiver/metrics/metrics.c as the daemon does. Prints one line per family size.
+ */
 #include <stdio.h>
 #include <time.h>
 

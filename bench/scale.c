@@ -92,7 +92,8 @@ main(int argc, char **argv)
     size_t npods = 0, nseries = 0;
 
     if (argc < 3 || rounds < 1 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "usage: gvw-scale PODS.json PROM.json [ROUNDS<=%d]\n", MAX_ROUNDS);
+        fprintf(stderr, "usage: gvw-scale PODS.json PROM.json [ROUNDS<=%d]\n",
+                MAX_ROUNDS);
         return 2;
     }
     pods_body = slurp(argv[1], &plen);
@@ -150,8 +151,7 @@ main(int argc, char **argv)
            last.pr_outcome == POLICY_VICTIM
                ? "victim"
                : decision_result_name(policy_outcome_result(last.pr_outcome)),
-           last.pr_candidate_count,
-           last.pr_ranked_count,
+           last.pr_candidate_count, last.pr_ranked_count,
            last.pr_ranked_count ? last.pr_candidates[0].pc_namespace : "-",
            last.pr_ranked_count ? last.pr_candidates[0].pc_name : "-");
     printf("SCALE maxrss_kib bodies_loaded=%ld after=%ld peak_delta=%ld\n", rss0, rss1,

@@ -32,27 +32,28 @@ static const struct command commands[] = {
 static void
 usage(FILE *out)
 {
-    fprintf(out,
-            "usage: gpu-vram-watchdog COMMAND [--setting value ...]\n"
-            "\n"
-            "Commands:\n"
-            "  serve                  the daemon: webhook receiver, capacity advertising, "
-            "metrics\n"
-            "  audit                  query the audit store (see 'audit --help'); never "
-            "writes\n"
-            "  check [--node N] [--format table|json]\n"
-            "                         re-verify now and print the decision it would take\n"
-            "  advertise [--once]     patch the gpumem capacity onto GPU nodes and exit\n"
-            "  budgets [--node N] [--format table|json]\n"
-            "                         the seating chart: per GPU node, capacity, budgets,\n"
-            "                         free VRAM and each tenant's budget vs live use\n"
-            "  budgets --suggest [--window 7d] [--headroom 10%%] [--node N]\n"
-            "          [--format table|json|patch]\n"
-            "                         budgets from measured use (p99, max) per workload\n"
-            "  exporter               the node agent: per-pod, per-GPU VRAM from NVML as "
-            "Prometheus metrics\n"
-            "  --help, --version\n"
-            "\n");
+    fprintf(
+        out,
+        "usage: gpu-vram-watchdog COMMAND [--setting value ...]\n"
+        "\n"
+        "Commands:\n"
+        "  serve                  the daemon: webhook receiver, capacity advertising, "
+        "metrics\n"
+        "  audit                  query the audit store (see 'audit --help'); never "
+        "writes\n"
+        "  check [--node N] [--format table|json]\n"
+        "                         re-verify now and print the decision it would take\n"
+        "  advertise [--once]     patch the gpumem capacity onto GPU nodes and exit\n"
+        "  budgets [--node N] [--format table|json]\n"
+        "                         the seating chart: per GPU node, capacity, budgets,\n"
+        "                         free VRAM and each tenant's budget vs live use\n"
+        "  budgets --suggest [--window 7d] [--headroom 10%%] [--node N]\n"
+        "          [--format table|json|patch]\n"
+        "                         budgets from measured use (p99, max) per workload\n"
+        "  exporter               the node agent: per-pod, per-GPU VRAM from NVML as "
+        "Prometheus metrics\n"
+        "  --help, --version\n"
+        "\n");
     config_print_help(out);
     exporter_print_help(out);
 }

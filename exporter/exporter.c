@@ -29,11 +29,14 @@
 #include "podmap.h"
 #include "poller.h"
 
-#define RETRY_MS 5000          /* NVML down: try again at least this often */
-#define FIRST_WAIT_MS 2000     /* start-up: how long the first poll may hold the first answer */
+#define RETRY_MS 5000 /* NVML down: try again at least this often */
+#define FIRST_WAIT_MS                                                                    \
+    2000 /* start-up: how long the first poll may hold the first answer */
 #define METRICS_CAP (64u << 20) /* the rendered text; a node never comes near it */
-#define EXPORTER_HEADER_MS 10000 /* a request's head, from its first byte (SPEC "HTTP") */
-#define EXPORTER_TOTAL_MS 30000  /* the whole request, from its first byte */
+#define EXPORTER_HEADER_MS                                                               \
+    10000                       /* a request's head, from its first byte (SPEC "HTTP")   \
+                                 */
+#define EXPORTER_TOTAL_MS 30000 /* the whole request, from its first byte */
 
 /* A rendered /metrics text, shared by every answer still being sent (so a
  * thousand slow scrapers hold one copy, not a thousand). */
@@ -193,7 +196,8 @@ poll_cb(evutil_socket_t fd, short what, void *arg)
     /* Without a next poll the last text would stay up as if live: stop, so
      * the DaemonSet starts a fresh process. */
     if (evtimer_add(x->x_poll, &tv) == -1) {
-        log_event(LOG_LEVEL_ERROR, "cannot schedule the next poll; stopping", (char *)NULL);
+        log_event(LOG_LEVEL_ERROR, "cannot schedule the next poll; stopping",
+                  (char *)NULL);
         x->x_fatal = 1;
         event_base_loopbreak(x->x_base);
     }
@@ -258,9 +262,9 @@ http_cb(struct evhttp_request *req, void *arg)
     if (plen == 8 && strncmp(uri, "/metrics", 8) == 0) {
         /* No text (the last render ran out of memory) or no room to refer
          * to it: an empty 200 would read as a node without GPUs. */
-        if (x->x_text == NULL || evbuffer_add_reference(body, x->x_text->t_data,
-                                                        x->x_text->t_len, text_release,
-                                                        x->x_text) == -1) {
+        if (x->x_text == NULL ||
+            evbuffer_add_reference(body, x->x_text->t_data, x->x_text->t_len,
+                                   text_release, x->x_text) == -1) {
             evbuffer_add_printf(body, "no metrics: out of memory\n");
             send_text(req, 503, "Service Unavailable", "text/plain; charset=utf-8", body);
         } else {
@@ -284,8 +288,8 @@ http_start(struct exporter *x, char *err, size_t errlen)
 {
     const struct exporter_config *cfg = x->x_cfg;
     struct guard_opts go = {
-        .go_max_conns = guard_fit_nofile((size_t)cfg->ec_max_connections,
-                                         "EXPORTER_MAX_CONNECTIONS"),
+        .go_max_conns =
+            guard_fit_nofile((size_t)cfg->ec_max_connections, "EXPORTER_MAX_CONNECTIONS"),
         .go_header_ms = EXPORTER_HEADER_MS,
         .go_body_ms = EXPORTER_TOTAL_MS,
         .go_check = head_check,
@@ -350,13 +354,14 @@ run(const struct exporter_config *cfg)
     }
     kube_settings_opts(&cfg->ec_kube, &ko);
     if (cfg->ec_kube.ks_api_url[0] == '\0')
-        log_event(LOG_LEVEL_WARN,
-                  "no Kubernetes API server (set KUBE_API_URL, or run in a cluster): every "
-                  "process counts as unattributed",
-                  (char *)NULL);
+        log_event(
+            LOG_LEVEL_WARN,
+            "no Kubernetes API server (set KUBE_API_URL, or run in a cluster): every "
+            "process counts as unattributed",
+            (char *)NULL);
     if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube.ks_api_url[0] ? &ko : NULL,
-                               cfg->ec_node_name, cfg->ec_gpumem_resource, pods_changed, &x,
-                               err, sizeof(err))) == NULL) {
+                               cfg->ec_node_name, cfg->ec_gpumem_resource, pods_changed,
+                               &x, err, sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
         goto done;
     }
@@ -376,15 +381,15 @@ run(const struct exporter_config *cfg)
     log_event(LOG_LEVEL_INFO, "exporter listening", "addr", cfg->ec_listen_addr, "port",
               portstr, "node", cfg->ec_node_name, "nvml", cfg->ec_nvml_library,
               (char *)NULL);
-    if ((x.x_poller = poller_new(x.x_base, cfg->ec_nvml_library, cfg->ec_proc_root, poll_done,
-                                 &x, err, sizeof(err))) == NULL) {
+    if ((x.x_poller = poller_new(x.x_base, cfg->ec_nvml_library, cfg->ec_proc_root,
+                                 poll_done, &x, err, sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: %s\n", err);
         goto done;
     }
     poll_cb(-1, 0, &x); /* the first poll now: /metrics is never empty */
     if (!poller_wait(x.x_poller, FIRST_WAIT_MS))
         render(&x, 0); /* NVML is slow to answer: up 0 meanwhile */
-    if (!x.x_fatal) /* a loopbreak before the loop starts would be lost */
+    if (!x.x_fatal)    /* a loopbreak before the loop starts would be lost */
         event_base_dispatch(x.x_base);
     rc = x.x_fatal ? 1 : 0;
 done:
@@ -419,14 +424,16 @@ once_args(char **argv, const int *rest, int nrest, int *once, int *json)
         }
         if (strncmp(a, "--format=", 9) == 0)
             v = a + 9;
-        else if (strcmp(a, "--format") == 0 && i + 1 < nrest && rest[i + 1] == rest[i] + 1)
+        else if (strcmp(a, "--format") == 0 && i + 1 < nrest &&
+                 rest[i + 1] == rest[i] + 1)
             v = argv[rest[++i]];
         if (v == NULL) {
             fprintf(stderr, "gpu-vram-watchdog: exporter: unknown argument '%s'\n", a);
             return -1;
         }
         if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0) {
-            fprintf(stderr, "gpu-vram-watchdog: exporter: --format: '%s' is not table or json\n",
+            fprintf(stderr,
+                    "gpu-vram-watchdog: exporter: --format: '%s' is not table or json\n",
                     v);
             return -1;
         }
@@ -447,7 +454,8 @@ exporter_main(int argc, char **argv)
         fprintf(stderr, "gpu-vram-watchdog: exporter: out of memory\n");
         return 1;
     }
-    if (exporter_config_load(&cfg, argc, argv, NULL, rest, &nrest, err, sizeof(err)) == -1) {
+    if (exporter_config_load(&cfg, argc, argv, NULL, rest, &nrest, err, sizeof(err)) ==
+        -1) {
         fprintf(stderr, "gpu-vram-watchdog: %s\n", err);
         free(rest);
         return 2;
@@ -479,7 +487,8 @@ exporter_main(int argc, char **argv)
 void
 exporter_print_help(FILE *out)
 {
-    fprintf(out, "\nexporter --once [--format table|json]: one poll printed: per GPU used = "
-                 "pods + unattributed, every process with its pod or why it has none\n");
+    fprintf(out,
+            "\nexporter --once [--format table|json]: one poll printed: per GPU used = "
+            "pods + unattributed, every process with its pod or why it has none\n");
     exporter_config_print_help(out);
 }

@@ -30,7 +30,8 @@ static const struct setting settings[] = {
      "exporter: how often NVML is read", NULL, NULL},
     {"EXPORTER_MAX_CONNECTIONS", "512", SK_INT, OFF(ec_max_connections), NULL,
      "exporter: open HTTP connections at most; beyond it the oldest unfinished one is "
-     "closed", NULL, NULL},
+     "closed",
+     NULL, NULL},
     KUBE_SETTING_GPUMEM_RESOURCE(OFF(ec_gpumem_resource)),
     KUBE_SETTING_API_URL(OFF(ec_kube)),
     KUBE_SETTING_TOKEN_FILE(OFF(ec_kube)),
@@ -81,7 +82,9 @@ exporter_config_free(struct exporter_config *cfg)
 void
 exporter_config_print_help(FILE *out)
 {
-    fprintf(out, "\nexporter: the settings above named GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT and "
-                 "HTTP_*, and:\n");
+    fprintf(
+        out,
+        "\nexporter: the settings above named GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT and "
+        "HTTP_*, and:\n");
     settings_print_help(settings, NOWN, out);
 }

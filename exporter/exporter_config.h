@@ -18,8 +18,9 @@ struct exporter_config {
     int64_t ec_poll_interval_ms; /* POLL_INTERVAL, > 0 */
     int64_t ec_max_connections;  /* EXPORTER_MAX_CONNECTIONS, >= 1 */
     char *ec_gpumem_resource;    /* GPUMEM_RESOURCE: whose budgets are exported */
-    struct kube_settings ec_kube; /* KUBE_API_URL, KUBE_*_FILE, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT */
-    int ec_log_text;             /* LOG_FORMAT=text */
+    struct kube_settings
+        ec_kube;     /* KUBE_API_URL, KUBE_*_FILE, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT */
+    int ec_log_text; /* LOG_FORMAT=text */
 };
 
 /*
@@ -36,7 +37,8 @@ int exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
 void exporter_config_free(struct exporter_config *cfg);
 
 /* Prints the exporter's own settings for --help; the ones it shares with
- * serve (GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT, HTTP_*) are printed once, by serve's table. */
+ * serve (GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT, HTTP_*) are printed once, by serve's table.
+ */
 void exporter_config_print_help(FILE *out);
 
 #endif

@@ -1,4 +1,5 @@
-/* once.c -- `exporter --once`: one poll printed for a person on the node, every MiB explained
+/* once.c -- `exporter --once`: one poll printed for a person on the node, every MiB
+ * explained
  *
  * The same reads and the same attribution as the running exporter (nvml.c,
  * poller_read_pids(), attribute_process()), so what it prints is what
@@ -86,28 +87,31 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
             int list_ok, const char *list_why)
 {
     fprintf(out, "node %s: %zu GPU%s; pod list: %s%s\n", node, snap->ns_count,
-            snap->ns_count == 1 ? "" : "s", list_ok ? "read" : "unavailable: ",
-            list_ok ? "" : list_why);
+            snap->ns_count == 1 ? "" : "s",
+            list_ok ? "read" : "unavailable: ", list_ok ? "" : list_why);
     for (size_t dv = 0; dv < snap->ns_count; dv++) {
         const struct nvml_device *d = &snap->ns_devices[dv];
         struct sums s;
 
         device_sums(d, pids, npids, pods, &s);
         fprintf(out, "\nGPU %u  %s  %s\n", d->nd_index, d->nd_uuid, d->nd_model);
-        fprintf(out, "  total %.1f MiB   free %.1f MiB   used %.1f MiB (total - free)   "
-                     "unattributed %.1f MiB\n",
+        fprintf(out,
+                "  total %.1f MiB   free %.1f MiB   used %.1f MiB (total - free)   "
+                "unattributed %.1f MiB\n",
                 (double)d->nd_total / MIB, (double)d->nd_free / MIB, (double)s.used / MIB,
                 (double)s.unattr / MIB);
-        fprintf(out, "  used %.1f = pods %.1f + unattributed %.1f MiB; unattributed = "
-                     "%.1f in processes without a known pod + %.1f held by no listed "
-                     "process (driver reserve, contexts, memory NVML does not report per "
-                     "process)\n",
+        fprintf(out,
+                "  used %.1f = pods %.1f + unattributed %.1f MiB; unattributed = "
+                "%.1f in processes without a known pod + %.1f held by no listed "
+                "process (driver reserve, contexts, memory NVML does not report per "
+                "process)\n",
                 (double)s.used / MIB, (double)s.pods / MIB, (double)s.unattr / MIB,
                 (double)s.unattr_procs / MIB, (double)s.no_proc / MIB);
         if (s.pods > s.used || s.procs_known > s.used)
             fprintf(out, "  note: NVML's per-process figures add up to more than the "
                          "device's used memory; the sums above are capped at used\n");
-        fprintf(out, "  %8s %10s  %s\n", "PID", "MiB", "NAMESPACE/POD CONTAINER, or why unattributed");
+        fprintf(out, "  %8s %10s  %s\n", "PID", "MiB",
+                "NAMESPACE/POD CONTAINER, or why unattributed");
         for (size_t i = 0; i < d->nd_nprocs; i++) {
             const struct pl_pod *pod;
             const char *container;
@@ -123,8 +127,8 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
             else
                 snprintf(mib, sizeof(mib), "%.1f", (double)used / MIB);
             if (w == ATTR_POD)
-                fprintf(out, "  %8" PRIu32 " %10s  %s/%s %s\n", d->nd_procs[i].np_pid, mib,
-                        pod->pp_namespace, pod->pp_name,
+                fprintf(out, "  %8" PRIu32 " %10s  %s/%s %s\n", d->nd_procs[i].np_pid,
+                        mib, pod->pp_namespace, pod->pp_name,
                         container ? container : "(container not matched)");
             else
                 fprintf(out, "  %8" PRIu32 " %10s  unattributed: %s\n",
@@ -152,7 +156,8 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
 
     if (root == NULL)
         return NULL;
-    if (set(root, "node", json_string(node)) || set(root, "pod_list", pl = json_object()) ||
+    if (set(root, "node", json_string(node)) ||
+        set(root, "pod_list", pl = json_object()) ||
         set(pl, "ok", json_boolean(list_ok)) ||
         set(pl, "error", list_ok ? json_null() : json_string(list_why)) ||
         set(root, "gpus", gpus = json_array()))
@@ -164,14 +169,16 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
 
         device_sums(d, pids, npids, pods, &s);
         if (g == NULL || json_array_append_new(gpus, g) == -1 ||
-            set(g, "index", json_integer(d->nd_index)) || set(g, "uuid", json_string(d->nd_uuid)) ||
+            set(g, "index", json_integer(d->nd_index)) ||
+            set(g, "uuid", json_string(d->nd_uuid)) ||
             set(g, "model", json_string(d->nd_model)) ||
             set(g, "total_bytes", json_integer((json_int_t)d->nd_total)) ||
             set(g, "free_bytes", json_integer((json_int_t)d->nd_free)) ||
             set(g, "used_bytes", json_integer((json_int_t)s.used)) ||
             set(g, "pods_bytes", json_integer((json_int_t)s.pods)) ||
             set(g, "unattributed_bytes", json_integer((json_int_t)s.unattr)) ||
-            set(g, "unattributed_process_bytes", json_integer((json_int_t)s.unattr_procs)) ||
+            set(g, "unattributed_process_bytes",
+                json_integer((json_int_t)s.unattr_procs)) ||
             set(g, "no_process_bytes", json_integer((json_int_t)s.no_proc)) ||
             set(g, "processes", procs = json_array()))
             goto oom;
@@ -189,11 +196,14 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
                 set(p, "pid", json_integer(d->nd_procs[i].np_pid)) ||
                 set(p, "bytes",
                     w == ATTR_NO_MEMORY ? json_null() : json_integer((json_int_t)used)) ||
-                set(p, "namespace", w == ATTR_POD ? json_string(pod->pp_namespace) : json_null()) ||
+                set(p, "namespace",
+                    w == ATTR_POD ? json_string(pod->pp_namespace) : json_null()) ||
                 set(p, "pod", w == ATTR_POD ? json_string(pod->pp_name) : json_null()) ||
                 set(p, "container",
-                    w == ATTR_POD ? json_string(container ? container : "") : json_null()) ||
-                set(p, "why", w == ATTR_POD ? json_null() : json_string(why_word(w, list_ok))))
+                    w == ATTR_POD ? json_string(container ? container : "")
+                                  : json_null()) ||
+                set(p, "why",
+                    w == ATTR_POD ? json_null() : json_string(why_word(w, list_ok))))
                 goto oom;
         }
     }
@@ -219,7 +229,8 @@ exporter_once(const struct exporter_config *cfg, const struct kube_opts *ko, int
     memset(&snap, 0, sizeof(snap));
     if ((n = nvml_open(cfg->ec_nvml_library, err, sizeof(err))) == NULL ||
         nvml_read(n, &snap, err, sizeof(err)) == -1) {
-        fprintf(stderr, "gpu-vram-watchdog: exporter --once: cannot read NVML: %s\n", err);
+        fprintf(stderr, "gpu-vram-watchdog: exporter --once: cannot read NVML: %s\n",
+                err);
         nvml_close(n);
         return 1;
     }
@@ -227,8 +238,8 @@ exporter_once(const struct exporter_config *cfg, const struct kube_opts *ko, int
     /* Processes first, then the pods: the list is then the newer of the two. */
     if (poller_read_pids(cfg->ec_proc_root, &snap, &pids, &npids) == -1 ||
         (base = event_base_new()) == NULL ||
-        (pm = podmap_new(base, ko, cfg->ec_node_name, cfg->ec_gpumem_resource, NULL, NULL, err,
-                         sizeof(err))) == NULL) {
+        (pm = podmap_new(base, ko, cfg->ec_node_name, cfg->ec_gpumem_resource, NULL, NULL,
+                         err, sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter --once: %s\n",
                 pm == NULL && base != NULL ? err : "out of memory");
         goto done;

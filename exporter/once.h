@@ -1,4 +1,5 @@
-/* once.h -- `exporter --once`: one poll printed for a person on the node, every MiB explained */
+/* once.h -- `exporter --once`: one poll printed for a person on the node, every MiB
+ * explained */
 #ifndef GVW_ONCE_H
 #define GVW_ONCE_H
 
@@ -12,6 +13,7 @@
  * or why it has none: a table, or with json one JSON object (README).
  * Returns 0, or 1 with one line on stderr when NVML cannot be read.
  */
-int exporter_once(const struct exporter_config *cfg, const struct kube_opts *ko, int json);
+int exporter_once(const struct exporter_config *cfg, const struct kube_opts *ko,
+                  int json);
 
 #endif

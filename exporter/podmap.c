@@ -1,4 +1,5 @@
-/* podmap.c -- the pods of this node, cached, re-listed when a process names an unknown one */
+/* podmap.c -- the pods of this node, cached, re-listed when a process names an unknown
+ * one */
 #include "podmap.h"
 
 #include <stdio.h>
@@ -26,22 +27,21 @@ struct podmap {
     char *pm_node;         /* owned */
     char *pm_resource;     /* owned: GPUMEM_RESOURCE */
     struct pl_pods pm_pods;
-    double pm_listed_at;   /* monotonic seconds the last list started */
-    char **pm_bad;         /* owned: UIDs of pods whose budget was unreadable last list */
+    double pm_listed_at; /* monotonic seconds the last list started */
+    char **pm_bad;       /* owned: UIDs of pods whose budget was unreadable last list */
     size_t pm_nbad;
     uint64_t pm_budget_errors; /* pods whose budget was unreadable, each counted once */
-    int pm_budgets_logged; /* the list-wide budget failure was logged */
+    int pm_budgets_logged;     /* the list-wide budget failure was logged */
     int pm_inflight;
-    int pm_failed_logged;  /* the failure was logged; the next success says so */
+    int pm_failed_logged;    /* the failure was logged; the next success says so */
     char pm_last_error[512]; /* why the last list failed */
-    int pm_ok;             /* the last list that ended worked */
-    double pm_failed_at;   /* monotonic seconds of the last failed list; 0 = none */
+    int pm_ok;               /* the last list that ended worked */
+    double pm_failed_at;     /* monotonic seconds of the last failed list; 0 = none */
     struct asked pm_asked[ASKED_MAX];
     size_t pm_nasked;
     podmap_changed_fn pm_changed;
     void *pm_arg;
 };
-
 
 static int
 was_bad(const struct podmap *pm, const char *uid)
@@ -72,7 +72,8 @@ note_bad_budgets(struct podmap *pm, const struct pl_pods *fresh)
     if (fresh->pl_budgets_error != NULL) {
         if (!pm->pm_budgets_logged)
             log_event(LOG_LEVEL_WARN, "no pod budget could be read from the pod list",
-                      "node", pm->pm_node, "error", fresh->pl_budgets_error, (char *)NULL);
+                      "node", pm->pm_node, "error", fresh->pl_budgets_error,
+                      (char *)NULL);
         pm->pm_budgets_logged = 1;
     } else {
         pm->pm_budgets_logged = 0;
@@ -90,8 +91,9 @@ note_bad_budgets(struct podmap *pm, const struct pl_pods *fresh)
             pm->pm_budget_errors++;
             log_event(LOG_LEVEL_WARN,
                       "a pod's GPU memory budget is unreadable: no budget series for it",
-                      "node", pm->pm_node, "namespace", p->pp_namespace, "pod", p->pp_name,
-                      "resource", pm->pm_resource, "error", p->pp_budget_error, (char *)NULL);
+                      "node", pm->pm_node, "namespace", p->pp_namespace, "pod",
+                      p->pp_name, "resource", pm->pm_resource, "error",
+                      p->pp_budget_error, (char *)NULL);
         }
         bad[k++] = strdup(p->pp_uid); /* NULL (out of memory) is only forgotten */
     }
@@ -135,7 +137,8 @@ listed(const struct kubec_answer *a, void *arg)
         return;
     }
     if (pm->pm_failed_logged)
-        log_event(LOG_LEVEL_INFO, "pod list works again", "node", pm->pm_node, (char *)NULL);
+        log_event(LOG_LEVEL_INFO, "pod list works again", "node", pm->pm_node,
+                  (char *)NULL);
     pm->pm_failed_logged = 0;
     pm->pm_failed_at = 0;
     pm->pm_ok = 1;
@@ -194,7 +197,8 @@ podmap_new(struct event_base *base, const struct kube_opts *o, const char *node,
     if (start_list(pm) == -1) {
         pm->pm_failed_at = clock_mono_s();
         pm->pm_ok = 0;
-        snprintf(pm->pm_last_error, sizeof(pm->pm_last_error), "cannot start the pod list");
+        snprintf(pm->pm_last_error, sizeof(pm->pm_last_error),
+                 "cannot start the pod list");
     }
     return pm;
 }
@@ -227,7 +231,8 @@ podmap_is_asked(const char *key, void *arg)
     if (pm->pm_kube == NULL || pm->pm_inflight)
         return 1;
     for (size_t i = 0; i < pm->pm_nasked; i++)
-        if (now - pm->pm_asked[i].a_at < ASKED_TTL && strcmp(pm->pm_asked[i].a_key, key) == 0)
+        if (now - pm->pm_asked[i].a_at < ASKED_TTL &&
+            strcmp(pm->pm_asked[i].a_key, key) == 0)
             return 1;
     return 0;
 }
@@ -242,7 +247,8 @@ podmap_relist(struct podmap *pm, const char *key)
         (pm->pm_failed_at > 0 && now - pm->pm_failed_at < FAILED_BACKOFF))
         return;
     if (pm->pm_nasked == ASKED_MAX) { /* the oldest goes */
-        memmove(&pm->pm_asked[0], &pm->pm_asked[1], (ASKED_MAX - 1) * sizeof(pm->pm_asked[0]));
+        memmove(&pm->pm_asked[0], &pm->pm_asked[1],
+                (ASKED_MAX - 1) * sizeof(pm->pm_asked[0]));
         pm->pm_nasked--;
     }
     slot = &pm->pm_asked[pm->pm_nasked++];

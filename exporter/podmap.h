@@ -1,4 +1,5 @@
-/* podmap.h -- the pods of this node, cached, re-listed when a process names an unknown one */
+/* podmap.h -- the pods of this node, cached, re-listed when a process names an unknown
+ * one */
 #ifndef GVW_PODMAP_H
 #define GVW_PODMAP_H
 
@@ -20,8 +21,8 @@ typedef void (*podmap_changed_fn)(void *arg);
  * process is then unattributed. Returns NULL with a reason in err.
  */
 struct podmap *podmap_new(struct event_base *base, const struct kube_opts *o,
-                          const char *node, const char *resource, podmap_changed_fn changed,
-                          void *arg, char *err, size_t errlen);
+                          const char *node, const char *resource,
+                          podmap_changed_fn changed, void *arg, char *err, size_t errlen);
 
 /* Frees the cache; a list in flight is cancelled (changed does not run). */
 void podmap_free(struct podmap *pm);

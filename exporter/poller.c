@@ -1,4 +1,5 @@
-/* poller.c -- reads NVML and the processes' cgroups on a thread of its own, so the loop never waits on them
+/* poller.c -- reads NVML and the processes' cgroups on a thread of its own, so the loop
+ * never waits on them
  *
  * One worker thread owns the NVML handle. The loop asks for a poll
  * (poller_start); the worker reads, parks the result under the mutex and
@@ -43,8 +44,6 @@ struct poller {
     void *p_arg;
 };
 
-
-
 void
 poll_result_free(struct poll_result *r)
 {
@@ -56,8 +55,8 @@ poll_result_free(struct poll_result *r)
 }
 
 int
-poller_read_pids(const char *root, const struct nvml_snapshot *snap, struct attr_pid **out,
-                 size_t *nout)
+poller_read_pids(const char *root, const struct nvml_snapshot *snap,
+                 struct attr_pid **out, size_t *nout)
 {
     size_t total = 0, n = 0;
 

@@ -1,4 +1,5 @@
-/* poller.h -- reads NVML and the processes' cgroups on a thread of its own, so the loop never waits on them */
+/* poller.h -- reads NVML and the processes' cgroups on a thread of its own, so the loop
+ * never waits on them */
 #ifndef GVW_POLLER_H
 #define GVW_POLLER_H
 
@@ -17,16 +18,16 @@ struct poll_result {
     struct nvml_snapshot pr_snap; /* owned, when pr_ok */
     struct attr_pid *pr_pids;     /* owned: the cgroup of every distinct PID */
     size_t pr_npids;
-    double pr_seconds;            /* how long the poll took */
-    double pr_finished;           /* unix seconds when it ended */
+    double pr_seconds;  /* how long the poll took */
+    double pr_finished; /* unix seconds when it ended */
 };
 
 void poll_result_free(struct poll_result *r);
 
 /* What PROC_ROOT/PID/cgroup says of every distinct PID of snap: *out (free()),
  * *nout entries. 0, or -1 when out of memory. */
-int poller_read_pids(const char *root, const struct nvml_snapshot *snap, struct attr_pid **out,
-                     size_t *nout);
+int poller_read_pids(const char *root, const struct nvml_snapshot *snap,
+                     struct attr_pid **out, size_t *nout);
 
 /* Runs on the loop when a poll ended; r is the callee's (poll_result_free()). */
 typedef void (*poller_done_fn)(struct poll_result *r, void *arg);
@@ -37,8 +38,9 @@ typedef void (*poller_done_fn)(struct poll_result *r, void *arg);
  * closed after any failed read and opened again on the next poll. Returns
  * NULL with a reason in err.
  */
-struct poller *poller_new(struct event_base *base, const char *library, const char *proc_root,
-                          poller_done_fn done, void *arg, char *err, size_t errlen);
+struct poller *poller_new(struct event_base *base, const char *library,
+                          const char *proc_root, poller_done_fn done, void *arg,
+                          char *err, size_t errlen);
 
 /*
  * Asks for a poll. 0 = started; 1 = the previous poll has not ended yet

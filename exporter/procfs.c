@@ -19,7 +19,8 @@ procfs_pid_cgroup(const char *root, uint32_t pid, struct attr_pid *out)
     memset(out, 0, sizeof(*out));
     out->ap_pid = pid;
     w = snprintf(path, sizeof(path), "%s/%u/cgroup", root, (unsigned)pid);
-    if (w < 0 || (size_t)w >= sizeof(path) || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+    if (w < 0 || (size_t)w >= sizeof(path) ||
+        (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
         return;
     while (len < sizeof(text) && (n = read(fd, text + len, sizeof(text) - len)) > 0)
         len += (size_t)n;

@@ -272,7 +272,8 @@ store_moved(struct store *s)
     int moved = 0;
 
     if (s == NULL || s->st_db == NULL ||
-        sqlite3_file_control(s->st_db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK)
+        sqlite3_file_control(s->st_db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) !=
+            SQLITE_OK)
         return 0;
     return moved != 0;
 }

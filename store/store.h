@@ -33,7 +33,7 @@ enum store_mode {
 /* The error of a recycle recorded before its verify, when the daemon stopped
  * before the verify ended. Its result stays what it was ("recycled"). */
 #define STORE_UNVERIFIED_ERROR                                                           \
-    "interrupted: the daemon stopped before the verify finished; the recycle itself "   \
+    "interrupted: the daemon stopped before the verify finished; the recycle itself "    \
     "happened"
 
 /*
@@ -104,8 +104,8 @@ struct store_victim {
 /* The cooperative release asked of the victim (SPEC "Cooperative release").
  * Strings borrowed. A dry run records the URL it would ask and nothing else. */
 struct store_release {
-    const char *sr_url;   /* http://POD_IP:PORT/PATH */
-    int sr_status_known;  /* 0: status is null (not asked, or no HTTP answer) */
+    const char *sr_url;  /* http://POD_IP:PORT/PATH */
+    int sr_status_known; /* 0: status is null (not asked, or no HTTP answer) */
     long sr_status;
     int sr_freed_known;   /* 0: freed_mib is null */
     int64_t sr_freed_mib; /* free VRAM at the end of the wait minus before it */
@@ -115,8 +115,9 @@ struct store_release {
 
 /* A predicted trigger's judgement (SPEC "Acting before starvation"). */
 struct store_prediction {
-    int sp_slope_known;    /* 0: slope_mib_s is null (no over-budget pod's growth known) */
-    double sp_slope_mib_s; /* the victim's sustained growth (else the fastest eligible pod's) */
+    int sp_slope_known; /* 0: slope_mib_s is null (no over-budget pod's growth known) */
+    double sp_slope_mib_s; /* the victim's sustained growth (else the fastest eligible
+                              pod's) */
     int sp_eta_known;      /* 0: eta_s is null (the trend never crosses the floor) */
     double sp_eta_s;       /* seconds until the projected crossing of the floor */
     double sp_horizon_s;   /* PREDICT_HORIZON */
@@ -142,14 +143,14 @@ struct store_decision {
     int sd_verified;      /* 0: verify is null */
     int64_t sd_verify_free_mib;
     double sd_verify_seconds;
-    int64_t sd_alert_id; /* the alert row that triggered it; 0 = none */
-    int sd_verify_pending; /* written only: the recycle is done, its verify runs */
+    int64_t sd_alert_id;      /* the alert row that triggered it; 0 = none */
+    int sd_verify_pending;    /* written only: the recycle is done, its verify runs */
     int sd_candidates_stored; /* store_decision_finish(): the row already holds exactly
                                  these candidates, so they are not encoded again */
-    const char *sd_gpu;  /* the GPU's label value (GPU scope); NULL in node scope */
+    const char *sd_gpu;       /* the GPU's label value (GPU scope); NULL in node scope */
     const char *sd_free_source; /* "device", "computed", "query"; NULL when nothing was
                                    read (and for rows older than schema 3) */
-    const struct store_release *sd_release; /* NULL = no release was asked */
+    const struct store_release *sd_release;       /* NULL = no release was asked */
     const struct store_prediction *sd_prediction; /* NULL = not a predicted decision
                                    (and rows older than schema 4) */
 };

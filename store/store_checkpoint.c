@@ -36,8 +36,8 @@ struct checkpointer {
     pthread_cond_t ck_cv;
     int ck_want; /* the WAL grew by CHECKPOINT_FRAMES since the last wake-up */
     int ck_stop;
-    int ck_woke_at; /* WAL frames at the last wake-up; the hook's (main thread) only */
-    int ck_prev;    /* WAL frames after the previous commit; the hook's only */
+    int ck_woke_at;    /* WAL frames at the last wake-up; the hook's (main thread) only */
+    int ck_prev;       /* WAL frames after the previous commit; the hook's only */
     sqlite3 *ck_db;    /* owned; used by the thread only */
     sqlite3 *ck_owner; /* the store's connection, whose WAL hook wakes us */
     struct checkpointer *ck_next;
@@ -89,7 +89,8 @@ checkpointer_main(void *arg)
         ck->ck_want = 0;
         pthread_mutex_unlock(&ck->ck_mu);
         /* A failure (busy, I/O) leaves the frames for the next wake-up. */
-        sqlite3_wal_checkpoint_v2(ck->ck_db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        sqlite3_wal_checkpoint_v2(ck->ck_db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL,
+                                  NULL);
         pthread_mutex_lock(&ck->ck_mu);
     }
     pthread_mutex_unlock(&ck->ck_mu);
@@ -176,4 +177,3 @@ checkpointer_stop(struct store *s)
     pthread_join(ck->ck_thread, NULL);
     checkpointer_free(ck);
 }
-

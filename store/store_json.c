@@ -76,7 +76,8 @@ store_prediction_json(const struct store_prediction *p)
     if ((o = json_object()) == NULL)
         return NULL;
     if (set(o, "slope_mib_s", real_or_null(p->sp_slope_known, p->sp_slope_mib_s)) ||
-        set(o, "eta_s", p->sp_eta_known ? json_integer((json_int_t)p->sp_eta_s) : json_null()) ||
+        set(o, "eta_s",
+            p->sp_eta_known ? json_integer((json_int_t)p->sp_eta_s) : json_null()) ||
         set(o, "horizon_s", json_integer((json_int_t)p->sp_horizon_s))) {
         json_decref(o);
         return NULL;
@@ -139,4 +140,3 @@ store_candidates_json(const struct store_candidate *c, size_t n)
     }
     return a;
 }
-

@@ -1,4 +1,5 @@
-/* store_json_text.c -- the candidates column written straight as JSON text (no jansson tree) */
+/* store_json_text.c -- the candidates column written straight as JSON text (no jansson
+ * tree) */
 #include "store_json_text.h"
 
 #include <stdint.h>
@@ -32,7 +33,8 @@ candidate_text(struct buf *b, const struct store_candidate *c)
 {
     if (PUT_LIT(b, "{\"namespace\":") == -1 ||
         json_str_put(b, c->sc_namespace ? c->sc_namespace : "") == -1 ||
-        PUT_LIT(b, ",\"pod\":") == -1 || json_str_put(b, c->sc_pod ? c->sc_pod : "") == -1 ||
+        PUT_LIT(b, ",\"pod\":") == -1 ||
+        json_str_put(b, c->sc_pod ? c->sc_pod : "") == -1 ||
         PUT_LIT(b, ",\"used_mib\":") == -1 || put_int(b, c->sc_used_mib) == -1 ||
         PUT_LIT(b, ",\"budget_mib\":") == -1 ||
         (c->sc_has_budget ? put_int(b, c->sc_budget_mib) : PUT_LIT(b, "null")) == -1)
@@ -40,7 +42,8 @@ candidate_text(struct buf *b, const struct store_candidate *c)
     if (c->sc_eligible)
         return PUT_LIT(b, ",\"eligible\":true,\"why_not\":null}");
     if (PUT_LIT(b, ",\"eligible\":false,\"why_not\":") == -1 ||
-        (c->sc_why_not == NULL ? PUT_LIT(b, "null") : json_str_put(b, c->sc_why_not)) == -1)
+        (c->sc_why_not == NULL ? PUT_LIT(b, "null") : json_str_put(b, c->sc_why_not)) ==
+            -1)
         return -1;
     return PUT_LIT(b, "}");
 }
@@ -53,7 +56,8 @@ store_candidates_text(const struct store_candidate *c, size_t n, size_t *len_out
 
     buf_init(&b, 0);
     /* ~120 bytes a candidate: one allocation for a typical list. */
-    if (buf_reserve(&b, n < SIZE_MAX / 256 ? 128 * n + 2 : 0) == -1 || PUT_LIT(&b, "[") == -1)
+    if (buf_reserve(&b, n < SIZE_MAX / 256 ? 128 * n + 2 : 0) == -1 ||
+        PUT_LIT(&b, "[") == -1)
         goto fail;
     for (i = 0; i < n; i++)
         if ((i > 0 && PUT_LIT(&b, ",") == -1) || candidate_text(&b, &c[i]) == -1)

@@ -1,4 +1,5 @@
-/* store_json_text.h -- the candidates column written straight as JSON text (no jansson tree) */
+/* store_json_text.h -- the candidates column written straight as JSON text (no jansson
+ * tree) */
 #ifndef GVW_STORE_JSON_TEXT_H
 #define GVW_STORE_JSON_TEXT_H
 

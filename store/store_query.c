@@ -115,10 +115,10 @@ struct decision_row {
     struct store_candidate *dr_cands; /* owned */
     struct store_release dr_release;
     struct store_prediction dr_prediction;
-    json_t *dr_prediction_json;       /* owned */
-    json_t *dr_victim_json;           /* owned */
-    json_t *dr_cands_json;            /* owned */
-    json_t *dr_release_json;          /* owned */
+    json_t *dr_prediction_json; /* owned */
+    json_t *dr_victim_json;     /* owned */
+    json_t *dr_cands_json;      /* owned */
+    json_t *dr_release_json;    /* owned */
 };
 
 static void
@@ -293,9 +293,10 @@ read_decision(sqlite3_stmt *st, struct decision_row *r, char *err, size_t errlen
         parse_candidates(r, col_text(st, DC_CANDS)) == -1 ||
         parse_release(r, col_text_or_null(st, DC_RELEASE)) == -1 ||
         parse_prediction(r, col_text_or_null(st, DC_PREDICTION)) == -1) {
-        store_seterr(err, errlen,
-                     "decision %lld: victim, candidates, release or prediction unreadable",
-                     (long long)id);
+        store_seterr(
+            err, errlen,
+            "decision %lld: victim, candidates, release or prediction unreadable",
+            (long long)id);
         return -1;
     }
     return 0;

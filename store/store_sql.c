@@ -1,4 +1,5 @@
-/* store_sql.c -- the SQL helpers every store file uses: errors, exec, cached statements */
+/* store_sql.c -- the SQL helpers every store file uses: errors, exec, cached statements
+ */
 #include "store_int.h"
 
 #include <stdarg.h>

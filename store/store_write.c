@@ -160,8 +160,7 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     bind_str(st, 10, d->sd_action ? d->sd_action : "none");
     bind_victim_columns(st, d->sd_victim);
     if (bind_json(st, 13, store_victim_json(d->sd_victim)) == -1 ||
-        (with_candidates &&
-         bind_candidates(st, 14, d) == -1) ||
+        (with_candidates && bind_candidates(st, 14, d) == -1) ||
         bind_json(st, 32, store_release_json(d->sd_release)) == -1 ||
         bind_json(st, 34, store_prediction_json(d->sd_prediction)) == -1) {
         store_seterr(err, errlen, "out of memory encoding the decision");

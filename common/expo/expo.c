@@ -1,4 +1,5 @@
-/* expo.c -- Prometheus text exposition (format 0.0.4): headers, escaped labels, samples */
+/* expo.c -- Prometheus text exposition (format 0.0.4): headers, escaped labels, samples
+ */
 #include "expo.h"
 
 #include <string.h>

@@ -1,4 +1,5 @@
-/* expo.h -- Prometheus text exposition (format 0.0.4): headers, escaped labels, samples */
+/* expo.h -- Prometheus text exposition (format 0.0.4): headers, escaped labels, samples
+ */
 #ifndef GVW_EXPO_H
 #define GVW_EXPO_H
 

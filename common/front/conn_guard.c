@@ -1,4 +1,5 @@
-/* conn_guard.c -- the one HTTP front door's bounds: deadlines, held bytes, connections, head checks */
+/* conn_guard.c -- the one HTTP front door's bounds: deadlines, held bytes, connections,
+ * head checks */
 #include "conn_guard.h"
 
 #include <errno.h>
@@ -16,9 +17,10 @@
 #include "log.h"
 
 #define SWEEP_MS 500
-#define LINGER_MS 2000   /* after a refusal, read and drop what the client still sends */
-#define LINGER_BYTES (1u << 20) /* ... but no more than this: then close (a 200 MiB body is not read) */
-#define REFUSE_MS 5000   /* a refusal the client will not read is dropped after this */
+#define LINGER_MS 2000 /* after a refusal, read and drop what the client still sends */
+#define LINGER_BYTES                                                                     \
+    (1u << 20) /* ... but no more than this: then close (a 200 MiB body is not read) */
+#define REFUSE_MS 5000 /* a refusal the client will not read is dropped after this */
 #define LOG_EVERY_MS 10000
 
 enum cstate {
@@ -33,17 +35,17 @@ enum cstate {
 struct conn {
     TAILQ_ENTRY(conn) c_link;
     struct guard *c_g;
-    struct bufferevent *c_bev;   /* the filter, owned by evhttp */
-    struct event *c_wev;         /* socket writable, or a kick to flush; lazily */
-    struct evbuffer *c_refusal;  /* our own answer; lazily */
+    struct bufferevent *c_bev;  /* the filter, owned by evhttp */
+    struct event *c_wev;        /* socket writable, or a kick to flush; lazily */
+    struct evbuffer *c_refusal; /* our own answer; lazily */
     struct evbuffer_cb_entry *c_outcb;
     enum cstate c_state;
-    int64_t c_t0;                /* ms: the request's first byte; refusal/linger start */
-    size_t c_held;               /* this connection's share of g_held */
-    size_t c_scan;               /* CS_HEAD: bytes already split into whole lines */
-    uint64_t c_body_left;        /* CS_BODY */
-    size_t c_dropped;            /* CS_REFUSE, CS_LINGER: input read and dropped */
-    evutil_socket_t c_fd;        /* -1 until evhttp has set it */
+    int64_t c_t0;         /* ms: the request's first byte; refusal/linger start */
+    size_t c_held;        /* this connection's share of g_held */
+    size_t c_scan;        /* CS_HEAD: bytes already split into whole lines */
+    uint64_t c_body_left; /* CS_BODY */
+    size_t c_dropped;     /* CS_REFUSE, CS_LINGER: input read and dropped */
+    evutil_socket_t c_fd; /* -1 until evhttp has set it */
 };
 
 TAILQ_HEAD(connq, conn);
@@ -51,8 +53,8 @@ TAILQ_HEAD(connq, conn);
 struct guard {
     struct event_base *g_base;
     struct guard_opts g_o;
-    struct connq g_conns;        /* in accept order */
-    size_t g_nconns;             /* not dead */
+    struct connq g_conns; /* in accept order */
+    size_t g_nconns;      /* not dead */
     size_t g_held;
     struct event *g_sweep;
     struct guard_stats g_st;
@@ -162,8 +164,8 @@ refuse(struct conn *c, const struct guard_head *gh, int code, const char *reason
         evbuffer_add_printf(c->c_refusal,
                             "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
                             "Content-Length: %d\r\nConnection: close\r\n%s%s\r\n%s",
-                            code, reason, blen, header ? header : "", header ? "\r\n" : "",
-                            body) < 0) {
+                            code, reason, blen, header ? header : "",
+                            header ? "\r\n" : "", body) < 0) {
         kill_conn(c);
         return;
     }
@@ -177,16 +179,26 @@ static const char *
 reason_of(int code)
 {
     switch (code) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 411:
+        return "Length Required";
+    case 413:
+        return "Payload Too Large";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Error";
     }
 }
 
@@ -423,16 +435,27 @@ victim(struct guard *g)
     struct conn *c, *best = NULL;
     int best_rank = 99, rank;
 
-    TAILQ_FOREACH(c, &g->g_conns, c_link) {
+    TAILQ_FOREACH(c, &g->g_conns, c_link)
+    {
         /* cppcheck-suppress uninitvar ; c is a list member, set by TAILQ_FOREACH */
         switch (c->c_state) {
-        case CS_HEAD: case CS_BODY: rank = 0; break;
-        case CS_REFUSE: case CS_LINGER: rank = 1; break;
-        case CS_IDLE: rank = 2; break;
-        default: continue;
+        case CS_HEAD:
+        case CS_BODY:
+            rank = 0;
+            break;
+        case CS_REFUSE:
+        case CS_LINGER:
+            rank = 1;
+            break;
+        case CS_IDLE:
+            rank = 2;
+            break;
+        default:
+            continue;
         }
         /* accept order is age order; within a rank the first seen is oldest */
-        if (rank < best_rank || (rank == best_rank && rank == 0 && c->c_t0 < best->c_t0)) {
+        if (rank < best_rank ||
+            (rank == best_rank && rank == 0 && c->c_t0 < best->c_t0)) {
             best = c;
             best_rank = rank;
         }
@@ -492,8 +515,7 @@ log_summary(struct guard *g, int64_t now)
     snprintf(line, sizeof(line),
              "front door: %zu connections open, %zu bytes held; since the last line "
              "%llu dropped at the connection bound, %llu past a deadline, %llu refused",
-             g->g_nconns, g->g_held,
-             (unsigned long long)(s->gs_dropped - l->gs_dropped),
+             g->g_nconns, g->g_held, (unsigned long long)(s->gs_dropped - l->gs_dropped),
              (unsigned long long)(s->gs_timeouts - l->gs_timeouts),
              (unsigned long long)(s->gs_refused - l->gs_refused));
     log_event(LOG_LEVEL_WARN, line, (char *)NULL);

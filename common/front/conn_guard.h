@@ -1,4 +1,5 @@
-/* conn_guard.h -- the one HTTP front door (serve and exporter): bounds, head checks, listener */
+/* conn_guard.h -- the one HTTP front door (serve and exporter): bounds, head checks,
+ * listener */
 #ifndef GVW_CONN_GUARD_H
 #define GVW_CONN_GUARD_H
 
@@ -29,10 +30,10 @@ struct guard_verdict {
 };
 
 struct guard_opts {
-    size_t go_max_conns;     /* connections open at once; beyond: oldest unfinished dropped */
-    size_t go_max_pending;   /* bytes held for unfinished requests; beyond: 503 */
-    int64_t go_header_ms;    /* head complete within this of the first byte */
-    int64_t go_body_ms;      /* body complete within this of the first byte */
+    size_t go_max_conns; /* connections open at once; beyond: oldest unfinished dropped */
+    size_t go_max_pending; /* bytes held for unfinished requests; beyond: 503 */
+    int64_t go_header_ms;  /* head complete within this of the first byte */
+    int64_t go_body_ms;    /* body complete within this of the first byte */
     /* The caller's checks on a well-formed head (auth, method, size). */
     void (*go_check)(const struct guard_head *gh, struct guard_verdict *v, void *arg);
     /* Told of every refusal; gh is NULL when the head was not complete. */
@@ -41,11 +42,11 @@ struct guard_opts {
 };
 
 struct guard_stats {
-    size_t gs_conns;        /* open now */
-    size_t gs_held;         /* bytes held for unfinished requests now */
-    uint64_t gs_dropped;    /* connections dropped for the connection bound */
-    uint64_t gs_timeouts;   /* requests past a deadline */
-    uint64_t gs_refused;    /* requests answered by the guard */
+    size_t gs_conns;      /* open now */
+    size_t gs_held;       /* bytes held for unfinished requests now */
+    uint64_t gs_dropped;  /* connections dropped for the connection bound */
+    uint64_t gs_timeouts; /* requests past a deadline */
+    uint64_t gs_refused;  /* requests answered by the guard */
 };
 
 /* The largest request head accepted (request line and headers). */

@@ -150,7 +150,8 @@ conn_head_parse(const char *buf, size_t len, struct guard_head *gh, const char *
             gh->gh_content_length = cl;
         } else if (lower_eq(p, (size_t)(colon - p), "transfer-encoding")) {
             te = 1;
-        } else if (lower_eq(p, (size_t)(colon - p), "authorization") && gh->gh_auth == NULL) {
+        } else if (lower_eq(p, (size_t)(colon - p), "authorization") &&
+                   gh->gh_auth == NULL) {
             gh->gh_auth = v;
             gh->gh_auth_len = (size_t)(ve - v);
         }
@@ -160,7 +161,8 @@ conn_head_parse(const char *buf, size_t len, struct guard_head *gh, const char *
         return 400;
     }
     if (te) {
-        *why = "a request body needs a Content-Length (Transfer-Encoding is not accepted)";
+        *why =
+            "a request body needs a Content-Length (Transfer-Encoding is not accepted)";
         return 411;
     }
     return 0;

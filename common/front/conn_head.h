@@ -7,11 +7,11 @@
 
 /* A complete request head, borrowed for the call. */
 struct guard_head {
-    const char *gh_method;  /* not NUL-terminated: use the lengths */
+    const char *gh_method; /* not NUL-terminated: use the lengths */
     size_t gh_method_len;
-    const char *gh_path;    /* the target's path, without query or scheme://host */
+    const char *gh_path; /* the target's path, without query or scheme://host */
     size_t gh_path_len;
-    const char *gh_auth;    /* first Authorization value, trimmed; NULL if absent */
+    const char *gh_auth; /* first Authorization value, trimmed; NULL if absent */
     size_t gh_auth_len;
     int64_t gh_content_length; /* -1 when absent */
 };

@@ -16,7 +16,9 @@
 #include "addr.h"
 #include "log.h"
 
-#define NOFILE_RESERVE 128  /* descriptors kept for the store, the clients, closing ones */
+#define NOFILE_RESERVE                                                                   \
+    128                     /* descriptors kept for the store, the clients, closing ones \
+                             */
 #define ACCEPT_PAUSE_MS 100 /* out of descriptors: accept again after this */
 
 /* A listener evhttp owns, and the timer that resumes it after a pause. The
@@ -134,7 +136,8 @@ guard_listen(struct evhttp *http, const char *addr, char *err, size_t errlen)
     }
     l->l_http = http;
     l->l_lev = evhttp_bound_socket_get_listener(sock);
-    if ((l->l_resume = evtimer_new(evconnlistener_get_base(l->l_lev), resume_cb, l)) == NULL) {
+    if ((l->l_resume = evtimer_new(evconnlistener_get_base(l->l_lev), resume_cb, l)) ==
+        NULL) {
         snprintf(err, errlen, "out of memory");
         free(l);
         return -1;
@@ -142,9 +145,10 @@ guard_listen(struct evhttp *http, const char *addr, char *err, size_t errlen)
     l->l_next = listening;
     listening = l;
     evconnlistener_set_error_cb(l->l_lev, accept_error_cb);
-    if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) == 0)
+    if (getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&ss, &sslen) ==
+        0)
         port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                               : ((struct sockaddr_in *)&ss)->sin_port);
+                                              : ((struct sockaddr_in *)&ss)->sin_port);
     return port;
 }
 

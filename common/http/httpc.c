@@ -51,7 +51,7 @@ struct httpc {
     long h_connect_ms;
     long h_timeout_ms;
     size_t h_body_cap;
-    int h_no_proxy; /* CURLOPT_NOPROXY "*" */
+    int h_no_proxy;       /* CURLOPT_NOPROXY "*" */
     char *h_ca_file;      /* owned; NULL = system trust */
     int h_auth;           /* h_token is set up: send Authorization */
     struct token h_token; /* owned */
@@ -419,7 +419,8 @@ reserve_announced(struct httpc_call *c)
     curl_off_t len = -1;
 
     if (c->c_resp.b_size != 0 ||
-        curl_easy_getinfo(c->c_easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) != CURLE_OK ||
+        curl_easy_getinfo(c->c_easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) !=
+            CURLE_OK ||
         len <= 0 || len > HTTPC_RESERVE_MAX ||
         (c->c_resp.b_cap != 0 && (size_t)len > c->c_resp.b_cap))
         return;

@@ -13,10 +13,11 @@ struct httpc;
 #define HTTPC_TIMEOUT_MS 10000L           /* default total timeout */
 #define HTTPC_BODY_CAP (8u * 1024 * 1024) /* default response body cap, bytes */
 #define HTTPC_TOKEN_MAX_AGE_MS 60000L     /* bound tokens rotate: re-read after this */
-#define HTTPC_MAX_IDLE_CONNS 16L /* curl's connection cache per client (CURLMOPT_MAXCONNECTS):
-                                    idle keep-alive connections kept; matches the default
-                                    MAX_CONCURRENT_DECISIONS, each decision asking one
-                                    server at a time */
+#define HTTPC_MAX_IDLE_CONNS                                                             \
+    16L /* curl's connection cache per client (CURLMOPT_MAXCONNECTS):                    \
+           idle keep-alive connections kept; matches the default                         \
+           MAX_CONCURRENT_DECISIONS, each decision asking one                            \
+           server at a time */
 
 /* Settings of one client; every field may be 0/NULL for its default. */
 struct httpc_opts {

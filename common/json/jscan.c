@@ -727,7 +727,8 @@ js_strdup_pool(const struct js_str *v, struct strpool *pool, int *has_nul)
 }
 
 int
-js_pool_string(struct js_scan *s, struct strpool *pool, unsigned flags, char **dst, int *oom)
+js_pool_string(struct js_scan *s, struct strpool *pool, unsigned flags, char **dst,
+               int *oom)
 {
     struct js_str v;
     int nul = 0;

@@ -1,4 +1,5 @@
-/* json_str.c -- a string written as JSON text, byte for byte as jansson's json_dumps writes it */
+/* json_str.c -- a string written as JSON text, byte for byte as jansson's json_dumps
+ * writes it */
 #include "json_str.h"
 
 #include <stdint.h>
@@ -35,13 +36,27 @@ json_str_escape(char *o, const char *s, size_t n)
         }
         *o++ = '\\';
         switch (ch) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '\b': *o++ = 'b'; break;
-        case '\f': *o++ = 'f'; break;
-        case '\n': *o++ = 'n'; break;
-        case '\r': *o++ = 'r'; break;
-        case '\t': *o++ = 't'; break;
+        case '"':
+            *o++ = '"';
+            break;
+        case '\\':
+            *o++ = '\\';
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
         default:
             *o++ = 'u';
             *o++ = '0';

@@ -1,4 +1,5 @@
-/* json_str.h -- a string written as JSON text, byte for byte as jansson's json_dumps writes it */
+/* json_str.h -- a string written as JSON text, byte for byte as jansson's json_dumps
+ * writes it */
 #ifndef GVW_JSON_STR_H
 #define GVW_JSON_STR_H
 

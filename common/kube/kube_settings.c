@@ -1,4 +1,5 @@
-/* kube_settings.c -- the settings serve and the exporter share, and the API client's options from them */
+/* kube_settings.c -- the settings serve and the exporter share, and the API client's
+ * options from them */
 #include "kube_settings.h"
 
 #include <string.h>

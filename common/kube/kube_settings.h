@@ -1,4 +1,5 @@
-/* kube_settings.h -- the settings serve and the exporter share (KUBE_*, HTTP_*, LOG_FORMAT, GPUMEM_RESOURCE) */
+/* kube_settings.h -- the settings serve and the exporter share (KUBE_*, HTTP_*,
+ * LOG_FORMAT, GPUMEM_RESOURCE) */
 #ifndef GVW_KUBE_SETTINGS_H
 #define GVW_KUBE_SETTINGS_H
 
@@ -12,11 +13,12 @@ struct kube_opts; /* kubec.h */
 /* The API server and HTTP settings, one member of each program's config
  * struct. Strings are owned by that struct (settings_free()). */
 struct kube_settings {
-    char *ks_api_url;                   /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
-    char *ks_token_file;                /* KUBE_TOKEN_FILE; "" when the default is absent */
-    char *ks_ca_file;                   /* KUBE_CA_FILE; "" when the default is absent */
-    int64_t ks_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT (Prometheus too, in serve) */
-    int64_t ks_http_timeout_ms;         /* HTTP_TIMEOUT (Prometheus too, in serve) */
+    char *ks_api_url;    /* KUBE_API_URL or from KUBERNETES_SERVICE_*; "" = none */
+    char *ks_token_file; /* KUBE_TOKEN_FILE; "" when the default is absent */
+    char *ks_ca_file;    /* KUBE_CA_FILE; "" when the default is absent */
+    int64_t
+        ks_http_connect_timeout_ms; /* HTTP_CONNECT_TIMEOUT (Prometheus too, in serve) */
+    int64_t ks_http_timeout_ms;     /* HTTP_TIMEOUT (Prometheus too, in serve) */
 };
 
 /* LOG_FORMAT's words: index 1 (text) sets the int the row names. */
@@ -29,31 +31,46 @@ extern const char *const kube_settings_log_words[];
  * serve's: the exporter prints only its own rows.
  */
 #define KS_OFF(ks, m) ((ks) + offsetof(struct kube_settings, m))
-#define KUBE_SETTING_API_URL(ks)                                                            \
-    {"KUBE_API_URL", NULL, SK_URL, KS_OFF(ks, ks_api_url), NULL,                           \
-     "API server base (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)", \
-     settings_default_kube_url, "(in-cluster service address)"}
-#define KUBE_SETTING_TOKEN_FILE(ks)                                                         \
-    {"KUBE_TOKEN_FILE", "/var/run/secrets/kubernetes.io/serviceaccount/token", SK_FILE,    \
-     KS_OFF(ks, ks_token_file), NULL, "service-account token, re-read every minute", NULL, \
-     NULL}
-#define KUBE_SETTING_CA_FILE(ks)                                                            \
-    {"KUBE_CA_FILE", "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", SK_FILE,      \
-     KS_OFF(ks, ks_ca_file), NULL, "TLS trust for the API server", NULL, NULL}
-#define KUBE_SETTING_HTTP_CONNECT_TIMEOUT(ks)                                               \
-    {"HTTP_CONNECT_TIMEOUT", "2s", SK_DURATION_MS, KS_OFF(ks, ks_http_connect_timeout_ms),  \
-     NULL, "connect timeout for Prometheus and the API server", NULL, NULL}
-#define KUBE_SETTING_HTTP_TIMEOUT(ks)                                                       \
-    {"HTTP_TIMEOUT", "10s", SK_DURATION_MS, KS_OFF(ks, ks_http_timeout_ms), NULL,          \
-     "total timeout of one request to Prometheus or the API server", NULL, NULL}
+#define KUBE_SETTING_API_URL(ks)                                                                    \
+    {                                                                                               \
+        "KUBE_API_URL", NULL, SK_URL, KS_OFF(ks, ks_api_url), NULL,                                 \
+            "API server base (default: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)", \
+            settings_default_kube_url, "(in-cluster service address)"                               \
+    }
+#define KUBE_SETTING_TOKEN_FILE(ks)                                                      \
+    {                                                                                    \
+        "KUBE_TOKEN_FILE", "/var/run/secrets/kubernetes.io/serviceaccount/token",        \
+            SK_FILE, KS_OFF(ks, ks_token_file), NULL,                                    \
+            "service-account token, re-read every minute", NULL, NULL                    \
+    }
+#define KUBE_SETTING_CA_FILE(ks)                                                         \
+    {                                                                                    \
+        "KUBE_CA_FILE", "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", SK_FILE, \
+            KS_OFF(ks, ks_ca_file), NULL, "TLS trust for the API server", NULL, NULL     \
+    }
+#define KUBE_SETTING_HTTP_CONNECT_TIMEOUT(ks)                                            \
+    {                                                                                    \
+        "HTTP_CONNECT_TIMEOUT", "2s", SK_DURATION_MS,                                    \
+            KS_OFF(ks, ks_http_connect_timeout_ms), NULL,                                \
+            "connect timeout for Prometheus and the API server", NULL, NULL              \
+    }
+#define KUBE_SETTING_HTTP_TIMEOUT(ks)                                                    \
+    {                                                                                    \
+        "HTTP_TIMEOUT", "10s", SK_DURATION_MS, KS_OFF(ks, ks_http_timeout_ms), NULL,     \
+            "total timeout of one request to Prometheus or the API server", NULL, NULL   \
+    }
 /* off: an int, 1 for LOG_FORMAT=text. */
-#define KUBE_SETTING_LOG_FORMAT(off)                                                        \
-    {"LOG_FORMAT", "json", SK_ENUM, (off), kube_settings_log_words,                         \
-     "json (one object a line) or text", NULL, NULL}
+#define KUBE_SETTING_LOG_FORMAT(off)                                                     \
+    {                                                                                    \
+        "LOG_FORMAT", "json", SK_ENUM, (off), kube_settings_log_words,                   \
+            "json (one object a line) or text", NULL, NULL                               \
+    }
 /* off: a char *, the validated domain/name. */
-#define KUBE_SETTING_GPUMEM_RESOURCE(off)                                                   \
-    {"GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, (off), NULL,                 \
-     "the extended resource that carries budgets (domain/name)", NULL, NULL}
+#define KUBE_SETTING_GPUMEM_RESOURCE(off)                                                \
+    {                                                                                    \
+        "GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, (off), NULL,           \
+            "the extended resource that carries budgets (domain/name)", NULL, NULL       \
+    }
 
 /* Fills ko for kubec_new() from ks: strings borrowed from ks, the rest zero
  * (kubec's defaults). */

@@ -1,4 +1,5 @@
-/* duration.c -- "250ms", "90s", "15m", "2h", "7d", "90" (seconds): the one duration parser */
+/* duration.c -- "250ms", "90s", "15m", "2h", "7d", "90" (seconds): the one duration
+ * parser */
 #include "duration.h"
 
 #include <stddef.h>

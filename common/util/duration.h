@@ -1,4 +1,5 @@
-/* duration.h -- "250ms", "90s", "15m", "2h", "7d", "90" (seconds): the one duration parser */
+/* duration.h -- "250ms", "90s", "15m", "2h", "7d", "90" (seconds): the one duration
+ * parser */
 #ifndef GVW_DURATION_H
 #define GVW_DURATION_H
 

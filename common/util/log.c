@@ -23,8 +23,8 @@ log_init(enum log_format format, enum log_level min_level)
 }
 
 #define LINE_MAX_BYTES 16384 /* one record at most */
-#define VALUE_MAX_BYTES 4096  /* of one value; longer ones end in "..." */
-#define LINE_RESERVE 256      /* kept for the punctuation that closes a record */
+#define VALUE_MAX_BYTES 4096 /* of one value; longer ones end in "..." */
+#define LINE_RESERVE 256     /* kept for the punctuation that closes a record */
 
 /* One log line being built; written with a single write(2) so lines from
  * one process never interleave and a line costs one system call. */
@@ -50,11 +50,16 @@ static const char *
 json_escape(unsigned char c, char esc[8])
 {
     switch (c) {
-    case '"': return "\\\"";
-    case '\\': return "\\\\";
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    case '\t': return "\\t";
+    case '"':
+        return "\\\"";
+    case '\\':
+        return "\\\\";
+    case '\n':
+        return "\\n";
+    case '\r':
+        return "\\r";
+    case '\t':
+        return "\\t";
     default:
         if (c >= 0x20)
             return NULL;
@@ -231,15 +236,15 @@ vlog(enum log_level level, const char *fmt, va_list ap, const char *suffix)
     emit(level, msg, NULL);
 }
 
-#define DEFINE_LOGGER(name, level, suffix_expr)                                         \
-    void name(const char *fmt, ...)                                                     \
-    {                                                                                   \
-        int saved = errno;                                                              \
-        va_list ap;                                                                     \
-        va_start(ap, fmt);                                                              \
-        vlog(level, fmt, ap, suffix_expr);                                              \
-        va_end(ap);                                                                     \
-        errno = saved;                                                                  \
+#define DEFINE_LOGGER(name, level, suffix_expr)                                          \
+    void name(const char *fmt, ...)                                                      \
+    {                                                                                    \
+        int saved = errno;                                                               \
+        va_list ap;                                                                      \
+        va_start(ap, fmt);                                                               \
+        vlog(level, fmt, ap, suffix_expr);                                               \
+        va_end(ap);                                                                      \
+        errno = saved;                                                                   \
     }
 
 DEFINE_LOGGER(log_debug, LOG_LEVEL_DEBUG, NULL)

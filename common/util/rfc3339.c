@@ -1,4 +1,5 @@
-/* rfc3339.c -- RFC 3339 times to unix time: the one parser, strict or as people type them */
+/* rfc3339.c -- RFC 3339 times to unix time: the one parser, strict or as people type them
+ */
 #include "rfc3339.h"
 
 #include <stddef.h>
@@ -100,10 +101,11 @@ parse(const char *s, unsigned flags, int64_t *ms, int64_t *year)
         return -1;
     if (fraction(&p, &frac) == -1 || offset(&p, &off) == -1 || *p != '\0')
         return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, (int)mo) || h > 23 || mi > 59 ||
-        sec > 60) /* 60: a leap second */
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, (int)mo) || h > 23 ||
+        mi > 59 || sec > 60) /* 60: a leap second */
         return -1;
-    *ms = (days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off) * 1000 + frac;
+    *ms = (days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off) * 1000 +
+          frac;
     *year = y;
     return 0;
 }

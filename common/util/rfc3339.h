@@ -1,11 +1,14 @@
-/* rfc3339.h -- RFC 3339 times to unix time: the one parser, strict or as people type them */
+/* rfc3339.h -- RFC 3339 times to unix time: the one parser, strict or as people type them
+ */
 #ifndef GVW_RFC3339_H
 #define GVW_RFC3339_H
 
 #include <stdint.h>
 
 /* Flags of rfc3339_parse_ms(). */
-#define RFC3339_SPACE 0x1 /* a space may stand for the 'T' (RFC 3339 section 5.6 NOTE) */
+#define RFC3339_SPACE                                                                    \
+    0x1 /* a space may stand for the 'T' (RFC 3339 section 5.6 NOTE)                     \
+         */
 
 /*
  * "2026-06-02T10:00:00Z", "2026-06-02T12:00:00.5+02:00" (any number of

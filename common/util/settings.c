@@ -230,8 +230,8 @@ readable_file(const char *path)
 
 /* Stores value v (explicit = given by the user, not a default) into cfg. */
 static int
-apply(void *cfg, const struct setting *st, const char *v, int explicit,
-      char *err, size_t errlen)
+apply(void *cfg, const struct setting *st, const char *v, int explicit, char *err,
+      size_t errlen)
 {
     char *base = (char *)cfg + st->s_offset;
     int64_t n;
@@ -249,17 +249,20 @@ apply(void *cfg, const struct setting *st, const char *v, int explicit,
             return seterr(err, errlen, "%s: must not be empty", st->s_name), -1;
         if (st->s_kind == SK_URL && *v != '\0' && !valid_url(v))
             return seterr(err, errlen, "%s: '%s' is not an http:// or https:// URL",
-                          st->s_name, v), -1;
+                          st->s_name, v),
+                   -1;
         if (st->s_kind == SK_ADDR && !valid_addr(v))
             return seterr(err, errlen, "%s: '%s' is not host:port", st->s_name, v), -1;
         if (st->s_kind == SK_RESOURCE && !valid_resource(v))
             return seterr(err, errlen,
                           "%s: '%s' is not a valid extended resource name (domain/name)",
-                          st->s_name, v), -1;
+                          st->s_name, v),
+                   -1;
         if (st->s_kind == SK_FILE && *v != '\0' && readable_file(v) == -1) {
             if (explicit)
                 return seterr(err, errlen, "%s: cannot read '%s': %s", st->s_name, v,
-                              strerror(errno)), -1;
+                              strerror(errno)),
+                       -1;
             v = ""; /* an in-cluster default that is absent outside a cluster */
         }
         free(*(char **)base);
@@ -268,29 +271,33 @@ apply(void *cfg, const struct setting *st, const char *v, int explicit,
         return 0;
     case SK_BOOL:
         if (parse_bool(v, &b) == -1)
-            return seterr(err, errlen, "%s: '%s' is not true or false", st->s_name, v), -1;
+            return seterr(err, errlen, "%s: '%s' is not true or false", st->s_name, v),
+                   -1;
         *(int *)base = b;
         return 0;
     case SK_INT:
         if (parse_int(v, &n) == -1)
             return seterr(err, errlen, "%s: '%s' is not a non-negative integer",
-                          st->s_name, v), -1;
+                          st->s_name, v),
+                   -1;
         *(int64_t *)base = n;
         return 0;
     case SK_DURATION:
     case SK_DURATION_MS:
         if ((st->s_kind == SK_DURATION_MS ? duration_parse_ms(v, &n)
-                                         : duration_parse_s(v, &n)) == -1)
+                                          : duration_parse_s(v, &n)) == -1)
             return seterr(err, errlen,
                           "%s: '%s' is not a duration (a number with ms, s, m, h or d)",
-                          st->s_name, v), -1;
+                          st->s_name, v),
+                   -1;
         *(int64_t *)base = n;
         return 0;
     case SK_ENUM:
         if ((idx = enum_index(st, v)) < 0) {
             enum_list(st, words, sizeof(words));
             return seterr(err, errlen, "%s: '%s' is not one of: %s", st->s_name, v,
-                          words), -1;
+                          words),
+                   -1;
         }
         *(int *)base = idx;
         return 0;
@@ -378,7 +385,6 @@ real_getenv(const char *name)
 {
     return getenv(name);
 }
-
 
 int
 settings_load(const struct setting *tab, size_t n, void *cfg, int argc, char **argv,
@@ -470,8 +476,10 @@ settings_print_help(const struct setting *tab, size_t n, FILE *out)
         const struct setting *st = &tab[k];
         flag_name(st->s_name, flag, sizeof(flag));
         fprintf(out, "  %-22s %-24s default: %s\n  %-22s %s\n", st->s_name, flag,
-                st->s_default == NULL ? (st->s_default_help ? st->s_default_help : "(computed)")
-                : st->s_default[0] == '\0' ? "(empty)" : st->s_default,
+                st->s_default == NULL
+                    ? (st->s_default_help ? st->s_default_help : "(computed)")
+                : st->s_default[0] == '\0' ? "(empty)"
+                                           : st->s_default,
                 "", st->s_help);
     }
 }

@@ -43,8 +43,8 @@ typedef const char *(*settings_getenv_fn)(const char *name);
 typedef int (*settings_default_fn)(settings_getenv_fn env, char **out);
 
 struct setting {
-    const char *s_name;            /* environment name; the flag is derived from it */
-    const char *s_default;         /* NULL = computed by s_compute */
+    const char *s_name;    /* environment name; the flag is derived from it */
+    const char *s_default; /* NULL = computed by s_compute */
     enum setting_kind s_kind;
     size_t s_offset;               /* where in the program's config struct */
     const char *const *s_enum;     /* SK_ENUM: NULL-terminated accepted values */

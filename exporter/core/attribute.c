@@ -1,4 +1,5 @@
-/* attribute.c -- GPU memory per container: NVML's processes joined to their pods (pure) */
+/* attribute.c -- GPU memory per container: NVML's processes joined to their pods (pure)
+ */
 #include "attribute.h"
 
 #include <stdio.h>
@@ -34,7 +35,8 @@ add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pl_pod *
     for (size_t i = 0; i < r->ar_nseries; i++) {
         s = &r->ar_series[i];
         if (s->as_device == dev && s->as_pod == pod->pp_name &&
-            s->as_namespace == pod->pp_namespace && strcmp(s->as_container, container) == 0) {
+            s->as_namespace == pod->pp_namespace &&
+            strcmp(s->as_container, container) == 0) {
             s->as_bytes += bytes;
             return 0;
         }
@@ -57,8 +59,8 @@ add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pl_pod *
 }
 
 static void
-note_unknown(struct attr_result *r, const char *key, int (*is_asked)(const char *, void *),
-             void *arg)
+note_unknown(struct attr_result *r, const char *key,
+             int (*is_asked)(const char *, void *), void *arg)
 {
     if (r->ar_unknown_seen || (is_asked != NULL && is_asked(key, arg)))
         return;
@@ -131,7 +133,8 @@ attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t 
         const struct nvml_device *d = &snap->ns_devices[dv];
         uint64_t attributed = 0;
 
-        out->ar_devices[dv].ad_used = d->nd_total > d->nd_free ? d->nd_total - d->nd_free : 0;
+        out->ar_devices[dv].ad_used =
+            d->nd_total > d->nd_free ? d->nd_total - d->nd_free : 0;
         for (size_t i = 0; i < d->nd_nprocs; i++) {
             const struct attr_pid *ap;
             const struct pl_pod *pod;
@@ -157,8 +160,9 @@ attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t 
             attributed += used;
         }
         out->ar_devices[dv].ad_unattributed =
-            out->ar_devices[dv].ad_used > attributed ? out->ar_devices[dv].ad_used - attributed
-                                                     : 0;
+            out->ar_devices[dv].ad_used > attributed
+                ? out->ar_devices[dv].ad_used - attributed
+                : 0;
     }
     return 0;
 }

@@ -1,4 +1,5 @@
-/* attribute.h -- GPU memory per container: NVML's processes joined to their pods (pure) */
+/* attribute.h -- GPU memory per container: NVML's processes joined to their pods (pure)
+ */
 #ifndef GVW_ATTRIBUTE_H
 #define GVW_ATTRIBUTE_H
 
@@ -12,23 +13,23 @@
 /* What the poll learned about one PID from PROC_ROOT/PID/cgroup. */
 struct attr_pid {
     uint32_t ap_pid;
-    int ap_found;            /* the cgroup file named a pod */
-    struct cgroup_id ap_id;  /* when ap_found */
+    int ap_found;           /* the cgroup file named a pod */
+    struct cgroup_id ap_id; /* when ap_found */
 };
 
 /* One gpu_pod_memory_used_bytes series. Strings borrowed from the inputs. */
 struct attr_series {
-    size_t as_device;          /* index into the snapshot's devices */
+    size_t as_device; /* index into the snapshot's devices */
     const char *as_namespace;
     const char *as_pod;
-    const char *as_container;  /* "" when the container could not be matched */
-    uint64_t as_bytes;         /* its processes summed */
+    const char *as_container; /* "" when the container could not be matched */
+    uint64_t as_bytes;        /* its processes summed */
 };
 
 /* One device's figures. */
 struct attr_device {
-    uint64_t ad_used;          /* total - free (0 if free > total) */
-    uint64_t ad_unattributed;  /* used that no series accounts for */
+    uint64_t ad_used;         /* total - free (0 if free > total) */
+    uint64_t ad_unattributed; /* used that no series accounts for */
 };
 
 struct attr_result {

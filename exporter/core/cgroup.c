@@ -77,8 +77,9 @@ pod_component(const char *c, size_t len, struct cgroup_id *out)
     return 0;
 }
 
-/* A container's cgroup below its pod: "<id>" or "crio-<id>" (cgroupfs), "cri-containerd-<id>.scope",
- * "crio-<id>.scope", "docker-<id>.scope" (systemd). 1 when comp is one. */
+/* A container's cgroup below its pod: "<id>" or "crio-<id>" (cgroupfs),
+ * "cri-containerd-<id>.scope", "crio-<id>.scope", "docker-<id>.scope" (systemd). 1 when
+ * comp is one. */
 static int
 container_component(const char *c, size_t len, struct cgroup_id *out)
 {
@@ -127,21 +128,24 @@ cgroup_parse_line(const char *line, size_t len, struct cgroup_id *out)
         while (q < end && *q != '/')
             q++;
         n = (size_t)(q - p);
-        /* containerd with systemd on v1: "kubepods-...-pod<uid>.slice:cri-containerd:<id>" */
+        /* containerd with systemd on v1:
+         * "kubepods-...-pod<uid>.slice:cri-containerd:<id>" */
         if (n > 0 && !have_pod && (colon = memchr(p, ':', n)) != NULL) {
             const char *last = p + n;
             while (last > colon && last[-1] != ':')
                 last--;
             if (pod_component(p, (size_t)(colon - p), out))
-                return copy_cid(last, (size_t)(p + n - last), out) ? 1
-                                                                    : (out->cg_container_id[0] = '\0', 1);
+                return copy_cid(last, (size_t)(p + n - last), out)
+                           ? 1
+                           : (out->cg_container_id[0] = '\0', 1);
         }
         if (n > 0) {
             if (!have_pod)
                 have_pod = pod_component(p, n, out);
             else
-                return container_component(p, n, out) ? 1
-                                                      : (out->cg_container_id[0] = '\0', 1);
+                return container_component(p, n, out)
+                           ? 1
+                           : (out->cg_container_id[0] = '\0', 1);
         }
         p = q + 1;
     }

@@ -9,20 +9,19 @@
 
 /* What a cgroup path says about a process. */
 struct cgroup_id {
-    char cg_pod_uid[CGROUP_UID_MAX];       /* with dashes, as metadata.uid has it */
-    char cg_container_id[CGROUP_CID_MAX];  /* bare hex ID, no runtime prefix; "" when
-                                              the process sits in the pod's own cgroup */
+    char cg_pod_uid[CGROUP_UID_MAX];      /* with dashes, as metadata.uid has it */
+    char cg_container_id[CGROUP_CID_MAX]; /* bare hex ID, no runtime prefix; "" when
+                                             the process sits in the pod's own cgroup */
 };
 
 /*
  * Parses one line of /proc/PID/cgroup ("HIERARCHY:CONTROLLERS:PATH", len
  * bytes, no newline needed) for the kubelet's layouts: cgroup v1 and v2, the
- * cgroupfs driver (/kubepods/besteffort/pod<uid>/<id> or .../crio-<id>, guaranteed pods with
- * no QoS level) and the systemd driver
- * (kubepods-burstable-pod<uid with _>.slice/cri-containerd-<id>.scope, crio-,
- * docker-, and containerd's "slice:cri-containerd:<id>" form).
- * Returns 1 with *out filled, 0 for a well-formed line that names no pod, -1
- * for a malformed line. Pure: no I/O.
+ * cgroupfs driver (/kubepods/besteffort/pod<uid>/<id> or .../crio-<id>, guaranteed pods
+ * with no QoS level) and the systemd driver (kubepods-burstable-pod<uid with
+ * _>.slice/cri-containerd-<id>.scope, crio-, docker-, and containerd's
+ * "slice:cri-containerd:<id>" form). Returns 1 with *out filled, 0 for a well-formed line
+ * that names no pod, -1 for a malformed line. Pure: no I/O.
  */
 int cgroup_parse_line(const char *line, size_t len, struct cgroup_id *out);
 

@@ -17,8 +17,10 @@ device_family(struct buf *out, const char *name, const char *help,
         return -1;
     for (size_t i = 0; i < snap->ns_count; i++) {
         const struct nvml_device *d = &snap->ns_devices[i];
-        struct expo_label l[4] = {
-            {"node", st->es_node}, {"gpu", gpu}, {"uuid", d->nd_uuid}, {"model", d->nd_model}};
+        struct expo_label l[4] = {{"node", st->es_node},
+                                  {"gpu", gpu},
+                                  {"uuid", d->nd_uuid},
+                                  {"model", d->nd_model}};
         double v = which == 0   ? (double)d->nd_total
                    : which == 1 ? (double)attr->ar_devices[i].ad_used
                    : which == 2 ? (double)d->nd_free
@@ -31,21 +33,22 @@ device_family(struct buf *out, const char *name, const char *help,
 }
 
 static int
-pod_family(struct buf *out, const struct expo_status *st, const struct nvml_snapshot *snap,
-           const struct attr_result *attr)
+pod_family(struct buf *out, const struct expo_status *st,
+           const struct nvml_snapshot *snap, const struct attr_result *attr)
 {
     const char *name = "gpu_pod_memory_used_bytes";
     char gpu[16];
 
     if (expo_header(out, name, "gauge",
-                    "GPU memory used by a container's processes on a GPU, in bytes.") == -1)
+                    "GPU memory used by a container's processes on a GPU, in bytes.") ==
+        -1)
         return -1;
     for (size_t i = 0; i < attr->ar_nseries; i++) {
         const struct attr_series *s = &attr->ar_series[i];
         const struct nvml_device *d = &snap->ns_devices[s->as_device];
-        struct expo_label l[6] = {{"node", st->es_node},         {"namespace", s->as_namespace},
-                                  {"pod", s->as_pod},            {"container", s->as_container},
-                                  {"gpu", gpu},                  {"uuid", d->nd_uuid}};
+        struct expo_label l[6] = {{"node", st->es_node}, {"namespace", s->as_namespace},
+                                  {"pod", s->as_pod},    {"container", s->as_container},
+                                  {"gpu", gpu},          {"uuid", d->nd_uuid}};
         snprintf(gpu, sizeof(gpu), "%u", d->nd_index);
         if (expo_sample(out, name, l, 6, (double)s->as_bytes) == -1)
             return -1;
@@ -59,7 +62,8 @@ static int
 seen_before(const struct pl_pods *pods, size_t i)
 {
     for (size_t j = 0; j < i; j++)
-        if (pods->pl_items[j].pp_budget == PL_BUDGET_OK && !pods->pl_items[j].pp_finished &&
+        if (pods->pl_items[j].pp_budget == PL_BUDGET_OK &&
+            !pods->pl_items[j].pp_finished &&
             strcmp(pods->pl_items[j].pp_namespace, pods->pl_items[i].pp_namespace) == 0 &&
             strcmp(pods->pl_items[j].pp_name, pods->pl_items[i].pp_name) == 0)
             return 1;
@@ -89,26 +93,30 @@ budget_family(struct buf *out, const struct expo_status *st, const struct pl_pod
 }
 
 int
-expo_render(struct buf *out, const struct expo_status *st, const struct nvml_snapshot *snap,
-            const struct attr_result *attr, const struct pl_pods *pods)
+expo_render(struct buf *out, const struct expo_status *st,
+            const struct nvml_snapshot *snap, const struct attr_result *attr,
+            const struct pl_pods *pods)
 {
     struct expo_label version = {"version", GVW_VERSION};
 
     if (st->es_up && snap != NULL && attr != NULL &&
         (pod_family(out, st, snap, attr) == -1 || budget_family(out, st, pods) == -1 ||
          device_family(out, "gpu_memory_total_bytes",
-                       "GPU framebuffer memory as NVML reports it, in bytes.", st, snap, attr,
-                       0) == -1 ||
-         device_family(out, "gpu_memory_used_bytes",
-                       "GPU memory in use (total - free, driver-reserved memory included), "
-                       "in bytes.",
-                       st, snap, attr, 1) == -1 ||
-         device_family(out, "gpu_memory_free_bytes", "Free GPU memory as NVML reports it, in bytes.",
-                       st, snap, attr, 2) == -1 ||
-         device_family(out, "gpu_memory_unattributed_bytes",
-                       "GPU memory in use that no pod accounts for (driver, host processes, "
-                       "processes whose pod is unknown), in bytes.",
-                       st, snap, attr, 3) == -1))
+                       "GPU framebuffer memory as NVML reports it, in bytes.", st, snap,
+                       attr, 0) == -1 ||
+         device_family(
+             out, "gpu_memory_used_bytes",
+             "GPU memory in use (total - free, driver-reserved memory included), "
+             "in bytes.",
+             st, snap, attr, 1) == -1 ||
+         device_family(out, "gpu_memory_free_bytes",
+                       "Free GPU memory as NVML reports it, in bytes.", st, snap, attr,
+                       2) == -1 ||
+         device_family(
+             out, "gpu_memory_unattributed_bytes",
+             "GPU memory in use that no pod accounts for (driver, host processes, "
+             "processes whose pod is unknown), in bytes.",
+             st, snap, attr, 3) == -1))
         return -1;
     if (expo_header(out, "gpu_vram_exporter_up", "gauge",
                     "1 when the last poll read NVML, else 0.") == -1 ||

@@ -9,12 +9,12 @@
 
 /* What the exporter says about itself. */
 struct expo_status {
-    const char *es_node;           /* borrowed: NODE_NAME */
-    int es_up;                     /* the last poll read NVML */
-    double es_last_poll;           /* unix seconds of the last poll that read NVML; 0 =
-                                      never (the series is then left out) */
-    double es_poll_duration;       /* seconds the last poll took */
-    uint64_t es_budget_errors;     /* pods whose budget was unreadable, each once */
+    const char *es_node;       /* borrowed: NODE_NAME */
+    int es_up;                 /* the last poll read NVML */
+    double es_last_poll;       /* unix seconds of the last poll that read NVML; 0 =
+                                  never (the series is then left out) */
+    double es_poll_duration;   /* seconds the last poll took */
+    uint64_t es_budget_errors; /* pods whose budget was unreadable, each once */
 };
 
 /*

@@ -100,11 +100,11 @@ nvml_open(const char *path, char *err, size_t errlen)
         goto fail;
     }
     /* POSIX dlsym returns void *; a function pointer converts from it. */
-#define SYM(field, name)                                                              \
-    do {                                                                              \
-        *(void **)(&n->field) = dlsym(n->n_lib, name);                                \
-        if (n->field == NULL && missing == NULL)                                      \
-            missing = name;                                                           \
+#define SYM(field, name)                                                                 \
+    do {                                                                                 \
+        *(void **)(&n->field) = dlsym(n->n_lib, name);                                   \
+        if (n->field == NULL && missing == NULL)                                         \
+            missing = name;                                                              \
     } while (0)
     SYM(n_init, "nvmlInit_v2");
     SYM(n_shutdown, "nvmlShutdown");
@@ -181,7 +181,8 @@ read_procs(struct nvml *n, procs_fn fn, const char *what, nvmlDevice_t dev,
          attempt++) {
         unsigned char *bigger;
         if (count > MAX_PROCS) {
-            snprintf(err, errlen, "%s: GPU %u lists %u processes", what, d->nd_index, count);
+            snprintf(err, errlen, "%s: GPU %u lists %u processes", what, d->nd_index,
+                     count);
             goto fail;
         }
         count += 8; /* room for processes that start meanwhile */
@@ -270,7 +271,8 @@ nvml_read(struct nvml *n, struct nvml_snapshot *out, char *err, size_t errlen)
         snprintf(err, errlen, "nvmlDeviceGetCount_v2: %u GPUs is not believable", count);
         return -1;
     }
-    if (count > 0 && (out->ns_devices = calloc(count, sizeof(*out->ns_devices))) == NULL) {
+    if (count > 0 &&
+        (out->ns_devices = calloc(count, sizeof(*out->ns_devices))) == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

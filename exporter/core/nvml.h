@@ -1,4 +1,5 @@
-/* nvml.h -- NVIDIA's management library, loaded with dlopen: devices, memory, processes */
+/* nvml.h -- NVIDIA's management library, loaded with dlopen: devices, memory, processes
+ */
 #ifndef GVW_NVML_H
 #define GVW_NVML_H
 
@@ -12,8 +13,8 @@ struct nvml;
 /* One process on a GPU as NVML lists it. */
 struct nvml_proc {
     uint32_t np_pid;
-    uint64_t np_used;  /* bytes; meaningful only when np_known */
-    int np_known;      /* 0 when NVML reports NVML_VALUE_NOT_AVAILABLE */
+    uint64_t np_used; /* bytes; meaningful only when np_known */
+    int np_known;     /* 0 when NVML reports NVML_VALUE_NOT_AVAILABLE */
 };
 
 /* One GPU. */
@@ -21,8 +22,8 @@ struct nvml_device {
     unsigned nd_index;
     char nd_uuid[NVML_TEXT_MAX];
     char nd_model[NVML_TEXT_MAX];
-    uint64_t nd_total;        /* bytes, as NVML reports */
-    uint64_t nd_free;         /* bytes, as NVML reports */
+    uint64_t nd_total;          /* bytes, as NVML reports */
+    uint64_t nd_free;           /* bytes, as NVML reports */
     struct nvml_proc *nd_procs; /* owned: compute then graphics list, as listed */
     size_t nd_nprocs;
 };

@@ -1,4 +1,5 @@
-/* podlist.c -- the pods of one node as the exporter needs them: UID, names, container IDs, budgets
+/* podlist.c -- the pods of one node as the exporter needs them: UID, names, container
+ * IDs, budgets
  *
  * One pass with the jscan pull reader; every byte is still checked. A body
  * whose shape is wrong is refused whole: a half-read list could label a
@@ -121,7 +122,8 @@ read_metadata(struct walk *w, struct pl_pod *p)
                 return -1;
         } else if (js_str_eq(&key, "namespace")) {
             if (js_once(&w->w_s, &seen, 2, "namespace") == -1 ||
-                read_string(w, &p->pp_namespace, "metadata.namespace is not a string") == -1)
+                read_string(w, &p->pp_namespace, "metadata.namespace is not a string") ==
+                    -1)
                 return -1;
         } else if (js_str_eq(&key, "name")) {
             if (js_once(&w->w_s, &seen, 4, "name") == -1 ||
@@ -235,7 +237,8 @@ read_pod_status(struct walk *w, struct pl_pod *p)
                 free(phase);
                 return -1;
             }
-            p->pp_finished = strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+            p->pp_finished =
+                strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
             free(phase);
         } else if (js_str_eq(&key, "ephemeralContainerStatuses")) {
             /* kubectl debug: a container like the others, GPU and all */
@@ -288,7 +291,8 @@ read_items(struct walk *w, struct pl_pods *out)
     if (shape(&w->w_s, JS_ARRAY, "items is not an array") == -1)
         return -1;
     while ((rc = js_array_next(&w->w_s)) == 1) {
-        struct pl_pod *grown = realloc(out->pl_items, (out->pl_count + 1) * sizeof(*grown));
+        struct pl_pod *grown =
+            realloc(out->pl_items, (out->pl_count + 1) * sizeof(*grown));
         if (grown == NULL) {
             w->w_oom = 1;
             return js_fail(&w->w_s, "out of memory");
@@ -333,8 +337,8 @@ read_budgets(const char *body, size_t len, const char *resource, struct pl_pods 
             dst->pp_budget_mib = src->p_budget_mib;
         } else if (src->p_budget_state == BUDGET_BAD) {
             dst->pp_budget = PL_BUDGET_BAD;
-            if ((dst->pp_budget_error = strdup(src->p_budget_error ? src->p_budget_error
-                                                                   : "unreadable")) == NULL) {
+            if ((dst->pp_budget_error = strdup(
+                     src->p_budget_error ? src->p_budget_error : "unreadable")) == NULL) {
                 pod_list_free(&pods);
                 return -1;
             }
@@ -372,7 +376,8 @@ podlist_parse(const char *body, size_t len, const char *resource, struct pl_pods
         js_fail(&w.w_s, "not a PodList: no items array");
         goto fail;
     }
-    if (resource != NULL && resource[0] != '\0' && read_budgets(body, len, resource, out) == -1) {
+    if (resource != NULL && resource[0] != '\0' &&
+        read_budgets(body, len, resource, out) == -1) {
         w.w_oom = 1;
         goto fail;
     }

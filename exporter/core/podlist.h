@@ -1,4 +1,5 @@
-/* podlist.h -- the pods of one node as the exporter needs them: UID, names, container IDs, budgets */
+/* podlist.h -- the pods of one node as the exporter needs them: UID, names, container
+ * IDs, budgets */
 #ifndef GVW_PODLIST_H
 #define GVW_PODLIST_H
 
@@ -18,9 +19,9 @@ enum pl_budget {
 };
 
 struct pl_pod {
-    char *pp_uid;       /* owned: metadata.uid */
-    char *pp_namespace; /* owned */
-    char *pp_name;      /* owned */
+    char *pp_uid;                       /* owned: metadata.uid */
+    char *pp_namespace;                 /* owned */
+    char *pp_name;                      /* owned */
     struct pl_container *pp_containers; /* owned: containers, init and ephemeral ones
                                            that have a containerID */
     size_t pp_ncontainers;
@@ -28,8 +29,8 @@ struct pl_pod {
                             kubernetes.io/config.mirror), the one its cgroups name */
     int pp_finished;     /* status.phase Succeeded or Failed: it holds no seat */
     enum pl_budget pp_budget;
-    int64_t pp_budget_mib;  /* when PL_BUDGET_OK */
-    char *pp_budget_error;  /* owned, when PL_BUDGET_BAD */
+    int64_t pp_budget_mib; /* when PL_BUDGET_OK */
+    char *pp_budget_error; /* owned, when PL_BUDGET_BAD */
 };
 
 struct pl_pods {

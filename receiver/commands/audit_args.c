@@ -172,10 +172,14 @@ static const struct {
     const char *o_name;
     unsigned o_bit;
 } options[] = {
-    {"db", OPT_DB},         {"since", OPT_SINCE},
-    {"node", OPT_NODE},     {"namespace", OPT_NAMESPACE},
-    {"result", OPT_RESULT}, {"limit", OPT_LIMIT},
-    {"format", OPT_FORMAT}, {"gpu", OPT_GPU},
+    {"db", OPT_DB},
+    {"since", OPT_SINCE},
+    {"node", OPT_NODE},
+    {"namespace", OPT_NAMESPACE},
+    {"result", OPT_RESULT},
+    {"limit", OPT_LIMIT},
+    {"format", OPT_FORMAT},
+    {"gpu", OPT_GPU},
     /* The AUDIT_DB setting's own flag (SPEC: a setting's flag is its name in
      * lower case with dashes), the same as --db. */
     {"audit-db", OPT_DB},
@@ -238,7 +242,7 @@ check_applicable(const struct parse *p)
         const char *c_name;
     } filters[] = {
         {OPT_SINCE, "--since"},   {OPT_NODE, "--node"},   {OPT_NAMESPACE, "--namespace"},
-        {OPT_RESULT, "--result"}, {OPT_LIMIT, "--limit"},     {OPT_GPU, "--gpu"},
+        {OPT_RESULT, "--result"}, {OPT_LIMIT, "--limit"}, {OPT_GPU, "--gpu"},
     };
     unsigned refused = 0;
     const char *cmd = p->p_a.aa_cmd == AUDIT_SHOW ? "show" : "alerts";

@@ -19,9 +19,9 @@ struct check;
 
 /* One node's look; kept until everything is printed. */
 struct look {
-    struct check *l_check;  /* borrowed: the run it belongs to */
-    char *l_node;           /* owned */
-    struct gather *l_g;     /* owned */
+    struct check *l_check; /* borrowed: the run it belongs to */
+    char *l_node;          /* owned */
+    struct gather *l_g;    /* owned */
     struct verdict l_v;
     struct verdict *l_gpus; /* owned; GPU scope: one decision per GPU, else NULL */
     size_t l_gpu_count;
@@ -33,7 +33,7 @@ struct check {
     struct event_base *c_base;
     struct prom *c_prom;
     struct kube *c_kube;
-    struct look *c_looks;   /* owned array */
+    struct look *c_looks; /* owned array */
     size_t c_count;
     size_t c_pending;
     int c_failed;
@@ -215,8 +215,9 @@ check_main(const struct config *cfg, const char *node, int json)
             goto done;
         start_look(&c, 0);
     } else if (c.c_kube == NULL) {
-        if (add_no_node(&c, "no --node given and no Kubernetes API server is configured "
-                            "(set KUBE_API_URL)",
+        if (add_no_node(&c,
+                        "no --node given and no Kubernetes API server is configured "
+                        "(set KUBE_API_URL)",
                         NULL) == -1)
             goto done;
     } else if (kube_list_nodes(c.c_kube, cfg->c_gpu_node_selector, nodes_cb, &c) == -1) {

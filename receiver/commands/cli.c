@@ -1,4 +1,5 @@
-/* cli.c -- the receiver's subcommands (serve, check, advertise) as the binary runs them */
+/* cli.c -- the receiver's subcommands (serve, check, advertise) as the binary runs them
+ */
 #include "cli.h"
 
 #include <stdio.h>
@@ -52,7 +53,8 @@ receiver_cmd_serve(int argc, char **argv)
         return 2;
     }
     if (nrest > 0) {
-        fprintf(stderr, "gpu-vram-watchdog: serve: unknown argument '%s'\n", argv[rest[0]]);
+        fprintf(stderr, "gpu-vram-watchdog: serve: unknown argument '%s'\n",
+                argv[rest[0]]);
         free(rest);
         config_free(&cfg);
         return 2;
@@ -63,7 +65,8 @@ receiver_cmd_serve(int argc, char **argv)
     return rc;
 }
 
-/* `check|budgets [--node N] [--format table|json]`: both look, print, and act on nothing. */
+/* `check|budgets [--node N] [--format table|json]`: both look, print, and act on nothing.
+ */
 static int
 cmd_node_format(int argc, char **argv, const char *name,
                 int (*run)(const struct config *, const char *, int))
@@ -90,12 +93,15 @@ cmd_node_format(int argc, char **argv, const char *name,
         } else if (strcmp(arg, "--node") == 0 && val != NULL) {
             node = val;
             i++;
-        } else if (strncmp(arg, "--format=", 9) == 0 || (strcmp(arg, "--format") == 0 && val)) {
+        } else if (strncmp(arg, "--format=", 9) == 0 ||
+                   (strcmp(arg, "--format") == 0 && val)) {
             const char *f = arg[8] == '=' ? arg + 9 : val;
             if (arg[8] != '=')
                 i++;
             if (strcmp(f, "json") != 0 && strcmp(f, "table") != 0) {
-                fprintf(stderr, "gpu-vram-watchdog: %s: --format: '%s' is not table or json\n", name, f);
+                fprintf(stderr,
+                        "gpu-vram-watchdog: %s: --format: '%s' is not table or json\n",
+                        name, f);
                 goto done;
             }
             json = strcmp(f, "json") == 0;
@@ -140,7 +146,8 @@ advertised(int ok, const char *summary, void *arg)
     struct advertise_run *run = arg;
 
     run->ar_ok = ok;
-    fprintf(ok ? stdout : stderr, "%s%s\n", ok ? "" : "gpu-vram-watchdog: advertise: ", summary);
+    fprintf(ok ? stdout : stderr, "%s%s\n",
+            ok ? "" : "gpu-vram-watchdog: advertise: ", summary);
     event_base_loopbreak(run->ar_base);
 }
 
@@ -172,7 +179,8 @@ receiver_cmd_advertise(int argc, char **argv)
     rc = 1;
     if ((run.ar_base = event_base_new()) == NULL ||
         clients_new(run.ar_base, &cfg, &prom, &kube, err, sizeof(err)) == -1) {
-        fprintf(stderr, "gpu-vram-watchdog: advertise: %s\n", run.ar_base ? err : "no event loop");
+        fprintf(stderr, "gpu-vram-watchdog: advertise: %s\n",
+                run.ar_base ? err : "no event loop");
         goto done;
     }
     if (kube == NULL) {

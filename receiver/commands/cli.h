@@ -1,4 +1,5 @@
-/* cli.h -- the receiver's subcommands (serve, check, advertise, budgets) as the binary runs them */
+/* cli.h -- the receiver's subcommands (serve, check, advertise, budgets) as the binary
+ * runs them */
 #ifndef GVW_CLI_H
 #define GVW_CLI_H
 

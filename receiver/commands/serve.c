@@ -27,20 +27,20 @@
 #define SHUTDOWN_GRACE_S 5
 
 struct daemon {
-    const struct config *d_cfg;   /* borrowed */
-    struct event_base *d_base;    /* owned */
-    struct httpd *d_httpd;        /* owned */
-    struct store *d_store;        /* owned; NULL until it opens */
-    struct prom *d_prom;          /* owned */
-    struct kube *d_kube;          /* owned; NULL without an API server */
-    struct remedy *d_remedy;      /* owned */
-    struct page *d_page;          /* owned: GET / */
-    struct capacity *d_capacity;  /* owned; NULL without an API server */
-    struct event *d_store_retry;  /* owned */
-    struct event *d_store_watch;  /* owned */
-    struct event *d_prune_timer;  /* owned */
+    const struct config *d_cfg;         /* borrowed */
+    struct event_base *d_base;          /* owned */
+    struct httpd *d_httpd;              /* owned */
+    struct store *d_store;              /* owned; NULL until it opens */
+    struct prom *d_prom;                /* owned */
+    struct kube *d_kube;                /* owned; NULL without an API server */
+    struct remedy *d_remedy;            /* owned */
+    struct page *d_page;                /* owned: GET / */
+    struct capacity *d_capacity;        /* owned; NULL without an API server */
+    struct event *d_store_retry;        /* owned */
+    struct event *d_store_watch;        /* owned */
+    struct event *d_prune_timer;        /* owned */
     struct event *d_sigterm, *d_sigint; /* owned */
-    struct event *d_grace;        /* owned: the shutdown deadline */
+    struct event *d_grace;              /* owned: the shutdown deadline */
     int d_stopping;
 };
 
@@ -124,7 +124,8 @@ on_alert(const struct alert *a, int64_t alert_id, void *arg)
 
     snprintf(id, sizeof(id), "%lld", (long long)alert_id);
     log_event(LOG_LEVEL_INFO, "alert recorded", "id", id, "alertname", a->a_alertname,
-              "status", alert_status_name(a), "fingerprint", a->a_fingerprint, (char *)NULL);
+              "status", alert_status_name(a), "fingerprint", a->a_fingerprint,
+              (char *)NULL);
     remedy_on_alert(d->d_remedy, a, alert_id);
 }
 
@@ -188,8 +189,10 @@ stop_now(void *arg)
 static void
 grace_cb(evutil_socket_t fd, short what, void *arg)
 {
-    log_event(LOG_LEVEL_WARN, "shutdown grace over; API calls still in flight are "
-                              "recorded as interrupted", (char *)NULL);
+    log_event(LOG_LEVEL_WARN,
+              "shutdown grace over; API calls still in flight are "
+              "recorded as interrupted",
+              (char *)NULL);
     stop_now(arg);
 }
 
@@ -286,9 +289,8 @@ serve_main(const struct config *cfg)
     struct timeval watch = {STORE_WATCH_S, 0};
     struct httpd_opts ho = {
         .ho_listen_addr = cfg->c_listen_addr,
-        .ho_token_file = cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER
-                             ? cfg->c_webhook_token_file
-                             : NULL,
+        .ho_token_file =
+            cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER ? cfg->c_webhook_token_file : NULL,
         .ho_max_pending = 4096,
         .ho_max_conns = (size_t)cfg->c_http_max_connections,
         .ho_max_held_bytes = (size_t)cfg->c_http_max_pending_mib * 1024 * 1024,

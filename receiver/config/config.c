@@ -16,20 +16,24 @@ static const char *const fallback_words[] = {"none", "largest", NULL};
 #define OFF(m) offsetof(struct config, m)
 
 static const struct setting settings[] = {
-    {"LISTEN_ADDR", "0.0.0.0:9808", SK_ADDR, OFF(c_listen_addr), NULL, "HTTP listener", NULL, NULL},
+    {"LISTEN_ADDR", "0.0.0.0:9808", SK_ADDR, OFF(c_listen_addr), NULL, "HTTP listener",
+     NULL, NULL},
     {"DRY_RUN", "true", SK_BOOL, OFF(c_dry_run), NULL,
      "log and record what it would recycle, touch nothing", NULL, NULL},
     {"FLOOR_MIB", "1536", SK_INT, OFF(c_floor_mib), NULL,
      "act only while actual free VRAM is below this", NULL, NULL},
     {"GPU_TOTAL_MIB", "15360", SK_INT, OFF(c_gpu_total_mib), NULL,
-     "framebuffer of a GPU whose telemetry reports no device total; only then free = total - sum(used)", NULL, NULL},
+     "framebuffer of a GPU whose telemetry reports no device total; only then free = total - sum(used)",
+     NULL, NULL},
     KUBE_SETTING_GPUMEM_RESOURCE(OFF(c_gpumem_resource)),
     {"GPUMEM_CAPACITY_MIB", "auto", SK_NONEMPTY, OFF(c_gpumem_capacity_raw), NULL,
      "what advertise puts on each GPU node: auto (per node, sum over its GPUs of size - "
-     "GPUMEM_RESERVE_MIB) or a number of MiB for every node", NULL, NULL},
+     "GPUMEM_RESERVE_MIB) or a number of MiB for every node",
+     NULL, NULL},
     {"GPUMEM_RESERVE_MIB", "2048", SK_INT, OFF(c_gpumem_reserve_mib), NULL,
      "with GPUMEM_CAPACITY_MIB=auto: MiB per GPU kept out of the seats (>= FLOOR_MIB + "
-     "the driver's reserve)", NULL, NULL},
+     "the driver's reserve)",
+     NULL, NULL},
     {"GPU_NODE_SELECTOR", "nvidia.com/gpu.present=true", SK_NONEMPTY,
      OFF(c_gpu_node_selector), NULL, "label selector for GPU nodes", NULL, NULL},
     {"ADVERTISE_INTERVAL", "1h", SK_DURATION, OFF(c_advertise_interval_s), NULL,
@@ -37,11 +41,12 @@ static const struct setting settings[] = {
     {"PROMETHEUS_URL", "http://prometheus:9090", SK_URL, OFF(c_prometheus_url), NULL,
      "Prometheus HTTP API base", NULL, NULL},
     {"USED_QUERY", "sum by (namespace, pod) (gpu_pod_memory_used_bytes)", SK_NONEMPTY,
-     OFF(c_used_query), NULL, "per-pod used bytes; $node is replaced by the node's name", NULL, NULL},
+     OFF(c_used_query), NULL, "per-pod used bytes; $node is replaced by the node's name",
+     NULL, NULL},
     {"FREE_QUERY", FREE_QUERY_AUTO, SK_STRING, OFF(c_free_query), NULL,
      "auto: the device's own free memory per GPU (gpu_memory_free_bytes); empty: "
-     "GPU_TOTAL_MIB - sum(used); else PromQL giving free MiB for $node (and $gpu)", NULL,
-     NULL},
+     "GPU_TOTAL_MIB - sum(used); else PromQL giving free MiB for $node (and $gpu)",
+     NULL, NULL},
     {"POD_LABEL", "pod", SK_NONEMPTY, OFF(c_pod_label), NULL,
      "result label that names the pod", NULL, NULL},
     {"NAMESPACE_LABEL", "namespace", SK_NONEMPTY, OFF(c_namespace_label), NULL,
@@ -53,8 +58,8 @@ static const struct setting settings[] = {
      "bearer token Alertmanager must send", NULL, NULL},
     {"WEBHOOK_AUTH", "bearer", SK_ENUM, OFF(c_webhook_auth), auth_words,
      "bearer or none; bearer needs WEBHOOK_TOKEN_FILE", NULL, NULL},
-    {"AUDIT_DB", "/var/lib/gpu-vram-watchdog/audit.db", SK_NONEMPTY, OFF(c_audit_db), NULL,
-     "SQLite audit file (created 0600, WAL)", NULL, NULL},
+    {"AUDIT_DB", "/var/lib/gpu-vram-watchdog/audit.db", SK_NONEMPTY, OFF(c_audit_db),
+     NULL, "SQLite audit file (created 0600, WAL)", NULL, NULL},
     {"AUDIT_RETENTION", "90d", SK_DURATION, OFF(c_audit_retention_s), NULL,
      "older rows are pruned daily (0 = keep forever)", NULL, NULL},
     {"TRIGGER_ALERTS", "GPUVRAMLow", SK_LIST, OFF(c_trigger_alerts), NULL,
@@ -70,13 +75,16 @@ static const struct setting settings[] = {
     {"MAX_RECYCLES_PER_HOUR", "6", SK_INT, OFF(c_max_recycles_per_hour), NULL,
      "global brake over a sliding hour (0 = no limit)", NULL, NULL},
     {"PROTECT_ANNOTATION", "gpu-vram-watchdog/protected", SK_STRING,
-     OFF(c_protect_annotation), NULL, "value \"true\" = never a victim (empty: none)", NULL, NULL},
+     OFF(c_protect_annotation), NULL, "value \"true\" = never a victim (empty: none)",
+     NULL, NULL},
     {"EXCLUDE_NAMESPACES", "kube-system", SK_LIST, OFF(c_exclude_namespaces), NULL,
      "comma list of namespaces that are never victims", NULL, NULL},
     {"FALLBACK", "none", SK_ENUM, OFF(c_fallback), fallback_words,
-     "none, or largest: recycle the largest eligible holder when nobody is over budget", NULL, NULL},
+     "none, or largest: recycle the largest eligible holder when nobody is over budget",
+     NULL, NULL},
     {"GPU_LABEL", "uuid", SK_STRING, OFF(c_gpu_label), NULL,
-     "series label naming the GPU; when the used series carry it, decisions are per GPU", NULL, NULL},
+     "series label naming the GPU; when the used series carry it, decisions are per GPU",
+     NULL, NULL},
     {"ALERT_GPU_LABEL", "uuid", SK_STRING, OFF(c_alert_gpu_label), NULL,
      "alert label naming the GPU; absent = every GPU of the node", NULL, NULL},
     {"RELEASE_ANNOTATION", "gpu-vram-watchdog/release", SK_STRING,
@@ -86,11 +94,13 @@ static const struct setting settings[] = {
     {"RELEASE_WAIT", "20s", SK_DURATION_MS, OFF(c_release_wait_ms), NULL,
      "how long a release may take to show as free VRAM (0 = never ask)", NULL, NULL},
     {"EVENTS", "true", SK_BOOL, OFF(c_events), NULL,
-     "write a Kubernetes Event on the victim for every decision that names one", NULL, NULL},
+     "write a Kubernetes Event on the victim for every decision that names one", NULL,
+     NULL},
     {"PREDICT", "false", SK_BOOL, OFF(c_predict), NULL,
      "decide on GPUVRAMExhaustionPredicted (false: it is only recorded)", NULL, NULL},
     {"PREDICT_WINDOW", "2m", SK_DURATION, OFF(c_predict_window_s), NULL,
-     "how far back a pod's growth is measured (least squares over each half)", NULL, NULL},
+     "how far back a pod's growth is measured (least squares over each half)", NULL,
+     NULL},
     {"PREDICT_HORIZON", "2m", SK_DURATION, OFF(c_predict_horizon_s), NULL,
      "act when free VRAM is projected below the floor this far ahead", NULL, NULL},
     {"PREDICT_MIN_GROWTH", "5MiB/s", SK_NONEMPTY, OFF(c_predict_min_growth_raw), NULL,
@@ -105,12 +115,14 @@ static const struct setting settings[] = {
      "serve: connections open at once; beyond, the oldest unfinished request's is dropped",
      NULL, NULL},
     {"HTTP_MAX_PENDING_MIB", "16", SK_INT, OFF(c_http_max_pending_mib), NULL,
-     "serve: MiB held for unfinished requests; beyond, a new request gets 503", NULL, NULL},
+     "serve: MiB held for unfinished requests; beyond, a new request gets 503", NULL,
+     NULL},
     {"HTTP_HEADER_TIMEOUT", "10s", SK_DURATION_MS, OFF(c_http_header_timeout_ms), NULL,
      "serve: a request's headers must be complete this long after its first byte", NULL,
      NULL},
     {"HTTP_BODY_TIMEOUT", "30s", SK_DURATION_MS, OFF(c_http_body_timeout_ms), NULL,
-     "serve: a request's body must be complete this long after its first byte", NULL, NULL},
+     "serve: a request's body must be complete this long after its first byte", NULL,
+     NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -154,7 +166,8 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
         snprintf(err, errlen, "HTTP_BODY_TIMEOUT: must be at least HTTP_HEADER_TIMEOUT");
         goto fail;
     }
-    if (predict_parse_rate(cfg->c_predict_min_growth_raw, &cfg->c_predict_min_growth) == -1) {
+    if (predict_parse_rate(cfg->c_predict_min_growth_raw, &cfg->c_predict_min_growth) ==
+        -1) {
         snprintf(err, errlen,
                  "PREDICT_MIN_GROWTH: '%s' is not a rate (e.g. 5MiB/s, 512KiB/s, 1GiB/s)",
                  cfg->c_predict_min_growth_raw);
@@ -178,7 +191,8 @@ fail:
 int
 config_validate_serve(const struct config *cfg, char *err, size_t errlen)
 {
-    if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER && cfg->c_webhook_token_file[0] == '\0') {
+    if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER &&
+        cfg->c_webhook_token_file[0] == '\0') {
         snprintf(err, errlen,
                  "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
                  "(set a token file, or WEBHOOK_AUTH=none)");

@@ -31,14 +31,15 @@ capsize_parse_setting(const char *s, int *is_auto, int64_t *mib)
 
 /* One GPU's seats, checked: size must be above the reserve. */
 static int
-gpu_seats(int64_t size_mib, int64_t reserve_mib, const char *what, int64_t *seats, char *err,
-          size_t errlen)
+gpu_seats(int64_t size_mib, int64_t reserve_mib, const char *what, int64_t *seats,
+          char *err, size_t errlen)
 {
     if (size_mib <= reserve_mib) {
-        snprintf(err, errlen,
-                 "%s: size %lld MiB is not above GPUMEM_RESERVE_MIB=%lld, so it has no seats "
-                 "to advertise",
-                 what, (long long)size_mib, (long long)reserve_mib);
+        snprintf(
+            err, errlen,
+            "%s: size %lld MiB is not above GPUMEM_RESERVE_MIB=%lld, so it has no seats "
+            "to advertise",
+            what, (long long)size_mib, (long long)reserve_mib);
         return -1;
     }
     *seats = size_mib - reserve_mib;
@@ -81,8 +82,8 @@ capsize_from_series(const struct usage_reading *r, const char *node, int64_t res
         }
         snprintf(what, sizeof(what), "GPU %s", s->us_gpu);
         if (isnan(b) || isinf(b) || b <= 0 || b / MIB > (double)CAPSIZE_MAX_GPU_MIB) {
-            snprintf(err, errlen, "%s: gpu_memory_total_bytes is %g, which no card has", what,
-                     b);
+            snprintf(err, errlen, "%s: gpu_memory_total_bytes is %g, which no card has",
+                     what, b);
             return -1;
         }
         /* The same GPU twice (two scrapes of one exporter): one card, if they agree. */
@@ -93,15 +94,17 @@ capsize_from_series(const struct usage_reading *r, const char *node, int64_t res
                 t->us_gpu == NULL || strcmp(t->us_gpu, s->us_gpu) != 0)
                 continue;
             if (t->us_bytes != b) {
-                snprintf(err, errlen, "%s: two different gpu_memory_total_bytes (%g and %g)",
-                         what, t->us_bytes, b);
+                snprintf(err, errlen,
+                         "%s: two different gpu_memory_total_bytes (%g and %g)", what,
+                         t->us_bytes, b);
                 return -1;
             }
             dup = 1;
         }
         if (dup)
             continue;
-        if (gpu_seats((int64_t)floor(b / MIB), reserve_mib, what, &seats, err, errlen) == -1)
+        if (gpu_seats((int64_t)floor(b / MIB), reserve_mib, what, &seats, err, errlen) ==
+            -1)
             return -1;
         if (add_checked(&sum, seats) == -1) {
             snprintf(err, errlen, "the GPUs' sizes add up to more than any node holds");
@@ -128,8 +131,9 @@ label_int(const char *name, const char *v, int64_t max, int64_t *out, char *err,
             goto bad;
         n = n * 10 + (*p - '0');
         if (n > max) {
-            snprintf(err, errlen, "label %s=\"%.64s\" is beyond any real GPU (at most %lld)",
-                     name, v, (long long)max);
+            snprintf(err, errlen,
+                     "label %s=\"%.64s\" is beyond any real GPU (at most %lld)", name, v,
+                     (long long)max);
             return -1;
         }
     }
@@ -157,7 +161,8 @@ capsize_from_gfd(const char *memory, const char *count, int64_t reserve_mib, int
                  memory ? CAPSIZE_GFD_COUNT : CAPSIZE_GFD_MEMORY);
         return -1;
     }
-    if (label_int(CAPSIZE_GFD_MEMORY, memory, CAPSIZE_MAX_GPU_MIB, &size, err, errlen) == -1 ||
+    if (label_int(CAPSIZE_GFD_MEMORY, memory, CAPSIZE_MAX_GPU_MIB, &size, err, errlen) ==
+            -1 ||
         label_int(CAPSIZE_GFD_COUNT, count, CAPSIZE_MAX_GPUS, &n, err, errlen) == -1 ||
         gpu_seats(size, reserve_mib, "each GPU (" CAPSIZE_GFD_MEMORY ")", &seats, err,
                   errlen) == -1)

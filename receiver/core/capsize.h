@@ -32,8 +32,8 @@ int capsize_parse_setting(const char *s, int *is_auto, int64_t *mib);
  * with two different totals, a size not above reserve_mib, or a sum too large.
  * r may be NULL (no reading: 0). Allocates nothing.
  */
-int capsize_from_series(const struct usage_reading *r, const char *node, int64_t reserve_mib,
-                        int64_t *mib, char *err, size_t errlen);
+int capsize_from_series(const struct usage_reading *r, const char *node,
+                        int64_t reserve_mib, int64_t *mib, char *err, size_t errlen);
 
 /*
  * The same from GPU feature discovery's label values (NULL = label absent):

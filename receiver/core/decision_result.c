@@ -1,4 +1,5 @@
-/* decision_result.c -- the decision results' one name table (no I/O: the core, the store and the rest use it) */
+/* decision_result.c -- the decision results' one name table (no I/O: the core, the store
+ * and the rest use it) */
 #include "decision_result.h"
 
 #include <string.h>

@@ -1,4 +1,5 @@
-/* decision_result.h -- the decision results (SPEC's words), one enum and one name table (no I/O) */
+/* decision_result.h -- the decision results (SPEC's words), one enum and one name table
+ * (no I/O) */
 #ifndef GVW_DECISION_RESULT_H
 #define GVW_DECISION_RESULT_H
 

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 int
 device_promql(const char *gpu_label, char *buf, size_t len)
 {
@@ -88,7 +87,7 @@ put(struct device_gpu *g, int k, double v)
                      &g->dg_unattributed_bytes};
 
     if (k < 0 || k >= (int)(sizeof(val) / sizeof(val[0])))
-        return; /* can't happen: k is one of the DEV_* kinds */
+        return;               /* can't happen: k is one of the DEV_* kinds */
     if (*have[k] && k >= 3) { /* shown or compared only: the largest counts */
         if (v > *val[k] || isnan(*val[k]))
             *val[k] = v;
@@ -163,8 +162,8 @@ int
 device_fresh(const struct device_gpu *g, char *why, size_t whylen)
 {
     if (!g->dg_have_free || !g->dg_have_total) {
-        snprintf(why, whylen, "no %s series", g->dg_have_free ? DEVICE_TOTAL_METRIC
-                                                              : DEVICE_FREE_METRIC);
+        snprintf(why, whylen, "no %s series",
+                 g->dg_have_free ? DEVICE_TOTAL_METRIC : DEVICE_FREE_METRIC);
         return 0;
     }
     if (!g->dg_have_ts || !isfinite(g->dg_ts)) {
@@ -195,13 +194,17 @@ device_impossible(const struct device_gpu *g, char *why, size_t whylen)
         return 1;
     }
     if (!(isfinite(g->dg_total_bytes) && g->dg_total_bytes > 0)) {
-        snprintf(why, whylen, "the device reports a total of %g bytes on GPU %s, which "
-                 "cannot be true", g->dg_total_bytes, gpu);
+        snprintf(why, whylen,
+                 "the device reports a total of %g bytes on GPU %s, which "
+                 "cannot be true",
+                 g->dg_total_bytes, gpu);
         return 1;
     }
     if (!(isfinite(g->dg_free_bytes) && g->dg_free_bytes >= 0)) {
-        snprintf(why, whylen, "the device reports %g bytes free on GPU %s, which cannot "
-                 "be true", g->dg_free_bytes, gpu);
+        snprintf(why, whylen,
+                 "the device reports %g bytes free on GPU %s, which cannot "
+                 "be true",
+                 g->dg_free_bytes, gpu);
         return 1;
     }
     if (g->dg_free_bytes > g->dg_total_bytes) {
@@ -228,7 +231,8 @@ device_figure_for(const struct device_reading *d, const char *gpu,
     if (gpu != NULL) {
         const struct device_gpu *g = device_find(d, gpu);
         if (g == NULL) {
-            snprintf(out->df_why, sizeof(out->df_why), "GPU %s has no device series", gpu);
+            snprintf(out->df_why, sizeof(out->df_why), "GPU %s has no device series",
+                     gpu);
             return;
         }
         if (!device_fresh(g, why, sizeof(why))) {
@@ -254,8 +258,7 @@ device_figure_for(const struct device_reading *d, const char *gpu,
             out->df_impossible = 0;
             return;
         }
-        if (!out->df_impossible &&
-            device_impossible(g, out->df_why, sizeof(out->df_why)))
+        if (!out->df_impossible && device_impossible(g, out->df_why, sizeof(out->df_why)))
             out->df_impossible = 1;
         out->df_free_bytes += g->dg_free_bytes;
         out->df_total_bytes += g->dg_total_bytes;
@@ -264,7 +267,8 @@ device_figure_for(const struct device_reading *d, const char *gpu,
 }
 
 int
-device_total(const void *dev, const char *gpu, double *total_bytes, char *why, size_t whylen)
+device_total(const void *dev, const char *gpu, double *total_bytes, char *why,
+             size_t whylen)
 {
     struct device_figure f;
 

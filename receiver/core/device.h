@@ -1,4 +1,5 @@
-/* device.h -- the device's own free/total per GPU (SPEC "Free VRAM"), judged without I/O */
+/* device.h -- the device's own free/total per GPU (SPEC "Free VRAM"), judged without I/O
+ */
 #ifndef GVW_DEVICE_H
 #define GVW_DEVICE_H
 
@@ -14,24 +15,24 @@
 
 /*
  * The one query FREE_QUERY=auto asks per decision ($node still to replace):
- * the device's free, total and unattributed series (they keep __name__), the sample time of
- * each free series (timestamp(), tagged gvw_ts="device"), and per GPU the
- * newest sample time of the exporter's per-pod series (tagged gvw_ts="used").
- * A device series older than the pod series of its GPU is stale
- * (device_fresh). "or" keeps all three: the tags make the label sets differ.
- * gpu_label ("" = "uuid") must be a PromQL label name. Returns 0, or -1 when
- * it is not one or buf is too small.
+ * the device's free, total and unattributed series (they keep __name__), the sample time
+ * of each free series (timestamp(), tagged gvw_ts="device"), and per GPU the newest
+ * sample time of the exporter's per-pod series (tagged gvw_ts="used"). A device series
+ * older than the pod series of its GPU is stale (device_fresh). "or" keeps all three: the
+ * tags make the label sets differ. gpu_label ("" = "uuid") must be a PromQL label name.
+ * Returns 0, or -1 when it is not one or buf is too small.
  */
 int device_promql(const char *gpu_label, char *buf, size_t len);
 
 /* One GPU as the device query told it. */
 struct device_gpu {
-    const char *dg_gpu;    /* borrowed from the raw reading: the GPU label value ("" if none) */
+    const char
+        *dg_gpu; /* borrowed from the raw reading: the GPU label value ("" if none) */
     int dg_have_free, dg_have_total, dg_have_ts, dg_have_used_ts;
-    int dg_dup;            /* two series of one kind for this GPU: which is right? */
+    int dg_dup; /* two series of one kind for this GPU: which is right? */
     double dg_free_bytes, dg_total_bytes;
-    double dg_ts;          /* the free series' sample time (unix s) */
-    double dg_used_ts;     /* the newest pod series' sample time on this GPU */
+    double dg_ts;      /* the free series' sample time (unix s) */
+    double dg_used_ts; /* the newest pod series' sample time on this GPU */
     int dg_have_unattributed;
     double dg_unattributed_bytes; /* memory no pod accounts for (shown, never judged) */
 };
@@ -65,11 +66,11 @@ int device_impossible(const struct device_gpu *g, char *why, size_t whylen);
 
 /* What one decision (a GPU, or the node: gpu NULL) reads from the device. */
 struct device_figure {
-    int df_have;          /* 1: df_free/df_total are the device's own */
-    int df_impossible;    /* 1: the reading cannot be true; df_why says why */
+    int df_have;       /* 1: df_free/df_total are the device's own */
+    int df_impossible; /* 1: the reading cannot be true; df_why says why */
     double df_free_bytes, df_total_bytes;
-    char df_why[256];     /* when !df_have: why there is no device figure; when
-                             df_impossible: why it cannot be true */
+    char df_why[256]; /* when !df_have: why there is no device figure; when
+                         df_impossible: why it cannot be true */
 };
 
 /* The figure for gpu, or for the node (gpu NULL: every GPU summed; one unusable

@@ -72,10 +72,14 @@ enum decision_result
 policy_outcome_result(enum policy_outcome o)
 {
     switch (o) {
-    case POLICY_SKIPPED_RECOVERED: return RESULT_SKIPPED_RECOVERED;
-    case POLICY_SKIPPED_NO_CANDIDATE: return RESULT_SKIPPED_NO_CANDIDATE;
-    case POLICY_SKIPPED_TELEMETRY: return RESULT_SKIPPED_TELEMETRY;
-    case POLICY_VICTIM: return RESULT_WOULD_RECYCLE;
+    case POLICY_SKIPPED_RECOVERED:
+        return RESULT_SKIPPED_RECOVERED;
+    case POLICY_SKIPPED_NO_CANDIDATE:
+        return RESULT_SKIPPED_NO_CANDIDATE;
+    case POLICY_SKIPPED_TELEMETRY:
+        return RESULT_SKIPPED_TELEMETRY;
+    case POLICY_VICTIM:
+        return RESULT_WOULD_RECYCLE;
     }
     return RESULT_FAILED; /* can't happen */
 }
@@ -419,9 +423,8 @@ reason_fallback(struct policy_result *res, const struct policy_params *pp,
 
     if (in->pi_device == NULL || dev->df_have)
         return;
-    append(res->pr_reason, len, &off,
-           "; free computed as GPU_TOTAL_MIB=%lld - used (%s)", (long long)pp->pp_total_mib,
-           dev->df_why);
+    append(res->pr_reason, len, &off, "; free computed as GPU_TOTAL_MIB=%lld - used (%s)",
+           (long long)pp->pp_total_mib, dev->df_why);
 }
 
 /* "free N MiB", and in GPU scope " on GPU G". */
@@ -447,7 +450,8 @@ reason_victim(struct policy_result *res, const struct policy_params *pp, const c
         append(r, len, &off, "; %s/%s uses %lld MiB", v->pc_namespace, v->pc_name,
                (long long)v->pc_used_mib);
         if (gpu != NULL)
-            append(r, len, &off, " (%lld MiB on this GPU)", (long long)v->pc_gpu_used_mib);
+            append(r, len, &off, " (%lld MiB on this GPU)",
+                   (long long)v->pc_gpu_used_mib);
         append(r, len, &off, " against a budget of %lld MiB (%+lld MiB), ",
                (long long)v->pc_budget_mib, (long long)v->pc_overshoot_mib);
         if (res->pr_ranked_count == 1)
@@ -541,7 +545,8 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
         tot.ut_device = 1;
     }
     if ((in->pi_gpu != NULL
-             ? usage_summarise_gpu_lim(in->pi_usage, in->pi_gpu, &lim, &sum, why, sizeof(why))
+             ? usage_summarise_gpu_lim(in->pi_usage, in->pi_gpu, &lim, &sum, why,
+                                       sizeof(why))
              : usage_summarise_total(in->pi_usage, &tot, &sum, why, sizeof(why))) == -1)
         goto fail;
     if (read_free(pp, in, &dev, &sum, &free_bytes, why, sizeof(why)) == -1)

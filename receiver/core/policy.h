@@ -30,7 +30,8 @@ struct pod {
     int64_t p_started;    /* status.startTime, unix seconds; 0 = unknown */
     enum budget_state p_budget_state;
     int64_t p_budget_mib; /* valid when BUDGET_OK */
-    char *p_budget_error; /* owned; set when BUDGET_BAD, e.g. "container x: limit \"5q\" is not a quantity" */
+    char *p_budget_error; /* owned; set when BUDGET_BAD, e.g. "container x: limit \"5q\"
+                             is not a quantity" */
     char *p_ip;           /* owned; status.podIP, NULL when absent */
     int p_host_network;   /* spec.hostNetwork is true */
     char *p_release;      /* owned; RELEASE_ANNOTATION's raw value, NULL when absent */
@@ -51,23 +52,23 @@ void pod_list_free(struct pod_list *l);
 /* Settings that shape a decision (borrowed strings). */
 struct policy_params {
     int64_t pp_floor_mib;
-    int64_t pp_total_mib;         /* GPU_TOTAL_MIB */
-    int64_t pp_min_runtime_s;     /* MIN_RUNTIME */
-    int pp_fallback_largest;      /* FALLBACK=largest */
+    int64_t pp_total_mib;                     /* GPU_TOTAL_MIB */
+    int64_t pp_min_runtime_s;                 /* MIN_RUNTIME */
+    int pp_fallback_largest;                  /* FALLBACK=largest */
     const char *const *pp_exclude_namespaces; /* EXCLUDE_NAMESPACES */
     size_t pp_exclude_count;
     const char *pp_starving_namespace; /* the alert's namespace label, or NULL */
-    int64_t pp_now;               /* unix seconds, for MIN_RUNTIME */
+    int64_t pp_now;                    /* unix seconds, for MIN_RUNTIME */
 };
 
 /* What the decision saw. */
 struct policy_input {
-    const struct pod_list *pi_pods;        /* borrowed */
-    const struct usage_reading *pi_usage;  /* borrowed */
-    int pi_have_free;        /* FREE_QUERY answered: use pi_free_mib */
-    double pi_free_mib;      /* instead of total - sum(used) */
-    const char *pi_gpu;      /* borrowed; GPU scope: decide for this GPU (a GPU_LABEL
-                                value, see usage_summarise_gpu()); NULL = node scope */
+    const struct pod_list *pi_pods;       /* borrowed */
+    const struct usage_reading *pi_usage; /* borrowed */
+    int pi_have_free;                     /* FREE_QUERY answered: use pi_free_mib */
+    double pi_free_mib;                   /* instead of total - sum(used) */
+    const char *pi_gpu; /* borrowed; GPU scope: decide for this GPU (a GPU_LABEL
+                           value, see usage_summarise_gpu()); NULL = node scope */
     const struct device_reading *pi_device; /* borrowed; FREE_QUERY=auto: the device
                                 query's answer (free and total per GPU), else NULL */
 };
@@ -103,35 +104,37 @@ enum policy_outcome {
  * can take exactly the pods that fail only those.
  */
 struct policy_candidate {
-    const struct pod *pc_pod; /* borrowed from the input; NULL for a pod seen only in usage */
-    char *pc_namespace;       /* owned copy */
-    char *pc_name;            /* owned copy */
-    int64_t pc_used_mib;      /* 0 when the pod has no series */
-    double pc_used_bytes;     /* the exact sum the comparisons and ranking use; in GPU
-                                 scope summed over every GPU */
-    int64_t pc_gpu_used_mib;  /* GPU scope: its use on the GPU decided; else pc_used_mib */
+    const struct pod
+        *pc_pod;          /* borrowed from the input; NULL for a pod seen only in usage */
+    char *pc_namespace;   /* owned copy */
+    char *pc_name;        /* owned copy */
+    int64_t pc_used_mib;  /* 0 when the pod has no series */
+    double pc_used_bytes; /* the exact sum the comparisons and ranking use; in GPU
+                             scope summed over every GPU */
+    int64_t pc_gpu_used_mib; /* GPU scope: its use on the GPU decided; else pc_used_mib */
     double pc_gpu_used_bytes; /* ... exact: what FALLBACK=largest ranks by */
     int pc_has_budget;        /* budget readable and declared */
     int64_t pc_budget_mib;    /* valid when pc_has_budget */
     int64_t pc_overshoot_mib; /* used - budget; valid when pc_has_budget */
     int pc_eligible;
-    const char *pc_why_not;   /* static: "within_budget", "no_budget", "bad_budget",
-                                 "protected", "excluded_namespace", "starving_namespace",
-                                 "too_young", "terminating", "no_controller",
-                                 "mirror_pod", "not_running", "not_on_node"; NULL if eligible */
+    const char
+        *pc_why_not; /* static: "within_budget", "no_budget", "bad_budget",
+                        "protected", "excluded_namespace", "starving_namespace",
+                        "too_young", "terminating", "no_controller",
+                        "mirror_pod", "not_running", "not_on_node"; NULL if eligible */
 };
 
 struct policy_result {
     enum policy_outcome pr_outcome;
-    char pr_reason[512];       /* one human sentence for the audit */
-    int pr_free_known;         /* free could be computed */
-    int64_t pr_free_mib;       /* free VRAM, rounded down */
+    char pr_reason[512];                    /* one human sentence for the audit */
+    int pr_free_known;                      /* free could be computed */
+    int64_t pr_free_mib;                    /* free VRAM, rounded down */
     struct policy_candidate *pr_candidates; /* owned; sorted by rank, eligible first */
     size_t pr_candidate_count;
-    size_t pr_ranked_count;    /* the first pr_ranked_count candidates are victims in
-                                  order of preference (429 moves to the next);
-                                  0 unless pr_outcome is POLICY_VICTIM */
-    int pr_fallback;           /* the victims came from FALLBACK=largest */
+    size_t pr_ranked_count; /* the first pr_ranked_count candidates are victims in
+                               order of preference (429 moves to the next);
+                               0 unless pr_outcome is POLICY_VICTIM */
+    int pr_fallback;        /* the victims came from FALLBACK=largest */
     enum free_source pr_free_source; /* where free came from; set whenever the
                                   reading got as far as choosing (even when it then
                                   proved impossible) */

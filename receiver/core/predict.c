@@ -1,4 +1,5 @@
-/* predict.c -- the predictive trigger's judgement: growth, projection, the victim. No I/O. */
+/* predict.c -- the predictive trigger's judgement: growth, projection, the victim. No
+ * I/O. */
 #include "predict.h"
 
 #include <math.h>
@@ -85,8 +86,7 @@ predict_sustained(double first, double second)
     return first < second ? first : second;
 }
 
-static void
-say(struct predict_outcome *o, size_t *off, const char *fmt, ...)
+static void say(struct predict_outcome *o, size_t *off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -167,12 +167,14 @@ predict_judge(const struct predict_params *pp, double free_mib,
         out->po_slope_pod = cands[best].pc_name;
     }
 
-    say(out, &off, "free %.0f MiB on %s >= floor %.0f MiB; ", floor(free_mib), where, flr);
+    say(out, &off, "free %.0f MiB on %s >= floor %.0f MiB; ", floor(free_mib), where,
+        flr);
     for (k = 0, i = 0; i < n; i++)
         k += known(slopes[i]) != 0;
     if (n > 0 && k == 0) {
-        say(out, &off, "the growth of its pods is unknown (too little history in "
-                       "Prometheus), so nothing is predicted");
+        say(out, &off,
+            "the growth of its pods is unknown (too little history in "
+            "Prometheus), so nothing is predicted");
         return 0;
     }
     if (!(out->po_projected_mib < flr)) {
@@ -188,25 +190,27 @@ predict_judge(const struct predict_params *pp, double free_mib,
         if (eligible == 0)
             say(out, &off, ", but no eligible pod is over its budget");
         else if (best < 0)
-            say(out, &off, ", but the growth of its %zu eligible over-budget pod%s is "
-                           "unknown (too little history)",
+            say(out, &off,
+                ", but the growth of its %zu eligible over-budget pod%s is "
+                "unknown (too little history)",
                 eligible, eligible == 1 ? "" : "s");
         else
             say(out, &off,
                 ", but no over-budget pod is growing >= %g MiB/s (the fastest of %zu, "
                 "%s/%s, %.1f MiB/s; a steady tenant is not a runaway)",
-                pp->pp_min_growth, eligible, cands[best].pc_namespace, cands[best].pc_name,
-                slopes[best]);
+                pp->pp_min_growth, eligible, cands[best].pc_namespace,
+                cands[best].pc_name, slopes[best]);
         return 0;
     }
     out->po_act = 1;
     out->po_ranked = fast;
     i = out->po_order[0];
-    say(out, &off, "; %s/%s uses %lld MiB against a budget of %lld MiB (%+lld MiB) and grows "
-                   "%.1f MiB/s (PREDICT_MIN_GROWTH %g MiB/s), ",
+    say(out, &off,
+        "; %s/%s uses %lld MiB against a budget of %lld MiB (%+lld MiB) and grows "
+        "%.1f MiB/s (PREDICT_MIN_GROWTH %g MiB/s), ",
         cands[i].pc_namespace, cands[i].pc_name, (long long)cands[i].pc_used_mib,
-        (long long)cands[i].pc_budget_mib, (long long)cands[i].pc_overshoot_mib, slopes[i],
-        pp->pp_min_growth);
+        (long long)cands[i].pc_budget_mib, (long long)cands[i].pc_overshoot_mib,
+        slopes[i], pp->pp_min_growth);
     if (fast == 1)
         say(out, &off, "the only over-budget pod growing that fast");
     else

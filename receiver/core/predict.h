@@ -1,4 +1,5 @@
-/* predict.h -- the predictive trigger's judgement (SPEC "Acting before starvation"). No I/O. */
+/* predict.h -- the predictive trigger's judgement (SPEC "Acting before starvation"). No
+ * I/O. */
 #ifndef GVW_PREDICT_H
 #define GVW_PREDICT_H
 
@@ -22,17 +23,17 @@ struct predict_sample {
 
 /*
  * A series' growth, least squares, in MiB/s: over all its samples, and over
- * two consecutive segments, [from_t, split_t) and [split_t, end). A segment with fewer than 2 samples (or no spread
- * in time) has a NaN slope; so does every slope of a series with a sample
- * that cannot be true (negative, NaN or infinite).
+ * two consecutive segments, [from_t, split_t) and [split_t, end). A segment with fewer
+ * than 2 samples (or no spread in time) has a NaN slope; so does every slope of a series
+ * with a sample that cannot be true (negative, NaN or infinite).
  */
 struct predict_trend {
     double pt_all;
     double pt_first;
     double pt_second;
 };
-void predict_trend(const struct predict_sample *s, size_t n, double from_t, double split_t,
-                   struct predict_trend *out);
+void predict_trend(const struct predict_sample *s, size_t n, double from_t,
+                   double split_t, struct predict_trend *out);
 
 /*
  * The sustained growth of a pod from the two segments' slopes summed over
@@ -45,25 +46,25 @@ double predict_sustained(double first, double second);
 
 struct predict_params {
     int64_t pp_floor_mib;
-    double pp_horizon_s;       /* PREDICT_HORIZON */
-    double pp_min_growth;      /* PREDICT_MIN_GROWTH, MiB/s */
+    double pp_horizon_s;  /* PREDICT_HORIZON */
+    double pp_min_growth; /* PREDICT_MIN_GROWTH, MiB/s */
 };
 
 /* The outcome: whom to act on, and the figures the audit records. */
 struct predict_outcome {
-    int po_act;                /* 1: po_order[0..po_ranked) are the victims, in order */
-    size_t *po_order;          /* owned: every candidate index, victims first, then the
-                                  rest in the policy's order */
+    int po_act;       /* 1: po_order[0..po_ranked) are the victims, in order */
+    size_t *po_order; /* owned: every candidate index, victims first, then the
+                         rest in the policy's order */
     size_t po_ranked;
-    double po_growth_mib_s;    /* sum of the positive sustained slopes on the GPU */
-    double po_projected_mib;   /* free at now + horizon */
-    int po_eta_known;          /* 0: the trend never crosses the floor */
-    double po_eta_s;           /* seconds until the projection crosses the floor */
-    int po_slope_known;        /* 0: no over-budget pod has a known slope */
-    double po_slope_mib_s;     /* the victim's (else the fastest eligible pod's) slope */
-    const char *po_slope_pod;  /* borrowed: that pod's "name" (NULL with !slope_known) */
+    double po_growth_mib_s;   /* sum of the positive sustained slopes on the GPU */
+    double po_projected_mib;  /* free at now + horizon */
+    int po_eta_known;         /* 0: the trend never crosses the floor */
+    double po_eta_s;          /* seconds until the projection crosses the floor */
+    int po_slope_known;       /* 0: no over-budget pod has a known slope */
+    double po_slope_mib_s;    /* the victim's (else the fastest eligible pod's) slope */
+    const char *po_slope_pod; /* borrowed: that pod's "name" (NULL with !slope_known) */
     const char *po_slope_ns;
-    char po_reason[512];       /* why nothing is done (po_act 0), or the victim's line */
+    char po_reason[512]; /* why nothing is done (po_act 0), or the victim's line */
 };
 
 /*

@@ -292,7 +292,8 @@ check_totals(const struct usage_summary *s, const struct usage_total *t, char *e
     size_t i;
 
     if (t->ut_device)
-        snprintf(what, sizeof(what), "the GPU's total of %lld MiB (as the device reports it)",
+        snprintf(what, sizeof(what),
+                 "the GPU's total of %lld MiB (as the device reports it)",
                  (long long)usage_bytes_to_mib(t->ut_bytes));
     else
         snprintf(what, sizeof(what), "GPU_TOTAL_MIB=%lld",
@@ -422,13 +423,14 @@ say_bad(const struct usage_series *s, const char *gpu, char *err, size_t errlen)
 {
     if (attributed(s))
         snprintf(err, errlen,
-                 "Prometheus reported %g bytes for %s/%s, which cannot be true", s->us_bytes,
-                 s->us_namespace, s->us_pod);
+                 "Prometheus reported %g bytes for %s/%s, which cannot be true",
+                 s->us_bytes, s->us_namespace, s->us_pod);
     else
-        snprintf(err, errlen,
-                 "Prometheus reported %g bytes on GPU %s for a series without pod labels, "
-                 "which cannot be true",
-                 s->us_bytes, gpu);
+        snprintf(
+            err, errlen,
+            "Prometheus reported %g bytes on GPU %s for a series without pod labels, "
+            "which cannot be true",
+            s->us_bytes, gpu);
 }
 
 /*
@@ -473,7 +475,8 @@ group_gpu(struct usage_series *const *sorted, size_t n, const char *gpu,
     if (npods > 0 && (out->us_pods = calloc(npods, sizeof(*out->us_pods))) == NULL)
         return -1;
     for (i = 0; i < n && attributed(sorted[i]); i = end) {
-        for (end = i + 1; end < n && attributed(sorted[end]) && same_pod(sorted[i], sorted[end]);
+        for (end = i + 1;
+             end < n && attributed(sorted[end]) && same_pod(sorted[i], sorted[end]);
              end++)
             ;
         scan_pod(sorted, i, end, gpu, &has, &g, &all, &bad);
@@ -519,8 +522,10 @@ gpu_total(const struct usage_limits *lim, const char *gpu, struct usage_total *t
     if (lim->ul_device_total == NULL)
         return 0;
     switch (lim->ul_device_total(lim->ul_device, gpu, &total, why, whylen)) {
-    case 0: return 0;
-    case -1: return 1;
+    case 0:
+        return 0;
+    case -1:
+        return 1;
     }
     t->ut_bytes = total;
     t->ut_device = 1;
@@ -546,7 +551,8 @@ gpu_reading_bad(struct usage_series *const *sorted, size_t n, const char *gpu,
     one.us_pods = &pu;
     for (i = 0; i < n && attributed(sorted[i]); i = end) {
         on = 0;
-        for (end = i; end < n && attributed(sorted[end]) && same_pod(sorted[i], sorted[end]);
+        for (end = i;
+             end < n && attributed(sorted[end]) && same_pod(sorted[i], sorted[end]);
              end++) {
             if (!on_gpu(sorted[end], gpu))
                 continue;
@@ -602,10 +608,11 @@ tainted(struct usage_series *const *sorted, size_t n, const char *gpu,
         if (!user)
             continue;
         if (gpu_reading_bad(sorted, n, x->us_gpu, lim, why, sizeof(why))) {
-            snprintf(err, errlen,
-                     "%s/%s also uses GPU %s, whose reading cannot be true (%s): its total "
-                     "is unknowable, so GPU %s is not judged",
-                     x->us_namespace, x->us_pod, x->us_gpu, why, gpu);
+            snprintf(
+                err, errlen,
+                "%s/%s also uses GPU %s, whose reading cannot be true (%s): its total "
+                "is unknowable, so GPU %s is not judged",
+                x->us_namespace, x->us_pod, x->us_gpu, why, gpu);
             return 1;
         }
     }

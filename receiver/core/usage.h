@@ -31,7 +31,7 @@ void usage_reading_free(struct usage_reading *r);
 struct pod_usage {
     const char *pu_namespace; /* borrowed from the reading summarised */
     const char *pu_pod;       /* borrowed from the reading summarised */
-    double pu_bytes;    /* sum of every series of this pod (in GPU scope: on every GPU) */
+    double pu_bytes; /* sum of every series of this pod (in GPU scope: on every GPU) */
     double pu_gpu_bytes; /* GPU scope: its use on the GPU judged; else pu_bytes */
 };
 
@@ -40,7 +40,7 @@ struct pod_usage {
 struct usage_summary {
     struct pod_usage *us_pods; /* owned array, sorted by namespace then pod */
     size_t us_count;
-    double us_total_bytes;     /* sum over every series, attributed or not */
+    double us_total_bytes;        /* sum over every series, attributed or not */
     double us_unattributed_bytes; /* series lacking the pod or namespace label
                                      (host processes): in the total, in no pod */
 };
@@ -48,8 +48,8 @@ struct usage_summary {
 /*
  * Sums r per (namespace, pod) into out. Returns 0 when the reading is
  * plausible. Returns -1 with a sentence in err when it cannot be true: no
- * series at all, any value negative, NaN or infinite, one pod above total_mib, or all pods together
- * above total_mib. On -1 out is left empty. The caller frees out with
+ * series at all, any value negative, NaN or infinite, one pod above total_mib, or all
+ * pods together above total_mib. On -1 out is left empty. The caller frees out with
  * usage_summary_free().
  */
 int usage_summarise(const struct usage_reading *r, int64_t total_mib,
@@ -71,14 +71,14 @@ int usage_summarise_total(const struct usage_reading *r, const struct usage_tota
  * usage arithmetic stays below the device reading built on it): 1 with
  * *total_bytes, 0 when it reports none (GPU_TOTAL_MIB stands), -1 with why set
  * when its reading cannot be true. */
-typedef int (*usage_device_total_fn)(const void *dev, const char *gpu, double *total_bytes,
-                                     char *why, size_t whylen);
+typedef int (*usage_device_total_fn)(const void *dev, const char *gpu,
+                                     double *total_bytes, char *why, size_t whylen);
 
 /* What GPU scope judges each GPU against (SPEC "Free VRAM"). */
 struct usage_limits {
-    int64_t ul_total_mib;                  /* GPU_TOTAL_MIB: where the device gives none */
+    int64_t ul_total_mib; /* GPU_TOTAL_MIB: where the device gives none */
     usage_device_total_fn ul_device_total; /* NULL = no device figures */
-    const void *ul_device;                 /* borrowed: ul_device_total's first argument */
+    const void *ul_device; /* borrowed: ul_device_total's first argument */
 };
 
 /* 1 when any series names a GPU: the node is then judged per GPU (SPEC "GPU

@@ -61,8 +61,9 @@ relist(struct decision *d)
     verdict_set_policy(&d->d_v, &(struct policy_result){0});
     gather_free(d->d_g);
     d->d_gr = NULL;
-    d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
-                              d->d_v.vd_d.sd_gpu, d->d_starving_ns, judge_gathered, d);
+    d->d_g =
+        gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
+                         d->d_v.vd_d.sd_gpu, d->d_starving_ns, judge_gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory while looking again after a 409");
         decision_finish(d, RESULT_FAILED);
@@ -92,7 +93,8 @@ act_cb(struct kube_answer *a, void *arg)
         snprintf(d->d_refusals + used, sizeof(d->d_refusals) - used, "%s%s/%s: %s",
                  used ? "; " : "", c->pc_namespace, c->pc_name,
                  a->ka_error ? a->ka_error : "refused by a PodDisruptionBudget");
-        log_event(LOG_LEVEL_INFO, "eviction refused by a PodDisruptionBudget; next candidate",
+        log_event(LOG_LEVEL_INFO,
+                  "eviction refused by a PodDisruptionBudget; next candidate",
                   "namespace", c->pc_namespace, "pod", c->pc_name, (char *)NULL);
         if (++d->d_next < d->d_gr->gr_policy.pr_ranked_count) {
             act_try(d);
@@ -100,7 +102,7 @@ act_cb(struct kube_answer *a, void *arg)
         }
         verdict_set_victim(&d->d_v, ranked(d, 0), action_name(d->d_r->r_cfg));
         verdict_reason_append(&d->d_v, "every candidate was refused by a "
-                                        "PodDisruptionBudget; nothing was recycled");
+                                       "PodDisruptionBudget; nothing was recycled");
         verdict_error(&d->d_v, "%s", d->d_refusals);
         decision_finish(d, RESULT_BLOCKED);
         return;
@@ -117,9 +119,10 @@ act_cb(struct kube_answer *a, void *arg)
         }
         verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
         decision_note_refusals(d);
-        verdict_error(&d->d_v, "%s", a->ka_error ? a->ka_error : "the API server refused");
-        verdict_reason_append(&d->d_v, "the %s of %s/%s failed", action_name(d->d_r->r_cfg),
-                              c->pc_namespace, c->pc_name);
+        verdict_error(&d->d_v, "%s",
+                      a->ka_error ? a->ka_error : "the API server refused");
+        verdict_reason_append(&d->d_v, "the %s of %s/%s failed",
+                              action_name(d->d_r->r_cfg), c->pc_namespace, c->pc_name);
         decision_finish(d, RESULT_FAILED);
         return;
     }
@@ -145,7 +148,8 @@ act_try(struct decision *d)
         rc = kube_evict(r->r_kube, c->pc_namespace, c->pc_name, uid, 0, act_cb, d);
     if (rc == -1) {
         verdict_set_victim(&d->d_v, c, action_name(r->r_cfg));
-        verdict_error(&d->d_v, "the %s request could not be started", action_name(r->r_cfg));
+        verdict_error(&d->d_v, "the %s request could not be started",
+                      action_name(r->r_cfg));
         decision_finish(d, RESULT_FAILED);
     }
 }
@@ -165,7 +169,8 @@ probe_cb(struct kube_answer *a, void *arg)
     }
     switch (a->ka_class) {
     case KUBE_OK:
-        verdict_reason_append(&d->d_v, "a dry-run %s was accepted by the API server", what);
+        verdict_reason_append(&d->d_v, "a dry-run %s was accepted by the API server",
+                              what);
         break;
     case KUBE_PDB_REFUSED:
         verdict_reason_append(&d->d_v,
@@ -207,10 +212,12 @@ release_done(const struct release_outcome *o, void *arg)
         decision_finish(d, RESULT_RELEASED);
         return;
     }
-    verdict_reason_append(&d->d_v, "asked to release first, but the release did not free "
-                                    "enough: %s",
+    verdict_reason_append(&d->d_v,
+                          "asked to release first, but the release did not free "
+                          "enough: %s",
                           o->ro_why);
-    if (brakes_rate_limited(r, d, clock_mono_s())) { /* the hour filled up while it waited */
+    if (brakes_rate_limited(r, d,
+                            clock_mono_s())) { /* the hour filled up while it waited */
         verdict_reason_append(&d->d_v,
                               "MAX_RECYCLES_PER_HOUR=%lld reached meanwhile; not acting",
                               (long long)r->r_cfg->c_max_recycles_per_hour);
@@ -244,33 +251,37 @@ release_begin(struct decision *d, const struct policy_candidate *c)
         return 0;
     d->d_release_asked = 1;
     if (release_annotation_parse(p->p_release, &t, err, sizeof(err)) == -1) {
-        verdict_reason_append(&d->d_v, "%s on %s/%s is not PORT/PATH (%s), so it was not "
-                                       "asked to release",
-                              cfg->c_release_annotation, c->pc_namespace, c->pc_name, err);
+        verdict_reason_append(&d->d_v,
+                              "%s on %s/%s is not PORT/PATH (%s), so it was not "
+                              "asked to release",
+                              cfg->c_release_annotation, c->pc_namespace, c->pc_name,
+                              err);
         return 0;
     }
     if (p->p_host_network) {
-        verdict_reason_append(&d->d_v, "%s/%s runs on the host network, so it was not asked "
-                                       "to release",
+        verdict_reason_append(&d->d_v,
+                              "%s/%s runs on the host network, so it was not asked "
+                              "to release",
                               c->pc_namespace, c->pc_name);
         return 0;
     }
     if (release_url(p->p_ip, &t, d->d_release_url, sizeof(d->d_release_url), err,
                     sizeof(err)) == -1) {
-        verdict_reason_append(&d->d_v, "%s/%s was not asked to release: %s", c->pc_namespace,
-                              c->pc_name, err);
+        verdict_reason_append(&d->d_v, "%s/%s was not asked to release: %s",
+                              c->pc_namespace, c->pc_name, err);
         return 0;
     }
     d->d_rel.sr_url = d->d_release_url;
     d->d_v.vd_d.sd_release = &d->d_rel;
     if (cfg->c_dry_run) {
-        verdict_reason_append(&d->d_v, "DRY_RUN: would first ask %s/%s to release (POST %s)",
+        verdict_reason_append(&d->d_v,
+                              "DRY_RUN: would first ask %s/%s to release (POST %s)",
                               c->pc_namespace, c->pc_name, d->d_release_url);
         return 0;
     }
     d->d_release = release_start(r->r_base, cfg, r->r_release_client, r->r_prom,
-                                 d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu, d->d_release_url,
-                                 d->d_gr->gr_policy.pr_free_mib,
+                                 d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu,
+                                 d->d_release_url, d->d_gr->gr_policy.pr_free_mib,
                                  d->d_gr->gr_policy.pr_free_source, release_done, d);
     if (d->d_release == NULL) {
         verdict_reason_append(&d->d_v, "the release could not be asked (out of memory)");
@@ -319,7 +330,8 @@ act_begin(struct decision *d)
         brakes_open_settle_window(d, c, now);
         d->d_phase = PH_PROBE;
         if (r->r_cfg->c_action == ACTION_DELETE)
-            rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb, d);
+            rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb,
+                                 d);
         else
             rc = kube_evict(r->r_kube, c->pc_namespace, c->pc_name, uid, 1, probe_cb, d);
         if (rc == -1)

@@ -5,7 +5,7 @@
 
 #include "remedy_int.h"
 
-#define MAX_NODES 1024       /* node states kept; alert labels are not trusted */
+#define MAX_NODES 1024 /* node states kept; alert labels are not trusted */
 #define HOUR_S 3600.0
 
 /* --- the hourly brake ---------------------------------------------------- */

@@ -10,8 +10,8 @@
 #include "metrics.h"
 #include "remedy_int.h"
 
-#define FINISH_RETRY_S 1     /* a decision row that could not be completed is retried */
-#define FINISH_RETRIES 600   /* ... for ten minutes */
+#define FINISH_RETRY_S 1   /* a decision row that could not be completed is retried */
+#define FINISH_RETRIES 600 /* ... for ten minutes */
 
 /* --- recording ----------------------------------------------------------- */
 
@@ -34,7 +34,8 @@ log_decision(const struct verdict *v, int64_t id)
               d->sd_trigger, "result", d->sd_result, "victim", victim, "action",
               d->sd_action, "free_mib", freebuf, "floor_mib", floorbuf, "dry_run",
               d->sd_dry_run ? "true" : "false", "reason", d->sd_reason, "error",
-              d->sd_error ? d->sd_error : "", d->sd_gpu ? "gpu" : NULL, d->sd_gpu, (char *)NULL);
+              d->sd_error ? d->sd_error : "", d->sd_gpu ? "gpu" : NULL, d->sd_gpu,
+              (char *)NULL);
 }
 
 /* Records a decision that ends as it starts (coalesced, skipped_kube before a
@@ -42,7 +43,8 @@ log_decision(const struct verdict *v, int64_t id)
 void
 decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
                         const char *trigger, const char *fp, int64_t alert_id,
-                        enum decision_result result, const char *reason, const char *error)
+                        enum decision_result result, const char *reason,
+                        const char *error)
 {
     struct verdict v;
     char err[512];
@@ -57,8 +59,8 @@ decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
     if (r->r_store == NULL ||
         store_decision_record(r->r_store, &v.vd_d, &id, err, sizeof(err)) == -1)
         log_event(LOG_LEVEL_ERROR, "decision not recorded", "node", node, "result",
-                  decision_result_name(result),
-                  "error", r->r_store ? err : "audit store not open", (char *)NULL);
+                  decision_result_name(result), "error",
+                  r->r_store ? err : "audit store not open", (char *)NULL);
     metrics_decision(result, -1);
     log_decision(&v, id);
     verdict_free(&v);
@@ -163,8 +165,9 @@ decision_new_row(struct remedy *r, struct node_state *n, const char *trigger,
     } else if (store_decision_start(r->r_store, &d->d_v.vd_d, &d->d_row, err,
                                     sizeof(err)) == -1) {
         /* Never act on what cannot be recorded. */
-        log_event(LOG_LEVEL_ERROR, "decision not started: the audit store cannot record it",
-                  "node", n->n_name, "error", err, (char *)NULL);
+        log_event(LOG_LEVEL_ERROR,
+                  "decision not started: the audit store cannot record it", "node",
+                  n->n_name, "error", err, (char *)NULL);
         metrics_decision(RESULT_FAILED, -1);
         decision_free(d);
         return NULL;
@@ -209,7 +212,8 @@ finish_retry_cb(evutil_socket_t fd, short what, void *arg)
     }
     if (++d->d_finish_tries >= FINISH_RETRIES) {
         log_event(LOG_LEVEL_ERROR, "decision row abandoned: the audit store kept failing",
-                  "node", d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result, (char *)NULL);
+                  "node", d->d_v.vd_d.sd_node, "result", d->d_v.vd_d.sd_result,
+                  (char *)NULL);
         decision_free(d);
         return;
     }
@@ -267,8 +271,8 @@ decision_record_progress(struct decision *d, const char *what)
     struct remedy *r = d->d_r;
     char err[512];
 
-    if (r->r_store != NULL &&
-        store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d, err, sizeof(err)) == 0) {
+    if (r->r_store != NULL && store_decision_finish(r->r_store, d->d_row, &d->d_v.vd_d,
+                                                    err, sizeof(err)) == 0) {
         d->d_v.vd_d.sd_candidates_stored = 1; /* the later writes leave them be */
         return;
     }
@@ -330,16 +334,19 @@ decision_interrupt(struct decision *d)
         c = &d->d_gr->gr_policy.pr_candidates[d->d_next];
         verdict_set_victim(&d->d_v, c, action_name(cfg));
         decision_note_refusals(d);
-        verdict_reason_append(&d->d_v, "the daemon stopped while the %s of %s/%s was in "
-                                       "flight",
+        verdict_reason_append(&d->d_v,
+                              "the daemon stopped while the %s of %s/%s was in "
+                              "flight",
                               action_name(cfg), c->pc_namespace, c->pc_name);
-        verdict_error(&d->d_v, "interrupted: the daemon stopped before the API server "
-                               "answered the %s; whether it took effect is unknown",
+        verdict_error(&d->d_v,
+                      "interrupted: the daemon stopped before the API server "
+                      "answered the %s; whether it took effect is unknown",
                       action_name(cfg));
         decision_finish(d, RESULT_FAILED);
         return;
     case PH_PROBE:
-        verdict_reason_append(&d->d_v, "the dry-run probe was cut short: the daemon stopped");
+        verdict_reason_append(&d->d_v,
+                              "the dry-run probe was cut short: the daemon stopped");
         decision_finish(d, RESULT_WOULD_RECYCLE);
         return;
     case PH_RELEASE:
@@ -350,8 +357,9 @@ decision_interrupt(struct decision *d)
             release_free(d->d_release);
             d->d_release = NULL;
         }
-        verdict_reason_append(&d->d_v, "the daemon stopped while waiting for the release; "
-                                       "nothing was recycled");
+        verdict_reason_append(&d->d_v,
+                              "the daemon stopped while waiting for the release; "
+                              "nothing was recycled");
         verdict_error(&d->d_v, "%s", STORE_INTERRUPTED_ERROR);
         decision_finish(d, RESULT_FAILED);
         return;

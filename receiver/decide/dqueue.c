@@ -27,7 +27,7 @@ struct dq_entry {
     char *q_fingerprint;       /* owned */
     char *q_starving_ns;       /* owned, may be NULL */
     int64_t q_alert_id;
-    int64_t q_row;             /* the audit row, in_progress */
+    int64_t q_row; /* the audit row, in_progress */
     struct dq_entry *q_next;
 };
 
@@ -56,8 +56,8 @@ dqueue_must_wait(const struct remedy *r)
 
 /* Completes a queued entry's row with result, without starting it. */
 static void
-entry_end(struct remedy *r, struct dq_entry *q, enum decision_result result, const char *reason,
-          const char *error)
+entry_end(struct remedy *r, struct dq_entry *q, enum decision_result result,
+          const char *reason, const char *error)
 {
     struct node_state *n = q->q_node;
     struct verdict v;
@@ -73,13 +73,13 @@ entry_end(struct remedy *r, struct dq_entry *q, enum decision_result result, con
         store_decision_finish(r->r_store, q->q_row, &v.vd_d, err, sizeof(err)) == -1)
         log_event(LOG_LEVEL_ERROR, "queued decision row not completed", "node", n->n_name,
                   "result", decision_result_name(result), "error",
-                  r->r_store ? err : "audit store not open",
-                  (char *)NULL);
+                  r->r_store ? err : "audit store not open", (char *)NULL);
     metrics_decision(result, -1);
     snprintf(id, sizeof(id), "%lld", (long long)q->q_row);
     log_event(LOG_LEVEL_INFO, "decision", "id", id, "node", n->n_name, "trigger",
-              q->q_trigger, "result", decision_result_name(result), "reason", reason, "error", error ? error : "",
-              v.vd_d.sd_gpu ? "gpu" : NULL, v.vd_d.sd_gpu, (char *)NULL);
+              q->q_trigger, "result", decision_result_name(result), "reason", reason,
+              "error", error ? error : "", v.vd_d.sd_gpu ? "gpu" : NULL, v.vd_d.sd_gpu,
+              (char *)NULL);
     verdict_free(&v);
 }
 
@@ -93,8 +93,8 @@ dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope, const char 
                               row)) == NULL)
         return;
     d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
-                              gpu_scope ? n->n_gpu : NULL, d->d_starving_ns, judge_gathered,
-                              d);
+                              gpu_scope ? n->n_gpu : NULL, d->d_starving_ns,
+                              judge_gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory");
         decision_finish(d, RESULT_FAILED);
@@ -114,8 +114,8 @@ dqueue_push(struct remedy *r, struct node_state *n, const char *trigger, const c
         (starving_ns != NULL && (q->q_starving_ns = strdup(starving_ns)) == NULL)) {
         if (q != NULL)
             entry_free(q);
-        decision_record_now_gpu(r, n->n_name, n->n_gpu, trigger, fp, alert_id, RESULT_FAILED,
-                                "no decision was queued", "out of memory");
+        decision_record_now_gpu(r, n->n_name, n->n_gpu, trigger, fp, alert_id,
+                                RESULT_FAILED, "no decision was queued", "out of memory");
         return;
     }
     q->q_node = n;
@@ -129,8 +129,9 @@ dqueue_push(struct remedy *r, struct node_state *n, const char *trigger, const c
     if (r->r_store == NULL ||
         store_decision_start(r->r_store, &v.vd_d, &q->q_row, err, sizeof(err)) == -1) {
         /* Never act on what cannot be recorded (as decision_new). */
-        log_event(LOG_LEVEL_ERROR, "decision not queued: the audit store cannot record it",
-                  "node", n->n_name, "error", r->r_store ? err : "audit store not open",
+        log_event(LOG_LEVEL_ERROR,
+                  "decision not queued: the audit store cannot record it", "node",
+                  n->n_name, "error", r->r_store ? err : "audit store not open",
                   (char *)NULL);
         metrics_decision(RESULT_FAILED, -1);
         verdict_free(&v);
@@ -175,7 +176,8 @@ pump_cb(evutil_socket_t fd, short what, void *arg)
         now = clock_mono_s();
         /* The brakes again: a SETTLE window may have opened while it waited. */
         if (brakes_held_back(n, now, reason, sizeof(reason)) ||
-            (n->n_gpu[0] != '\0' && (whole = brakes_node_get(r, n->n_name, NULL)) != NULL &&
+            (n->n_gpu[0] != '\0' &&
+             (whole = brakes_node_get(r, n->n_name, NULL)) != NULL &&
              brakes_held_back(whole, now, reason, sizeof(reason)))) {
             entry_end(r, q, RESULT_COALESCED, reason, NULL);
         } else {

@@ -73,8 +73,8 @@ events_on_decision(struct kube *kube, const struct config *cfg,
     ev.ke_reason = kube_event_reason(res);
     /* What was done: a release asked the pod itself; else the configured action. */
     ev.ke_action = res == RESULT_RELEASED ? "release"
-                   : d->sd_action != NULL               ? d->sd_action
-                                                        : "none";
+                   : d->sd_action != NULL ? d->sd_action
+                                          : "none";
     ev.ke_note = d->sd_reason;
     ev.ke_audit_id = audit_id;
     ev.ke_instance = instance();

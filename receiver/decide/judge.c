@@ -87,8 +87,8 @@ spawn(struct decision *d, struct gather *g, const struct gather_result *u, doubl
                                 d->d_alert_id, RESULT_COALESCED, reason, NULL);
         return NULL;
     }
-    c = decision_new(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns, d->d_alert_id,
-                     now);
+    c = decision_new(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns,
+                     d->d_alert_id, now);
     if (c != NULL) {
         gather_hold(g);
         c->d_g = g;

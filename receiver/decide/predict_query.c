@@ -1,4 +1,5 @@
-/* predict_query.c -- a predicted trigger: each pod's growth from Prometheus, then judge it */
+/* predict_query.c -- a predicted trigger: each pod's growth from Prometheus, then judge
+ * it */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,8 @@ growth_of(const struct prom_matrix *m, const struct policy_candidate *c, const c
     for (size_t i = 0; i < m->pm_count; i++) {
         const struct prom_mseries *s = &m->pm_series[i];
         if (s->ms_namespace == NULL || s->ms_pod == NULL ||
-            strcmp(s->ms_namespace, c->pc_namespace) != 0 || strcmp(s->ms_pod, c->pc_name) != 0)
+            strcmp(s->ms_namespace, c->pc_namespace) != 0 ||
+            strcmp(s->ms_pod, c->pc_name) != 0)
             continue;
         if (gpu != NULL && (s->ms_gpu == NULL || strcmp(s->ms_gpu, gpu) != 0))
             continue;
@@ -105,8 +107,8 @@ judged(struct decision *d, const struct prom_matrix *m)
     }
     for (i = 0; i < n; i++)
         slopes[i] = growth_of(m, &p->pr_candidates[i], gr->gr_gpu, from, split);
-    if (predict_judge(&pp, (double)p->pr_free_mib, p->pr_candidates, slopes, n, where, &o) ==
-        -1) {
+    if (predict_judge(&pp, (double)p->pr_free_mib, p->pr_candidates, slopes, n, where,
+                      &o) == -1) {
         free(slopes);
         verdict_error(&d->d_v, "out of memory");
         decision_finish(d, RESULT_FAILED);
@@ -129,9 +131,10 @@ judged(struct decision *d, const struct prom_matrix *m)
     d->d_pred_gr.gr_policy.pr_candidates = d->d_pred_cands;
     d->d_pred_gr.gr_policy.pr_ranked_count = o.po_act ? o.po_ranked : 0;
     d->d_pred_gr.gr_policy.pr_fallback = 0; /* never FALLBACK=largest on a prediction */
-    d->d_pred_gr.gr_policy.pr_outcome = o.po_act ? POLICY_VICTIM : POLICY_SKIPPED_NO_CANDIDATE;
-    snprintf(d->d_pred_gr.gr_policy.pr_reason, sizeof(d->d_pred_gr.gr_policy.pr_reason), "%s",
-             o.po_reason);
+    d->d_pred_gr.gr_policy.pr_outcome =
+        o.po_act ? POLICY_VICTIM : POLICY_SKIPPED_NO_CANDIDATE;
+    snprintf(d->d_pred_gr.gr_policy.pr_reason, sizeof(d->d_pred_gr.gr_policy.pr_reason),
+             "%s", o.po_reason);
     d->d_gr = &d->d_pred_gr;
     d->d_pred = (struct store_prediction){
         .sp_slope_known = o.po_slope_known,
@@ -169,7 +172,8 @@ predict_cb(struct prom_answer *a, void *arg)
     /* The candidates are the gather's again (predict_begin left them out). */
     verdict_set_policy(&d->d_v, &d->d_gr->gr_policy);
     if (!a->pa_ok) {
-        verdict_reason(&d->d_v, "%s; cannot measure the pods' growth, so acting on nothing",
+        verdict_reason(&d->d_v,
+                       "%s; cannot measure the pods' growth, so acting on nothing",
                        d->d_gr->gr_policy.pr_reason);
         verdict_error(&d->d_v, "the growth query: %s",
                       a->pa_error ? a->pa_error : "prometheus: unavailable");
@@ -196,7 +200,8 @@ predict_begin(struct decision *d)
     if (gather_pods(d->d_g) == NULL) {
         /* Free at or above the floor without the pod list: no candidate can
          * be judged. */
-        verdict_reason(&d->d_v, "%s, but the pods could not be listed, so acting on nothing",
+        verdict_reason(&d->d_v,
+                       "%s, but the pods could not be listed, so acting on nothing",
                        p->pr_reason);
         verdict_error(&d->d_v, "%s", gather_pods_error(d->d_g));
         decision_finish(d, RESULT_SKIPPED_KUBE);
@@ -216,16 +221,18 @@ predict_begin(struct decision *d)
              (long long)(step < 1 ? 1 : step));
     pq->pq_d = d;
     if (prom_query_matrix(r->r_prom, q, cfg->c_namespace_label, cfg->c_pod_label,
-                          gr->gr_gpu != NULL ? cfg->c_gpu_label : NULL, predict_cb, pq) == -1) {
+                          gr->gr_gpu != NULL ? cfg->c_gpu_label : NULL, predict_cb,
+                          pq) == -1) {
         snprintf(err, sizeof(err), "the query could not be started");
         goto fail;
     }
     d->d_pred_call = pq;
     /* While it is asked, the verdict holds no candidates: a stop frees the
      * gather they borrow from. */
-    verdict_set_policy(&d->d_v, &(struct policy_result){.pr_free_known = p->pr_free_known,
-                                                       .pr_free_mib = p->pr_free_mib,
-                                                       .pr_free_source = p->pr_free_source});
+    verdict_set_policy(&d->d_v,
+                       &(struct policy_result){.pr_free_known = p->pr_free_known,
+                                               .pr_free_mib = p->pr_free_mib,
+                                               .pr_free_source = p->pr_free_source});
     free(qn);
     free(q);
     return;

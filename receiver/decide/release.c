@@ -34,12 +34,11 @@ struct release {
     struct gather *rl_g;   /* owned: a reading in flight */
     struct event *rl_tick; /* owned: the next reading */
     int64_t rl_free_before;
-    enum free_source rl_decided;  /* the decision's free_source: re-read the same way */
-    char rl_vanished[512];        /* the device series vanished since: said at the end */
-    double rl_t0, rl_deadline; /* monotonic seconds */
+    enum free_source rl_decided; /* the decision's free_source: re-read the same way */
+    char rl_vanished[512];       /* the device series vanished since: said at the end */
+    double rl_t0, rl_deadline;   /* monotonic seconds */
     struct release_outcome rl_o;
 };
-
 
 struct httpc *
 release_client_new(struct event_base *base, char *err, size_t errlen)
@@ -166,8 +165,8 @@ reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
         if (rl->rl_o.ro_free_known)
             done(rl, 0,
                  "free VRAM still %lld MiB, below the floor, after RELEASE_WAIT (%s)%s%s",
-                 (long long)rl->rl_o.ro_free_mib, wait, rl->rl_vanished[0] ? "; then " : "",
-                 rl->rl_vanished);
+                 (long long)rl->rl_o.ro_free_mib, wait,
+                 rl->rl_vanished[0] ? "; then " : "", rl->rl_vanished);
         else
             done(rl, 0, "free VRAM could not be read back within RELEASE_WAIT (%s)%s%s",
                  wait, rl->rl_vanished[0] ? ": " : "", rl->rl_vanished);
@@ -219,8 +218,7 @@ post_cb(const struct httpc_resp *resp, void *arg)
 struct release *
 release_start(struct event_base *base, const struct config *cfg, struct httpc *client,
               struct prom *prom, const char *node, const char *gpu, const char *url,
-              int64_t free_before_mib, enum free_source decided, release_cb cb,
-              void *arg)
+              int64_t free_before_mib, enum free_source decided, release_cb cb, void *arg)
 {
     struct release *rl;
     struct httpc_req req = {

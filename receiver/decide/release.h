@@ -54,9 +54,9 @@ struct httpc *release_client_new(struct event_base *base, char *err, size_t errl
  * answer, or a timeout ends the ask at once. free_before_mib is the free
  * VRAM the decision saw, for freed_mib; decided its free_source: a reading
  * taken another way (the device series vanished, so free is computed) never
- * counts as released, and the outcome's why says so. Everything is borrowed (url, node and
- * gpu are copied). Returns the release (free it with release_free(), also from
- * inside cb), or NULL when it could not start (cb never runs).
+ * counts as released, and the outcome's why says so. Everything is borrowed (url, node
+ * and gpu are copied). Returns the release (free it with release_free(), also from inside
+ * cb), or NULL when it could not start (cb never runs).
  */
 struct release *release_start(struct event_base *base, const struct config *cfg,
                               struct httpc *client, struct prom *prom, const char *node,

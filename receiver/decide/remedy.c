@@ -41,8 +41,8 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
         return;
     }
     if (brakes_held_back(n, now, reason, sizeof(reason))) {
-        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, RESULT_COALESCED, reason,
-                                NULL);
+        decision_record_now_gpu(r, node, gpu, trigger, fp, alert_id, RESULT_COALESCED,
+                                reason, NULL);
         return;
     }
     /* A GPU's trigger also waits for a node-wide look (it covers this GPU).
@@ -50,8 +50,8 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
      * trigger it holds back is about the node: its row names no GPU. */
     if (gpu != NULL && (whole = brakes_node_get(r, node, NULL)) != NULL &&
         brakes_held_back(whole, now, reason, sizeof(reason))) {
-        decision_record_now_gpu(r, node, whole->n_busy ? gpu : NULL, trigger, fp, alert_id,
-                                RESULT_COALESCED, reason, NULL);
+        decision_record_now_gpu(r, node, whole->n_busy ? gpu : NULL, trigger, fp,
+                                alert_id, RESULT_COALESCED, reason, NULL);
         return;
     }
     /* MAX_CONCURRENT_DECISIONS: past it, wait in order (its row written now). */
@@ -108,15 +108,17 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     struct fanout *f;
 
     /* PREDICT=true decides on GPUVRAMExhaustionPredicted, listed or not. */
-    if (!a->a_firing || (!strlist_contains(&cfg->c_trigger_alerts, a->a_alertname) &&
-                         !(cfg->c_predict && strcmp(a->a_alertname, PREDICT_ALERTNAME) == 0)))
+    if (!a->a_firing ||
+        (!strlist_contains(&cfg->c_trigger_alerts, a->a_alertname) &&
+         !(cfg->c_predict && strcmp(a->a_alertname, PREDICT_ALERTNAME) == 0)))
         return;
     if (r->r_store == NULL) { /* can't happen: alerts are only accepted once it opens */
         log_warnx("%s: no audit store; no decision", __func__);
         return;
     }
     /* ALERT_NODE_LABEL empty: alerts name no node, every GPU node is looked at. */
-    node = cfg->c_alert_node_label[0] != '\0' ? alert_label(a, cfg->c_alert_node_label) : NULL;
+    node = cfg->c_alert_node_label[0] != '\0' ? alert_label(a, cfg->c_alert_node_label)
+                                              : NULL;
     starving = alert_label(a, "namespace");
     /* GPU scope is off with GPU_LABEL empty; an empty label names no GPU. */
     if (cfg->c_gpu_label[0] != '\0' && cfg->c_alert_gpu_label[0] != '\0' &&
@@ -132,7 +134,8 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
             "the alert names no node and no Kubernetes API server is configured", NULL);
         return;
     }
-    if ((f = calloc(1, sizeof(*f))) == NULL || (f->f_trigger = strdup(a->a_alertname)) == NULL ||
+    if ((f = calloc(1, sizeof(*f))) == NULL ||
+        (f->f_trigger = strdup(a->a_alertname)) == NULL ||
         (f->f_fingerprint = strdup(a->a_fingerprint)) == NULL ||
         (starving != NULL && (f->f_starving_ns = strdup(starving)) == NULL) ||
         (gpu != NULL && (f->f_gpu = strdup(gpu)) == NULL)) {

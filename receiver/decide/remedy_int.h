@@ -37,11 +37,11 @@
 /* Per node (in GPU scope per node and GPU): one decision at a time, and the
  * quiet window after a recycle. */
 struct node_state {
-    char *n_name;             /* owned */
-    char *n_gpu;              /* owned; "" = the node (node scope, or GPUs not known yet) */
-    int n_busy;               /* a decision is in flight */
-    double n_settle_until;    /* monotonic seconds; 0 = no window */
-    char n_last_victim[512];  /* for the coalesced reason */
+    char *n_name;          /* owned */
+    char *n_gpu;           /* owned; "" = the node (node scope, or GPUs not known yet) */
+    int n_busy;            /* a decision is in flight */
+    double n_settle_until; /* monotonic seconds; 0 = no window */
+    char n_last_victim[512]; /* for the coalesced reason */
     struct node_state *n_next;
 };
 
@@ -58,33 +58,34 @@ enum phase {
 struct decision {
     struct remedy *d_r;
     enum phase d_phase;
-    int d_reserved;              /* holds one of the hourly brake's r_acting seats */
-    struct node_state *d_node;   /* borrowed from d_r */
-    char *d_trigger;             /* owned */
-    char *d_fingerprint;         /* owned */
-    char *d_starving_ns;         /* owned, may be NULL */
+    int d_reserved;            /* holds one of the hourly brake's r_acting seats */
+    struct node_state *d_node; /* borrowed from d_r */
+    char *d_trigger;           /* owned */
+    char *d_fingerprint;       /* owned */
+    char *d_starving_ns;       /* owned, may be NULL */
     int64_t d_alert_id;
-    int64_t d_row;               /* the audit row, in_progress until finish */
-    double d_t0;                 /* monotonic start */
+    int64_t d_row; /* the audit row, in_progress until finish */
+    double d_t0;   /* monotonic start */
     struct verdict d_v;
-    struct gather *d_g;          /* owned: the evidence the verdict borrows from */
+    struct gather *d_g;               /* owned: the evidence the verdict borrows from */
     const struct gather_result *d_gr; /* borrowed from d_g */
-    size_t d_next;               /* next ranked candidate to try */
-    int d_relisted;              /* a 409 already led to one fresh look */
-    char d_refusals[1024];       /* PodDisruptionBudget refusals so far */
-    struct gather *d_vg;         /* owned: a verify reading in flight */
-    struct event *d_verify_ev;   /* owned; then the row-completion retry timer */
+    size_t d_next;                    /* next ranked candidate to try */
+    int d_relisted;                   /* a 409 already led to one fresh look */
+    char d_refusals[1024];            /* PodDisruptionBudget refusals so far */
+    struct gather *d_vg;              /* owned: a verify reading in flight */
+    struct event *d_verify_ev;        /* owned; then the row-completion retry timer */
     int d_finish_tries;
     double d_recycled_at, d_verify_deadline;
-    int d_verify_vanished;       /* the verify saw the device series gone (said once) */
-    struct release *d_release;   /* owned: the ask in flight (PH_RELEASE) */
-    int d_release_asked;         /* once per decision, whatever came of it */
-    struct store_release d_rel;  /* vd_d.sd_release points here once a release is named */
+    int d_verify_vanished;      /* the verify saw the device series gone (said once) */
+    struct release *d_release;  /* owned: the ask in flight (PH_RELEASE) */
+    int d_release_asked;        /* once per decision, whatever came of it */
+    struct store_release d_rel; /* vd_d.sd_release points here once a release is named */
     char d_release_url[RELEASE_URL_MAX];
-    struct predict_call *d_pred_call; /* the growth query in flight (its answer frees it) */
+    struct predict_call
+        *d_pred_call; /* the growth query in flight (its answer frees it) */
     struct policy_candidate *d_pred_cands; /* owned array of copies borrowing from d_g:
                                  a predicted trigger's ranking */
-    struct gather_result d_pred_gr; /* d_gr for a predicted trigger once judged */
+    struct gather_result d_pred_gr;        /* d_gr for a predicted trigger once judged */
     struct store_prediction d_pred; /* vd_d.sd_prediction points here once judged */
     /* Set by a stage that keeps state past its own call (the prediction's
      * query); decision_free calls it, so decision.c needs no stage's names. */
@@ -93,27 +94,27 @@ struct decision {
 };
 
 struct remedy {
-    struct event_base *r_base;   /* borrowed */
-    const struct config *r_cfg;  /* borrowed */
-    struct prom *r_prom;         /* borrowed */
-    struct kube *r_kube;         /* borrowed, may be NULL */
-    struct store *r_store;       /* borrowed, may be NULL */
+    struct event_base *r_base;      /* borrowed */
+    const struct config *r_cfg;     /* borrowed */
+    struct prom *r_prom;            /* borrowed */
+    struct kube *r_kube;            /* borrowed, may be NULL */
+    struct store *r_store;          /* borrowed, may be NULL */
     struct httpc *r_release_client; /* owned; NULL when RELEASE_WAIT=0 */
-    struct node_state *r_nodes;  /* owned list */
+    struct node_state *r_nodes;     /* owned list */
     size_t r_node_count;
     struct decision *r_decisions; /* owned list of unfinished decisions */
     size_t r_in_flight;
-    size_t r_acting;             /* enforcing evictions/deletions sent, not yet answered */
-    double *r_recycles;          /* owned ring: monotonic times of recent recycles */
+    size_t r_acting;    /* enforcing evictions/deletions sent, not yet answered */
+    double *r_recycles; /* owned ring: monotonic times of recent recycles */
     size_t r_recycle_count;
-    int r_stopping;              /* remedy_shutdown() ran: no new decisions */
-    struct dq_entry *r_q_head;   /* owned FIFO of decisions waiting for a slot */
+    int r_stopping;            /* remedy_shutdown() ran: no new decisions */
+    struct dq_entry *r_q_head; /* owned FIFO of decisions waiting for a slot */
     struct dq_entry **r_q_tail;
     size_t r_queued;
-    struct event *r_q_ev;        /* owned: starts waiting decisions from the loop */
+    struct event *r_q_ev; /* owned: starts waiting decisions from the loop */
     void (*r_slot_freed)(struct remedy *); /* dqueue_kick once dqueue_init ran: decision.c
                                               tells the queue below it of a free slot */
-    void (*r_drained)(void *);   /* called once when the last decision is done */
+    void (*r_drained)(void *); /* called once when the last decision is done */
     void *r_drained_arg;
 };
 

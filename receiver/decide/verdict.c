@@ -61,7 +61,8 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
 }
 
 void
-verdict_set_victim(struct verdict *v, const struct policy_candidate *c, const char *action)
+verdict_set_victim(struct verdict *v, const struct policy_candidate *c,
+                   const char *action)
 {
     v->vd_victim = (struct store_victim){
         .sv_namespace = c->pc_namespace,
@@ -140,9 +141,10 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
     }
     if (gr->gr_status == GATHER_KUBE) {
         /* No pod list: only the free VRAM is evidence worth recording. */
-        verdict_set_policy(v, &(struct policy_result){.pr_free_known = p->pr_free_known,
-                                                       .pr_free_mib = p->pr_free_mib,
-                                                       .pr_free_source = p->pr_free_source});
+        verdict_set_policy(v,
+                           &(struct policy_result){.pr_free_known = p->pr_free_known,
+                                                   .pr_free_mib = p->pr_free_mib,
+                                                   .pr_free_source = p->pr_free_source});
         verdict_reason(v,
                        "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
                        "listed, so acting on nothing",

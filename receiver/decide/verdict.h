@@ -11,9 +11,9 @@
 #include "decision_result.h"
 
 struct verdict {
-    struct store_decision vd_d;     /* borrows from the members below, the strings
-                                       given to verdict_init, and the policy result */
-    struct store_victim vd_victim;  /* vd_d.sd_victim points here when set */
+    struct store_decision vd_d;       /* borrows from the members below, the strings
+                                         given to verdict_init, and the policy result */
+    struct store_victim vd_victim;    /* vd_d.sd_victim points here when set */
     struct store_candidate *vd_cands; /* owned */
     char vd_reason[2048];
     char vd_error[1024];
@@ -47,7 +47,8 @@ void verdict_error(struct verdict *v, const char *fmt, ...)
  * skipped_telemetry, skipped_kube, or the policy's (would_recycle when
  * it chose a victim, which the caller then names). gr is borrowed as by
  * verdict_set_policy(). */
-enum decision_result verdict_from_gather(struct verdict *v, const struct gather_result *gr,
+enum decision_result verdict_from_gather(struct verdict *v,
+                                         const struct gather_result *gr,
                                          const struct config *cfg);
 
 void verdict_free(struct verdict *v);

@@ -30,8 +30,8 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
     int64_t free_mib;
     char why[512];
     /* Read as the decision read it: a device figure gone since is no figure. */
-    int known = gather_reread(gr, free_source_parse(d->d_v.vd_d.sd_free_source), &free_mib,
-                              why, sizeof(why));
+    int known = gather_reread(gr, free_source_parse(d->d_v.vd_d.sd_free_source),
+                              &free_mib, why, sizeof(why));
 
     if (gr->gr_status == GATHER_CANCELLED) {
         d->d_vg = NULL;
@@ -60,13 +60,15 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
     }
     if (now >= d->d_verify_deadline) {
         if (d->d_v.vd_d.sd_verified)
-            verdict_reason_append(&d->d_v,
-                                  "free VRAM still %lld MiB, below the floor, when SETTLE "
-                                  "(%llds) ran out",
-                                  (long long)d->d_v.vd_d.sd_verify_free_mib,
-                                  (long long)(d->d_r->r_cfg->c_settle_ms / 1000));
+            verdict_reason_append(
+                &d->d_v,
+                "free VRAM still %lld MiB, below the floor, when SETTLE "
+                "(%llds) ran out",
+                (long long)d->d_v.vd_d.sd_verify_free_mib,
+                (long long)(d->d_r->r_cfg->c_settle_ms / 1000));
         else
-            verdict_reason_append(&d->d_v, "free VRAM could not be read back within SETTLE");
+            verdict_reason_append(&d->d_v,
+                                  "free VRAM could not be read back within SETTLE");
         decision_finish(d, RESULT_RECYCLED);
         return;
     }

@@ -1,4 +1,5 @@
-/* gather.c -- one node's (or GPU's) fresh evidence (Prometheus + API server), then the policy */
+/* gather.c -- one node's (or GPU's) fresh evidence (Prometheus + API server), then the
+ * policy */
 #include "gather.h"
 
 #include <stdio.h>
@@ -29,9 +30,9 @@ struct gather {
     struct prom *g_prom;        /* borrowed */
     gather_cb g_cb;
     void *g_arg;
-    int g_pending;              /* requests whose answers have not arrived */
-    int g_dead;                 /* gather_free() ran; free when g_pending hits 0 */
-    int g_refs;                 /* holders (gather_hold); the last gather_free frees */
+    int g_pending; /* requests whose answers have not arrived */
+    int g_dead;    /* gather_free() ran; free when g_pending hits 0 */
+    int g_refs;    /* holders (gather_hold); the last gather_free frees */
     int g_cancelled;
     /* Evidence. */
     int g_usage_ok;
@@ -40,16 +41,16 @@ struct gather {
     int g_want_device, g_device_ok; /* FREE_QUERY=auto: the device query */
     struct device_reading g_device; /* owned */
     char g_device_error[512];
-    int g_want_free, g_free_ok;     /* an explicit FREE_QUERY */
+    int g_want_free, g_free_ok; /* an explicit FREE_QUERY */
     double g_free_mib;
     char g_free_error[512];
     int g_pods_ok;
-    struct pod_list g_pods;       /* owned */
+    struct pod_list g_pods; /* owned */
     char g_pods_error[512];
-    struct pod_list g_no_pods;    /* empty: used when the pods are unknown */
-    int g_free_deferred;          /* FREE_QUERY names $gpu: asked once the GPUs are known */
+    struct pod_list g_no_pods; /* empty: used when the pods are unknown */
+    int g_free_deferred;       /* FREE_QUERY names $gpu: asked once the GPUs are known */
     struct gather_gpu_free *g_gfree; /* owned; GPU scope: FREE_QUERY per GPU */
-    const char **g_gpus;          /* owned array, strings borrowed from g_usage or g_gpu */
+    const char **g_gpus; /* owned array, strings borrowed from g_usage or g_gpu */
     size_t g_gpu_count;
     struct gather_result g_result;
 };
@@ -61,7 +62,6 @@ static void gather_judge(struct gather *g, struct gather_result *r, const char *
 static void gather_gpu_after_usage(struct gather *g);
 static void gather_gpu_conclude(struct gather *g);
 static void gather_gpu_free_units(struct gather *g);
-
 
 static void
 gather_destroy(struct gather *g)
@@ -275,8 +275,9 @@ device_cb(struct prom_answer *a, void *arg)
     else
         snprintf(g->g_device_error, sizeof(g->g_device_error),
                  "the device query (FREE_QUERY=auto): %s",
-                 a->pa_ok ? "out of memory"
-                          : a->pa_error != NULL ? a->pa_error : "prometheus: unavailable");
+                 a->pa_ok              ? "out of memory"
+                 : a->pa_error != NULL ? a->pa_error
+                                       : "prometheus: unavailable");
     gather_answered(g);
 }
 
@@ -289,9 +290,10 @@ start_device(struct gather *g, struct prom *prom)
     int rc;
 
     if (device_promql(g->g_cfg->c_gpu_label, q, sizeof(q)) == -1) {
-        snprintf(g->g_device_error, sizeof(g->g_device_error),
-                 "the device query (FREE_QUERY=auto): GPU_LABEL \"%s\" is not a label name",
-                 g->g_cfg->c_gpu_label);
+        snprintf(
+            g->g_device_error, sizeof(g->g_device_error),
+            "the device query (FREE_QUERY=auto): GPU_LABEL \"%s\" is not a label name",
+            g->g_cfg->c_gpu_label);
         return -1;
     }
     if ((qn = prom_substitute_node(q, g->g_node, err, sizeof(err))) == NULL) {
@@ -342,7 +344,8 @@ start_query(struct gather *g, struct prom *prom, const char *query, int is_free)
         rc = prom_query_scalar(prom, q, free_cb, g);
     else
         rc = prom_query_usage_gpu(prom, q, g->g_cfg->c_namespace_label,
-                                  g->g_cfg->c_pod_label, g->g_cfg->c_gpu_label, usage_cb, g);
+                                  g->g_cfg->c_pod_label, g->g_cfg->c_gpu_label, usage_cb,
+                                  g);
     free(q);
     if (rc == -1)
         snprintf(is_free ? g->g_free_error : g->g_usage_error, sizeof(g->g_usage_error),
@@ -359,7 +362,8 @@ deferred_cb(evutil_socket_t fd, short what, void *arg)
 
 struct gather *
 gather_start(struct event_base *base, const struct config *cfg, struct prom *prom,
-             struct kube *kube, const char *node, const char *starving_ns, gather_cb cb, void *arg)
+             struct kube *kube, const char *node, const char *starving_ns, gather_cb cb,
+             void *arg)
 {
     return gather_start_gpu(base, cfg, prom, kube, node, NULL, starving_ns, cb, arg);
 }
@@ -492,8 +496,8 @@ start_free(struct gather *g, struct gather_gpu_free *gf, const char *gpu)
     char *qn, *q = NULL;
 
     gf->gf_g = g;
-    if ((qn = prom_substitute_node(g->g_cfg->c_free_query, g->g_node, err, sizeof(err))) !=
-        NULL)
+    if ((qn = prom_substitute_node(g->g_cfg->c_free_query, g->g_node, err,
+                                   sizeof(err))) != NULL)
         q = prom_substitute_gpu(qn, gpu, err, sizeof(err));
     free(qn);
     if (q == NULL) {

@@ -22,10 +22,10 @@ enum gather_status {
 
 struct gather_result {
     enum gather_status gr_status;
-    char gr_error[1024];          /* why, for TELEMETRY / KUBE */
+    char gr_error[1024];            /* why, for TELEMETRY / KUBE */
     struct policy_result gr_policy; /* valid when GATHER_DECIDED; owned by the gather */
-    const char *gr_gpu;           /* GPU scope: the GPU this result is about (borrowed
-                                     from the gather); NULL in node scope */
+    const char *gr_gpu;             /* GPU scope: the GPU this result is about (borrowed
+                                       from the gather); NULL in node scope */
     /* GPU scope with every GPU asked for (gather_start): one result per GPU the
      * series name, sorted by GPU; the result itself is then never a victim (its
      * outcome says whether any GPU is below the floor, without candidates). */
@@ -47,8 +47,8 @@ typedef void (*gather_cb)(struct gather *g, const struct gather_result *r, void 
  * gather_free(), also from inside cb), or NULL when it could not start.
  */
 struct gather *gather_start(struct event_base *base, const struct config *cfg,
-                            struct prom *prom, struct kube *kube, const char *node, const char *starving_ns, gather_cb cb,
-                            void *arg);
+                            struct prom *prom, struct kube *kube, const char *node,
+                            const char *starving_ns, gather_cb cb, void *arg);
 
 /*
  * The same for one GPU of node (gpu, a GPU_LABEL value; NULL = gather_start).

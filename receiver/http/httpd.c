@@ -1,4 +1,5 @@
-/* httpd.c -- the HTTP front door: /webhook, /metrics, /healthz, /readyz (intake/ commits) */
+/* httpd.c -- the HTTP front door: /webhook, /metrics, /healthz, /readyz (intake/ commits)
+ */
 #include "httpd.h"
 
 #include <errno.h>
@@ -30,16 +31,16 @@
 #define TOKEN_REFRESH_S 60
 
 struct httpd {
-    struct event_base *h_base;    /* borrowed */
-    struct evhttp *h_http;        /* owned */
-    struct guard *h_guard;        /* owned; every connection's bounds */
-    int h_port;                   /* the bound port */
-    struct httpd_opts h_opts;     /* strings borrowed */
-    char *h_token;                /* owned; current webhook token, never logged */
+    struct event_base *h_base; /* borrowed */
+    struct evhttp *h_http;     /* owned */
+    struct guard *h_guard;     /* owned; every connection's bounds */
+    int h_port;                /* the bound port */
+    struct httpd_opts h_opts;  /* strings borrowed */
+    char *h_token;             /* owned; current webhook token, never logged */
     size_t h_token_len;
-    int h_auth;                   /* bearer auth on */
-    struct event *h_token_timer;  /* owned */
-    struct intake *h_intake;      /* owned; the webhooks waiting for this turn's commit */
+    int h_auth;                  /* bearer auth on */
+    struct event *h_token_timer; /* owned */
+    struct intake *h_intake;     /* owned; the webhooks waiting for this turn's commit */
 };
 
 int
@@ -121,7 +122,8 @@ reply_error(struct evhttp_request *req, int code, const char *reason, const char
 
 /* The intake committed this turn (ok) or could not: answers one webhook. */
 static void
-answer_batch(void *reqp, const struct alert_batch *b, const int64_t *ids, int ok, void *arg)
+answer_batch(void *reqp, const struct alert_batch *b, const int64_t *ids, int ok,
+             void *arg)
 {
     struct httpd *h = arg;
     struct evhttp_request *req = reqp;
@@ -203,7 +205,8 @@ head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
         v->gv_msg = "missing or wrong bearer token";
         v->gv_header = "WWW-Authenticate: Bearer";
         log_warnx("%s: rejected a webhook with a missing or wrong bearer token, "
-                  "from its headers", __func__);
+                  "from its headers",
+                  __func__);
     } else if (gh->gh_content_length > HTTPD_MAX_BODY) {
         v->gv_code = 413;
         v->gv_msg = "body over 1 MiB";
@@ -237,7 +240,8 @@ handle_webhook(struct httpd *h, struct evhttp_request *req)
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
                           "Bearer");
         reply_error(req, 401, "Unauthorized", "missing or wrong bearer token", 1);
-        log_warnx("%s: rejected a webhook with a missing or wrong bearer token", __func__);
+        log_warnx("%s: rejected a webhook with a missing or wrong bearer token",
+                  __func__);
         return;
     }
     if (len > HTTPD_MAX_BODY) {
@@ -245,7 +249,8 @@ handle_webhook(struct httpd *h, struct evhttp_request *req)
         return;
     }
     if (intake_store(h->h_intake) == NULL) {
-        reply_error(req, 503, "Service Unavailable", "the audit store is not open yet", 1);
+        reply_error(req, 503, "Service Unavailable", "the audit store is not open yet",
+                    1);
         return;
     }
     if (intake_full(h->h_intake)) {
@@ -301,7 +306,8 @@ route(struct evhttp_request *req, void *arg)
             handle_metrics(req);
         } else if (path[1] == 'h') {
             reply(req, 200, "OK", "text/plain", "ok\n", 3);
-        } else if (intake_store(h->h_intake) != NULL && !store_moved(intake_store(h->h_intake))) {
+        } else if (intake_store(h->h_intake) != NULL &&
+                   !store_moved(intake_store(h->h_intake))) {
             reply(req, 200, "OK", "text/plain", "ready\n", 6);
         } else {
             reply(req, 503, "Service Unavailable", "text/plain",
@@ -343,12 +349,13 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
     go.go_arg = h;
     if (h->h_auth && read_token(h, err, errlen) == -1)
         goto fail;
-    go.go_max_conns =
-        guard_fit_nofile(o->ho_max_conns > 0 ? o->ho_max_conns : 1, "HTTP_MAX_CONNECTIONS");
+    go.go_max_conns = guard_fit_nofile(o->ho_max_conns > 0 ? o->ho_max_conns : 1,
+                                       "HTTP_MAX_CONNECTIONS");
     if ((h->h_guard = guard_new(base, &go)) == NULL ||
         (h->h_http = evhttp_new(base)) == NULL ||
         (h->h_intake = intake_new(base, o->ho_max_pending, answer_batch, h)) == NULL ||
-        (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) == NULL) {
+        (h->h_token_timer = event_new(base, -1, EV_PERSIST, token_refresh_cb, h)) ==
+            NULL) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -356,12 +363,12 @@ httpd_new(struct event_base *base, const struct httpd_opts *o, char *err, size_t
     evhttp_set_max_body_size(h->h_http, HTTPD_MAX_BODY);
     evhttp_set_max_headers_size(h->h_http, 64 * 1024);
     evhttp_set_timeout(h->h_http, 30);
-    evhttp_set_allowed_methods(h->h_http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-                                              EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
-                                              EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
-                                              EVHTTP_REQ_OPTIONS);
+    evhttp_set_allowed_methods(
+        h->h_http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+                       EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH | EVHTTP_REQ_OPTIONS);
     evhttp_set_gencb(h->h_http, route, h);
-    if ((h->h_port = guard_listen(h->h_http, o->ho_listen_addr, why, sizeof(why))) == -1) {
+    if ((h->h_port = guard_listen(h->h_http, o->ho_listen_addr, why, sizeof(why))) ==
+        -1) {
         snprintf(err, errlen, "LISTEN_ADDR: %s", why);
         goto fail;
     }

@@ -20,14 +20,14 @@ struct evhttp_request;
 typedef void (*httpd_alert_cb)(const struct alert *a, int64_t alert_id, void *arg);
 
 struct httpd_opts {
-    const char *ho_listen_addr;  /* borrowed; "host:port", port 0 picks one */
-    const char *ho_token_file;   /* borrowed; NULL or "" = no bearer auth */
-    size_t ho_max_pending;       /* webhooks waiting for a commit; more = 503 */
-    size_t ho_max_conns;         /* HTTP_MAX_CONNECTIONS (lowered to fit RLIMIT_NOFILE) */
-    size_t ho_max_held_bytes;    /* HTTP_MAX_PENDING_MIB, in bytes */
-    int64_t ho_header_ms;        /* HTTP_HEADER_TIMEOUT */
-    int64_t ho_body_ms;          /* HTTP_BODY_TIMEOUT */
-    httpd_alert_cb ho_on_alert;  /* may be NULL */
+    const char *ho_listen_addr; /* borrowed; "host:port", port 0 picks one */
+    const char *ho_token_file;  /* borrowed; NULL or "" = no bearer auth */
+    size_t ho_max_pending;      /* webhooks waiting for a commit; more = 503 */
+    size_t ho_max_conns;        /* HTTP_MAX_CONNECTIONS (lowered to fit RLIMIT_NOFILE) */
+    size_t ho_max_held_bytes;   /* HTTP_MAX_PENDING_MIB, in bytes */
+    int64_t ho_header_ms;       /* HTTP_HEADER_TIMEOUT */
+    int64_t ho_body_ms;         /* HTTP_BODY_TIMEOUT */
+    httpd_alert_cb ho_on_alert; /* may be NULL */
     /* GET /: takes the request and answers it later (page.c); NULL = 404. */
     void (*ho_on_page)(struct evhttp_request *req, void *arg);
     void *ho_cb_arg;

@@ -1,4 +1,5 @@
-/* intake.c -- the webhook intake: one store transaction per loop turn for every batch waiting */
+/* intake.c -- the webhook intake: one store transaction per loop turn for every batch
+ * waiting */
 #include "intake.h"
 
 #include <stdio.h>
@@ -18,12 +19,12 @@ struct pending {
 };
 
 struct intake {
-    struct store *i_store;        /* borrowed, may be NULL */
-    struct event *i_commit_ev;    /* owned; runs once per turn with pending work */
+    struct store *i_store;     /* borrowed, may be NULL */
+    struct event *i_commit_ev; /* owned; runs once per turn with pending work */
     size_t i_max_pending;
     intake_done_cb i_done;
     void *i_arg;
-    struct pending *i_pending;    /* owned queue, in arrival order */
+    struct pending *i_pending; /* owned queue, in arrival order */
     struct pending **i_pending_tail;
     size_t i_pending_count;
 };

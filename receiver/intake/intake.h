@@ -1,4 +1,5 @@
-/* intake.h -- the webhook intake: parsed batches wait for one group commit per loop turn */
+/* intake.h -- the webhook intake: parsed batches wait for one group commit per loop turn
+ */
 #ifndef GVW_INTAKE_H
 #define GVW_INTAKE_H
 
@@ -23,8 +24,8 @@ typedef void (*intake_done_cb)(void *req, const struct alert_batch *b, const int
 
 /* An intake on base holding at most max_pending batches. NULL when out of
  * memory. Free with intake_free(), which drops waiting batches unanswered. */
-struct intake *intake_new(struct event_base *base, size_t max_pending, intake_done_cb done,
-                          void *arg);
+struct intake *intake_new(struct event_base *base, size_t max_pending,
+                          intake_done_cb done, void *arg);
 void intake_free(struct intake *in);
 
 /* The store batches are written to (borrowed); NULL until it opens. */

@@ -72,7 +72,6 @@ metrics_cleanup(void)
     family_clear(&m.capacity);
 }
 
-
 static struct series *lookup(struct family *f, const char *l1, const char *l2);
 
 void
@@ -287,11 +286,11 @@ metrics_render(struct buf *out)
         m.collector(m.collector_arg);
 
     if (expo_header(out, "gpu_vram_watchdog_build_info", "gauge",
-               "Build information; the value is always 1.") == -1 ||
-        buf_printf(out, "gpu_vram_watchdog_build_info{version=\"%s\"} 1\n", GVW_VERSION) ==
-            -1 ||
+                    "Build information; the value is always 1.") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_build_info{version=\"%s\"} 1\n",
+                   GVW_VERSION) == -1 ||
         expo_header(out, "gpu_vram_watchdog_dry_run", "gauge",
-               "1 when the watchdog only records what it would recycle.") == -1 ||
+                    "1 when the watchdog only records what it would recycle.") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_dry_run %d\n", m.dry_run ? 1 : 0) == -1 ||
         family(out, "gpu_vram_watchdog_webhook_requests_total", "counter",
                "Webhook requests answered, by HTTP status code.", &m.requests, "code",
@@ -308,27 +307,29 @@ metrics_render(struct buf *out)
                "1 when the last capacity patch of the node succeeded, else 0.",
                &m.capacity, "node", NULL) == -1 ||
         expo_header(out, "gpu_vram_watchdog_capacity_advertise_errors_total", "counter",
-               "Failed attempts to advertise the gpumem capacity.") == -1 ||
+                    "Failed attempts to advertise the gpumem capacity.") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_capacity_advertise_errors_total %.17g\n",
                    m.capacity_errors) == -1 ||
-        expo_header(out, hist, "histogram", "Time from a decision's start to its end.") == -1)
+        expo_header(out, hist, "histogram", "Time from a decision's start to its end.") ==
+            -1)
         return -1;
     for (size_t i = 0; i < NBUCKETS; i++)
         if (buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", hist, duration_buckets[i],
                        (unsigned long long)m.dur_buckets[i]) == -1)
             return -1;
-    if (buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.17g\n%s_count %llu\n", hist,
-                   (unsigned long long)m.dur_count, hist, m.dur_sum, hist,
+    if (buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.17g\n%s_count %llu\n",
+                   hist, (unsigned long long)m.dur_count, hist, m.dur_sum, hist,
                    (unsigned long long)m.dur_count) == -1)
         return -1;
     if (expo_header(out, "gpu_vram_watchdog_events_errors_total", "counter",
-               "Kubernetes Events that could not be written.") == -1 ||
-        buf_printf(out, "gpu_vram_watchdog_events_errors_total %.17g\n", m.event_errors) ==
-            -1 ||
-        expo_header(out, "gpu_vram_watchdog_decisions_queued", "gauge",
-               "Decisions waiting for a slot (MAX_CONCURRENT_DECISIONS in flight).") == -1 ||
-        buf_printf(out, "gpu_vram_watchdog_decisions_queued %.17g\n", m.decisions_queued) ==
-            -1)
+                    "Kubernetes Events that could not be written.") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_events_errors_total %.17g\n",
+                   m.event_errors) == -1 ||
+        expo_header(
+            out, "gpu_vram_watchdog_decisions_queued", "gauge",
+            "Decisions waiting for a slot (MAX_CONCURRENT_DECISIONS in flight).") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_decisions_queued %.17g\n",
+                   m.decisions_queued) == -1)
         return -1;
     return 0;
 }

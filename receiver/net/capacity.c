@@ -19,9 +19,9 @@
 #define TOTAL_QUERY "gpu_memory_total_bytes"
 
 struct cap_node {
-    char *cn_name;   /* owned */
-    int cn_ok;       /* the last patch succeeded */
-    int64_t cn_mib;  /* this pass: the value to patch; -1 = size unknown */
+    char *cn_name;       /* owned */
+    int cn_ok;           /* the last patch succeeded */
+    int64_t cn_mib;      /* this pass: the value to patch; -1 = size unknown */
     char *cn_gfd_memory; /* owned, NULL = absent: GFD label values from the list */
     char *cn_gfd_count;  /* owned, likewise */
 };
@@ -112,7 +112,8 @@ capacity_new(struct event_base *base, struct kube *kube, const struct capacity_o
     c->c_auto = o->co_auto;
     c->c_reserve_mib = o->co_reserve_mib;
     c->c_prom = o->co_prom;
-    c->c_size_retry_ms = o->co_size_retry_ms > 0 ? o->co_size_retry_ms : CAPACITY_SIZE_RETRY_MS;
+    c->c_size_retry_ms =
+        o->co_size_retry_ms > 0 ? o->co_size_retry_ms : CAPACITY_SIZE_RETRY_MS;
     c->c_interval_ms = o->co_interval_s * 1000;
     c->c_retry_min_ms =
         o->co_retry_min_ms > 0 ? o->co_retry_min_ms : CAPACITY_RETRY_MIN_MS;
@@ -316,7 +317,8 @@ patch_all(struct cap_pass *pass)
  * be read, why in prom_error), else its GFD labels; a node of unknown size
  * keeps cn_mib -1, is counted and logged, and is not patched. */
 static void
-size_nodes(struct cap_pass *pass, const struct usage_reading *totals, const char *prom_error)
+size_nodes(struct cap_pass *pass, const struct usage_reading *totals,
+           const char *prom_error)
 {
     struct capacity *c = pass->p_cap;
     char why[600], err[400];
@@ -329,16 +331,21 @@ size_nodes(struct cap_pass *pass, const struct usage_reading *totals, const char
         rc = capsize_from_series(totals, n->cn_name, c->c_reserve_mib, &n->cn_mib, err,
                                  sizeof(err));
         if (rc == -1) {
-            snprintf(why, sizeof(why), "the node exporter's " TOTAL_QUERY " cannot be "
-                     "trusted: %s", err);
+            snprintf(why, sizeof(why),
+                     "the node exporter's " TOTAL_QUERY " cannot be "
+                     "trusted: %s",
+                     err);
         } else if (rc == 0) {
             rc = capsize_from_gfd(n->cn_gfd_memory, n->cn_gfd_count, c->c_reserve_mib,
                                   &n->cn_mib, err, sizeof(err));
             if (rc == -1)
-                snprintf(why, sizeof(why), "no " TOTAL_QUERY " series for it, and its GPU "
-                         "feature discovery labels make no sense: %s", err);
+                snprintf(why, sizeof(why),
+                         "no " TOTAL_QUERY " series for it, and its GPU "
+                         "feature discovery labels make no sense: %s",
+                         err);
             else if (rc == 0)
-                snprintf(why, sizeof(why), "size unknown: no " TOTAL_QUERY " series for it "
+                snprintf(why, sizeof(why),
+                         "size unknown: no " TOTAL_QUERY " series for it "
                          "in Prometheus%s%s%s and no GPU feature discovery labels "
                          "(" CAPSIZE_GFD_MEMORY ", " CAPSIZE_GFD_COUNT ")",
                          prom_error ? " (" : "", prom_error ? prom_error : "",
@@ -351,8 +358,9 @@ size_nodes(struct cap_pass *pass, const struct usage_reading *totals, const char
         pass->p_unknown++;
         c->c_errors++;
         note_error(pass, "%s: not patched: %s", n->cn_name, why);
-        log_event(LOG_LEVEL_WARN, "capacity not advertised: the node's GPU size is not known",
-                  "node", n->cn_name, "reason", why, (char *)NULL);
+        log_event(LOG_LEVEL_WARN,
+                  "capacity not advertised: the node's GPU size is not known", "node",
+                  n->cn_name, "reason", why, (char *)NULL);
     }
 }
 

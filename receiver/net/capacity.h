@@ -11,25 +11,26 @@ struct capacity;
 
 #define CAPACITY_RETRY_MIN_MS 5000L   /* first retry after a failed pass */
 #define CAPACITY_RETRY_MAX_MS 300000L /* backoff ceiling when the interval is 0 */
-#define CAPACITY_SIZE_RETRY_MS 30000L /* auto: a node of unknown size is looked at again */
+#define CAPACITY_SIZE_RETRY_MS                                                           \
+    30000L /* auto: a node of unknown size is looked at again */
 
 struct prom;
 
 struct capacity_opts {
-    const char *co_resource; /* borrowed (copied): GPUMEM_RESOURCE, domain/name */
-    int64_t co_capacity_mib; /* GPUMEM_CAPACITY_MIB as a number (when !co_auto) */
-    int co_auto;             /* GPUMEM_CAPACITY_MIB=auto: each node its own value,
-                                Σ over its GPUs of (size - co_reserve_mib) */
-    int64_t co_reserve_mib;  /* GPUMEM_RESERVE_MIB (auto only) */
-    struct prom *co_prom;    /* borrowed, may be NULL (auto: the sizes then come from
-                                the GPU feature discovery labels alone) */
+    const char *co_resource;  /* borrowed (copied): GPUMEM_RESOURCE, domain/name */
+    int64_t co_capacity_mib;  /* GPUMEM_CAPACITY_MIB as a number (when !co_auto) */
+    int co_auto;              /* GPUMEM_CAPACITY_MIB=auto: each node its own value,
+                                 Σ over its GPUs of (size - co_reserve_mib) */
+    int64_t co_reserve_mib;   /* GPUMEM_RESERVE_MIB (auto only) */
+    struct prom *co_prom;     /* borrowed, may be NULL (auto: the sizes then come from
+                                 the GPU feature discovery labels alone) */
     const char *co_gpu_label; /* borrowed (copied): GPU_LABEL, the series label naming
                                  a GPU; NULL or "" = "uuid" */
-    long co_size_retry_ms;   /* 0 = CAPACITY_SIZE_RETRY_MS; tests set it short */
-    const char *co_selector; /* borrowed (copied): GPU_NODE_SELECTOR; "" = every node */
-    long co_interval_s;      /* ADVERTISE_INTERVAL; 0 = only at start-up (but failures
-                                are still retried until one pass succeeds) */
-    long co_retry_min_ms;    /* 0 = CAPACITY_RETRY_MIN_MS; tests set it short */
+    long co_size_retry_ms;    /* 0 = CAPACITY_SIZE_RETRY_MS; tests set it short */
+    const char *co_selector;  /* borrowed (copied): GPU_NODE_SELECTOR; "" = every node */
+    long co_interval_s;       /* ADVERTISE_INTERVAL; 0 = only at start-up (but failures
+                                 are still retried until one pass succeeds) */
+    long co_retry_min_ms;     /* 0 = CAPACITY_RETRY_MIN_MS; tests set it short */
 };
 
 /*

@@ -13,7 +13,15 @@
 
 #define KUBE_URL_MAX 4096
 
-enum kube_op { OP_LIST_PODS, OP_LIST_NODES, OP_EVICT, OP_DELETE, OP_PATCH, OP_GET_NODE, OP_EVENT };
+enum kube_op {
+    OP_LIST_PODS,
+    OP_LIST_NODES,
+    OP_EVICT,
+    OP_DELETE,
+    OP_PATCH,
+    OP_GET_NODE,
+    OP_EVENT
+};
 
 struct kube {
     struct kubec *k_c; /* owned */
@@ -83,8 +91,8 @@ list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
 
     if (kc->kc_op == OP_LIST_PODS)
         return pods_json_parse(body, len, &kc->kc_po, &kc->kc_pods, err, errlen);
-    return kube_json_nodes(body, len, &kc->kc_nodes, &kc->kc_gpu_memory, &kc->kc_gpu_count,
-                           &kc->kc_node_count, err, errlen);
+    return kube_json_nodes(body, len, &kc->kc_nodes, &kc->kc_gpu_memory,
+                           &kc->kc_gpu_count, &kc->kc_node_count, err, errlen);
 }
 
 /* kubec_parse_fn for one Node: its capacity of kc_po.po_resource. */
@@ -364,8 +372,8 @@ kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb, void 
     }
     if ((kc = call_new(OP_EVENT)) == NULL)
         return -1;
-    snprintf(kc->kc_what, sizeof(kc->kc_what), "create events.k8s.io events in namespace %s",
-             ev->ke_namespace);
+    snprintf(kc->kc_what, sizeof(kc->kc_what),
+             "create events.k8s.io events in namespace %s", ev->ke_namespace);
     if ((body = kube_event_json(ev)) == NULL) {
         log_warnx("%s: cannot build the request body", __func__);
         call_free(kc);

@@ -89,7 +89,6 @@ int kube_get_node_capacity(struct kube *k, const char *node, const char *resourc
 struct kube_event;
 /* POST /apis/events.k8s.io/v1/namespaces/NS/events: the Event built by
  * kube_event_json() from ev (borrowed; NS is its pod's namespace). */
-int kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb,
-                      void *arg);
+int kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb, void *arg);
 
 #endif

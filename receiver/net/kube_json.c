@@ -30,7 +30,8 @@ kube_node_labels_free(char **values, size_t count)
 static int
 label_copy(const json_t *meta, const char *key, char **out)
 {
-    const char *v = json_string_value(json_object_get(json_object_get(meta, "labels"), key));
+    const char *v =
+        json_string_value(json_object_get(json_object_get(meta, "labels"), key));
 
     *out = NULL;
     return v != NULL && (*out = strdup(v)) == NULL ? -1 : 0;

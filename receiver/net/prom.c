@@ -25,13 +25,13 @@ struct prom {
 
 /* One query in flight; the httpc callback argument. */
 struct prom_call {
-    int pc_scalar;      /* prom_query_scalar, else prom_query_usage */
+    int pc_scalar;       /* prom_query_scalar, else prom_query_usage */
     int pc_may_be_empty; /* prom_query_device: no series is an answer */
-    int pc_matrix;      /* prom_query_matrix */
-    char *pc_query;     /* owned, for logs */
-    char *pc_ns_label;  /* owned */
-    char *pc_pod_label; /* owned */
-    char *pc_gpu_label; /* owned; NULL: the GPU is not read */
+    int pc_matrix;       /* prom_query_matrix */
+    char *pc_query;      /* owned, for logs */
+    char *pc_ns_label;   /* owned */
+    char *pc_pod_label;  /* owned */
+    char *pc_gpu_label;  /* owned; NULL: the GPU is not read */
     prom_cb pc_cb;
     void *pc_arg;
 };
@@ -147,8 +147,9 @@ parse_answer(struct prom_call *pc, const struct httpc_resp *r, struct prom_answe
         return 0;
     }
     if (pc->pc_matrix) {
-        if (prom_matrix_parse(r->hr_body, r->hr_body_len, pc->pc_ns_label, pc->pc_pod_label,
-                              pc->pc_gpu_label, &a->pa_matrix, perr, sizeof(perr)) == -1)
+        if (prom_matrix_parse(r->hr_body, r->hr_body_len, pc->pc_ns_label,
+                              pc->pc_pod_label, pc->pc_gpu_label, &a->pa_matrix, perr,
+                              sizeof(perr)) == -1)
             goto fail;
         return 0;
     }
@@ -267,8 +268,7 @@ prom_query_device(struct prom *p, const char *promql, const char *gpu_label, pro
     struct prom_call *pc;
 
     /* The metric name and the tag stand where the pod's names would. */
-    if (promql == NULL || gpu_label == NULL ||
-        (pc = calloc(1, sizeof(*pc))) == NULL) {
+    if (promql == NULL || gpu_label == NULL || (pc = calloc(1, sizeof(*pc))) == NULL) {
         log_warnx("%s: out of memory or no query", __func__);
         return -1;
     }
@@ -290,7 +290,8 @@ prom_query_matrix(struct prom *p, const char *promql, const char *ns_label,
     struct prom_call *pc = NULL;
 
     if (promql == NULL || ns_label == NULL || pod_label == NULL ||
-        (pc = calloc(1, sizeof(*pc))) == NULL || (pc->pc_ns_label = strdup(ns_label)) == NULL ||
+        (pc = calloc(1, sizeof(*pc))) == NULL ||
+        (pc->pc_ns_label = strdup(ns_label)) == NULL ||
         (pc->pc_pod_label = strdup(pod_label)) == NULL ||
         (gpu_label != NULL && gpu_label[0] != '\0' &&
          (pc->pc_gpu_label = strdup(gpu_label)) == NULL)) {

@@ -80,7 +80,8 @@ int prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg)
  * trigger's growth), read with prom_matrix_parse() into pa_matrix. No series
  * is an answer here, not a failure. */
 int prom_query_matrix(struct prom *p, const char *promql, const char *ns_label,
-                      const char *pod_label, const char *gpu_label, prom_cb cb, void *arg);
+                      const char *pod_label, const char *gpu_label, prom_cb cb,
+                      void *arg);
 
 /*
  * Replaces every "$node" in query with node escaped for a PromQL double-quoted

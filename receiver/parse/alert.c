@@ -63,7 +63,7 @@ enum {
 
 /* One alert as read, judged when its object closes. */
 struct alert_in {
-    enum held ai_held[K_COUNT]; /* a member seen twice is a duplicate key */
+    enum held ai_held[K_COUNT];    /* a member seen twice is a duplicate key */
     struct js_str ai_str[K_COUNT]; /* the string values (status and the optional ones) */
     struct member ai_bad[2];       /* the first non-string label, annotation */
     int ai_has_bad[2];
@@ -790,7 +790,8 @@ alert_batch_parse(const char *body, size_t len, struct alert_batch *out, char *e
 
     memset(out, 0, sizeof(*out));
     if (len == 0)
-        return seterr(err, errlen, "empty body: expected an Alertmanager webhook payload"),
+        return seterr(err, errlen,
+                      "empty body: expected an Alertmanager webhook payload"),
                -1;
     /* Can't happen (bodies are capped at 1 MiB): the sizes computed below
      * are a few times the body's and must not wrap. */

@@ -40,7 +40,9 @@ read_capacity(struct cap_walk *w)
     int rc;
 
     if (js_peek(s) != JS_OBJECT)
-        return js_peek(s) == JS_ERROR ? -1 : (shape(w, "status.capacity is not an object"), js_skip(s));
+        return js_peek(s) == JS_ERROR
+                   ? -1
+                   : (shape(w, "status.capacity is not an object"), js_skip(s));
     if (js_object_begin(s) == -1)
         return -1;
     while ((rc = js_object_next(s, &key)) == 1) {
@@ -89,7 +91,8 @@ read_status(struct cap_walk *w)
     if (js_peek(s) == JS_NULL)
         return js_skip(s);
     if (js_peek(s) != JS_OBJECT)
-        return js_peek(s) == JS_ERROR ? -1 : (shape(w, "status is not an object"), js_skip(s));
+        return js_peek(s) == JS_ERROR ? -1
+                                      : (shape(w, "status is not an object"), js_skip(s));
     if (js_object_begin(s) == -1)
         return -1;
     while ((rc = js_object_next(s, &key)) == 1) {

@@ -577,7 +577,7 @@ read_status(struct walk *w, struct pod *p)
             if (js_once(&w->w_s, &seen, 4, "podIP") == -1)
                 return -1;
             rc = js_peek(&w->w_s) == JS_STRING ? read_optional(w, &p->p_ip)
-                                                : js_skip(&w->w_s);
+                                               : js_skip(&w->w_s);
         } else if (!is_phase && !js_str_eq(&key, "startTime")) {
             rc = js_skip(&w->w_s);
         } else if (js_once(&w->w_s, &seen, is_phase ? 1 : 2,

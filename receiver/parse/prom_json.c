@@ -123,7 +123,7 @@ struct answer {
 struct want {
     int w_scalar; /* prom_json_parse_scalar: else a vector */
     const char *w_ns_label, *w_pod_label;
-    const char *w_gpu_label; /* NULL: the GPU is not read */
+    const char *w_gpu_label;     /* NULL: the GPU is not read */
     struct usage_reading *w_out; /* vector */
     double *w_value;             /* scalar */
     char w_why[WHY];             /* a shape error, "" if none */
@@ -190,7 +190,8 @@ not_pair:
  * same label of the series before, NULL if none) when it is the same text:
  * a pod's series usually come together. 1 when it is not a string. */
 static int
-read_label(struct js_scan *s, char **dst, const char *prev, struct strpool *pool, int *oom)
+read_label(struct js_scan *s, char **dst, const char *prev, struct strpool *pool,
+           int *oom)
 {
     struct js_str v;
     int nul = 0;

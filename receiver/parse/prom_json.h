@@ -15,8 +15,8 @@
  * reason in err and nothing allocated.
  */
 int prom_json_parse_vector(const char *body, size_t len, const char *ns_label,
-                           const char *pod_label, struct usage_reading *out,
-                           char *err, size_t errlen);
+                           const char *pod_label, struct usage_reading *out, char *err,
+                           size_t errlen);
 
 /* The same, also reading the label gpu_label into us_gpu (NULL or "" = no
  * GPU label: us_gpu stays NULL, exactly prom_json_parse_vector()). A GPU

@@ -103,11 +103,13 @@ read_pair(struct rwalk *w, const struct names *n)
     if (q->mr_points > 0) {
         k = (t - (double)q->mr_start) / (double)q->mr_step;
         if (!(k >= 0) || k >= (double)q->mr_points || fabs(k - nearbyint(k)) > 1e-6)
-            return fail(w, PM_BAD_ANSWER, "a sample of %s at %s is not on the query's steps",
-                        n->n_who, when);
+            return fail(w, PM_BAD_ANSWER,
+                        "a sample of %s at %s is not on the query's steps", n->n_who,
+                        when);
     }
     if (js_array_next(&w->r_s) != 1)
-        return fail(w, PM_BAD_ANSWER, "a sample of %s at %s has no value", n->n_who, when);
+        return fail(w, PM_BAD_ANSWER, "a sample of %s at %s has no value", n->n_who,
+                    when);
     if (js_peek(&w->r_s) != JS_STRING) {
         if (js_skip(&w->r_s) == -1)
             return -1;
@@ -185,7 +187,8 @@ read_metric(struct rwalk *w, struct names *n)
              n->n_pod[0] ? n->n_pod : "-");
     if (q->mr_names_required && (n->n_ns[0] == '\0' || n->n_pod[0] == '\0'))
         return fail(w, PM_BAD_ANSWER, "a series has no '%s' or no '%s' label",
-                    q->mr_ns_label ? q->mr_ns_label : "", q->mr_pod_label ? q->mr_pod_label : "");
+                    q->mr_ns_label ? q->mr_ns_label : "",
+                    q->mr_pod_label ? q->mr_pod_label : "");
     return 0;
 }
 

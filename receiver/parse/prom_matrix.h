@@ -1,4 +1,5 @@
-/* prom_matrix.h -- a Prometheus range-vector answer ("matrix") read sample by sample (no I/O) */
+/* prom_matrix.h -- a Prometheus range-vector answer ("matrix") read sample by sample (no
+ * I/O) */
 #ifndef GVW_PROM_MATRIX_H
 #define GVW_PROM_MATRIX_H
 
@@ -79,8 +80,8 @@ struct prom_matrix {
  * with the reason in err and nothing allocated.
  */
 int prom_matrix_parse(const char *body, size_t len, const char *ns_label,
-                      const char *pod_label, const char *gpu_label, struct prom_matrix *out,
-                      char *err, size_t errlen);
+                      const char *pod_label, const char *gpu_label,
+                      struct prom_matrix *out, char *err, size_t errlen);
 
 /* Frees every series; NULL is a no-op. Leaves m empty. */
 void prom_matrix_free(struct prom_matrix *m);

@@ -1,4 +1,5 @@
-/* prom_matrix_collect.c -- a matrix answer gathered per series (compact arrays, no DOM) */
+/* prom_matrix_collect.c -- a matrix answer gathered per series (compact arrays, no DOM)
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,8 +71,9 @@ on_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx, d
 }
 
 int
-prom_matrix_parse(const char *body, size_t len, const char *ns_label, const char *pod_label,
-                  const char *gpu_label, struct prom_matrix *out, char *err, size_t errlen)
+prom_matrix_parse(const char *body, size_t len, const char *ns_label,
+                  const char *pod_label, const char *gpu_label, struct prom_matrix *out,
+                  char *err, size_t errlen)
 {
     struct prom_matrix_reader r = {
         .mr_ns_label = ns_label,

@@ -454,10 +454,10 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
     field(out, "vram", line);
     /* Where free came from: the device, GPU_TOTAL_MIB - used, or FREE_QUERY. */
     field(out, "free source",
-          d->sd_free_source == NULL                          ? "-"
-          : strcmp(d->sd_free_source, "device") == 0         ? "device (gpu_memory_free_bytes)"
-          : strcmp(d->sd_free_source, "computed") == 0       ? "computed (GPU_TOTAL_MIB - used)"
-                                                             : "query (FREE_QUERY)");
+          d->sd_free_source == NULL                    ? "-"
+          : strcmp(d->sd_free_source, "device") == 0   ? "device (gpu_memory_free_bytes)"
+          : strcmp(d->sd_free_source, "computed") == 0 ? "computed (GPU_TOTAL_MIB - used)"
+                                                       : "query (FREE_QUERY)");
     field(out, "dry run", d->sd_dry_run ? "yes" : "no");
     field(out, "action", d->sd_action ? d->sd_action : "none");
     print_victim(out, d->sd_victim);

@@ -230,8 +230,9 @@ print_seats(FILE *out, const struct seating_node *n)
         break;
     }
     if (n->sn_bad_budgets > 0)
-        fprintf(out, "            %zu pod(s) declare a budget that cannot be read "
-                     "(not counted)\n",
+        fprintf(out,
+                "            %zu pod(s) declare a budget that cannot be read "
+                "(not counted)\n",
                 n->sn_bad_budgets);
 }
 
@@ -290,8 +291,9 @@ print_card(FILE *out, const struct seating_node *n, const struct seating_card *c
     else
         fprintf(out, "free VRAM unknown, floor %" PRId64 " MiB\n", n->sn_floor_mib);
     if (c->sc_unattributed_known)
-        fprintf(out, "    %7" PRId64 " MiB no pod accounts for (driver, host processes, "
-                     "unknown pods)\n",
+        fprintf(out,
+                "    %7" PRId64 " MiB no pod accounts for (driver, host processes, "
+                "unknown pods)\n",
                 c->sc_unattributed_mib);
     if (c->sc_error[0] != '\0') {
         fputs("    reading   ", out);
@@ -320,8 +322,9 @@ print_idle(FILE *out, const struct seating_node *n)
 {
     if (n->sn_idle_count == 0)
         return;
-    fprintf(out, "  seated, using no GPU: %zu pod(s) hold a budget and run nothing on any "
-                 "GPU\n",
+    fprintf(out,
+            "  seated, using no GPU: %zu pod(s) hold a budget and run nothing on any "
+            "GPU\n",
             n->sn_idle_count);
     print_header(out, 1);
     for (size_t i = 0; i < n->sn_idle_count; i++)

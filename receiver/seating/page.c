@@ -28,13 +28,13 @@
 #define PAGE_GRACE_MS 5000
 
 struct page {
-    struct event_base *p_base;   /* borrowed */
-    const struct config *p_cfg;  /* borrowed */
-    struct prom *p_prom;         /* borrowed */
-    struct kube *p_kube;         /* borrowed, may be NULL */
-    struct store *p_store;       /* borrowed, may be NULL */
-    struct seating_look *p_look; /* the look in flight, or NULL */
-    struct event *p_timeout;     /* owned */
+    struct event_base *p_base;                          /* borrowed */
+    const struct config *p_cfg;                         /* borrowed */
+    struct prom *p_prom;                                /* borrowed */
+    struct kube *p_kube;                                /* borrowed, may be NULL */
+    struct store *p_store;                              /* borrowed, may be NULL */
+    struct seating_look *p_look;                        /* the look in flight, or NULL */
+    struct event *p_timeout;                            /* owned */
     struct evhttp_request *p_waiting[PAGE_MAX_WAITING]; /* answered when the look ends */
     size_t p_waiting_count;
 };
@@ -128,8 +128,8 @@ looked(const struct seating *s, void *arg)
     struct page *p = arg;
     struct store_filter f = {.sf_limit = PAGE_DECISIONS};
     struct decisions ds;
-    struct page_view v = {.pv_seating = s, .pv_now_ms = now_ms(),
-                          .pv_dry_run = p->p_cfg->c_dry_run};
+    struct page_view v = {
+        .pv_seating = s, .pv_now_ms = now_ms(), .pv_dry_run = p->p_cfg->c_dry_run};
     char err[512];
     struct buf b;
 
@@ -138,7 +138,8 @@ looked(const struct seating *s, void *arg)
     memset(&ds, 0, sizeof(ds));
     if (p->p_store == NULL)
         v.pv_decisions_error = "the audit store is not open";
-    else if (store_query_decisions(p->p_store, &f, decision_row, &ds, err, sizeof(err)) < 0)
+    else if (store_query_decisions(p->p_store, &f, decision_row, &ds, err, sizeof(err)) <
+             0)
         v.pv_decisions_error = ds.d_oom ? "out of memory" : err;
     v.pv_decisions = ds.d_rows;
     v.pv_decision_count = ds.d_count;

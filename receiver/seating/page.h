@@ -1,4 +1,5 @@
-/* page.h -- GET /: the seating chart page, gathered on request without blocking the loop */
+/* page.h -- GET /: the seating chart page, gathered on request without blocking the loop
+ */
 #ifndef GVW_PAGE_H
 #define GVW_PAGE_H
 
@@ -21,8 +22,8 @@ struct page;
  * requests are answered when it completes, or with 504 after
  * HTTP_TIMEOUT + 5 s. Nothing is cached: each page is fresh.
  */
-struct page *page_new(struct event_base *base, const struct config *cfg, struct prom *prom,
-                      struct kube *kube);
+struct page *page_new(struct event_base *base, const struct config *cfg,
+                      struct prom *prom, struct kube *kube);
 
 /* The audit store the last decisions are read from (borrowed; NULL = none). */
 void page_set_store(struct page *p, struct store *s);

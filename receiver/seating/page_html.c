@@ -1,4 +1,5 @@
-/* page_html.c -- the seating chart as one HTML page: inline SVG per card, the last decisions
+/* page_html.c -- the seating chart as one HTML page: inline SVG per card, the last
+ * decisions
  *
  * Server-rendered, no JavaScript, no outside assets: one <style> block, inline
  * SVG, and the same facts again as tables so a text browser (or a screen
@@ -152,31 +153,36 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
         if (t->st_budget_state != BUDGET_OK || t->st_budget_mib <= 0)
             continue;
         w = px(at + t->st_budget_mib, scale) - x;
-        if (buf_printf(out, "<rect class=\"budget\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-                            "height=\"%d\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"%s\">",
+        if (buf_printf(out,
+                       "<rect class=\"budget\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                       "height=\"%d\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"%s\">",
                        x, BUDGET_Y, w, BUDGET_H, palette[i % PALETTE_N],
                        palette[i % PALETTE_N]) ||
             emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
-            buf_printf(out, ": budget %" PRId64 " MiB</title></rect>", t->st_budget_mib) ||
+            buf_printf(out, ": budget %" PRId64 " MiB</title></rect>",
+                       t->st_budget_mib) ||
             label(out, x, BUDGET_Y + BUDGET_H / 2 + 4, w, t->st_pod, "#212121"))
             return -1;
         at += t->st_budget_mib;
     }
     if (n->sn_capacity != SEATING_CAPACITY_OK)
-        return buf_printf(out, "<text x=\"%d\" y=\"%d\" class=\"warn\" fill=\"%s\">capacity "
-                               "%s</text>\n",
+        return buf_printf(out,
+                          "<text x=\"%d\" y=\"%d\" class=\"warn\" fill=\"%s\">capacity "
+                          "%s</text>\n",
                           BAR_X, BUDGET_Y - 8, OVER_COLOUR,
                           n->sn_capacity == SEATING_CAPACITY_NOT_ADVERTISED
                               ? "not advertised"
                               : "unknown");
-    snprintf(cap, sizeof(cap), "advertised capacity %" PRId64 " MiB%s", n->sn_capacity_mib,
-             n->sn_overcommitted ? ": OVER-COMMITTED" : "");
-    return buf_printf(out, "<line class=\"capacity\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
-                           "y2=\"%d\" stroke=\"#212121\" stroke-width=\"2\"/>"
-                           "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
-                      px(n->sn_capacity_mib, scale), px(n->sn_capacity_mib, scale),
-                      BUDGET_Y - 6, BUDGET_Y + BUDGET_H + 4, px(n->sn_capacity_mib, scale) - 4,
-                      BUDGET_Y - 8, n->sn_overcommitted ? OVER_COLOUR : "#212121", cap);
+    snprintf(cap, sizeof(cap), "advertised capacity %" PRId64 " MiB%s",
+             n->sn_capacity_mib, n->sn_overcommitted ? ": OVER-COMMITTED" : "");
+    return buf_printf(
+        out,
+        "<line class=\"capacity\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+        "y2=\"%d\" stroke=\"#212121\" stroke-width=\"2\"/>"
+        "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
+        px(n->sn_capacity_mib, scale), px(n->sn_capacity_mib, scale), BUDGET_Y - 6,
+        BUDGET_Y + BUDGET_H + 4, px(n->sn_capacity_mib, scale) - 4, BUDGET_Y - 8,
+        n->sn_overcommitted ? OVER_COLOUR : "#212121", cap);
 }
 
 /* One tenant's live use: its colour up to its budget, the rest in red. */
@@ -193,8 +199,9 @@ svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_
 
     if (emit(out, "<g class=\"tenant%s\" data-namespace=\"%s\" data-pod=\"%s\">",
              over ? " over-budget" : "", t->st_namespace, t->st_pod) ||
-        buf_printf(out, "<rect class=\"use\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
-                        "fill=\"%s\">",
+        buf_printf(out,
+                   "<rect class=\"use\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+                   "fill=\"%s\">",
                    x, USE_Y, wi, USE_H, palette[i % PALETTE_N]) ||
         emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
         buf_printf(out, ": uses %" PRId64 " MiB", t->st_used_mib))
@@ -213,16 +220,18 @@ svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_
 
         snprintf(text, sizeof(text), "%s: OVER BUDGET by %" PRId64 " MiB", t->st_pod,
                  t->st_overshoot_mib);
-        if (buf_printf(out, "<rect class=\"over\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-                            "height=\"%d\" fill=\"%s\">",
+        if (buf_printf(out,
+                       "<rect class=\"over\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                       "height=\"%d\" fill=\"%s\">",
                        xo, USE_Y, wo, USE_H, OVER_COLOUR) ||
             emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
             buf_printf(out, " is %" PRId64 " MiB over its budget</title></rect>",
                        t->st_overshoot_mib) ||
             label(out, xo, USE_Y + USE_H / 2 + 4, wo, text, "#ffffff") ||
             /* The budget mark: where its seat ends inside its use. */
-            buf_printf(out, "<line class=\"budget-mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
-                            "y2=\"%d\" stroke=\"#212121\" stroke-width=\"3\"/>",
+            buf_printf(out,
+                       "<line class=\"budget-mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+                       "y2=\"%d\" stroke=\"#212121\" stroke-width=\"3\"/>",
                        xo, xo, USE_Y - 6, USE_Y + USE_H + 6))
             return -1;
     }
@@ -242,9 +251,10 @@ svg_unattributed(struct buf *out, const struct seating_card *c, int64_t at, int6
     w = px(at + c->sc_unattributed_mib, scale) - x;
     snprintf(text, sizeof(text), "%" PRId64 " MiB no pod accounts for",
              c->sc_unattributed_mib);
-    return buf_printf(out, "<rect class=\"unattributed\" x=\"%.1f\" y=\"%d\" "
-                           "width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s (driver, "
-                           "host processes, unknown pods)</title></rect>",
+    return buf_printf(out,
+                      "<rect class=\"unattributed\" x=\"%.1f\" y=\"%d\" "
+                      "width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s (driver, "
+                      "host processes, unknown pods)</title></rect>",
                       x, USE_Y, w, USE_H, UNATTRIBUTED_COLOUR, text) ||
            label(out, x, USE_Y + USE_H / 2 + 4, w, text, "#ffffff");
 }
@@ -252,22 +262,26 @@ svg_unattributed(struct buf *out, const struct seating_card *c, int64_t at, int6
 static int
 svg_card(struct buf *out, const struct seating_node *n, const struct seating_card *c)
 {
-    int64_t scale = card_scale(n, c), at = 0, floor_at = c->sc_total_mib - n->sn_floor_mib;
+    int64_t scale = card_scale(n, c), at = 0,
+            floor_at = c->sc_total_mib - n->sn_floor_mib;
     double fx = px(floor_at > 0 ? floor_at : 0, scale);
 
     /* No xmlns: in text/html the parser gives <svg> its namespace, and the page
      * names no URL at all (no outside assets, not even a namespace's). */
-    if (emit(out, "<svg class=\"card\" role=\"img\" "
-                  "data-node=\"%s\" data-gpu=\"%s\"",
+    if (emit(out,
+             "<svg class=\"card\" role=\"img\" "
+             "data-node=\"%s\" data-gpu=\"%s\"",
              n->sn_node, c->sc_gpu ? c->sc_gpu : "") ||
-        buf_printf(out, " viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">", SVG_W, SVG_H,
-                   SVG_W, SVG_H) ||
+        buf_printf(out, " viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">", SVG_W,
+                   SVG_H, SVG_W, SVG_H) ||
         emit(out, "<title>VRAM of %s%s%s</title>", n->sn_node, c->sc_gpu ? " GPU " : "",
              c->sc_gpu ? c->sc_gpu : "") ||
         svg_budgets(out, n, c, scale) ||
-        buf_printf(out, "<text x=\"8\" y=\"%d\">live use</text>\n", USE_Y + USE_H / 2 + 4) ||
-        buf_printf(out, "<rect class=\"card-outline\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
-                        "height=\"%d\" fill=\"none\" stroke=\"#9e9e9e\"/>",
+        buf_printf(out, "<text x=\"8\" y=\"%d\">live use</text>\n",
+                   USE_Y + USE_H / 2 + 4) ||
+        buf_printf(out,
+                   "<rect class=\"card-outline\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
+                   "height=\"%d\" fill=\"none\" stroke=\"#9e9e9e\"/>",
                    BAR_X, USE_Y, px(c->sc_total_mib, scale) - BAR_X, USE_H))
         return -1;
     for (size_t i = 0; i < c->sc_tenant_count; i++) {
@@ -282,28 +296,34 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
         char text[48];
 
         snprintf(text, sizeof(text), "free %" PRId64 " MiB", c->sc_free_mib);
-        if (buf_printf(out, "<rect class=\"free\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
-                            "height=\"%d\" fill=\"%s\"><title>%s</title></rect>",
-                       x, USE_Y, px(c->sc_total_mib, scale) - x, USE_H, FREE_COLOUR, text) ||
+        if (buf_printf(out,
+                       "<rect class=\"free\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                       "height=\"%d\" fill=\"%s\"><title>%s</title></rect>",
+                       x, USE_Y, px(c->sc_total_mib, scale) - x, USE_H, FREE_COLOUR,
+                       text) ||
             /* Said in full or not at all: the heading says it too. */
             (px(c->sc_total_mib, scale) - x > (double)strlen(text) * CHAR_PX + 8 &&
              label(out, x, USE_Y + USE_H / 2 + 4, px(c->sc_total_mib, scale) - x, text,
                    "#1b5e20")))
             return -1;
     }
-    if (buf_printf(out, "<line class=\"floor\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
-                        "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
-                        "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">floor: act "
-                        "below %" PRId64 " MiB free</text>\n",
+    if (buf_printf(out,
+                   "<line class=\"floor\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+                   "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
+                   "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">floor: act "
+                   "below %" PRId64 " MiB free</text>\n",
                    fx, fx, USE_Y - 12, USE_Y + USE_H + 14, FLOOR_COLOUR, fx - 4,
                    USE_Y + USE_H + 26, FLOOR_COLOUR, n->sn_floor_mib) ||
-        buf_printf(out, "<text x=\"%d\" y=\"%d\">0</text>\n<text x=\"%.1f\" y=\"%d\" "
-                        "text-anchor=\"end\">%" PRId64 " MiB on the card</text>\n",
-                   BAR_X, SVG_H - 8, px(c->sc_total_mib, scale), SVG_H - 8, c->sc_total_mib))
+        buf_printf(out,
+                   "<text x=\"%d\" y=\"%d\">0</text>\n<text x=\"%.1f\" y=\"%d\" "
+                   "text-anchor=\"end\">%" PRId64 " MiB on the card</text>\n",
+                   BAR_X, SVG_H - 8, px(c->sc_total_mib, scale), SVG_H - 8,
+                   c->sc_total_mib))
         return -1;
     if (c->sc_free_known && c->sc_free_mib < n->sn_floor_mib &&
-        buf_printf(out, "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"bold\">free "
-                        "%" PRId64 " MiB: below the floor</text>\n",
+        buf_printf(out,
+                   "<text x=\"%d\" y=\"%d\" fill=\"%s\" font-weight=\"bold\">free "
+                   "%" PRId64 " MiB: below the floor</text>\n",
                    BAR_X, USE_Y - 14, OVER_COLOUR, c->sc_free_mib))
         return -1;
     return buf_printf(out, "</svg>");
@@ -314,8 +334,9 @@ tenant_row(struct buf *out, const struct seating_tenant *t, size_t i)
 {
     int has = t->st_budget_state == BUDGET_OK, over = has && t->st_overshoot_mib > 0;
 
-    if (buf_printf(out, "<tr class=\"tenant%s\"><td class=\"name\"><span class=\"swatch\" "
-                        "style=\"background:%s\"></span>",
+    if (buf_printf(out,
+                   "<tr class=\"tenant%s\"><td class=\"name\"><span class=\"swatch\" "
+                   "style=\"background:%s\"></span>",
                    over ? " over-budget" : "", palette[i % PALETTE_N]) ||
         emit(out, "%s/%s</td>", t->st_namespace, t->st_pod) ||
         buf_printf(out, "<td class=\"n\">%" PRId64, t->st_used_mib) ||
@@ -324,8 +345,9 @@ tenant_row(struct buf *out, const struct seating_tenant *t, size_t i)
         buf_printf(out, "</td>"))
         return -1;
     if (has) {
-        if (buf_printf(out, "<td class=\"n\">%" PRId64 "</td><td class=\"n\">%+" PRId64
-                            "</td><td>%s</td>",
+        if (buf_printf(out,
+                       "<td class=\"n\">%" PRId64 "</td><td class=\"n\">%+" PRId64
+                       "</td><td>%s</td>",
                        t->st_budget_mib, t->st_overshoot_mib,
                        over ? "OVER BUDGET" : "within budget"))
             return -1;
@@ -343,28 +365,31 @@ tenant_row(struct buf *out, const struct seating_tenant *t, size_t i)
 static int
 render_card(struct buf *out, const struct seating_node *n, const struct seating_card *c)
 {
-    if (emit(out, "<div class=\"gpu\" data-gpu=\"%s\"><h3>", c->sc_gpu ? c->sc_gpu : "") ||
+    if (emit(out, "<div class=\"gpu\" data-gpu=\"%s\"><h3>",
+             c->sc_gpu ? c->sc_gpu : "") ||
         (c->sc_gpu ? emit(out, "GPU %s", c->sc_gpu) : emit(out, "The card")) ||
         buf_printf(out, ": %" PRId64 " MiB, ", c->sc_total_mib))
         return -1;
     if (!c->sc_free_known) {
         if (buf_printf(out, "free VRAM unknown</h3>"))
             return -1;
-    } else if (buf_printf(out, "%" PRId64 " MiB free (<span class=\"free-source\">%s</span>), "
-                               "floor %" PRId64 " MiB: <span class=\"%s\">%s</span></h3>",
+    } else if (buf_printf(out,
+                          "%" PRId64 " MiB free (<span class=\"free-source\">%s</span>), "
+                          "floor %" PRId64 " MiB: <span class=\"%s\">%s</span></h3>",
                           c->sc_free_mib, seating_free_source_words(c->sc_free_source),
-                          n->sn_floor_mib,
-                          seating_card_below_floor(n, c) ? "warn" : "ok",
+                          n->sn_floor_mib, seating_card_below_floor(n, c) ? "warn" : "ok",
                           seating_card_below_floor(n, c) ? "below the floor"
                                                          : "above the floor")) {
         return -1;
     }
     if (c->sc_error[0] != '\0' &&
-        emit(out, "<p class=\"warn\">This GPU's reading is not usable: %s</p>", c->sc_error))
+        emit(out, "<p class=\"warn\">This GPU's reading is not usable: %s</p>",
+             c->sc_error))
         return -1;
     if (c->sc_unattributed_known &&
-        buf_printf(out, "<p class=\"unattributed\">Memory no pod accounts for: %" PRId64
-                        " MiB (driver, host processes, unknown pods).</p>",
+        buf_printf(out,
+                   "<p class=\"unattributed\">Memory no pod accounts for: %" PRId64
+                   " MiB (driver, host processes, unknown pods).</p>",
                    c->sc_unattributed_mib))
         return -1;
     if (svg_card(out, n, c) == -1)
@@ -406,28 +431,32 @@ render_seats(struct buf *out, const struct seating_node *n)
         if (!n->sn_budgets_known)
             break;
         if (n->sn_overcommitted
-                ? buf_printf(out, ": <span class=\"warn\">over-committed by %" PRId64
-                                  " MiB</span>",
+                ? buf_printf(out,
+                             ": <span class=\"warn\">over-committed by %" PRId64
+                             " MiB</span>",
                              n->sn_budgets_mib - n->sn_capacity_mib)
                 : buf_printf(out, ": %" PRId64 " MiB unseated",
                              n->sn_capacity_mib - n->sn_budgets_mib))
             return -1;
         break;
     case SEATING_CAPACITY_NOT_ADVERTISED:
-        if (buf_printf(out, "<p class=\"seats\"><span class=\"warn\">The node does not "
-                            "advertise the capacity</span> (run <code>advertise</code>); ") ||
+        if (buf_printf(out,
+                       "<p class=\"seats\"><span class=\"warn\">The node does not "
+                       "advertise the capacity</span> (run <code>advertise</code>); ") ||
             render_budgets(out, n))
             return -1;
         break;
     case SEATING_CAPACITY_UNKNOWN:
-        if (emit(out, "<p class=\"seats\"><span class=\"warn\">Capacity unknown</span> (%s); ",
+        if (emit(out,
+                 "<p class=\"seats\"><span class=\"warn\">Capacity unknown</span> (%s); ",
                  n->sn_capacity_error) ||
             render_budgets(out, n))
             return -1;
         break;
     }
     if (n->sn_bad_budgets > 0 &&
-        buf_printf(out, "; %zu pod(s) declare a budget that cannot be read", n->sn_bad_budgets))
+        buf_printf(out, "; %zu pod(s) declare a budget that cannot be read",
+                   n->sn_bad_budgets))
         return -1;
     if (buf_printf(out, ".</p>"))
         return -1;
@@ -457,8 +486,9 @@ render_decisions(struct buf *out, const struct page_view *v)
 
         utc(d->pd_time_ms, when, sizeof(when));
         snprintf(id, sizeof(id), "%" PRId64, d->pd_id);
-        if (emit(out, "<tr class=\"decision\"><td class=\"n\">%s</td><td>%s</td><td>%s</td>"
-                      "<td class=\"result\">%s</td><td class=\"name\">%s</td></tr>",
+        if (emit(out,
+                 "<tr class=\"decision\"><td class=\"n\">%s</td><td>%s</td><td>%s</td>"
+                 "<td class=\"result\">%s</td><td class=\"name\">%s</td></tr>",
                  id, when, d->pd_node && *d->pd_node ? d->pd_node : "-", d->pd_result,
                  d->pd_victim ? d->pd_victim : "-"))
             return -1;
@@ -474,12 +504,13 @@ page_html_render(struct buf *out, const struct page_view *v)
     char now[32];
 
     utc(v->pv_now_ms, now, sizeof(now));
-    if (buf_printf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                        "<title>gpu-vram-watchdog: GPU seating chart</title><style>%s</style>"
-                        "</head><body><h1>GPU seating chart</h1><p>Measured %s UTC. %s "
-                        "Budgets (<em>seats</em>) are what each tenant declares; live use "
-                        "is what it holds now; the part over its budget is "
-                        "<span class=\"warn\">red</span>.</p>",
+    if (buf_printf(out,
+                   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<title>gpu-vram-watchdog: GPU seating chart</title><style>%s</style>"
+                   "</head><body><h1>GPU seating chart</h1><p>Measured %s UTC. %s "
+                   "Budgets (<em>seats</em>) are what each tenant declares; live use "
+                   "is what it holds now; the part over its budget is "
+                   "<span class=\"warn\">red</span>.</p>",
                    style, now,
                    v->pv_dry_run ? "Dry run: the watchdog records what it would recycle."
                                  : "Enforcing: the watchdog recycles."))
@@ -489,8 +520,8 @@ page_html_render(struct buf *out, const struct page_view *v)
     for (size_t i = 0; i < s->s_node_count; i++) {
         const struct seating_node *n = &s->s_nodes[i];
 
-        if (emit(out, "<section class=\"node\" data-node=\"%s\"><h2>Node %s</h2>", n->sn_node,
-                 n->sn_node) ||
+        if (emit(out, "<section class=\"node\" data-node=\"%s\"><h2>Node %s</h2>",
+                 n->sn_node, n->sn_node) ||
             render_seats(out, n))
             return -1;
         for (size_t k = 0; k < n->sn_card_count; k++)

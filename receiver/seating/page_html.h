@@ -1,4 +1,5 @@
-/* page_html.h -- the seating chart as one HTML page: inline SVG per card, the last decisions */
+/* page_html.h -- the seating chart as one HTML page: inline SVG per card, the last
+ * decisions */
 #ifndef GVW_PAGE_HTML_H
 #define GVW_PAGE_HTML_H
 

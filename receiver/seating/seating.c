@@ -1,4 +1,5 @@
-/* seating.c -- the seating chart's facts: built from a gather result and the node's capacity */
+/* seating.c -- the seating chart's facts: built from a gather result and the node's
+ * capacity */
 #include "seating.h"
 #include "seating_idle.h"
 
@@ -174,7 +175,7 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
         card->sc_tenant_count = k;
         t->st_used_mib = gr->gr_gpu != NULL ? c->pc_gpu_used_mib : c->pc_used_mib;
         t->st_total_used_mib = c->pc_used_mib;
-        t->st_budget_state = c->pc_has_budget ? BUDGET_OK
+        t->st_budget_state = c->pc_has_budget    ? BUDGET_OK
                              : c->pc_pod != NULL ? c->pc_pod->p_budget_state
                                                  : BUDGET_NONE;
         if (t->st_budget_state == BUDGET_OK && !c->pc_has_budget)
@@ -184,8 +185,9 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
         t->st_eligible = c->pc_eligible;
         t->st_why_not = c->pc_why_not;
         if (t->st_budget_state == BUDGET_OK && t->st_overshoot_mib > 0)
-            t->st_over_here_mib = t->st_overshoot_mib < t->st_used_mib ? t->st_overshoot_mib
-                                                                       : t->st_used_mib;
+            t->st_over_here_mib = t->st_overshoot_mib < t->st_used_mib
+                                      ? t->st_overshoot_mib
+                                      : t->st_used_mib;
         card->sc_used_mib += t->st_used_mib;
     }
     if (k > 1)
@@ -196,9 +198,8 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
 int
 seating_node_build(const char *node, const struct gather_result *gr,
                    const struct pod_list *pods, const char *pods_error,
-                   const struct usage_reading *usage,
-                   const struct device_reading *device, int cap_ok,
-                   enum node_capacity_state cap_state, int64_t cap_mib,
+                   const struct usage_reading *usage, const struct device_reading *device,
+                   int cap_ok, enum node_capacity_state cap_state, int64_t cap_mib,
                    const char *cap_error, const struct config *cfg,
                    struct seating_node *out)
 {
@@ -220,8 +221,8 @@ seating_node_build(const char *node, const struct gather_result *gr,
         out->sn_capacity_mib = cap_mib;
     }
     /* What the reading says, in the words a decision would use. */
-    out->sn_reading_ok = gr->gr_status == GATHER_DECIDED &&
-                         p->pr_outcome != POLICY_SKIPPED_TELEMETRY;
+    out->sn_reading_ok =
+        gr->gr_status == GATHER_DECIDED && p->pr_outcome != POLICY_SKIPPED_TELEMETRY;
     if (gr->gr_status != GATHER_DECIDED)
         snprintf(out->sn_error, sizeof(out->sn_error), "%s", gr->gr_error);
     else if (p->pr_outcome == POLICY_SKIPPED_TELEMETRY)
@@ -250,16 +251,16 @@ seating_node_build(const char *node, const struct gather_result *gr,
         goto fail;
     out->sn_card_count = n_cards;
     for (size_t i = 0; gr->gr_status != GATHER_CANCELLED && i < n_cards; i++)
-        if (fill_card(&out->sn_cards[i], gr->gr_gpu_count > 0 ? &gr->gr_gpus[i] : gr, device,
-                      cfg) == -1)
+        if (fill_card(&out->sn_cards[i], gr->gr_gpu_count > 0 ? &gr->gr_gpus[i] : gr,
+                      device, cfg) == -1)
             goto fail;
     /* GPU scope: a seat-holder using no GPU is on no card; list it once. */
     if (gr->gr_gpu_count > 0 && gr->gr_status != GATHER_CANCELLED &&
         seating_idle_build(out, pods, usage, cfg) == -1)
         goto fail;
-    out->sn_overcommitted =
-        out->sn_capacity == SEATING_CAPACITY_OK && out->sn_budgets_known &&
-        out->sn_budgets_mib > out->sn_capacity_mib;
+    out->sn_overcommitted = out->sn_capacity == SEATING_CAPACITY_OK &&
+                            out->sn_budgets_known &&
+                            out->sn_budgets_mib > out->sn_capacity_mib;
     return 0;
 fail:
     seating_node_free(out);

@@ -1,4 +1,5 @@
-/* seating.h -- the seating chart's facts: per GPU node (and GPU), capacity, budgets, live use
+/* seating.h -- the seating chart's facts: per GPU node (and GPU), capacity, budgets, live
+ * use
  *
  * One builder, two readers: `budgets` prints these facts as a table or JSON,
  * and `serve`'s GET / draws them. Both get them from seating_look (below),
@@ -21,35 +22,35 @@ struct kube;
 /* One tenant on a card: a pod that declares a budget or uses VRAM there (or,
  * in sn_idle, a pod that declares a budget and uses no GPU). */
 struct seating_tenant {
-    char *st_namespace;      /* owned */
-    char *st_pod;            /* owned */
-    int64_t st_used_mib;     /* live use on this card (on this GPU in GPU scope) */
+    char *st_namespace;        /* owned */
+    char *st_pod;              /* owned */
+    int64_t st_used_mib;       /* live use on this card (on this GPU in GPU scope) */
     int64_t st_total_used_mib; /* over every GPU of the node: what the budget is
                                   held against (= st_used_mib in node scope) */
     enum budget_state st_budget_state; /* NONE, OK, or BAD (unreadable) */
-    int64_t st_budget_mib;   /* valid when BUDGET_OK */
+    int64_t st_budget_mib;             /* valid when BUDGET_OK */
     int64_t st_overshoot_mib; /* total used - budget, valid when BUDGET_OK; > 0 = over */
     int64_t st_over_here_mib; /* the part of this card's use past the budget:
                                  min(st_used_mib, overshoot), 0 when within */
-    int st_eligible;         /* the policy would take it as a victim */
-    const char *st_why_not;  /* static, the policy's rule; NULL when eligible */
+    int st_eligible;          /* the policy would take it as a victim */
+    const char *st_why_not;   /* static, the policy's rule; NULL when eligible */
 };
 
 /* One card: the node's only GPU (node scope), or one GPU of it. */
 struct seating_card {
-    char *sc_gpu;              /* owned; NULL in node scope */
-    int64_t sc_total_mib;      /* the device's own total where sc_free_source is
-                                  FREE_SOURCE_DEVICE, else GPU_TOTAL_MIB */
+    char *sc_gpu;         /* owned; NULL in node scope */
+    int64_t sc_total_mib; /* the device's own total where sc_free_source is
+                             FREE_SOURCE_DEVICE, else GPU_TOTAL_MIB */
     int sc_free_known;
-    int64_t sc_free_mib;       /* free VRAM now: the decision's own figure */
+    int64_t sc_free_mib;             /* free VRAM now: the decision's own figure */
     enum free_source sc_free_source; /* where sc_free_mib came from, as a decision
                                   records it; FREE_SOURCE_NONE when not read */
-    int sc_unattributed_known; /* the device reported gpu_memory_unattributed_bytes
-                                  (for every GPU of the card) in the reading used */
-    int64_t sc_unattributed_mib; /* memory no pod accounts for (driver, host
-                                  processes, pods not known); shown, never judged */
-    int64_t sc_used_mib;       /* sum of the tenants' use */
-    char sc_error[1024];       /* GPU scope: why this GPU's reading is not usable; "" */
+    int sc_unattributed_known;       /* the device reported gpu_memory_unattributed_bytes
+                                        (for every GPU of the card) in the reading used */
+    int64_t sc_unattributed_mib;     /* memory no pod accounts for (driver, host
+                                      processes, pods not known); shown, never judged */
+    int64_t sc_used_mib;             /* sum of the tenants' use */
+    char sc_error[1024]; /* GPU scope: why this GPU's reading is not usable; "" */
     struct seating_tenant *sc_tenants; /* owned; largest use first */
     size_t sc_tenant_count;
 };
@@ -62,25 +63,25 @@ enum seating_capacity {
 };
 
 struct seating_node {
-    char *sn_node;                       /* owned */
+    char *sn_node; /* owned */
     enum seating_capacity sn_capacity;
-    int64_t sn_capacity_mib;             /* valid when SEATING_CAPACITY_OK */
+    int64_t sn_capacity_mib; /* valid when SEATING_CAPACITY_OK */
     char sn_capacity_error[512];
-    int sn_budgets_known;                /* the node's pods were listed */
-    int64_t sn_budgets_mib;              /* sum of readable declared budgets;
-                                            valid when sn_budgets_known */
-    size_t sn_bad_budgets;               /* pods whose budget cannot be read */
-    int sn_overcommitted;                /* capacity and budgets known, budgets > capacity */
-    int64_t sn_floor_mib;                /* FLOOR_MIB */
-    int sn_reading_ok;                   /* the VRAM reading and the pods are in */
-    char sn_error[1024];                 /* why not, when !sn_reading_ok */
-    struct seating_card *sn_cards;       /* owned */
+    int sn_budgets_known;          /* the node's pods were listed */
+    int64_t sn_budgets_mib;        /* sum of readable declared budgets;
+                                      valid when sn_budgets_known */
+    size_t sn_bad_budgets;         /* pods whose budget cannot be read */
+    int sn_overcommitted;          /* capacity and budgets known, budgets > capacity */
+    int64_t sn_floor_mib;          /* FLOOR_MIB */
+    int sn_reading_ok;             /* the VRAM reading and the pods are in */
+    char sn_error[1024];           /* why not, when !sn_reading_ok */
+    struct seating_card *sn_cards; /* owned */
     size_t sn_card_count;
     /* GPU scope only: pods that hold a seat (declare a budget, readable or
      * not) but use no GPU, so no card lists them; by namespace, then pod.
      * st_used_mib is 0, st_eligible 0. Empty in node scope, where the one
      * card lists them. */
-    struct seating_tenant *sn_idle;      /* owned */
+    struct seating_tenant *sn_idle; /* owned */
     size_t sn_idle_count;
 };
 
@@ -88,7 +89,7 @@ struct seating_node {
 struct seating {
     struct seating_node *s_nodes; /* owned */
     size_t s_node_count;
-    char s_error[512];            /* "" unless the GPU nodes could not be listed */
+    char s_error[512]; /* "" unless the GPU nodes could not be listed */
 };
 
 /*

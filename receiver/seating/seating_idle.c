@@ -25,7 +25,7 @@ enum mark { ON_CARD, ON_GPU, ELSEWHERE };
 struct entry {
     const char *e_ns, *e_pod; /* borrowed */
     enum mark e_mark;
-    double e_bytes;           /* ELSEWHERE: the series' bytes */
+    double e_bytes; /* ELSEWHERE: the series' bytes */
 };
 
 static int
@@ -42,8 +42,8 @@ by_key(const void *a, const void *b)
  * and the pod is not known to be idle), and the series without the GPU label.
  * *count entries; NULL with *count 0 when there are none; -1 out of memory. */
 static int
-index_build(const struct seating_node *n, const struct usage_reading *u, struct entry **out,
-            size_t *count)
+index_build(const struct seating_node *n, const struct usage_reading *u,
+            struct entry **out, size_t *count)
 {
     size_t cap = 0, k = 0;
     struct entry *e;
@@ -139,7 +139,8 @@ seating_idle_build(struct seating_node *n, const struct pod_list *pods,
         if (p->p_budget_state == BUDGET_NONE ||
             seated_on_gpu(index, nindex, ns, name, &elsewhere))
             continue;
-        if ((t->st_namespace = strdup(ns)) == NULL || (t->st_pod = strdup(name)) == NULL) {
+        if ((t->st_namespace = strdup(ns)) == NULL ||
+            (t->st_pod = strdup(name)) == NULL) {
             free(t->st_namespace);
             t->st_namespace = NULL;
             goto done;
@@ -147,8 +148,9 @@ seating_idle_build(struct seating_node *n, const struct pod_list *pods,
         n->sn_idle_count = ++k;
         t->st_used_mib = 0;
         t->st_total_used_mib = usage_bytes_to_mib(elsewhere);
-        t->st_budget_state =
-            p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0 ? BUDGET_OK : BUDGET_BAD;
+        t->st_budget_state = p->p_budget_state == BUDGET_OK && p->p_budget_mib >= 0
+                                 ? BUDGET_OK
+                                 : BUDGET_BAD;
         if (t->st_budget_state == BUDGET_OK) {
             t->st_budget_mib = p->p_budget_mib;
             t->st_overshoot_mib = t->st_total_used_mib - p->p_budget_mib;

@@ -1,4 +1,5 @@
-/* seating_look.c -- gathers the seating chart's facts on the loop: nodes, readings, capacities */
+/* seating_look.c -- gathers the seating chart's facts on the loop: nodes, readings,
+ * capacities */
 #include "seating.h"
 
 #include <stdio.h>
@@ -14,9 +15,9 @@ struct seating_look;
 
 /* One node: its gather and its Node read, both in flight at once. */
 struct node_look {
-    struct seating_look *nl_look; /* borrowed: the look it belongs to */
-    char *nl_node;                /* owned */
-    struct gather *nl_g;          /* owned */
+    struct seating_look *nl_look;      /* borrowed: the look it belongs to */
+    char *nl_node;                     /* owned */
+    struct gather *nl_g;               /* owned */
     const struct gather_result *nl_gr; /* borrowed from nl_g once it answered */
     struct gather_result nl_failed;    /* used when the gather could not start */
     int nl_cap_ok;
@@ -32,10 +33,10 @@ struct seating_look {
     struct kube *l_kube;        /* borrowed, may be NULL */
     seating_cb l_cb;
     void *l_arg;
-    int l_pending;              /* answers still to come (+1 while starting) */
-    int l_cancelled;            /* cb must not run; the last answer frees */
-    char l_error[512];          /* the node list failed */
-    struct node_look *l_nodes;  /* owned */
+    int l_pending;             /* answers still to come (+1 while starting) */
+    int l_cancelled;           /* cb must not run; the last answer frees */
+    char l_error[512];         /* the node list failed */
+    struct node_look *l_nodes; /* owned */
     size_t l_count;
 };
 

@@ -1,4 +1,5 @@
-/* suggest.c -- `budgets --suggest`: read the pods and a window of use, tally, print; writes nothing
+/* suggest.c -- `budgets --suggest`: read the pods and a window of use, tally, print;
+ * writes nothing
  *
  * One range query per node (chunked in time), never one per pod: the
  * query's sum by (namespace, pod) returns every pod of the node at once. The
@@ -24,12 +25,14 @@
 #define SG_FIRST_CHUNK 60
 #define SG_MAX_CHUNK 10000 /* Prometheus refuses over 11,000 steps a series */
 #define SG_TARGET_BYTES (16.0 * 1024 * 1024)
-#define SG_DEFAULT_QUERY "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"
+#define SG_DEFAULT_QUERY                                                                 \
+    "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"
 
 const char *
 sg_query(const struct config *cfg)
 {
-    return strstr(cfg->c_used_query, "$node") != NULL ? cfg->c_used_query : SG_DEFAULT_QUERY;
+    return strstr(cfg->c_used_query, "$node") != NULL ? cfg->c_used_query
+                                                      : SG_DEFAULT_QUERY;
 }
 
 struct chunk {
@@ -60,8 +63,8 @@ on_body(long status, const char *body, size_t len, void *arg)
 
     c->c_rc = prom_matrix_read(body, len, &c->c_q, &c->c_series, why, sizeof(why));
     if (c->c_rc != PM_OK) /* the reader's line, said as Prometheus' */
-        snprintf(c->c_err, sizeof(c->c_err), "%s%s", c->c_rc == PM_NOMEM ? "" : "prometheus: ",
-                 why);
+        snprintf(c->c_err, sizeof(c->c_err), "%s%s",
+                 c->c_rc == PM_NOMEM ? "" : "prometheus: ", why);
     if (status != 200 && c->c_rc != PM_ERROR_STATUS) {
         c->c_rc = PM_ERROR_STATUS;
         snprintf(c->c_err, sizeof(c->c_err), "prometheus: HTTP %ld", status);
@@ -108,8 +111,8 @@ read_node(struct sg_fetch *f, struct sg_acc *acc, size_t node_idx, const char *q
             .mr_arg = &c,
         };
         sg_acc_chunk_begin(acc, node_idx, idx, k);
-        rc = sg_fetch_range(f, query, t0, t0 + (int64_t)(k - 1) * acc->a_step, acc->a_step,
-                            on_body, &c, err, errlen);
+        rc = sg_fetch_range(f, query, t0, t0 + (int64_t)(k - 1) * acc->a_step,
+                            acc->a_step, on_body, &c, err, errlen);
         if (rc == 1 && k > 1) { /* over the body cap: the same steps in halves */
             chunk = k / 2;
             continue;
@@ -173,7 +176,8 @@ suggest_main(const struct config *cfg, const struct sg_opts *o)
     if ((f = sg_fetch_new(cfg, err, sizeof(err))) == NULL)
         goto fail;
     if (o->so_node != NULL) {
-        if ((nodes = calloc(1, sizeof(char *))) == NULL || (nodes[0] = strdup(o->so_node)) == NULL) {
+        if ((nodes = calloc(1, sizeof(char *))) == NULL ||
+            (nodes[0] = strdup(o->so_node)) == NULL) {
             snprintf(err, sizeof(err), "out of memory");
             goto fail;
         }
@@ -181,7 +185,8 @@ suggest_main(const struct config *cfg, const struct sg_opts *o)
     } else if (sg_fetch_nodes(f, &nodes, &count, err, sizeof(err)) == -1) {
         goto fail;
     } else if (count == 0) {
-        snprintf(err, sizeof(err), "no node matches GPU_NODE_SELECTOR=%s", cfg->c_gpu_node_selector);
+        snprintf(err, sizeof(err), "no node matches GPU_NODE_SELECTOR=%s",
+                 cfg->c_gpu_node_selector);
         goto fail;
     }
     end = (int64_t)time(NULL) / SG_STEP_S * SG_STEP_S;
@@ -219,7 +224,8 @@ suggest_main(const struct config *cfg, const struct sg_opts *o)
     }
     rc = SG_EXIT_FAIL;
     if (acc.a_samples == 0) {
-        snprintf(err, sizeof(err), "no samples of any pod in the last %llds (%s) on %zu node(s): "
+        snprintf(err, sizeof(err),
+                 "no samples of any pod in the last %llds (%s) on %zu node(s): "
                  "is the exporter scraped, and does the query select them?",
                  (long long)o->so_window_s, sg_query(cfg), count);
         rc = SG_EXIT_NO_DATA;
@@ -237,8 +243,8 @@ suggest_main(const struct config *cfg, const struct sg_opts *o)
         snprintf(q, sizeof(q), "%llu", (unsigned long long)queries);
         snprintf(s, sizeof(s), "%llu", (unsigned long long)acc.a_samples);
         snprintf(ms, sizeof(ms), "%lld", (long long)((clock_mono_s() - t0) * 1000));
-        log_event(LOG_LEVEL_INFO, "suggest read", "range_queries", q, "bytes", b, "samples", s,
-                  "elapsed_ms", ms, (char *)NULL);
+        log_event(LOG_LEVEL_INFO, "suggest read", "range_queries", q, "bytes", b,
+                  "samples", s, "elapsed_ms", ms, (char *)NULL);
     }
     if (sg_print(stdout, &acc, o, sg_query(cfg), cfg->c_gpumem_resource) == -1) {
         snprintf(err, sizeof(err), "out of memory");

@@ -23,8 +23,8 @@ enum sg_exit {
 enum sg_format { SG_FORMAT_TABLE, SG_FORMAT_JSON, SG_FORMAT_PATCH };
 
 struct sg_opts {
-    const char *so_node;    /* borrowed; NULL = every GPU node */
-    int64_t so_window_s;    /* default 7d */
+    const char *so_node;     /* borrowed; NULL = every GPU node */
+    int64_t so_window_s;     /* default 7d */
     uint32_t so_headroom_bp; /* default 1000 (10%) */
     enum sg_format so_format;
 };

@@ -1,4 +1,5 @@
-/* suggest_acc.c -- `budgets --suggest`'s tally: pods to workloads, samples to distributions, seats (no I/O) */
+/* suggest_acc.c -- `budgets --suggest`'s tally: pods to workloads, samples to
+ * distributions, seats (no I/O) */
 #include "suggest_acc.h"
 
 #include <stdio.h>
@@ -17,11 +18,11 @@ struct sg_map {
 };
 
 struct sg_pent {
-    size_t pe_wl;     /* workload, or NO_WORKLOAD (gone, unclaimed) */
-    size_t pe_gone;   /* index into a_gone when NO_WORKLOAD */
-    unsigned pe_gen;  /* the chunk whose row pe_row is */
+    size_t pe_wl;    /* workload, or NO_WORKLOAD (gone, unclaimed) */
+    size_t pe_gone;  /* index into a_gone when NO_WORKLOAD */
+    unsigned pe_gen; /* the chunk whose row pe_row is */
     size_t pe_row;
-    int pe_seen;      /* has had a sample */
+    int pe_seen; /* has had a sample */
 };
 
 static uint64_t
@@ -86,7 +87,8 @@ map_put(struct sg_map *m, const char *key, size_t val)
 
     if ((m->m_used + 1) * 2 > m->m_cap) {
         size_t cap = m->m_cap ? m->m_cap * 2 : 64;
-        struct sg_map n = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(size_t)), cap, 0};
+        struct sg_map n = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(size_t)), cap,
+                           0};
         if (n.m_key == NULL || n.m_val == NULL) {
             free(n.m_key);
             free(n.m_val);
@@ -131,7 +133,8 @@ room(void **arr, size_t *cap, size_t count, size_t size)
 }
 
 int
-sg_acc_init(struct sg_acc *a, int64_t start, int64_t step, size_t points, uint32_t headroom_bp)
+sg_acc_init(struct sg_acc *a, int64_t start, int64_t step, size_t points,
+            uint32_t headroom_bp)
 {
     memset(a, 0, sizeof(*a));
     a->a_start = start;
@@ -225,7 +228,8 @@ pod_entry(struct sg_acc *a, const char *key, size_t wl)
 
     if (map_get(a->a_pod_map, key, &idx))
         return idx;
-    if (room((void **)&a->a_pent, &a->a_pent_cap, a->a_pent_count, sizeof(*a->a_pent)) == -1 ||
+    if (room((void **)&a->a_pent, &a->a_pent_cap, a->a_pent_count, sizeof(*a->a_pent)) ==
+            -1 ||
         map_put(a->a_pod_map, key, a->a_pent_count) == -1)
         return NO_WORKLOAD;
     memset(&a->a_pent[a->a_pent_count], 0, sizeof(struct sg_pent));
@@ -266,7 +270,8 @@ sg_acc_add_node(struct sg_acc *a, const char *node, const struct sg_pod_list *li
     struct sg_node *n;
     char wname[256], key[600];
 
-    if (room((void **)&a->a_nodes, &a->a_node_cap, a->a_node_count, sizeof(*a->a_nodes)) == -1)
+    if (room((void **)&a->a_nodes, &a->a_node_cap, a->a_node_count,
+             sizeof(*a->a_nodes)) == -1)
         return -1;
     n = &a->a_nodes[a->a_node_count];
     memset(n, 0, sizeof(*n));
@@ -276,7 +281,8 @@ sg_acc_add_node(struct sg_acc *a, const char *node, const struct sg_pod_list *li
     if (capacity_note != NULL && (n->n_capacity_note = strdup(capacity_note)) == NULL)
         return -1;
     a->a_node_count++;
-    if (list->sl_count > 0 && (n->n_pods = calloc(list->sl_count, sizeof(*n->n_pods))) == NULL)
+    if (list->sl_count > 0 &&
+        (n->n_pods = calloc(list->sl_count, sizeof(*n->n_pods))) == NULL)
         return -1;
     for (size_t i = 0; i < list->sl_count; i++) {
         const struct sg_pod *p = &list->sl_pods[i];
@@ -407,8 +413,10 @@ sg_acc_chunk_end(struct sg_acc *a, char *err, size_t errlen)
             if (row[i] < 0)
                 continue;
             if (sg_bytes_to_mib(row[i], &mib) == -1) {
-                snprintf(err, errlen, "a pod's use at step %zu sums to %g bytes: not a "
-                                      "possible reading", step, row[i]);
+                snprintf(err, errlen,
+                         "a pod's use at step %zu sums to %g bytes: not a "
+                         "possible reading",
+                         step, row[i]);
                 return -2;
             }
             a->a_samples++;

@@ -1,4 +1,5 @@
-/* suggest_acc.h -- `budgets --suggest`'s tally: pods to workloads, samples to distributions, seats (no I/O)
+/* suggest_acc.h -- `budgets --suggest`'s tally: pods to workloads, samples to
+ * distributions, seats (no I/O)
  *
  * The caller feeds it each node's live pods, then each range query's samples
  * chunk by chunk, then asks for the results. Memory: per workload its
@@ -26,18 +27,19 @@ struct sg_workload {
     const char *w_kind;      /* borrowed (static or a pod list); NULL = a pod without a
                                 controller, w_name its own name */
     char *w_name;            /* owned */
-    char *w_label;           /* owned: "namespace/Kind/name" ("namespace/pod" when bare) */
-    const struct sg_pod *w_template; /* borrowed: its first live pod (containers for a patch) */
-    size_t w_live;           /* live pods holding a seat (not Succeeded/Failed) */
+    char *w_label; /* owned: "namespace/Kind/name" ("namespace/pod" when bare) */
+    const struct sg_pod
+        *w_template; /* borrowed: its first live pod (containers for a patch) */
+    size_t w_live;   /* live pods holding a seat (not Succeeded/Failed) */
     enum sg_declared w_declared;
-    int64_t w_declared_mib;  /* SG_DECLARED_OK or _MIXED */
-    struct sg_hist w_hist;   /* its samples */
-    uint8_t *w_seen;         /* owned: a bit per step of the window with a sample */
-    size_t w_pods_seen;      /* distinct pods (live or gone) with samples */
+    int64_t w_declared_mib; /* SG_DECLARED_OK or _MIXED */
+    struct sg_hist w_hist;  /* its samples */
+    uint8_t *w_seen;        /* owned: a bit per step of the window with a sample */
+    size_t w_pods_seen;     /* distinct pods (live or gone) with samples */
     /* Filled by sg_acc_finish(): */
-    int64_t w_history_s;     /* steps with a sample x step */
-    uint32_t w_p99, w_max;   /* MiB, when w_hist.h_n > 0 */
-    int w_suggested;         /* 1: w_suggested_mib holds a suggestion */
+    int64_t w_history_s;   /* steps with a sample x step */
+    uint32_t w_p99, w_max; /* MiB, when w_hist.h_n > 0 */
+    int w_suggested;       /* 1: w_suggested_mib holds a suggestion */
     int64_t w_suggested_mib;
 };
 
@@ -48,25 +50,26 @@ struct sg_node_pod {
 };
 
 struct sg_node {
-    const char *n_name;      /* borrowed */
-    int n_capacity_known;    /* the node advertises GPUMEM_RESOURCE */
+    const char *n_name;   /* borrowed */
+    int n_capacity_known; /* the node advertises GPUMEM_RESOURCE */
     int64_t n_capacity_mib;
-    char *n_capacity_note;   /* owned: why it is unknown, or NULL */
+    char *n_capacity_note;      /* owned: why it is unknown, or NULL */
     struct sg_node_pod *n_pods; /* owned */
     size_t n_pod_count;
-    uint64_t n_samples;      /* samples its query returned */
+    uint64_t n_samples; /* samples its query returned */
     /* Filled by sg_acc_finish(): */
-    int64_t n_declared_mib;  /* its live pods' declared budgets */
-    int64_t n_seats_mib;     /* the same with every suggestion applied */
-    int n_fits;              /* n_seats_mib <= capacity (when known) */
-    struct sg_seat *n_seats; /* owned: one per workload on it; ss_cut marks the cut list */
+    int64_t n_declared_mib; /* its live pods' declared budgets */
+    int64_t n_seats_mib;    /* the same with every suggestion applied */
+    int n_fits;             /* n_seats_mib <= capacity (when known) */
+    struct sg_seat
+        *n_seats; /* owned: one per workload on it; ss_cut marks the cut list */
     size_t n_seat_count;
     size_t *n_seat_workload; /* owned: n_seats[i] is workload n_seat_workload[i] */
 };
 
 /* A pod with samples that no workload with a live pod claims. */
 struct sg_gone {
-    char *g_key;      /* owned: "namespace/pod" */
+    char *g_key; /* owned: "namespace/pod" */
     uint64_t g_samples;
 };
 
@@ -79,21 +82,21 @@ struct sg_acc {
     uint32_t a_headroom_bp;
     struct sg_workload *a_wl; /* owned */
     size_t a_wl_count, a_wl_cap;
-    struct sg_node *a_nodes;  /* owned */
+    struct sg_node *a_nodes; /* owned */
     size_t a_node_count, a_node_cap;
-    struct sg_gone *a_gone;   /* owned, by key after sg_acc_finish() */
+    struct sg_gone *a_gone; /* owned, by key after sg_acc_finish() */
     size_t a_gone_count, a_gone_cap;
-    uint64_t a_samples;       /* every sample read */
+    uint64_t a_samples;                  /* every sample read */
     struct sg_map *a_wl_map, *a_pod_map; /* owned */
-    struct sg_pent *a_pent;   /* owned: the pods a_pod_map indexes */
+    struct sg_pent *a_pent;              /* owned: the pods a_pod_map indexes */
     size_t a_pent_count, a_pent_cap;
     /* The chunk being read: */
     size_t a_chunk_first, a_chunk_points;
-    double *a_rows;           /* owned: a_row_count x a_chunk_points, -1 = no sample */
-    size_t *a_row_pod;        /* owned: each row's pod entry */
+    double *a_rows;    /* owned: a_row_count x a_chunk_points, -1 = no sample */
+    size_t *a_row_pod; /* owned: each row's pod entry */
     size_t a_row_count, a_row_cap;
     unsigned a_gen;
-    size_t a_node_now;        /* the node whose query is being read */
+    size_t a_node_now; /* the node whose query is being read */
 };
 
 /* An empty tally for the window [start, start + (points-1) step]. 0, or -1. */

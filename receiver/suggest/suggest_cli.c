@@ -1,4 +1,5 @@
-/* suggest_cli.c -- `budgets --suggest [--window 7d] [--headroom 10%] [--node N] [--format table|json|patch]` */
+/* suggest_cli.c -- `budgets --suggest [--window 7d] [--headroom 10%] [--node N] [--format
+ * table|json|patch]` */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +57,15 @@ suggest_cmd(int argc, char **argv)
     }
     log_init(cfg.c_log_text ? LOG_FORMAT_TEXT : LOG_FORMAT_JSON, LOG_LEVEL_INFO);
     for (int i = 0; i < nrest; i++) {
-        static const char *const opts[] = {"--window", "--headroom", "--node", "--format"};
+        static const char *const opts[] = {"--window", "--headroom", "--node",
+                                           "--format"};
         const char *arg = argv[rest[i]], *val = NULL;
         int matched = 0, k;
         if (strcmp(arg, "--suggest") == 0)
             continue;
         for (k = 0; k < 4; k++)
-            if ((val = value_of(argv, rest, nrest, &i, opts[k], &matched)) != NULL || matched)
+            if ((val = value_of(argv, rest, nrest, &i, opts[k], &matched)) != NULL ||
+                matched)
                 break;
         if (k == 4) {
             fprintf(stderr, "gpu-vram-watchdog: budgets: unknown argument '%s'\n", arg);

@@ -1,4 +1,5 @@
-/* suggest_fetch.c -- what `budgets --suggest` asks the API server and Prometheus, one call at a time
+/* suggest_fetch.c -- what `budgets --suggest` asks the API server and Prometheus, one
+ * call at a time
  *
  * The command is a batch job: each call runs the event loop until its answer
  * is in, so the rest of `--suggest` reads as straight-line code. */
@@ -62,8 +63,9 @@ sg_fetch_new(const struct config *cfg, char *err, size_t errlen)
     struct httpc_opts ho = {
         .ho_connect_timeout_ms = (long)cfg->c_kube.ks_http_connect_timeout_ms,
         /* A week of a big node is seconds of Prometheus work per chunk. */
-        .ho_timeout_ms = (long)cfg->c_kube.ks_http_timeout_ms > 60000 ? (long)cfg->c_kube.ks_http_timeout_ms
-                                                              : 60000,
+        .ho_timeout_ms = (long)cfg->c_kube.ks_http_timeout_ms > 60000
+                             ? (long)cfg->c_kube.ks_http_timeout_ms
+                             : 60000,
         .ho_body_cap = SG_BODY_CAP,
     };
     struct kube_opts ko;
@@ -76,12 +78,14 @@ sg_fetch_new(const struct config *cfg, char *err, size_t errlen)
     f->f_resource = cfg->c_gpumem_resource;
     f->f_selector = cfg->c_gpu_node_selector;
     if (cfg->c_kube.ks_api_url[0] == '\0') {
-        snprintf(err, errlen, "no Kubernetes API server (set KUBE_API_URL, or run in a cluster)");
+        snprintf(err, errlen,
+                 "no Kubernetes API server (set KUBE_API_URL, or run in a cluster)");
         goto fail;
     }
     if (strncmp(cfg->c_prometheus_url, "http://", 7) != 0 &&
         strncmp(cfg->c_prometheus_url, "https://", 8) != 0) {
-        snprintf(err, errlen, "PROMETHEUS_URL: '%s' is not http(s)://", cfg->c_prometheus_url);
+        snprintf(err, errlen, "PROMETHEUS_URL: '%s' is not http(s)://",
+                 cfg->c_prometheus_url);
         goto fail;
     }
     if ((f->f_prom_url = strdup(cfg->c_prometheus_url)) == NULL ||
@@ -125,7 +129,8 @@ nodes_done(struct kube_answer *a, void *arg)
     w->w_done = 1;
     w->w_ka.ka_class = a->ka_class;
     if (a->ka_class != KUBE_OK) {
-        snprintf(w->w_err, sizeof(w->w_err), "%s", a->ka_error ? a->ka_error : "kube: error");
+        snprintf(w->w_err, sizeof(w->w_err), "%s",
+                 a->ka_error ? a->ka_error : "kube: error");
         return;
     }
     w->w_nodes = a->ka_nodes;
@@ -195,7 +200,8 @@ pods_done(const struct kubec_answer *a, void *arg)
     w->w_done = 1;
     w->w_rc = a->kr_class == KUBE_OK ? 0 : -1;
     if (w->w_rc == -1)
-        snprintf(w->w_err, sizeof(w->w_err), "%s", a->kr_error ? a->kr_error : "kube: error");
+        snprintf(w->w_err, sizeof(w->w_err), "%s",
+                 a->kr_error ? a->kr_error : "kube: error");
 }
 
 int
@@ -261,8 +267,8 @@ sg_fetch_range(struct sg_fetch *f, const char *promql, int64_t start, int64_t en
     buf_init(&url, URL_MAX);
     if (buf_printf(&url, "%s/api/v1/query_range?query=", f->f_prom_url) == -1 ||
         httpc_urlencode(&url, promql) == -1 ||
-        buf_printf(&url, "&start=%lld&end=%lld&step=%lld", (long long)start, (long long)end,
-                   (long long)step) == -1) {
+        buf_printf(&url, "&start=%lld&end=%lld&step=%lld", (long long)start,
+                   (long long)end, (long long)step) == -1) {
         buf_free(&url);
         snprintf(err, errlen, "the query is too long");
         return -1;

@@ -1,4 +1,5 @@
-/* suggest_fetch.h -- what `budgets --suggest` asks the API server and Prometheus, one call at a time */
+/* suggest_fetch.h -- what `budgets --suggest` asks the API server and Prometheus, one
+ * call at a time */
 #ifndef GVW_SUGGEST_FETCH_H
 #define GVW_SUGGEST_FETCH_H
 
@@ -17,7 +18,8 @@ void sg_fetch_free(struct sg_fetch *f);
 
 /* The GPU nodes (GPU_NODE_SELECTOR): owned names (free each and the array).
  * 0, or -1 with a reason in err. */
-int sg_fetch_nodes(struct sg_fetch *f, char ***names, size_t *count, char *err, size_t errlen);
+int sg_fetch_nodes(struct sg_fetch *f, char ***names, size_t *count, char *err,
+                   size_t errlen);
 
 /* The node's advertised capacity for GPUMEM_RESOURCE: 0 with *mib, or -1 with
  * why it is unknown in note (not advertised, or the node cannot be read). */
@@ -26,8 +28,8 @@ int sg_fetch_capacity(struct sg_fetch *f, const char *node, int64_t *mib, char *
 
 /* The node's pods (GET /api/v1/pods?fieldSelector=spec.nodeName=NODE). 0, or
  * -1 with a reason in err. */
-int sg_fetch_pods(struct sg_fetch *f, const char *node, struct sg_pod_list *out, char *err,
-                  size_t errlen);
+int sg_fetch_pods(struct sg_fetch *f, const char *node, struct sg_pod_list *out,
+                  char *err, size_t errlen);
 
 /* Receives a Prometheus answer: its HTTP status and body (borrowed). */
 typedef void (*sg_body_fn)(long status, const char *body, size_t len, void *arg);

@@ -1,4 +1,5 @@
-/* suggest_math.c -- the arithmetic of `budgets --suggest`: p99, rounding, fit, cut list (no I/O) */
+/* suggest_math.c -- the arithmetic of `budgets --suggest`: p99, rounding, fit, cut list
+ * (no I/O) */
 #include "suggest_math.h"
 
 #include <ctype.h>

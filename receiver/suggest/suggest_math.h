@@ -1,4 +1,5 @@
-/* suggest_math.h -- the arithmetic of `budgets --suggest`: p99, rounding, fit, cut list (no I/O)
+/* suggest_math.h -- the arithmetic of `budgets --suggest`: p99, rounding, fit, cut list
+ * (no I/O)
  *
  * Definitions (README "Budgets from measured use" says the same):
  * - a sample is one pod's use at one query step, its series summed, in whole
@@ -16,9 +17,9 @@
 #include <stdint.h>
 
 #define SG_ROUND_MIB 100
-#define SG_MIN_HISTORY_S 3600      /* under this, no suggestion */
+#define SG_MIN_HISTORY_S 3600        /* under this, no suggestion */
 #define SG_MAX_WINDOW_S (90 * 86400) /* longer windows are refused */
-#define SG_MAX_HEADROOM_BP 100000  /* 1000% in basis points */
+#define SG_MAX_HEADROOM_BP 100000    /* 1000% in basis points */
 
 /* Exact distribution of whole-MiB samples: value -> count, kept sparse (an
  * open-addressing table), so memory follows the distinct values seen (at

@@ -1,4 +1,5 @@
-/* suggest_owner.c -- which workload (controller) a pod belongs to, live or gone (no I/O) */
+/* suggest_owner.c -- which workload (controller) a pod belongs to, live or gone (no I/O)
+ */
 #include "suggest_owner.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
-/* suggest_pods.c -- a node's PodList as `budgets --suggest` needs it: owners, containers, budgets
+/* suggest_pods.c -- a node's PodList as `budgets --suggest` needs it: owners, containers,
+ * budgets
  *
  * Two walks of one body: pods_json_parse() gives each pod's budget by the
  * decision's own rules (so `--suggest` and the watchdog never disagree on a
@@ -211,8 +212,8 @@ read_containers(struct pwalk *w, struct sg_pod *p)
         if (each_member(w, container_member, &cw) == -1)
             return -1;
         /* The decision's rule per container: the limit, else the request. */
-        struct resmap *m = cw.cw_res.c_map[0].r_found ? &cw.cw_res.c_map[0]
-                                                      : &cw.cw_res.c_map[1];
+        struct resmap *m =
+            cw.cw_res.c_map[0].r_found ? &cw.cw_res.c_map[0] : &cw.cw_res.c_map[1];
         c->sc_declares = m->r_found;
         c->sc_mib = m->r_found ? m->r_mib : -1;
         if (c->sc_name == NULL)
@@ -300,8 +301,8 @@ sg_pod_list_free(struct sg_pod_list *l)
 }
 
 int
-sg_pods_parse(const char *body, size_t len, const char *resource,
-              struct sg_pod_list *out, char *err, size_t errlen)
+sg_pods_parse(const char *body, size_t len, const char *resource, struct sg_pod_list *out,
+              char *err, size_t errlen)
 {
     struct pod_parse_opts po = {.po_resource = resource, .po_protect_annotation = ""};
     struct pod_list pl = {0};

@@ -1,4 +1,5 @@
-/* suggest_pods.h -- a node's PodList as `budgets --suggest` needs it: owners, containers, budgets (no I/O) */
+/* suggest_pods.h -- a node's PodList as `budgets --suggest` needs it: owners, containers,
+ * budgets (no I/O) */
 #ifndef GVW_SUGGEST_PODS_H
 #define GVW_SUGGEST_PODS_H
 
@@ -11,17 +12,17 @@ struct strpool;
 
 /* One container's declaration of the budget resource. */
 struct sg_container {
-    char *sc_name;     /* borrowed from the list's pool; "" when unnamed */
-    int sc_declares;   /* limits or requests name the resource */
-    int64_t sc_mib;    /* its value (limit, else request) when readable, else -1 */
+    char *sc_name;   /* borrowed from the list's pool; "" when unnamed */
+    int sc_declares; /* limits or requests name the resource */
+    int64_t sc_mib;  /* its value (limit, else request) when readable, else -1 */
 };
 
 struct sg_pod {
     char *sp_namespace, *sp_name; /* borrowed from the pool */
-    char *sp_owner_kind;  /* the controller ownerReference's kind; NULL = none */
-    char *sp_owner_name;  /* ... its name */
-    char *sp_hash;        /* labels["pod-template-hash"], NULL when absent */
-    int sp_terminal;      /* status.phase Succeeded or Failed: holds no seat */
+    char *sp_owner_kind;          /* the controller ownerReference's kind; NULL = none */
+    char *sp_owner_name;          /* ... its name */
+    char *sp_hash;                /* labels["pod-template-hash"], NULL when absent */
+    int sp_terminal;              /* status.phase Succeeded or Failed: holds no seat */
     struct sg_container *sp_containers; /* owned array */
     size_t sp_container_count;
     /* The decision's budget (pods_json_parse: limits, else requests, summed

@@ -137,7 +137,8 @@ set(json_t *o, const char *key, json_t *v)
 json_t *
 sg_patch_json(const struct sg_workload *w, const char *resource, const char **why)
 {
-    static const char *const apps[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"};
+    static const char *const apps[] = {"Deployment", "StatefulSet", "DaemonSet",
+                                       "ReplicaSet"};
     const char *api = NULL;
     json_t *doc = NULL, *containers = NULL;
     int64_t *mib = NULL;
@@ -180,10 +181,10 @@ sg_patch_json(const struct sg_workload *w, const char *resource, const char **wh
     }
     if (set(doc, "apiVersion", json_string(api)) ||
         set(doc, "kind", json_string(w->w_kind)) ||
-        set(doc, "metadata", json_pack("{s:s, s:s}", "name", w->w_name, "namespace",
-                                       w->w_namespace)) ||
-        set(doc, "spec", json_pack("{s:{s:{s:O}}}", "template", "spec", "containers",
-                                   containers)))
+        set(doc, "metadata",
+            json_pack("{s:s, s:s}", "name", w->w_name, "namespace", w->w_namespace)) ||
+        set(doc, "spec",
+            json_pack("{s:{s:{s:O}}}", "template", "spec", "containers", containers)))
         goto fail;
     json_decref(containers);
     free(mib);
@@ -205,8 +206,8 @@ static json_t *
 workload_json(const struct sg_workload *w)
 {
     json_t *o = json_object();
-    int has = w->w_hist.h_n > 0, dec = w->w_declared == SG_DECLARED_OK ||
-                                       w->w_declared == SG_DECLARED_MIXED;
+    int has = w->w_hist.h_n > 0,
+        dec = w->w_declared == SG_DECLARED_OK || w->w_declared == SG_DECLARED_MIXED;
     const char *why = why_not(w);
 
     if (o == NULL || set(o, "namespace", json_string(w->w_namespace)) ||
@@ -221,8 +222,8 @@ workload_json(const struct sg_workload *w)
         set(o, "p99_mib", int_or_null(has, w->w_p99)) ||
         set(o, "max_mib", int_or_null(has, w->w_max)) ||
         set(o, "suggested_mib", int_or_null(w->w_suggested, w->w_suggested_mib)) ||
-        set(o, "change_mib", int_or_null(w->w_suggested && dec,
-                                          w->w_suggested_mib - w->w_declared_mib)) ||
+        set(o, "change_mib",
+            int_or_null(w->w_suggested && dec, w->w_suggested_mib - w->w_declared_mib)) ||
         set(o, "why_not", why ? json_string(why) : json_null())) {
         json_decref(o);
         return NULL;
@@ -250,8 +251,9 @@ node_json(const struct sg_acc *a, const struct sg_node *n)
         set(o, "declared_mib", json_integer((json_int_t)n->n_declared_mib)) ||
         set(o, "suggested_seats_mib", json_integer((json_int_t)n->n_seats_mib)) ||
         set(o, "fits", n->n_capacity_known ? json_boolean(n->n_fits) : json_null()) ||
-        set(o, "over_mib", int_or_null(n->n_capacity_known,
-                                       n->n_fits ? 0 : n->n_seats_mib - n->n_capacity_mib)))
+        set(o, "over_mib",
+            int_or_null(n->n_capacity_known,
+                        n->n_fits ? 0 : n->n_seats_mib - n->n_capacity_mib)))
         goto fail;
     if (set(o, "cut", cut) == -1) {
         cut = NULL;
@@ -283,9 +285,9 @@ print_json(FILE *out, const struct sg_acc *a, const struct sg_opts *o, const cha
         if (json_array_append_new(nodes, node_json(a, &a->a_nodes[i])) == -1)
             goto out;
     for (size_t i = 0; i < a->a_gone_count; i++)
-        if (json_array_append_new(gone, json_pack("{s:s, s:I}", "pod", a->a_gone[i].g_key,
-                                                  "samples",
-                                                  (json_int_t)a->a_gone[i].g_samples)) == -1)
+        if (json_array_append_new(
+                gone, json_pack("{s:s, s:I}", "pod", a->a_gone[i].g_key, "samples",
+                                (json_int_t)a->a_gone[i].g_samples)) == -1)
             goto out;
     if (set(doc, "window_s", json_integer((json_int_t)o->so_window_s)) ||
         set(doc, "step_s", json_integer((json_int_t)a->a_step)) ||
@@ -344,11 +346,13 @@ print_node(FILE *out, const struct sg_node *n)
                 n->n_declared_mib, n->n_seats_mib);
         return;
     }
-    fprintf(out, ": %" PRId64 " MiB advertised, declared %" PRId64 " MiB, suggested seats %" PRId64
-                 " MiB: ",
+    fprintf(out,
+            ": %" PRId64 " MiB advertised, declared %" PRId64
+            " MiB, suggested seats %" PRId64 " MiB: ",
             n->n_capacity_mib, n->n_declared_mib, n->n_seats_mib);
     if (n->n_fits) {
-        fprintf(out, "fits, %" PRId64 " MiB to spare\n", n->n_capacity_mib - n->n_seats_mib);
+        fprintf(out, "fits, %" PRId64 " MiB to spare\n",
+                n->n_capacity_mib - n->n_seats_mib);
         return;
     }
     fprintf(out, "DOES NOT FIT by %" PRId64 " MiB\n", n->n_seats_mib - n->n_capacity_mib);
@@ -376,11 +380,12 @@ print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
     pct(h, sizeof(h), o->so_headroom_bp);
     fputs("budgets from measured use over ", out);
     print_history(out, o->so_window_s);
-    fprintf(out, " (%" PRId64 " s steps): p99 nearest-rank of all the workload's samples, "
-                 "+%s headroom, never below the max, rounded up to %d MiB\n",
+    fprintf(out,
+            " (%" PRId64 " s steps): p99 nearest-rank of all the workload's samples, "
+            "+%s headroom, never below the max, rounded up to %d MiB\n",
             a->a_step, h, SG_ROUND_MIB);
-    fprintf(out, "%5s %9s %7s %7s %9s %7s  %s\n", "PODS", "DECLARED", "P99", "MAX", "SUGGESTED",
-            "CHANGE", "WORKLOAD");
+    fprintf(out, "%5s %9s %7s %7s %9s %7s  %s\n", "PODS", "DECLARED", "P99", "MAX",
+            "SUGGESTED", "CHANGE", "WORKLOAD");
     for (size_t i = 0; i < n; i++) {
         const struct sg_workload *w = v[i];
         int has = w->w_hist.h_n > 0;
@@ -403,9 +408,10 @@ print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
                 print_history(out, w->w_history_s);
                 fputs(" of history, under 1h: no suggestion)", out);
             } else {
-                fprintf(out, "  (%s)", strcmp(why, "no_samples") == 0
-                                           ? "no samples in the window: no suggestion"
-                                           : "no controller: no suggestion");
+                fprintf(out, "  (%s)",
+                        strcmp(why, "no_samples") == 0
+                            ? "no samples in the window: no suggestion"
+                            : "no controller: no suggestion");
             }
         }
         fputc('\n', out);
@@ -414,7 +420,8 @@ print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
     for (size_t i = 0; i < a->a_node_count; i++)
         print_node(out, &a->a_nodes[i]);
     if (a->a_gone_count > 0) {
-        fprintf(out, "not counted: %zu gone pod(s) no live workload claims:", a->a_gone_count);
+        fprintf(out,
+                "not counted: %zu gone pod(s) no live workload claims:", a->a_gone_count);
         for (size_t i = 0; i < a->a_gone_count && i < 10; i++) {
             fputc(' ', out);
             sg_put_clean(out, a->a_gone[i].g_key);
@@ -442,8 +449,8 @@ print_patches(FILE *out, const struct sg_acc *a, const char *resource)
             fprintf(out, ": no suggestion (%s)\n", why_not(w));
             continue;
         }
-        fprintf(out, ": p99 %u MiB, max %u MiB: %" PRId64 " MiB per pod", w->w_p99, w->w_max,
-                w->w_suggested_mib);
+        fprintf(out, ": p99 %u MiB, max %u MiB: %" PRId64 " MiB per pod", w->w_p99,
+                w->w_max, w->w_suggested_mib);
         if ((doc = sg_patch_json(w, resource, &why)) == NULL) {
             if (why == NULL) {
                 free(v);

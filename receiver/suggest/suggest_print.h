@@ -25,10 +25,11 @@ int sg_patch_split(const struct sg_workload *w, int64_t **mib, size_t *n);
 
 /* The patch document for w (caller owns), or NULL when its kind cannot be
  * patched (why in *why, static) or out of memory (*why NULL). */
-json_t *sg_patch_json(const struct sg_workload *w, const char *resource, const char **why);
+json_t *sg_patch_json(const struct sg_workload *w, const char *resource,
+                      const char **why);
 
 /* Prints acc in o->so_format. 0, or -1 out of memory. */
-int sg_print(FILE *out, const struct sg_acc *acc, const struct sg_opts *o, const char *query,
-             const char *resource);
+int sg_print(FILE *out, const struct sg_acc *acc, const struct sg_opts *o,
+             const char *query, const char *resource);
 
 #endif

@@ -26,9 +26,9 @@ struct fake_route {
     size_t rt_body_len;
     long rt_delay_ms;
     char *rt_location; /* owned; NULL = no Location header */
-    int rt_used; /* served once: the next one for the same route wins */
-    char *rt_needle; /* owned; NULL = any query; else only requests whose decoded
-                        "query" parameter contains it (fake_route_query) */
+    int rt_used;       /* served once: the next one for the same route wins */
+    char *rt_needle;   /* owned; NULL = any query; else only requests whose decoded
+                          "query" parameter contains it (fake_route_query) */
 };
 
 /* An answer held back for rt_delay_ms. */

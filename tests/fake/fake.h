@@ -50,8 +50,8 @@ int fake_route(struct fake *f, const char *method, const char *path, int status,
 /* The same, only for requests whose decoded "query" parameter contains needle:
  * those are served by such routes first (in order, the last repeating), and
  * never consume the answers of routes without a needle. */
-int fake_route_query(struct fake *f, const char *method, const char *path, const char *needle,
-                     int status, const char *body);
+int fake_route_query(struct fake *f, const char *method, const char *path,
+                     const char *needle, int status, const char *body);
 
 /* A canned redirect: status (a 3xx) with a Location header. */
 int fake_route_redirect(struct fake *f, const char *method, const char *path, int status,

@@ -1,4 +1,5 @@
-/* fake_kube_server.c -- a tiny API server for shell tests: GET /api/v1/pods answers a file
+/* fake_kube_server.c -- a tiny API server for shell tests: GET /api/v1/pods answers a
+ * file
  *
  * usage: gvw-fake-kube PODLIST_FILE LOG_FILE
  * Listens on 127.0.0.1 (a free port, printed on stdout as "port N"), answers
@@ -32,7 +33,8 @@ handle(struct evhttp_request *req, void *arg)
         fprintf(f, "%s\n", uri);
         fclose(f);
     }
-    if (strncmp(uri, "/api/v1/pods?", 13) != 0 || (f = fopen(podlist_file, "r")) == NULL) {
+    if (strncmp(uri, "/api/v1/pods?", 13) != 0 ||
+        (f = fopen(podlist_file, "r")) == NULL) {
         evbuffer_add_printf(out, "{\"kind\":\"Status\",\"message\":\"not found\"}");
         evhttp_send_reply(req, 404, "Not Found", out);
         evbuffer_free(out);
@@ -71,8 +73,10 @@ main(int argc, char **argv)
     log_file = argv[2];
     if ((base = event_base_new()) == NULL || (http = evhttp_new(base)) == NULL ||
         (sock = evhttp_bind_socket_with_handle(http, "127.0.0.1", 0)) == NULL ||
-        getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&sin, &len) == -1 ||
-        (term = evsignal_new(base, SIGTERM, stop, base)) == NULL || event_add(term, NULL) == -1)
+        getsockname(evhttp_bound_socket_get_fd(sock), (struct sockaddr *)&sin, &len) ==
+            -1 ||
+        (term = evsignal_new(base, SIGTERM, stop, base)) == NULL ||
+        event_add(term, NULL) == -1)
         return 1;
     evhttp_set_gencb(http, handle, NULL);
     printf("port %d\n", ntohs(sin.sin_port));

@@ -395,11 +395,12 @@ worker(void *arg)
                         "\"startsAt\":\"2026-06-02T10:00:00Z\","
                         "\"endsAt\":\"0001-01-01T00:00:00Z\",\"fingerprint\":\"%s\"}]}",
                         L->alertname, L->alertname, seq, fp);
-        rlen = snprintf(req, sizeof(req),
-                        "POST /webhook HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-                        "Content-Type: application/json\r\n%s%s%sContent-Length: %d\r\n\r\n%s",
-                        L->port, L->token ? "Authorization: Bearer " : "",
-                        L->token ? L->token : "", L->token ? "\r\n" : "", blen, body);
+        rlen = snprintf(
+            req, sizeof(req),
+            "POST /webhook HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+            "Content-Type: application/json\r\n%s%s%sContent-Length: %d\r\n\r\n%s",
+            L->port, L->token ? "Authorization: Bearer " : "", L->token ? L->token : "",
+            L->token ? "\r\n" : "", blen, body);
         if (send_all(fd, req, (size_t)rlen) == 0)
             code = read_response(fd, &close_after);
         if (code == 0 || close_after) {
@@ -499,9 +500,10 @@ main(int argc, char **argv)
         return upstream(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "post") == 0)
         return post(argc - 2, argv + 2);
-    fprintf(stderr, "usage: faultkit upstream hold|raw|reply CODE FILE\n"
-                    "       faultkit post --port P [--token-file F] [--conns C] [--count N]\n"
-                    "                     [--seconds S] [--prefix STR] [--alertname NAME]"
-                    " [--log FILE]\n");
+    fprintf(stderr,
+            "usage: faultkit upstream hold|raw|reply CODE FILE\n"
+            "       faultkit post --port P [--token-file F] [--conns C] [--count N]\n"
+            "                     [--seconds S] [--prefix STR] [--alertname NAME]"
+            " [--log FILE]\n");
     return 2;
 }

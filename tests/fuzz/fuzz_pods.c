@@ -150,7 +150,8 @@ check_result(const struct policy_params *pp, const struct policy_input *in,
                "%zu candidates for %zu pods", res->pr_candidate_count,
                in->pi_pods->pl_count);
     FUZZ_CHECK((res->pr_outcome == POLICY_VICTIM) == (res->pr_ranked_count > 0),
-               "%s with %zu ranked", decision_result_name(policy_outcome_result(res->pr_outcome)),
+               "%s with %zu ranked",
+               decision_result_name(policy_outcome_result(res->pr_outcome)),
                res->pr_ranked_count);
     FUZZ_CHECK(res->pr_ranked_count <= res->pr_candidate_count, "ranked past the end");
     if (res->pr_outcome == POLICY_SKIPPED_RECOVERED)
@@ -270,7 +271,7 @@ decide(const struct pod_list *l, uint64_t seed)
     struct usage_reading r;
     struct policy_params pp;
     struct policy_input in;
-    struct device_gpu dg;       /* FREE_QUERY=auto: the device figure, on some seeds */
+    struct device_gpu dg; /* FREE_QUERY=auto: the device figure, on some seeds */
     struct device_reading dev;
     struct policy_result res;
     double sum_mib;
@@ -318,9 +319,10 @@ decide(const struct pod_list *l, uint64_t seed)
         dg.dg_gpu = "";
         dg.dg_have_free = dg.dg_have_total = dg.dg_have_ts = 1;
         dg.dg_total_bytes = (double)pp.pp_total_mib * 1048576.0;
-        dg.dg_free_bytes = (seed >> 9) % 7 == 0   ? NAN
-                           : (seed >> 9) % 7 == 1 ? dg.dg_total_bytes * 2
-                                                  : (double)((seed >> 12) % 4096) * 1048576.0;
+        dg.dg_free_bytes = (seed >> 9) % 7 == 0 ? NAN
+                           : (seed >> 9) % 7 == 1
+                               ? dg.dg_total_bytes * 2
+                               : (double)((seed >> 12) % 4096) * 1048576.0;
         dg.dg_ts = 100;
         dg.dg_have_used_ts = (seed >> 10) % 5 == 0;
         dg.dg_used_ts = 101; /* the device series older than the pods': stale */

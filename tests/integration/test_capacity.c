@@ -468,7 +468,6 @@ test_new_rejects(void **state)
     capacity_free(NULL);
 }
 
-
 /* --- GPUMEM_CAPACITY_MIB=auto --------------------------------------------- */
 
 #define MIB_BYTES "1048576"
@@ -477,14 +476,20 @@ test_new_rejects(void **state)
 #define QUERY "/api/v1/query"
 
 /* A NodeList item: name, and GFD labels when mem is set. */
-#define NODE_ITEM(name, labels) "{\"metadata\":{\"name\":\"" name "\",\"labels\":{" labels "}}}"
-#define GFD(mem, count) "\"nvidia.com/gpu.memory\":\"" mem "\",\"nvidia.com/gpu.count\":\"" count "\""
-#define NODELIST(items) "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[" items "]}"
+#define NODE_ITEM(name, labels)                                                          \
+    "{\"metadata\":{\"name\":\"" name "\",\"labels\":{" labels "}}}"
+#define GFD(mem, count)                                                                  \
+    "\"nvidia.com/gpu.memory\":\"" mem "\",\"nvidia.com/gpu.count\":\"" count "\""
+#define NODELIST(items)                                                                  \
+    "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[" items "]}"
 /* One gpu_memory_total_bytes sample as the exporter labels it. */
 #define TOTAL(node, uuid, bytes)                                                         \
-    "{\"metric\":{\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" node "\",\"gpu\":\"0\","  \
+    "{\"metric\":{\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" node              \
+    "\",\"gpu\":\"0\","                                                                  \
     "\"uuid\":\"" uuid "\",\"model\":\"x\"},\"value\":[1780394400.1,\"" bytes "\"]}"
-#define VECTOR(results) "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" results "]}}"
+#define VECTOR(results)                                                                  \
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" results   \
+    "]}}"
 
 static void
 prom_client(struct env *e)
@@ -567,16 +572,18 @@ test_auto_each_node_its_own(void **state)
     char *q;
 
     prom_client(e);
-    fake_route(e->fake, "GET", "/api/v1/nodes", 200, NULL,
-               NODELIST(NODE_ITEM("t4", "\"nvidia.com/gpu.present\":\"true\"") ","
-                        NODE_ITEM("h100", GFD("15360", "1")) ","
-                        NODE_ITEM("gfd-only", GFD("40960", "2"))),
-               0);
-    fake_route(e->pfake, "GET", QUERY, 200, NULL,
-               VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES) "," TOTAL("h100", "GPU-h1", H100_BYTES)
-                      "," TOTAL("h100", "GPU-h2", H100_BYTES) ","
-                      TOTAL("h100", "GPU-h1", H100_BYTES)),
-               0);
+    fake_route(
+        e->fake, "GET", "/api/v1/nodes", 200, NULL,
+        NODELIST(NODE_ITEM("t4", "\"nvidia.com/gpu.present\":\"true\"") "," NODE_ITEM(
+            "h100", GFD("15360", "1")) "," NODE_ITEM("gfd-only", GFD("40960", "2"))),
+        0);
+    fake_route(
+        e->pfake, "GET", QUERY, 200, NULL,
+        VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES) "," TOTAL(
+            "h100", "GPU-h1",
+            H100_BYTES) "," TOTAL("h100", "GPU-h2",
+                                  H100_BYTES) "," TOTAL("h100", "GPU-h1", H100_BYTES)),
+        0);
     patch_route(e, "t4");
     patch_route(e, "h100");
     patch_route(e, "gfd-only");
@@ -609,9 +616,9 @@ test_auto_unknown_retried_until_known(void **state)
                NODELIST(NODE_ITEM("t4", "") "," NODE_ITEM("new", "")), 0);
     fake_route(e->pfake, "GET", QUERY, 200, NULL, VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES)),
                0);
-    fake_route(e->pfake, "GET", QUERY, 200, NULL,
-               VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES) "," TOTAL("new", "GPU-n", H100_BYTES)),
-               0);
+    fake_route(
+        e->pfake, "GET", QUERY, 200, NULL,
+        VECTOR(TOTAL("t4", "GPU-t4", T4_BYTES) "," TOTAL("new", "GPU-n", H100_BYTES)), 0);
     patch_route(e, "t4");
     patch_route(e, "new");
     auto_advertiser(e, 3600, 60000, 200);
@@ -641,18 +648,25 @@ test_auto_nonsense_not_patched(void **state)
     struct env *e = *state;
 
     prom_client(e);
-    fake_route(e->fake, "GET", "/api/v1/nodes", 200, NULL,
-               NODELIST(NODE_ITEM("nan", GFD("15360", "1")) "," NODE_ITEM("gb", GFD("16GB", "1"))
-                        "," NODE_ITEM("tiny", GFD("2048", "1")) "," NODE_ITEM("fine", GFD("15360", "1"))),
+    fake_route(
+        e->fake, "GET", "/api/v1/nodes", 200, NULL,
+        NODELIST(NODE_ITEM("nan", GFD("15360", "1")) "," NODE_ITEM(
+            "gb",
+            GFD("16GB", "1")) "," NODE_ITEM("tiny",
+                                            GFD("2048", "1")) "," NODE_ITEM("fine",
+                                                                            GFD("15360",
+                                                                                "1"))),
+        0);
+    fake_route(e->pfake, "GET", QUERY, 200, NULL, VECTOR(TOTAL("nan", "GPU-x", "NaN")),
                0);
-    fake_route(e->pfake, "GET", QUERY, 200, NULL, VECTOR(TOTAL("nan", "GPU-x", "NaN")), 0);
     patch_route(e, "fine");
     auto_advertiser(e, 0, 100, 0);
     once(e);
     assert_false(e->once.ok);
-    assert_non_null(strstr(e->once.summary, "patched 1 of 4 nodes; first failure: nan: not "
-                                            "patched: the node exporter's "
-                                            "gpu_memory_total_bytes cannot be trusted"));
+    assert_non_null(strstr(e->once.summary,
+                           "patched 1 of 4 nodes; first failure: nan: not "
+                           "patched: the node exporter's "
+                           "gpu_memory_total_bytes cannot be trusted"));
     assert_int_equal(patched_value(e, "fine"), 15360 - 2048);
     assert_int_equal(patched_value(e, "nan"), -1);
     assert_int_equal(patched_value(e, "gb"), -1);
@@ -671,8 +685,9 @@ test_auto_prometheus_down(void **state)
     struct env *e = *state;
 
     prom_client(e);
-    fake_route(e->fake, "GET", "/api/v1/nodes", 200, NULL,
-               NODELIST(NODE_ITEM("labelled", GFD("81559", "8")) "," NODE_ITEM("bare", "")), 0);
+    fake_route(
+        e->fake, "GET", "/api/v1/nodes", 200, NULL,
+        NODELIST(NODE_ITEM("labelled", GFD("81559", "8")) "," NODE_ITEM("bare", "")), 0);
     fake_route(e->pfake, "GET", QUERY, 503, "text/plain", "overloaded", 0);
     patch_route(e, "labelled");
     auto_advertiser(e, 0, 100, 0);

@@ -111,7 +111,8 @@ start(struct env *e, const char *max)
         {"LOG_FORMAT", "text"},
         {"EVENTS", "false"},
         {"FREE_QUERY", ""}, /* one query per decision: the fake counts decisions */
-        {"USED_QUERY", "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {"USED_QUERY",
+         "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
         {"MAX_CONCURRENT_DECISIONS", max},
         {NULL, NULL},
     };
@@ -142,14 +143,16 @@ deliver_burst(struct env *e, int n)
     int64_t id;
 
     assert_non_null(body);
-    off += (size_t)snprintf(body, cap, "{\"version\":\"4\",\"status\":\"firing\",\"alerts\":[");
+    off += (size_t)snprintf(body, cap,
+                            "{\"version\":\"4\",\"status\":\"firing\",\"alerts\":[");
     for (int i = 0; i < n; i++)
-        off += (size_t)snprintf(body + off, cap - off,
-                                "%s{\"status\":\"firing\",\"labels\":{\"alertname\":"
-                                "\"GPUVRAMLow\",\"node\":\"node-%04d\"},\"annotations\":{},"
-                                "\"startsAt\":\"2026-06-02T09:30:00Z\",\"fingerprint\":"
-                                "\"fp%04d\"}",
-                                i ? "," : "", i, i);
+        off +=
+            (size_t)snprintf(body + off, cap - off,
+                             "%s{\"status\":\"firing\",\"labels\":{\"alertname\":"
+                             "\"GPUVRAMLow\",\"node\":\"node-%04d\"},\"annotations\":{},"
+                             "\"startsAt\":\"2026-06-02T09:30:00Z\",\"fingerprint\":"
+                             "\"fp%04d\"}",
+                             i ? "," : "", i, i);
     snprintf(body + off, cap - off, "]}");
     if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
         fail_msg("alert_batch_parse: %s", err);
@@ -252,7 +255,8 @@ test_burst_of_1000_nodes(void **state)
 
     /* Every answer waits 20 ms, so the decisions that are in flight overlap
      * and the fake sees how many at once. */
-    fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json", 20);
+    fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json",
+                    20);
     fake_route_file(e->fake, "GET", "/api/v1/pods", 200, "remedy-pods-incident.json", 0);
     start(e, "16");
     deliver_burst(e, NODES);
@@ -305,7 +309,8 @@ test_queued_node_coalesces(void **state)
     struct env *e = *state;
     struct rows r;
 
-    fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json", 20);
+    fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json",
+                    20);
     fake_route_file(e->fake, "GET", "/api/v1/pods", 200, "remedy-pods-incident.json", 0);
     start(e, "1");
     deliver_burst(e, 5);
@@ -341,7 +346,8 @@ test_shutdown_with_queue(void **state)
     struct rows r;
     size_t asked;
 
-    fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json", 200);
+    fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json",
+                    200);
     fake_route_file(e->fake, "GET", "/api/v1/pods", 200, "remedy-pods-incident.json", 0);
     start(e, "4");
     deliver_burst(e, 50);

@@ -29,20 +29,30 @@
 
 /* A 15360 MiB card holding 12800 MiB of pods and 2 GiB no pod owns:
  * computed free 2560 MiB (recovered), the device's 512 (below the floor). */
-#define USED_BODY                                                                         \
-    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["          \
+#define USED_BODY                                                                        \
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["           \
     "{\"metric\":{\"namespace\":\"immich\",\"pod\":\"" ML_POD "\"},"                     \
     "\"value\":[1780394400,\"11489247232\"]},"                                           \
     "{\"metric\":{\"namespace\":\"llama-swap\",\"pod\":\"llama-swap-6d8f7b5c4-w7r2k\"}," \
     "\"value\":[1780394400,\"1153433600\"]},"                                            \
     "{\"metric\":{\"namespace\":\"frigate\",\"pod\":\"frigate-84d5c6b7f9-h4n8s\"},"      \
     "\"value\":[1780394400,\"779091968\"]}]}}"
-#define VEC(items) "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" items "]}}"
+#define VEC(items)                                                                       \
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[" items "]}}"
 #define S(labels, v) "{\"metric\":{" labels "},\"value\":[1780394400,\"" v "\"]}"
-#define FREE_S(v) S("\"__name__\":\"gpu_memory_free_bytes\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"", v)
-#define TOTAL_S S("\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"", "16106127360")
-#define UNATT_S S("\"__name__\":\"gpu_memory_unattributed_bytes\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"", "2147483648")
-#define DTS_S S("\"gvw_ts\":\"device\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"", "1780394400")
+#define FREE_S(v)                                                                        \
+    S("\"__name__\":\"gpu_memory_free_bytes\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"", \
+      v)
+#define TOTAL_S                                                                          \
+    S("\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" NODE                         \
+      "\",\"uuid\":\"GPU-0\"",                                                           \
+      "16106127360")
+#define UNATT_S                                                                          \
+    S("\"__name__\":\"gpu_memory_unattributed_bytes\",\"node\":\"" NODE                  \
+      "\",\"uuid\":\"GPU-0\"",                                                           \
+      "2147483648")
+#define DTS_S                                                                            \
+    S("\"gvw_ts\":\"device\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"", "1780394400")
 #define DEVICE_OK VEC(FREE_S("536870912") "," TOTAL_S "," UNATT_S "," DTS_S)
 
 struct kv {
@@ -87,14 +97,19 @@ setup(void **state)
     assert_non_null(e->fake = fake_new(e->base));
     {
         const struct kv vars[] = {
-            {"PROMETHEUS_URL", fake_url(e->fake)}, {"KUBE_API_URL", fake_url(e->fake)},
-            {"WEBHOOK_AUTH", "none"},              {"MIN_RUNTIME", "1s"},
-            {"LOG_FORMAT", "text"},                {"HTTP_TIMEOUT", "3s"},
-            {"AUDIT_DB", "/nonexistent/audit.db"}, {NULL, NULL},
+            {"PROMETHEUS_URL", fake_url(e->fake)},
+            {"KUBE_API_URL", fake_url(e->fake)},
+            {"WEBHOOK_AUTH", "none"},
+            {"MIN_RUNTIME", "1s"},
+            {"LOG_FORMAT", "text"},
+            {"HTTP_TIMEOUT", "3s"},
+            {"AUDIT_DB", "/nonexistent/audit.db"},
+            {NULL, NULL},
         };
         cur = e;
         e->vars = vars;
-        if (config_load(&e->cfg, 0, NULL, env_getenv, rest, &nrest, err, sizeof(err)) == -1)
+        if (config_load(&e->cfg, 0, NULL, env_getenv, rest, &nrest, err, sizeof(err)) ==
+            -1)
             fail_msg("config_load: %s", err);
         e->vars = NULL;
     }
@@ -132,12 +147,16 @@ gathered(struct gather *g, const struct gather_result *gr, void *arg)
     if (gr->gr_status == GATHER_DECIDED && gr->gr_policy.pr_outcome == POLICY_VICTIM)
         verdict_set_victim(&v, &gr->gr_policy.pr_candidates[0], "evict");
     assert_non_null(o = audit_decision_json(&v.vd_d, -1));
-    snprintf(e->result, sizeof(e->result), "%s", json_string_value(json_object_get(o, "result")));
-    snprintf(e->reason, sizeof(e->reason), "%s", json_string_value(json_object_get(o, "reason")));
+    snprintf(e->result, sizeof(e->result), "%s",
+             json_string_value(json_object_get(o, "result")));
+    snprintf(e->reason, sizeof(e->reason), "%s",
+             json_string_value(json_object_get(o, "reason")));
     x = json_object_get(o, "error");
-    snprintf(e->error, sizeof(e->error), "%s", json_is_string(x) ? json_string_value(x) : "");
+    snprintf(e->error, sizeof(e->error), "%s",
+             json_is_string(x) ? json_string_value(x) : "");
     x = json_object_get(o, "free_source");
-    snprintf(e->source, sizeof(e->source), "%s", json_is_string(x) ? json_string_value(x) : "null");
+    snprintf(e->source, sizeof(e->source), "%s",
+             json_is_string(x) ? json_string_value(x) : "null");
     x = json_object_get(o, "free_mib");
     e->free_known = json_is_integer(x);
     e->free_mib = e->free_known ? (long long)json_integer_value(x) : 0;
@@ -165,7 +184,8 @@ look(struct env *e, int device_status, const char *device_body)
                                      "remedy-pods-incident.json", 0),
                      0);
     e->done = 0;
-    assert_non_null(gather_start(e->base, &e->cfg, e->prom, e->kube, NODE, NULL, gathered, e));
+    assert_non_null(
+        gather_start(e->base, &e->cfg, e->prom, e->kube, NODE, NULL, gathered, e));
     if (fake_run_until(e->base, &e->done, 10000) == -1)
         fail_msg("no answer within 10 s");
 }
@@ -227,8 +247,9 @@ test_device_malformed(void **state)
     assert_string_equal(e->result, "skipped_telemetry");
     has(e->error, "the device query (FREE_QUERY=auto)");
     /* A string instead of a vector. */
-    look(e, 200, "{\"status\":\"success\",\"data\":{\"resultType\":\"string\","
-                 "\"result\":[1780394400,\"512\"]}}");
+    look(e, 200,
+         "{\"status\":\"success\",\"data\":{\"resultType\":\"string\","
+         "\"result\":[1780394400,\"512\"]}}");
     assert_string_equal(e->result, "skipped_telemetry");
     has(e->error, "the device query (FREE_QUERY=auto)");
     /* Not JSON at all. */

@@ -1,5 +1,6 @@
 /* test_predict_decide.c -- the predictive trigger (PREDICT) decided end to end against a
- * loopback fake Prometheus + API server: what the audit shows and what the API server got */
+ * loopback fake Prometheus + API server: what the audit shows and what the API server got
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,7 +42,8 @@
 #define MIB 1048576.0
 
 enum { ML, LS, FR, SV, ST, NPODS };
-static const char *const NS[NPODS] = {"immich", "llama-swap", "frigate", "immich", "portal-stt"};
+static const char *const NS[NPODS] = {"immich", "llama-swap", "frigate", "immich",
+                                      "portal-stt"};
 static const char *const POD[NPODS] = {ML_POD, "llama-swap-6d8f7b5c4-w7r2k", FR_POD,
                                        "immich-server-7c4b9d6f8-m2t9z",
                                        "portal-stt-59b7d8c6f5-j6v3q"};
@@ -209,14 +211,15 @@ route_growth(struct env *e, const double slope[NPODS])
                                 "\"values\":[",
                                 i ? "," : "", NS[i], POD[i]);
         for (int k = 0; k < 120; k++) /* t = now - 119 .. now */
-            off += (size_t)snprintf(body + off, cap - off, "%s[%d,\"%.0f\"]", k ? "," : "",
-                                    1780394281 + k,
+            off += (size_t)snprintf(body + off, cap - off, "%s[%d,\"%.0f\"]",
+                                    k ? "," : "", 1780394281 + k,
                                     (STEADY_USED[i] - slope[i] * (119 - k)) * MIB);
         off += (size_t)snprintf(body + off, cap - off, "]}");
     }
     snprintf(body + off, cap - off, "]}}");
     assert_true(off < cap - 8);
-    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 200, body), 0);
+    assert_int_equal(
+        fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 200, body), 0);
     free(body);
 }
 
@@ -224,7 +227,8 @@ static void
 route_pods(struct env *e)
 {
     assert_int_equal(
-        fake_route_file(e->fake, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0), 0);
+        fake_route_file(e->fake, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0),
+        0);
 }
 
 /* One Alertmanager delivery of alertname, firing, for the node: recorded and
@@ -236,15 +240,17 @@ deliver(struct env *e, const char *alertname)
     struct alert_batch b;
     int64_t id;
 
-    snprintf(body, sizeof(body),
-             "{\"version\":\"4\",\"status\":\"firing\",\"receiver\":\"gvw\",\"groupKey\":\"{}\","
-             "\"groupLabels\":{},\"commonLabels\":{},\"commonAnnotations\":{},"
-             "\"externalURL\":\"http://am:9093\",\"alerts\":[{\"status\":\"firing\","
-             "\"labels\":{\"alertname\":\"%s\",\"severity\":\"critical\",\"node\":\"" NODE "\"},"
-             "\"annotations\":{},\"startsAt\":\"2026-06-02T09:30:00Z\","
-             "\"endsAt\":\"0001-01-01T00:00:00Z\",\"generatorURL\":\"http://p/\","
-             "\"fingerprint\":\"4f1c2b9e8d7a6c5b\"}]}",
-             alertname);
+    snprintf(
+        body, sizeof(body),
+        "{\"version\":\"4\",\"status\":\"firing\",\"receiver\":\"gvw\",\"groupKey\":\"{}\","
+        "\"groupLabels\":{},\"commonLabels\":{},\"commonAnnotations\":{},"
+        "\"externalURL\":\"http://am:9093\",\"alerts\":[{\"status\":\"firing\","
+        "\"labels\":{\"alertname\":\"%s\",\"severity\":\"critical\",\"node\":\"" NODE
+        "\"},"
+        "\"annotations\":{},\"startsAt\":\"2026-06-02T09:30:00Z\","
+        "\"endsAt\":\"0001-01-01T00:00:00Z\",\"generatorURL\":\"http://p/\","
+        "\"fingerprint\":\"4f1c2b9e8d7a6c5b\"}]}",
+        alertname);
     if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
         fail_msg("alert_batch_parse: %s", err);
     assert_int_equal(b.ab_count, 1);
@@ -492,8 +498,8 @@ test_grower_recycled(void **state)
     const double slope[NPODS] = {20, 0, 0, 0, 0};
     json_t *d;
 
-    assert_int_equal(fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0),
-                     0);
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
     d = decide(e, NULL, slope);
     jstr(d, "trigger", PREDICTED);
     jstr(d, "result", "recycled");
@@ -591,8 +597,8 @@ test_dry_run(void **state)
     size_t probes = 0;
     json_t *d;
 
-    assert_int_equal(fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0),
-                     0);
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
     d = decide(e, extra, slope);
     jstr(d, "result", "would_recycle");
     assert_true(json_is_true(jget(d, "dry_run")));
@@ -612,11 +618,11 @@ test_below_floor_as_low(void **state)
     struct env *e = *state;
     json_t *d;
 
-    assert_int_equal(fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0),
-                     0);
-    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
-                                     "remedy-prom-incident.json", 0),
-                     0);
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    assert_int_equal(
+        fake_route_file(e->fake, "GET", QUERY_PATH, 200, "remedy-prom-incident.json", 0),
+        0);
     route_pods(e);
     start(e, NULL);
     deliver(e, PREDICTED);
@@ -666,10 +672,11 @@ test_growth_query_fails(void **state)
     struct env *e = *state;
     json_t *d;
 
-    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 503,
-                                      "{\"status\":\"error\",\"errorType\":\"unavailable\","
-                                      "\"error\":\"too many queries\"}"),
-                     0);
+    assert_int_equal(
+        fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 503,
+                         "{\"status\":\"error\",\"errorType\":\"unavailable\","
+                         "\"error\":\"too many queries\"}"),
+        0);
     d = decide(e, NULL, NULL);
     jstr(d, "result", "skipped_telemetry");
     assert_true(json_is_null(jget(d, "victim")));
@@ -690,7 +697,8 @@ test_growth_answer_malformed(void **state)
         const char *body, *needle;
     } bad[] = {
         {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"namespace\":\"immich\",\"pod\":\"" ML_POD "\"},\"values\":[[1,\"12abc\"]]}]}}",
+         "{\"namespace\":\"immich\",\"pod\":\"" ML_POD
+         "\"},\"values\":[[1,\"12abc\"]]}]}}",
          "\"12abc\": not a number"},
         {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[",
          "not JSON"},
@@ -707,7 +715,8 @@ test_growth_answer_malformed(void **state)
             e = *state;
         }
         assert_int_equal(
-            fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 200, bad[i].body), 0);
+            fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 200, bad[i].body),
+            0);
         d = decide(e, NULL, NULL);
         jstr(d, "result", "skipped_telemetry");
         jhas(d, "error", "the growth query: prometheus: ");

@@ -205,7 +205,8 @@ start_with(struct env *e, const struct kv *extra, long http_timeout_ms)
     e->cfg_loaded = 1;
     e->extra = e->base_env = NULL;
     if (http_timeout_ms > 0)
-        e->cfg.c_kube.ks_http_timeout_ms = http_timeout_ms; /* the setting has whole seconds */
+        e->cfg.c_kube.ks_http_timeout_ms =
+            http_timeout_ms; /* the setting has whole seconds */
     if (clients_new(e->base, &e->cfg, &e->prom, &e->kube, err, sizeof(err)) == -1)
         fail_msg("clients_new: %s", err);
     if ((e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err))) == NULL)
@@ -744,7 +745,8 @@ test_incident_replay(void **state)
     jhas(d, "reason", "free VRAM back to 11510 MiB");
     /* No device series: computed, and the reason says so. */
     jstr(d, "free_source", "computed");
-    jhas(d, "reason", "free computed as GPU_TOTAL_MIB=15360 - used (the node has no device series)");
+    jhas(d, "reason",
+         "free computed as GPU_TOTAL_MIB=15360 - used (the node has no device series)");
     v = jget(d, "verify");
     assert_true(json_is_object(v));
     jint(v, "free_mib", 11510);
@@ -801,7 +803,8 @@ device_answer(long long free_mib)
              "\"uuid\":\"GPU-0\"},\"value\":[1780394400,\"%lld\"]},"
              "{\"metric\":{\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" NODE "\","
              "\"uuid\":\"GPU-0\"},\"value\":[1780394400,\"16106127360\"]},"
-             "{\"metric\":{\"gvw_ts\":\"device\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"},"
+             "{\"metric\":{\"gvw_ts\":\"device\",\"node\":\"" NODE
+             "\",\"uuid\":\"GPU-0\"},"
              "\"value\":[1780394400,\"1780394400\"]}]}}",
              free_mib * 1048576);
     return b;
@@ -813,9 +816,9 @@ static void
 device_then_vanished(struct env *e)
 {
     fake_clear(e->fake); /* start()'s "no device series" answer goes */
-    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200,
-                                      device_answer(400)),
-                     0);
+    assert_int_equal(
+        fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200, device_answer(400)),
+        0);
     assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200,
                                       "{\"status\":\"success\",\"data\":{"
                                       "\"resultType\":\"vector\",\"result\":[]}}"),
@@ -846,7 +849,8 @@ test_verify_device_vanished(void **state)
     jint(d, "free_mib", 400);
     check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
     jnull(d, "verify"); /* the computed 553 MiB is not a reading of the device */
-    jhas(d, "reason", "verify: the device series of the node vanished after the decision");
+    jhas(d, "reason",
+         "verify: the device series of the node vanished after the decision");
     jhas(d, "reason", "553 MiB computed as GPU_TOTAL_MIB - used");
     jhas(d, "reason", "free VRAM could not be read back within SETTLE");
     assert_true(count_device_queries(e) >= 2);
@@ -854,8 +858,8 @@ test_verify_device_vanished(void **state)
     /* The gauge carries the decision's figure: the device's free, in bytes. */
     buf_init(&m, 1 << 20);
     assert_int_equal(metrics_render(&m), 0);
-    if (strstr(m.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE "\"} 419430400\n") ==
-        NULL)
+    if (strstr(m.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE
+                         "\"} 419430400\n") == NULL)
         fail_msg("the gauge is not the device's 400 MiB:\n%s", m.b_data);
     buf_free(&m);
     metrics_cleanup();
@@ -974,8 +978,9 @@ test_recovered_at_floor(void **state)
     check_shape(d);
     jstr(d, "result", "skipped_recovered");
     jint(d, "free_mib", 1536);
-    jstr(d, "reason", "free 1536 MiB >= floor 1536 MiB; nothing to do; free computed as "
-                      "GPU_TOTAL_MIB=15360 - used (the node has no device series)");
+    jstr(d, "reason",
+         "free 1536 MiB >= floor 1536 MiB; nothing to do; free computed as "
+         "GPU_TOTAL_MIB=15360 - used (the node has no device series)");
     jstr(d, "free_source", "computed");
     check_no_victim(d);
     jnull(d, "error");
@@ -2329,26 +2334,30 @@ check_event_body(const struct fake_req *r, json_t *decision, const char *reason)
     free(data);
     assert_string_equal(fake_header(r, "Content-Type"), "application/json");
     /* Every member the real Event has that a client sets, and no other. */
-    json_object_foreach(real, k, v) {
+    json_object_foreach(real, k, v)
+    {
         if (strncmp(k, "deprecated", 10) == 0)
             continue;
         if (json_object_get(body, k) == NULL)
             fail_msg("the Event lacks %s: %s", k, r->fr_body);
     }
-    json_object_foreach(body, k, v) {
+    json_object_foreach(body, k, v)
+    {
         if (json_object_get(real, k) == NULL)
             fail_msg("the Event has %s, which a real one lacks", k);
     }
     jstr(body, "apiVersion", "events.k8s.io/v1");
     jstr(body, "kind", "Event");
-    jstr(body, "reportingController", json_string_value(json_object_get(real, "reportingController")));
+    jstr(body, "reportingController",
+         json_string_value(json_object_get(real, "reportingController")));
     jstr(body, "type", json_string_value(json_object_get(real, "type")));
     jstr(body, "reason", reason);
     jstr(body, "action", json_string_value(json_object_get(real, "action")));
     gethostname(host, sizeof(host));
     jstr(body, "reportingInstance", host);
     meta = json_object_get(body, "metadata");
-    assert_int_equal(json_object_size(meta), 2); /* name, namespace: the rest is the server's */
+    assert_int_equal(json_object_size(meta),
+                     2); /* name, namespace: the rest is the server's */
     jstr(meta, "namespace", ML_NS);
     name = json_string_value(json_object_get(meta, "name"));
     assert_non_null(name);
@@ -2490,7 +2499,8 @@ test_event_refused(void **state)
 /* The incident's pod list with immich-ml (the victim) carrying the release
  * annotation (NULL = none), the pod IP (NULL = none) and hostNetwork. */
 static void
-route_pods_release(struct env *e, const char *annotation, const char *ip, int host_network)
+route_pods_release(struct env *e, const char *annotation, const char *ip,
+                   int host_network)
 {
     char *text = fake_read_data("remedy-pods-incident.json", NULL), *out;
     json_t *doc, *item, *md, *ann;
@@ -2514,7 +2524,8 @@ route_pods_release(struct env *e, const char *annotation, const char *ip, int ho
             json_object_set_new(ann, RELEASE_KEY, json_string(annotation));
         }
         if (ip != NULL)
-            json_object_set_new(json_object_get(item, "status"), "podIP", json_string(ip));
+            json_object_set_new(json_object_get(item, "status"), "podIP",
+                                json_string(ip));
         else
             json_object_del(json_object_get(item, "status"), "podIP");
         json_object_set_new(json_object_get(item, "spec"), "hostNetwork",
@@ -2647,8 +2658,9 @@ test_release_device_vanished(void **state)
     r = release_obj(d);
     jint(r, "status", 200);
     jnull(r, "freed_mib");
-    jhas(d, "reason", "free VRAM could not be read back within RELEASE_WAIT (2.0s): the "
-                      "device series of the node vanished after the decision");
+    jhas(d, "reason",
+         "free VRAM could not be read back within RELEASE_WAIT (2.0s): the "
+         "device series of the node vanished after the decision");
     assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
     json_decref(all);
 }
@@ -2659,8 +2671,8 @@ static void
 test_event_released(void **state)
 {
     struct env *e = *state;
-    const struct kv env[] = {{"RELEASE_WAIT", "2s"}, {"SETTLE", "1s"}, {"EVENTS", "true"},
-                             {NULL, NULL}};
+    const struct kv env[] = {
+        {"RELEASE_WAIT", "2s"}, {"SETTLE", "1s"}, {"EVENTS", "true"}, {NULL, NULL}};
     json_t *all, *d, *body;
 
     routes(e, "remedy-prom-incident.json", NULL);
@@ -2689,7 +2701,9 @@ test_release_no_brakes(void **state)
 {
     struct env *e = *state;
     const struct kv env[] = {
-        {"RELEASE_WAIT", "2s"}, {"SETTLE", "60s"}, {"MAX_RECYCLES_PER_HOUR", "1"},
+        {"RELEASE_WAIT", "2s"},
+        {"SETTLE", "60s"},
+        {"MAX_RECYCLES_PER_HOUR", "1"},
         {NULL, NULL},
     };
     json_t *all;
@@ -2735,8 +2749,9 @@ test_release_never_frees(void **state)
     jstr(d, "result", "recycled");
     jstr(d, "action", "evict");
     check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
-    jhas(d, "reason", "the release did not free enough: free VRAM still 553 MiB, below "
-                      "the floor, after RELEASE_WAIT (2.0s)");
+    jhas(d, "reason",
+         "the release did not free enough: free VRAM still 553 MiB, below "
+         "the floor, after RELEASE_WAIT (2.0s)");
     jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
     r = release_obj(d);
     jint(r, "status", 200);
@@ -2759,8 +2774,8 @@ test_release_500(void **state)
 
     routes(e, "remedy-prom-incident.json", NULL);
     route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
-    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 500, "text/plain", "boom", 0),
-                     0);
+    assert_int_equal(
+        fake_route(e->fake, "POST", TENANT_PATH, 500, "text/plain", "boom", 0), 0);
     route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
     d = release_decision(e, NULL, &all);
     jstr(d, "result", "recycled");
@@ -2798,8 +2813,8 @@ test_release_hangs(void **state)
 
 /* A tenant that accepts the connection and closes it at once. */
 static void
-accept_close_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
-                void *arg)
+accept_close_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+                int len, void *arg)
 {
     (*(int *)arg)++;
     evutil_closesocket(fd);
@@ -2819,8 +2834,10 @@ test_release_closes(void **state)
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_non_null(l = evconnlistener_new_bind(e->base, accept_close_cb, &accepted,
                                                 LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
-                                                -1, (struct sockaddr *)&sin, sizeof(sin)));
-    assert_int_equal(getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&sin, &slen), 0);
+                                                -1, (struct sockaddr *)&sin,
+                                                sizeof(sin)));
+    assert_int_equal(
+        getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&sin, &slen), 0);
     snprintf(annotation, sizeof(annotation), "%d/unload", ntohs(sin.sin_port));
     routes(e, "remedy-prom-incident.json", NULL);
     route_pods_release(e, annotation, "127.0.0.1", 0);
@@ -2896,7 +2913,8 @@ test_release_not_asked(void **state)
     } cases[] = {
         {"http://evil.example/unload", "127.0.0.1", 0, "2s",
          RELEASE_KEY " on " ML_NS "/" ML_POD " is not PORT/PATH (it names a scheme"},
-        {"8080/../admin", "127.0.0.1", 0, "2s", "is not PORT/PATH (the path contains '..')"},
+        {"8080/../admin", "127.0.0.1", 0, "2s",
+         "is not PORT/PATH (the path contains '..')"},
         {"8080@evil/x", "127.0.0.1", 0, "2s", "(it contains '@'"},
         {NULL, "127.0.0.1", 1, "2s", "runs on the host network, so it was not asked"},
         {NULL, NULL, 0, "2s", "was not asked to release: the pod has no IP"},
@@ -2909,8 +2927,9 @@ test_release_not_asked(void **state)
         const struct kv env[] = {{"RELEASE_WAIT", cases[i].wait}, {NULL, NULL}};
         fake_clear(e->fake);
         routes(e, "remedy-prom-incident.json", NULL);
-        route_pods_release(e, cases[i].annotation ? cases[i].annotation : tenant_annotation(e),
-                           cases[i].ip, cases[i].host_network);
+        route_pods_release(
+            e, cases[i].annotation ? cases[i].annotation : tenant_annotation(e),
+            cases[i].ip, cases[i].host_network);
         assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
         route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
         d = release_decision(e, env, &all);
@@ -2963,7 +2982,8 @@ test_release_wait_holds_node(void **state)
     d = json_array_get(all, 0);
     jstr(d, "result", "failed");
     jstr(d, "error", STORE_INTERRUPTED_ERROR);
-    jhas(d, "reason", "the daemon stopped while waiting for the release; nothing was recycled");
+    jhas(d, "reason",
+         "the daemon stopped while waiting for the release; nothing was recycled");
     r = release_obj(d);
     jint(r, "status", 200);
     assert_true(json_is_number(jget(r, "seconds")));
@@ -3165,8 +3185,9 @@ static void
 test_gpu_none_below(void **state)
 {
     struct env *e = *state;
-    const struct gseries gs[] = {
-        {ML_NS, ML_POD, GPU_A, 5000}, {FR_NS, FR_POD, GPU_B, 2500}, {NULL, NULL, GPU_B, 10000}};
+    const struct gseries gs[] = {{ML_NS, ML_POD, GPU_A, 5000},
+                                 {FR_NS, FR_POD, GPU_B, 2500},
+                                 {NULL, NULL, GPU_B, 10000}};
     json_t *all, *d;
 
     then_gpu_prom(e, gs, 3);
@@ -3268,7 +3289,8 @@ test_gpu_brakes(void **state)
     json_decref(all);
 
     /* audit --gpu: only GPU A's rows */
-    assert_int_equal(store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)), 3);
+    assert_int_equal(store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)),
+                     3);
 }
 
 /* MAX_RECYCLES_PER_HOUR stays global: two GPUs below, one recycle. */
@@ -3317,7 +3339,8 @@ test_gpu_hourly_global_enforcing(void **state)
     all = decisions(e);
     assert_int_equal(count_result(all, "recycled"), 1);
     assert_int_equal(count_result(all, "rate_limited"), 1);
-    assert_int_equal(count_reqs(e, "POST", ML_EVICT) + count_reqs(e, "POST", FR_EVICT), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT) + count_reqs(e, "POST", FR_EVICT),
+                     1);
     json_decref(all);
 }
 
@@ -3358,24 +3381,27 @@ test_gpu_free_query(void **state)
     char *q;
 
     two_gpus(e, 0);
-    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
-                                "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
-                                "\"result\":[{\"metric\":{},\"value\":[1,\"900\"]}]}}",
-                                0),
-                     0);
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                   "\"result\":[{\"metric\":{},\"value\":[1,\"900\"]}]}}",
+                   0),
+        0);
     route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
     route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
-    start(e, (const struct kv[]){
-                 {"DRY_RUN", "true"},
-                 {"USED_QUERY", GPU_USED_QUERY},
-                 {"FREE_QUERY", "gpu_memory_free_bytes{node=\"$node\",uuid=\"$gpu\"}/2^20"},
-                 {NULL, NULL}});
+    start(e,
+          (const struct kv[]){
+              {"DRY_RUN", "true"},
+              {"USED_QUERY", GPU_USED_QUERY},
+              {"FREE_QUERY", "gpu_memory_free_bytes{node=\"$node\",uuid=\"$gpu\"}/2^20"},
+              {NULL, NULL}});
     deliver(e, ON_GPU_A);
     wait_rows(e, 1, 5000);
     assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
     r = req_nth(e, "GET", QUERY_PATH, 1);
     q = fake_query_param(r, "query");
-    assert_string_equal(q, "gpu_memory_free_bytes{node=\"" NODE "\",uuid=\"" GPU_A "\"}/2^20");
+    assert_string_equal(q, "gpu_memory_free_bytes{node=\"" NODE "\",uuid=\"" GPU_A
+                           "\"}/2^20");
     free(q);
     all = decisions(e);
     jint(json_array_get(all, 0), "free_mib", 900);
@@ -3464,12 +3490,12 @@ test_gpu_alert_node_scope_in_flight(void **state)
     all = decisions(e);
     jstr(json_array_get(all, 0), "result", "would_recycle");
     jstr(json_array_get(all, 1), "result", "coalesced");
-    jhas(json_array_get(all, 1), "reason", "a decision for " NODE " is already in flight");
+    jhas(json_array_get(all, 1), "reason",
+         "a decision for " NODE " is already in flight");
     jnull(json_array_get(all, 0), "gpu");
     jnull(json_array_get(all, 1), "gpu");
     json_decref(all);
 }
-
 
 int
 main(void)

@@ -85,9 +85,9 @@ exporter_render(struct world *w, struct evbuffer *out)
         for (g = 0; g < sc->sc_nodes[n].nd_ngpus; g++)
             if (evbuffer_add_printf(out, "gpu_memory_total_bytes{node=\"") < 0 ||
                 add_label_value(out, sc->sc_nodes[n].nd_name) != 0 ||
-                evbuffer_add_printf(out, "\",gpu=\"%zu\"} %lld\n", g,
-                                    bytes((double)sc->sc_nodes[n].nd_gpus[g].gp_total_mib)) <
-                    0)
+                evbuffer_add_printf(
+                    out, "\",gpu=\"%zu\"} %lld\n", g,
+                    bytes((double)sc->sc_nodes[n].nd_gpus[g].gp_total_mib)) < 0)
                 return -1;
     if (evbuffer_add_printf(
             out, "# HELP gpu_memory_free_bytes GPU framebuffer memory not in use.\n"

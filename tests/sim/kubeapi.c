@@ -250,8 +250,8 @@ static int
 patch_node(struct world *w, const struct sim_request *rq, json_t **nodep, int status_sub,
            json_t **out)
 {
-    const char *name = json_string_value(
-        json_object_get(json_object_get(*nodep, "metadata"), "name"));
+    const char *name =
+        json_string_value(json_object_get(json_object_get(*nodep, "metadata"), "name"));
     json_t *copy, *next = NULL, *md;
     char err[512], rv[24];
     int rc;
@@ -569,8 +569,9 @@ route(struct world *w, const struct sim_request *rq, char **seg, size_t n, json_
     if ((n == 2 || (n == 3 && strcmp(seg[2], "status") == 0)) &&
         strcmp(seg[0], "nodes") == 0) {
         for (i = 0; i < w->w_nnodes && nodep == NULL; i++)
-            if (strcmp(seg[1], json_string_value(json_object_get(
-                                   json_object_get(w->w_nodes[i], "metadata"), "name"))) == 0)
+            if (strcmp(seg[1],
+                       json_string_value(json_object_get(
+                           json_object_get(w->w_nodes[i], "metadata"), "name"))) == 0)
                 nodep = &w->w_nodes[i];
         if (nodep == NULL) {
             *out = status_fmt(404, "NotFound", "nodes \"%s\" not found", seg[1], "nodes",

@@ -1,4 +1,5 @@
-/* main.c -- gvw-sim: one simulated GPU node (Kubernetes API, NVML state, /proc) for tests */
+/* main.c -- gvw-sim: one simulated GPU node (Kubernetes API, NVML state, /proc) for tests
+ */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,8 +30,8 @@ struct options {
     const char *op_nvml_state; /* NULL = no stub NVML state file */
     const char *op_proc_root;  /* NULL = no fake /proc */
     const char *op_node_dir;   /* NULL = no per-node files */
-    double op_time_scale; /* 0 = the scenario's */
-    long long op_seed;    /* -1 = the scenario's */
+    double op_time_scale;      /* 0 = the scenario's */
+    long long op_seed;         /* -1 = the scenario's */
 };
 
 static void
@@ -277,10 +278,12 @@ main(int argc, char **argv)
     printf("listening %s:%d\n", host, bound_port(bs));
     fflush(stdout);
     for (size_t i = 0; i < sc->sc_nnodes; i++)
-        fprintf(stderr, "gvw-sim: node %s, %zu GPU(s), GPU 0 %s %ld MiB (%ld reserved, %ld "
-                        "per CUDA context)\n",
+        fprintf(stderr,
+                "gvw-sim: node %s, %zu GPU(s), GPU 0 %s %ld MiB (%ld reserved, %ld "
+                "per CUDA context)\n",
                 sc->sc_nodes[i].nd_name, sc->sc_nodes[i].nd_ngpus,
-                sc->sc_nodes[i].nd_gpus[0].gp_name, sc->sc_nodes[i].nd_gpus[0].gp_total_mib,
+                sc->sc_nodes[i].nd_gpus[0].gp_name,
+                sc->sc_nodes[i].nd_gpus[0].gp_total_mib,
                 sc->sc_nodes[i].nd_gpus[0].gp_reserved_mib,
                 sc->sc_nodes[i].nd_gpus[0].gp_context_mib);
     fprintf(stderr, "gvw-sim: %zu pods and host processes, time scale %g\n", sc->sc_npods,

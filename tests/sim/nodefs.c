@@ -21,11 +21,11 @@ struct nf_proc {
 
 /* One node's pair of files. */
 struct nf_target {
-    int nt_node;            /* index into the scenario's nodes */
-    char *nt_nvml_state;    /* owned; NULL = not written */
-    char *nt_proc_root;     /* owned; NULL = not written */
-    char *nt_last_nvml;     /* owned: the text last written, NULL before the first */
-    long *nt_pids;          /* owned: PIDs whose PROC_ROOT/<pid>/cgroup exists */
+    int nt_node;         /* index into the scenario's nodes */
+    char *nt_nvml_state; /* owned; NULL = not written */
+    char *nt_proc_root;  /* owned; NULL = not written */
+    char *nt_last_nvml;  /* owned: the text last written, NULL before the first */
+    long *nt_pids;       /* owned: PIDs whose PROC_ROOT/<pid>/cgroup exists */
     size_t nt_npids;
 };
 
@@ -65,14 +65,16 @@ nodefs_new(struct world *w, const char *nvml_state, const char *proc_root,
     char dir[4096], state[4200], proc[4200];
     size_t i;
 
-    if (nf == NULL || (nf->nf_tgts = calloc(sc->sc_nnodes + 1, sizeof(*nf->nf_tgts))) == NULL)
+    if (nf == NULL ||
+        (nf->nf_tgts = calloc(sc->sc_nnodes + 1, sizeof(*nf->nf_tgts))) == NULL)
         goto oom;
     nf->nf_world = w;
     if ((nvml_state != NULL || proc_root != NULL) &&
         add_target(nf, 0, nvml_state, proc_root) != 0)
         goto oom;
     for (i = 0; node_dir != NULL && i < sc->sc_nnodes; i++) {
-        /* DIR/<node>/nvml.state and DIR/<node>/proc/: one exporter per node reads them. */
+        /* DIR/<node>/nvml.state and DIR/<node>/proc/: one exporter per node reads them.
+         */
         if (snprintf(dir, sizeof(dir), "%s/%s", node_dir, sc->sc_nodes[i].nd_name) >=
             (int)sizeof(dir)) {
             snprintf(err, errlen, "%s: path too long", node_dir);
@@ -198,7 +200,8 @@ write_atomic(const char *path, const char *text, char *err, size_t errlen)
     FILE *f;
     int ok;
 
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
+        (int)sizeof(tmp)) {
         snprintf(err, errlen, "%s: path too long", path);
         return -1;
     }
@@ -292,7 +295,8 @@ has_proc(const struct nf_proc *v, size_t n, long pid)
 
 /* PROC_ROOT/<pid>/cgroup for every new process. */
 static int
-add_procs(struct nf_target *t, const struct nf_proc *v, size_t n, char *err, size_t errlen)
+add_procs(struct nf_target *t, const struct nf_proc *v, size_t n, char *err,
+          size_t errlen)
 {
     char dir[4096], file[4200];
     size_t i;
@@ -324,7 +328,8 @@ drop_procs(struct nf_target *t, const struct nf_proc *v, size_t n)
             continue;
         snprintf(dir, sizeof(dir), "%s/%ld", t->nt_proc_root, t->nt_pids[i]);
         snprintf(file, sizeof(file), "%s/cgroup", dir);
-        if ((unlink(file) != 0 && errno != ENOENT) || (rmdir(dir) != 0 && errno != ENOENT))
+        if ((unlink(file) != 0 && errno != ENOENT) ||
+            (rmdir(dir) != 0 && errno != ENOENT))
             fprintf(stderr, "gvw-sim: %s: cannot remove %s: %s\n", __func__, dir,
                     strerror(errno));
     }

@@ -1,4 +1,5 @@
-/* nodefs.h -- the node as the exporter sees it: the stub NVML state file and a fake /proc */
+/* nodefs.h -- the node as the exporter sees it: the stub NVML state file and a fake /proc
+ */
 #ifndef GVW_SIM_NODEFS_H
 #define GVW_SIM_NODEFS_H
 

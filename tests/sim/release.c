@@ -1,4 +1,5 @@
-/* release.c -- tenants' release endpoints: one listener per annotated pod, on its own loopback IP
+/* release.c -- tenants' release endpoints: one listener per annotated pod, on its own
+ * loopback IP
  *
  * The watchdog sends its release POST to the pod's status.podIP, never to a host
  * it is told. Linux routes all of 127.0.0.0/8 to lo, so each annotated pod gets an
@@ -21,9 +22,9 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
-#define FIRST_HOST 21   /* 127.0.0.21 */
-#define MAX_TRIES 4000  /* addresses tried per pod before giving up */
-#define MAX_PATH 256    /* what the watchdog accepts (README) */
+#define FIRST_HOST 21  /* 127.0.0.21 */
+#define MAX_TRIES 4000 /* addresses tried per pod before giving up */
+#define MAX_PATH 256   /* what the watchdog accepts (README) */
 #define MAX_BODY 4096
 
 struct endpoint {
@@ -135,8 +136,8 @@ on_request(struct evhttp_request *req, void *arg)
     }
     world_release_pod(w, sp);
     fprintf(stderr, "gvw-sim: POST %s:%u%s: %s/%s releases its memory in %gs\n",
-            sp->sp_ip, (unsigned)ep->ep_port, ep->ep_path, sp->sp_spec->po_namespace, sp->sp_name,
-            sp->sp_spec->po_release_after * w->w_scale);
+            sp->sp_ip, (unsigned)ep->ep_port, ep->ep_path, sp->sp_spec->po_namespace,
+            sp->sp_name, sp->sp_spec->po_release_after * w->w_scale);
     /* An immediate release is on the node's files before the caller reads the answer. */
     if (ep->ep_set->rs_nodefs != NULL && sp->sp_spec->po_release_after == 0 &&
         nodefs_sync(ep->ep_set->rs_nodefs, err, sizeof(err)) != 0)

@@ -1,4 +1,5 @@
-/* release.h -- tenants' release endpoints: one listener per annotated pod, on its own loopback IP */
+/* release.h -- tenants' release endpoints: one listener per annotated pod, on its own
+ * loopback IP */
 #ifndef GVW_SIM_RELEASE_H
 #define GVW_SIM_RELEASE_H
 
@@ -9,7 +10,8 @@
 #include "nodefs.h"
 #include "world.h"
 
-/* The annotation a tenant declares its release route with (SPEC "Cooperative release"). */
+/* The annotation a tenant declares its release route with (SPEC "Cooperative release").
+ */
 #define SIM_RELEASE_ANNOTATION "gpu-vram-watchdog/release"
 
 struct releases;

@@ -163,10 +163,10 @@ parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr
     size_t i, ngpus = sc->sc_nodes[po->po_node_idx >= 0 ? po->po_node_idx : 0].nd_ngpus;
 
     if (json_unpack_ex(jp, &je, JSON_STRICT,
-                       "{s?I, s?s, s?o, s?o, s?s, s?I, s?s, s?b, s?F}", "pid", &pid, "comm",
-                       &pr->pr_comm, "mib", &jmib, "timeline", &jtl, "interp", &interp,
-                       "gpu", &gpu, "container", &pr->pr_container, "na", &pr->pr_na,
-                       "released_mib", &pr->pr_released_mib) != 0)
+                       "{s?I, s?s, s?o, s?o, s?s, s?I, s?s, s?b, s?F}", "pid", &pid,
+                       "comm", &pr->pr_comm, "mib", &jmib, "timeline", &jtl, "interp",
+                       &interp, "gpu", &gpu, "container", &pr->pr_container, "na",
+                       &pr->pr_na, "released_mib", &pr->pr_released_mib) != 0)
         return fail(p, "%s: %s", where, je.text);
     if (pid < 0)
         return fail(p, "%s: pid must be positive", where);
@@ -178,13 +178,12 @@ parse_proc(struct sc_parse *p, const char *where, json_t *jp, struct sc_proc *pr
                     ngpus - 1);
     pr->pr_gpu = (int)gpu;
     if (pr->pr_container == NULL) {
-        pr->pr_container =
-            json_string_value(json_object_get(json_array_get(po->po_containers, 0), "name"));
+        pr->pr_container = json_string_value(
+            json_object_get(json_array_get(po->po_containers, 0), "name"));
     } else {
         int found = 0;
-        json_array_foreach(po->po_containers, i, c)
-            found |= strcmp(json_string_value(json_object_get(c, "name")),
-                            pr->pr_container) == 0;
+        json_array_foreach(po->po_containers, i, c) found |=
+            strcmp(json_string_value(json_object_get(c, "name")), pr->pr_container) == 0;
         if (!found)
             return fail(p, "%s: no container named \"%s\" in the pod", where,
                         pr->pr_container);
@@ -629,7 +628,8 @@ parse_gpus(struct sc_parse *p, const struct scenario *sc, struct sc_node *nd,
                 if (strcmp(gpu_models[k].gm_model, model) == 0)
                     break;
             if (k == sizeof(gpu_models) / sizeof(gpu_models[0]))
-                return fail(p, "%s: gpus[%zu]: model \"%s\": want T4, A100-40G or H100-80G",
+                return fail(p,
+                            "%s: gpus[%zu]: model \"%s\": want T4, A100-40G or H100-80G",
                             where, i, model);
             gm = &gpu_models[k];
         }
@@ -642,15 +642,18 @@ parse_gpus(struct sc_parse *p, const struct scenario *sc, struct sc_node *nd,
         if (g->gp_name == NULL)
             g->gp_name = gm->gm_name;
         if (gt <= 0 || gt > 1024 * 1024 || gr > gt || gc > gt)
-            return fail(p, "%s: gpus[%zu]: want 0 < total_mib <= 1048576, 0 <= "
-                           "reserved_mib, context_mib <= total_mib", where, i);
+            return fail(p,
+                        "%s: gpus[%zu]: want 0 < total_mib <= 1048576, 0 <= "
+                        "reserved_mib, context_mib <= total_mib",
+                        where, i);
         /* The stub NVML's state file is space-separated: the UUID must be one word. */
         if (g->gp_uuid != NULL && (*g->gp_uuid == '\0' || strpbrk(g->gp_uuid, " \t\n")))
             return fail(p, "%s: gpus[%zu]: uuid must be one non-empty word", where, i);
         if (strpbrk(g->gp_name, "\n") != NULL || *g->gp_name == '\0')
             return fail(p, "%s: gpus[%zu]: name must be one non-empty line", where, i);
         if (g->gp_uuid == NULL) {
-            gen_gpu_uuid(sc->sc_seed, uuid_base + i, g->gp_uuid_buf, sizeof(g->gp_uuid_buf));
+            gen_gpu_uuid(sc->sc_seed, uuid_base + i, g->gp_uuid_buf,
+                         sizeof(g->gp_uuid_buf));
             g->gp_uuid = g->gp_uuid_buf;
         }
         for (k = 0; k < i; k++)
@@ -738,7 +741,8 @@ parse_hosts(struct sc_parse *p, struct scenario *sc, json_t *jhosts, size_t firs
             return fail(p, "%s: node %s is not a simulated node", where, node);
         po->po_gpu = (int)gpu;
         po->po_containers = json_array();
-        if (po->po_containers == NULL || json_object_set_new(jh, "containers_", po->po_containers))
+        if (po->po_containers == NULL ||
+            json_object_set_new(jh, "containers_", po->po_containers))
             return fail(p, "out of memory");
         /* Not in any pod's cgroup: a systemd service of the host, by default. */
         if (cgroup == NULL) {
@@ -813,13 +817,13 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     }
     sc->sc_resource = DEFAULT_RESOURCE;
     sc->sc_time_scale = 1.0;
-    if (json_unpack_ex(
-            sc->sc_root, &je, JSON_STRICT,
-            "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o, s?o, s?o}",
-            "description", &sc->sc_description, "node", &jnode, "gpu_total_mib", &total,
-            "gpumem_resource", &sc->sc_resource, "time_scale", &sc->sc_time_scale,
-            "respawn_after", &respawn_after, "seed", &seed, "pods", &jpods, "gpus",
-            &jgpus, "nodes", &jnodes, "host_processes", &jhosts) != 0) {
+    if (json_unpack_ex(sc->sc_root, &je, JSON_STRICT,
+                       "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o, s?o, s?o}",
+                       "description", &sc->sc_description, "node", &jnode,
+                       "gpu_total_mib", &total, "gpumem_resource", &sc->sc_resource,
+                       "time_scale", &sc->sc_time_scale, "respawn_after", &respawn_after,
+                       "seed", &seed, "pods", &jpods, "gpus", &jgpus, "nodes", &jnodes,
+                       "host_processes", &jhosts) != 0) {
         fail(&p, "%s", je.text);
         goto fail;
     }
@@ -847,8 +851,8 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
         fail(&p, "host_processes must be an array");
         goto fail;
     }
-    sc->sc_pods = calloc(json_array_size(jpods) + json_array_size(jhosts),
-                         sizeof(*sc->sc_pods));
+    sc->sc_pods =
+        calloc(json_array_size(jpods) + json_array_size(jhosts), sizeof(*sc->sc_pods));
     if (sc->sc_pods == NULL) {
         fail(&p, "out of memory");
         goto fail;

@@ -22,7 +22,7 @@ struct sc_proc {
     int pr_gpu;  /* index into scenario.sc_gpus of the GPU its memory is on */
     int pr_na;   /* 1: NVML cannot report its used memory (NVML_VALUE_NOT_AVAILABLE) */
     const char *pr_container; /* borrowed: the container it runs in (a spec name) */
-    double pr_released_mib;   /* MiB it keeps once its pod honoured a release (0: exits) */
+    double pr_released_mib; /* MiB it keeps once its pod honoured a release (0: exits) */
 };
 
 /* One GPU of the simulated node, as NVML describes it. */
@@ -38,9 +38,9 @@ struct sc_gpu {
 
 /* One simulated GPU node: its Node object's makings and its GPUs. */
 struct sc_node {
-    const char *nd_name;   /* borrowed from sc_root */
-    json_t *nd_labels;     /* borrowed: metadata.labels */
-    json_t *nd_capacity;   /* borrowed: status.capacity (allocatable starts equal) */
+    const char *nd_name;    /* borrowed from sc_root */
+    json_t *nd_labels;      /* borrowed: metadata.labels */
+    json_t *nd_capacity;    /* borrowed: status.capacity (allocatable starts equal) */
     struct sc_gpu *nd_gpus; /* owned; >= 1, index = NVML index */
     size_t nd_ngpus;
 };
@@ -49,15 +49,15 @@ struct sc_node {
 struct sc_pod {
     /* All strings and json_t below are borrowed from scenario.sc_root. */
     const char *po_namespace;
-    const char *po_name;       /* the first incarnation's name */
-    const char *po_uid;        /* NULL = generated */
-    const char *po_node;       /* spec.nodeName; defaults to the first simulated node */
-    int po_node_idx;           /* index into sc_nodes, or -1: a node the sim does not run */
-    int po_host;               /* 1: not a pod but a host process (a node daemon with a CUDA
-                                  context): never listed, never evicted */
+    const char *po_name; /* the first incarnation's name */
+    const char *po_uid;  /* NULL = generated */
+    const char *po_node; /* spec.nodeName; defaults to the first simulated node */
+    int po_node_idx;     /* index into sc_nodes, or -1: a node the sim does not run */
+    int po_host;         /* 1: not a pod but a host process (a node daemon with a CUDA
+                            context): never listed, never evicted */
     const char *po_host_cgroup; /* po_host: its /proc/PID/cgroup line, no newline */
-    const char *po_phase;      /* "Running" or "Pending" */
-    const char *po_owner_kind; /* NULL = bare pod (no ownerReferences, never respawns) */
+    const char *po_phase;       /* "Running" or "Pending" */
+    const char *po_owner_kind;  /* NULL = bare pod (no ownerReferences, never respawns) */
     const char *po_owner_name;
     json_t *po_labels;       /* object, may be empty */
     json_t *po_annotations;  /* object, may be empty */
@@ -83,11 +83,11 @@ struct scenario {
     struct sc_node *sc_nodes;   /* owned; >= 1 simulated GPU nodes */
     size_t sc_nnodes;
     /* The first node's, for the many places that know one node: */
-    const char *sc_node;        /* its name */
-    long sc_total_mib;          /* its GPU 0's framebuffer */
-    struct sc_gpu *sc_gpus;     /* = sc_nodes[0].nd_gpus */
+    const char *sc_node;    /* its name */
+    long sc_total_mib;      /* its GPU 0's framebuffer */
+    struct sc_gpu *sc_gpus; /* = sc_nodes[0].nd_gpus */
     size_t sc_ngpus;
-    const char *sc_resource;    /* the extended resource carrying budgets */
+    const char *sc_resource; /* the extended resource carrying budgets */
     double sc_time_scale; /* real seconds per scenario second (0.1 = ten times faster) */
     unsigned long long sc_seed; /* seeds generated uids and name suffixes */
     struct sc_pod *sc_pods;     /* owned: the pods, then the host processes (po_host) */

@@ -176,9 +176,9 @@ world_new(const struct scenario *sc, double time_scale, char *err, size_t errlen
         snprintf(cidr, sizeof(cidr), "10.244.%zu.0/24", i + 1);
         alloc = json_deep_copy(nd->nd_capacity);
         w->w_nodes[i] = json_pack(
-        "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:O}, s:{s:s}, s:{s:O, s:o, s:[{s:s, s:s, "
-        "s:s, s:s}], "
-        "s:{s:s, s:s, s:s}}}",
+            "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:O}, s:{s:s}, s:{s:O, s:o, s:[{s:s, s:s, "
+            "s:s, s:s}], "
+            "s:{s:s, s:s, s:s}}}",
             "kind", "Node", "apiVersion", "v1", "metadata", "name", nd->nd_name, "uid",
             uid, "resourceVersion", "0", "creationTimestamp", created, "labels",
             nd->nd_labels, "spec", "podCIDR", cidr, "status", "capacity", nd->nd_capacity,
@@ -248,8 +248,7 @@ world_find_pod(struct world *w, const char *ns, const char *name)
     for (i = 0; i < w->w_npods; i++) {
         struct sim_pod *sp = &w->w_pods[i];
         if (sp->sp_state == POD_ALIVE && !sp->sp_spec->po_host &&
-            strcmp(sp->sp_spec->po_namespace, ns) == 0 &&
-            strcmp(sp->sp_name, name) == 0)
+            strcmp(sp->sp_spec->po_namespace, ns) == 0 && strcmp(sp->sp_name, name) == 0)
             return sp;
     }
     return NULL;
@@ -427,12 +426,11 @@ pod_status(const struct world *w, const struct sim_pod *sp)
         json_t *state =
             running ? json_pack("{s:{s:s}}", "running", "startedAt", started)
                     : json_pack("{s:{s:s}}", "waiting", "reason", "ContainerCreating");
-        json_t *one = json_pack("{s:O, s:o, s:b, s:i, s:O, s:b}", "name",
-                                json_object_get(c, "name"), "state", state, "ready",
-                                running, "restartCount", 0, "image",
-                                json_object_get(c, "image") ? json_object_get(c, "image")
-                                                            : json_null(),
-                                "started", running);
+        json_t *one = json_pack(
+            "{s:O, s:o, s:b, s:i, s:O, s:b}", "name", json_object_get(c, "name"), "state",
+            state, "ready", running, "restartCount", 0, "image",
+            json_object_get(c, "image") ? json_object_get(c, "image") : json_null(),
+            "started", running);
         char cid[80];
         /* Only a started container has an ID (a waiting one has none yet). */
         if (one != NULL && running && i < sp->sp_ncids) {
@@ -580,13 +578,12 @@ gpu_json(const struct world *w, int node, int gpu)
     const struct sc_gpu *g = &w->w_sc->sc_nodes[node].nd_gpus[gpu];
     double used = world_gpu_used_mib(w, node, gpu);
 
-    return json_pack("{s:i, s:s, s:s, s:I, s:f, s:f, s:I, s:I, s:f, s:f}", "index", gpu,
-                     "uuid", g->gp_uuid, "name", g->gp_name, "total_mib",
-                     (json_int_t)g->gp_total_mib, "used_mib", used, "free_mib",
-                     (double)g->gp_total_mib - used, "reserved_mib",
-                     (json_int_t)g->gp_reserved_mib, "context_mib",
-                     (json_int_t)g->gp_context_mib, "pods_mib", held_mib(w, node, gpu, 0),
-                     "host_mib", held_mib(w, node, gpu, 1));
+    return json_pack(
+        "{s:i, s:s, s:s, s:I, s:f, s:f, s:I, s:I, s:f, s:f}", "index", gpu, "uuid",
+        g->gp_uuid, "name", g->gp_name, "total_mib", (json_int_t)g->gp_total_mib,
+        "used_mib", used, "free_mib", (double)g->gp_total_mib - used, "reserved_mib",
+        (json_int_t)g->gp_reserved_mib, "context_mib", (json_int_t)g->gp_context_mib,
+        "pods_mib", held_mib(w, node, gpu, 0), "host_mib", held_mib(w, node, gpu, 1));
 }
 
 /* Every simulated node for /sim/state: name, capacity, GPUs. */
@@ -604,11 +601,12 @@ nodes_json(const struct world *w)
                 json_decref(gpus);
                 gpus = NULL;
             }
-        o = gpus == NULL ? NULL
-                         : json_pack("{s:s, s:O, s:o}", "name", nd->nd_name, "capacity",
-                                     json_object_get(json_object_get(w->w_nodes[n], "status"),
-                                                     "capacity"),
-                                     "gpus", gpus);
+        o = gpus == NULL
+                ? NULL
+                : json_pack("{s:s, s:O, s:o}", "name", nd->nd_name, "capacity",
+                            json_object_get(json_object_get(w->w_nodes[n], "status"),
+                                            "capacity"),
+                            "gpus", gpus);
         if (json_array_append_new(nodes, o) != 0) {
             json_decref(nodes);
             nodes = NULL;

@@ -28,11 +28,11 @@ struct sim_pod {
     unsigned long long sp_rv; /* metadata.resourceVersion */
     const struct sc_proc *sp_procs; /* borrowed: this incarnation's processes */
     size_t sp_nprocs;
-    long *sp_pids; /* owned: one pid per process */
+    long *sp_pids;       /* owned: one pid per process */
     char (*sp_cids)[65]; /* owned: this incarnation's container IDs (64 hex), one per
                             spec container, in spec order */
     size_t sp_ncids;
-    char sp_ip[46];          /* status.podIP: 10.244.1.N, or a loopback one (release.c) */
+    char sp_ip[46]; /* status.podIP: 10.244.1.N, or a loopback one (release.c) */
     char sp_release_url[330]; /* "" = no release endpoint is served for this pod */
     unsigned sp_release_asks; /* release POSTs honoured, over every incarnation */
     double sp_release_due;    /* real seconds since start its memory drops; < 0 = not

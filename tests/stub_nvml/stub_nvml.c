@@ -251,13 +251,20 @@ EXPORT const char *
 nvmlErrorString(nvmlReturn_t rc)
 {
     switch (rc) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+        return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+        return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+        return "Invalid Argument";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+        return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+        return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST:
+        return "GPU is lost";
+    default:
+        return "Unknown Error";
     }
 }
 
@@ -268,7 +275,7 @@ nvmlDeviceGetCount_v2(unsigned int *count)
         return NVML_ERROR_UNINITIALIZED;
     if (count == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
-    refresh(); /* a vanished file keeps the last state */
+    refresh();        /* a vanished file keeps the last state */
     if (st.init_fail) /* the driver went away under a running process */
         return NVML_ERROR_DRIVER_NOT_LOADED;
     *count = st.ngpus;
@@ -331,7 +338,8 @@ nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
     if (mem == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (dev->slow_ms > 0) {
-        struct timespec ts = {(time_t)(dev->slow_ms / 1000), (long)(dev->slow_ms % 1000) * 1000000};
+        struct timespec ts = {(time_t)(dev->slow_ms / 1000),
+                              (long)(dev->slow_ms % 1000) * 1000000};
         while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
             ;
     }
@@ -381,37 +389,43 @@ list(nvmlDevice_t dev, int graphics, unsigned int *count, void *infos, size_t re
 }
 
 EXPORT nvmlReturn_t
-nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *c,
+                                        nvmlProcessInfo_t *p)
 {
     return list(d, 0, c, p, sizeof(*p));
 }
 
 EXPORT nvmlReturn_t
-nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *c,
+                                        nvmlProcessInfo_t *p)
 {
     return list(d, 0, c, p, sizeof(*p));
 }
 
 EXPORT nvmlReturn_t
-nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_v1_t *p)
+nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *c,
+                                     nvmlProcessInfo_v1_t *p)
 {
     return list(d, 0, c, p, sizeof(*p));
 }
 
 EXPORT nvmlReturn_t
-nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *c,
+                                         nvmlProcessInfo_t *p)
 {
     return list(d, 1, c, p, sizeof(*p));
 }
 
 EXPORT nvmlReturn_t
-nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_t *p)
+nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned int *c,
+                                         nvmlProcessInfo_t *p)
 {
     return list(d, 1, c, p, sizeof(*p));
 }
 
 EXPORT nvmlReturn_t
-nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned int *c, nvmlProcessInfo_v1_t *p)
+nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t d, unsigned int *c,
+                                      nvmlProcessInfo_v1_t *p)
 {
     return list(d, 1, c, p, sizeof(*p));
 }

@@ -32,7 +32,8 @@ test_real_025_delivery(void **state)
     assert_string_equal(b.ab_alerts[0].a_ends_at, "0001-01-01T00:00:00Z");
     assert_string_equal(b.ab_alerts[0].a_labels_json,
                         "{\"alertname\":\"GPUVRAMLow\",\"severity\":\"warning\"}");
-    assert_non_null(strstr(b.ab_alerts[0].a_annotations_json, "\"summary\":\"free 560\""));
+    assert_non_null(
+        strstr(b.ab_alerts[0].a_annotations_json, "\"summary\":\"free 560\""));
     assert_null(alert_label(&b.ab_alerts[0], "node"));
     alert_batch_free(&b);
     free(body);
@@ -96,7 +97,8 @@ test_malformed(void **state)
         {"{\"version\":\"3\",\"alerts\":[]}", "version: '3' is not supported"},
         {"{\"version\":4,\"alerts\":[]}", "version: must be a string"},
         {"{\"alerts\":[1]}", "alerts[0]: must be an object"},
-        {"{\"alerts\":[{\"labels\":{\"alertname\":\"A\"}}]}", "alerts[0].status: missing"},
+        {"{\"alerts\":[{\"labels\":{\"alertname\":\"A\"}}]}",
+         "alerts[0].status: missing"},
         {"{\"alerts\":[{\"status\":7,\"labels\":{\"alertname\":\"A\"}}]}",
          "alerts[0].status: missing or not a string"},
         {"{\"alerts\":[{\"status\":\"pending\",\"labels\":{\"alertname\":\"A\"}}]}",
@@ -134,8 +136,8 @@ test_malformed(void **state)
     char err[256];
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int rc = alert_batch_parse(cases[i].body, strlen(cases[i].body), &b, err,
-                                   sizeof(err));
+        int rc =
+            alert_batch_parse(cases[i].body, strlen(cases[i].body), &b, err, sizeof(err));
         if (rc != -1 || strncmp(err, cases[i].expect, strlen(cases[i].expect)) != 0)
             fail_msg("case %zu: rc %d err '%s'", i, rc, err);
         assert_int_equal(b.ab_count, 0);
@@ -225,8 +227,10 @@ test_member_order_and_priority(void **state)
         /* The version is judged before any alert, wherever it stands. */
         {"{\"alerts\":[{\"status\":\"x\"}],\"version\":\"5\"}",
          "version: '5' is not supported (expected \"4\")"},
-        {"{\"alerts\":[{\"status\":\"x\"}],\"version\":null}", "version: must be a string"},
-        {"{\"alerts\":7,\"version\":\"3\"}", "version: '3' is not supported (expected \"4\")"},
+        {"{\"alerts\":[{\"status\":\"x\"}],\"version\":null}",
+         "version: must be a string"},
+        {"{\"alerts\":7,\"version\":\"3\"}",
+         "version: '3' is not supported (expected \"4\")"},
         {"{\"version\":\"\\u0034\",\"alerts\":[]}", NULL},
         {"{\"version\":\"0123456789012345678901234567890123456789\",\"alerts\":[]}",
          "version: '01234567890123456789012345678901' is not supported (expected \"4\")"},
@@ -241,8 +245,8 @@ test_member_order_and_priority(void **state)
     char err[256];
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int rc = alert_batch_parse(cases[i].body, strlen(cases[i].body), &b, err,
-                                   sizeof(err));
+        int rc =
+            alert_batch_parse(cases[i].body, strlen(cases[i].body), &b, err, sizeof(err));
         if (cases[i].expect == NULL) {
             if (rc != 0)
                 fail_msg("case %zu: %s", i, err);
@@ -269,7 +273,8 @@ test_duplicates_and_nul(void **state)
         const char *expect;
     } cases[] = {
         {"{\"alerts\":[],\"alerts\":[]}", "duplicate key 'alerts' (line 1, column 14)"},
-        {"{\"version\":\"4\",\"alerts\":[],\"version\":\"4\"}", "duplicate key 'version'"},
+        {"{\"version\":\"4\",\"alerts\":[],\"version\":\"4\"}",
+         "duplicate key 'version'"},
         {"{\"x\":1,\"alerts\":[],\n \"x\":{}}", "duplicate key 'x' (line 2, column 2)"},
         {"{\"alerts\":[{\"status\":\"firing\",\"status\":\"firing\","
          "\"labels\":{\"alertname\":\"A\"}}]}",
@@ -309,14 +314,15 @@ test_duplicates_and_nul(void **state)
         {"{\"alerts\":[{\"status\":\"firing\",\"labels\":{\"alertname\":\"A\"},"
          "\"x\\u0000\":1}]}",
          "\\u0000 in a key is not supported"},
-        {"{\"version\":\"4\\u0000\",\"alerts\":[]}", "\\u0000 in a string is not supported"},
+        {"{\"version\":\"4\\u0000\",\"alerts\":[]}",
+         "\\u0000 in a string is not supported"},
     };
     struct alert_batch b;
     char err[256], want[256];
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int rc = alert_batch_parse(cases[i].body, strlen(cases[i].body), &b, err,
-                                   sizeof(err));
+        int rc =
+            alert_batch_parse(cases[i].body, strlen(cases[i].body), &b, err, sizeof(err));
         snprintf(want, sizeof(want), "body is not valid JSON: %s", cases[i].expect);
         if (rc != -1 || strncmp(err, want, strlen(want)) != 0)
             fail_msg("case %zu: rc %d err '%s'", i, rc, err);
@@ -349,8 +355,9 @@ rnd(unsigned n)
 static void
 rnd_string(char *out, size_t cap, unsigned min, unsigned max)
 {
-    static const char *const wide[] = {"\xc3\xa9", "\xc2\x80", "\xe6\x97\xa5", "\xe2\x80\xa8",
-                                       "\xef\xbf\xbf", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"};
+    static const char *const wide[] = {
+        "\xc3\xa9",     "\xc2\x80",         "\xe6\x97\xa5",    "\xe2\x80\xa8",
+        "\xef\xbf\xbf", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"};
     static const char common[] = "\"\\/\n\t\x7f\x01\x1f ab{}:,";
     unsigned n = min + rnd(max - min + 1);
     size_t o = 0;
@@ -422,8 +429,9 @@ test_dumps_match_jansson(void **state)
     static const size_t flags[] = {JSON_COMPACT, JSON_COMPACT | JSON_ENSURE_ASCII,
                                    JSON_INDENT(2) | JSON_ESCAPE_SLASH,
                                    JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ESCAPE_SLASH};
-    static const char *const member[] = {"status", "labels", "annotations", "fingerprint",
-                                         "startsAt", "endsAt", "generatorURL"};
+    static const char *const member[] = {"status",      "labels",   "annotations",
+                                         "fingerprint", "startsAt", "endsAt",
+                                         "generatorURL"};
     struct alert_batch b;
     char err[256], s[128];
 
@@ -476,7 +484,8 @@ test_dumps_match_jansson(void **state)
 
             want = jansson_dump(body, i, "labels");
             if (strcmp(a->a_labels_json, want) != 0)
-                fail_msg("round %d labels:\n got %s\nwant %s", round, a->a_labels_json, want);
+                fail_msg("round %d labels:\n got %s\nwant %s", round, a->a_labels_json,
+                         want);
             free(want);
             want = jansson_dump(body, i, "annotations");
             if (strcmp(a->a_annotations_json, want) != 0)
@@ -484,12 +493,14 @@ test_dumps_match_jansson(void **state)
                          a->a_annotations_json, want);
             free(want);
             assert_int_equal(a->a_nlabels, json_object_size(lab));
-            json_object_foreach(lab, k, v) {
+            json_object_foreach(lab, k, v)
+            {
                 assert_non_null(alert_label(a, k));
                 assert_string_equal(alert_label(a, k), json_string_value(v));
             }
             for (size_t j = 1; j < a->a_nlabels; j++)
-                assert_true(strcmp(a->a_labels[j - 1].al_name, a->a_labels[j].al_name) < 0);
+                assert_true(strcmp(a->a_labels[j - 1].al_name, a->a_labels[j].al_name) <
+                            0);
             assert_string_equal(a->a_alertname,
                                 json_string_value(json_object_get(lab, "alertname")));
             fp = json_object_get(al[i], "fingerprint");
@@ -520,8 +531,8 @@ test_every_byte_matches_jansson(void **state)
 
         json_object_set_new(lab, "alertname", json_string("A"));
         json_object_set_new(lab, kv, json_string(kv));
-        root = json_pack("{s:[{s:s,s:o,s:{s:s}}]}", "alerts", "status", "firing", "labels",
-                         lab, "annotations", kv, kv);
+        root = json_pack("{s:[{s:s,s:o,s:{s:s}}]}", "alerts", "status", "firing",
+                         "labels", lab, "annotations", kv, kv);
         assert_non_null(root);
         for (int ascii = 0; ascii < 2; ascii++) {
             body = json_dumps(root, ascii ? JSON_ENSURE_ASCII | JSON_ESCAPE_SLASH : 0);

@@ -14,13 +14,17 @@
 
 static struct pl_container c_a[] = {{"aaaa", "server"}, {"bbbb", "sidecar"}};
 static struct pl_pod pod_list[] = {
-    {.pp_uid = "uid-a", .pp_namespace = "ml", .pp_name = "llm-0", .pp_containers = c_a,
+    {.pp_uid = "uid-a",
+     .pp_namespace = "ml",
+     .pp_name = "llm-0",
+     .pp_containers = c_a,
      .pp_ncontainers = 2},
     {.pp_uid = "uid-b", .pp_namespace = "web", .pp_name = "render-1"},
 };
 static const struct pl_pods pods = {.pl_items = pod_list, .pl_count = 2};
 
-static struct attr_pid pid(uint32_t p, const char *uid, const char *cid)
+static struct attr_pid
+pid(uint32_t p, const char *uid, const char *cid)
 {
     struct attr_pid a;
 
@@ -38,7 +42,8 @@ static const struct attr_series *
 find(const struct attr_result *r, size_t dev, const char *pod, const char *container)
 {
     for (size_t i = 0; i < r->ar_nseries; i++)
-        if (r->ar_series[i].as_device == dev && strcmp(r->ar_series[i].as_pod, pod) == 0 &&
+        if (r->ar_series[i].as_device == dev &&
+            strcmp(r->ar_series[i].as_pod, pod) == 0 &&
             strcmp(r->ar_series[i].as_container, container) == 0)
             return &r->ar_series[i];
     return NULL;
@@ -78,8 +83,8 @@ test_merge(void **state)
     struct nvml_snapshot snap = {devs, 2};
     struct attr_pid pids[] = {
         pid(10, "uid-a", "aaaa"), pid(11, "uid-a", "aaaa"), pid(12, "uid-a", "bbbb"),
-        pid(20, "uid-b", "cccc"), pid(30, NULL, NULL),
-        pid(13, "uid-a", "aaaa"), pid(14, "uid-b", ""), pid(15, "uid-a", "bbbb"),
+        pid(20, "uid-b", "cccc"), pid(30, NULL, NULL),      pid(13, "uid-a", "aaaa"),
+        pid(14, "uid-b", ""),     pid(15, "uid-a", "bbbb"),
     };
     struct attr_result r;
 
@@ -89,7 +94,7 @@ test_merge(void **state)
     assert_int_equal(find(&r, 0, "llm-0", "sidecar")->as_bytes, 2 * GIB + GIB / 8);
     assert_int_equal(find(&r, 1, "llm-0", "server")->as_bytes, 3 * GIB);
     assert_int_equal(find(&r, 1, "render-1", "")->as_bytes, GIB); /* its own cgroup */
-    assert_null(find(&r, 0, "render-1", ""));                      /* the na one */
+    assert_null(find(&r, 0, "render-1", ""));                     /* the na one */
     assert_string_equal(find(&r, 0, "llm-0", "server")->as_namespace, "ml");
     assert_int_equal(r.ar_devices[0].ad_used, 10 * GIB);
     assert_int_equal(r.ar_devices[0].ad_unattributed, 10 * GIB - 7 * GIB - GIB / 8);

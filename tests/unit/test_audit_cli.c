@@ -410,7 +410,8 @@ test_list_filters(void **state)
     assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "7200s", END), 0);
     assert_ids(f, "[6,4]");
     /* SPEC: durations accept ms, s, m, h, d. 50 minutes in ms: */
-    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "3000000ms", END), 0);
+    assert_int_equal(run(f, "--db", "DB", "--format=json", "--since", "3000000ms", END),
+                     0);
     assert_ids(f, "[6]");
     assert_int_equal(
         run(f, "--db", "DB", "--format=json", "--since", "2024-06-02T10:01:00.123Z", END),
@@ -894,9 +895,9 @@ test_check_object(void **state)
     /* Keys in SPEC order when dumped. */
     text = json_dumps(j, AUDIT_JSON_FLAGS);
     assert_non_null(strstr(text, "{\"id\":null,\"time\":"));
-    assert_non_null(
-        strstr(text, "\"error\":null,\"verify\":null,\"gpu\":null,\"release\":null,"
-                     "\"free_source\":null,\"prediction\":null}"));
+    assert_non_null(strstr(text,
+                           "\"error\":null,\"verify\":null,\"gpu\":null,\"release\":null,"
+                           "\"free_source\":null,\"prediction\":null}"));
     free(text);
     json_decref(j);
 }
@@ -935,9 +936,9 @@ test_gpu_filter(void **state)
                         "GPU-a");
     assert_true(json_is_null(json_object_get(json_array_get(a, 0), "release")));
     json_decref(a);
-    assert_int_equal(run(f, "--db", "DB", "--gpu=GPU-b", "--node", "gpu-1", "--format",
-                         "json", END),
-                     0);
+    assert_int_equal(
+        run(f, "--db", "DB", "--gpu=GPU-b", "--node", "gpu-1", "--format", "json", END),
+        0);
     assert_ids(f, "[8]");
     assert_int_equal(run(f, "--db", "DB", "--gpu", "GPU-z", END), 0);
     assert_string_equal(f->f_out, "no decisions\n");
@@ -950,13 +951,13 @@ test_gpu_filter(void **state)
     assert_int_equal(run(f, "show", "1", "--db", "DB", END), 0);
     assert_null(strstr(f->f_out, "  gpu "));
     /* stats count what the listing shows */
-    assert_int_equal(run(f, "stats", "--db", "DB", "--gpu", "GPU-b", "--format", "json",
-                         END),
-                     0);
+    assert_int_equal(
+        run(f, "stats", "--db", "DB", "--gpu", "GPU-b", "--format", "json", END), 0);
     a = out_json(f);
     assert_json_equal_text(
-        a, "[{\"by\":\"result\",\"key\":\"would_recycle\",\"count\":1},"
-           "{\"by\":\"namespace\",\"key\":\"ml\",\"result\":\"would_recycle\",\"count\":1}]");
+        a,
+        "[{\"by\":\"result\",\"key\":\"would_recycle\",\"count\":1},"
+        "{\"by\":\"namespace\",\"key\":\"ml\",\"result\":\"would_recycle\",\"count\":1}]");
     json_decref(a);
     assert_one_error(f, run(f, "alerts", "--db", "DB", "--gpu", "GPU-a", END), 2,
                      "--gpu does not apply to alerts");
@@ -1016,7 +1017,8 @@ test_readonly_directory(void **state)
         _exit(audit_main(7, argv));
     }
     close(pfd[1]);
-    while (len < sizeof(out) - 1 && (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+    while (len < sizeof(out) - 1 &&
+           (n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
         len += (size_t)n;
     out[len] = '\0';
     close(pfd[0]);

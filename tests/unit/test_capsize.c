@@ -11,13 +11,15 @@
 
 #include "capsize.h"
 
-#define GIB_BYTES(mib) ((double)(mib) * 1048576.0)
+#define GIB_BYTES(mib) ((double)(mib)*1048576.0)
 
 static void
 test_setting(void **state)
 {
-    static const char *const bad[] = {"", "-1", "14k", "14000 ", " 14000", "auto2",
-                                      "1e4", "0x10", "99999999999999999999", NULL};
+    static const char *const bad[] = {"",       "-1",     "14k",
+                                      "14000 ", " 14000", "auto2",
+                                      "1e4",    "0x10",   "99999999999999999999",
+                                      NULL};
     int is_auto = 7;
     int64_t mib = 7;
 
@@ -89,9 +91,8 @@ test_gfd_malformed(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         mib = -7;
         err[0] = '\0';
-        assert_int_equal(capsize_from_gfd(bad[i].mem, bad[i].count, 2048, &mib, err,
-                                          sizeof(err)),
-                         -1);
+        assert_int_equal(
+            capsize_from_gfd(bad[i].mem, bad[i].count, 2048, &mib, err, sizeof(err)), -1);
         assert_int_equal(mib, -7);
         if (strstr(err, bad[i].why) == NULL)
             fail_msg("case %zu: '%s' lacks '%s'", i, err, bad[i].why);
@@ -133,8 +134,8 @@ test_series_good(void **state)
     add("t4", "GPU-a", GIB_BYTES(15360));
     add("h100", "GPU-b", GIB_BYTES(81559));
     add("h100", "GPU-c", GIB_BYTES(81559) + 4096); /* a part MiB rounds down */
-    add("h100", "GPU-b", GIB_BYTES(81559)); /* the same card scraped twice */
-    add(NULL, "GPU-x", GIB_BYTES(1));        /* no node: not anyone's */
+    add("h100", "GPU-b", GIB_BYTES(81559));        /* the same card scraped twice */
+    add(NULL, "GPU-x", GIB_BYTES(1));              /* no node: not anyone's */
     assert_int_equal(capsize_from_series(&rd, "t4", 2048, &mib, err, sizeof(err)), 1);
     assert_int_equal(mib, 13312);
     assert_int_equal(capsize_from_series(&rd, "h100", 2048, &mib, err, sizeof(err)), 1);

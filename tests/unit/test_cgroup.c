@@ -1,4 +1,5 @@
-/* test_cgroup.c -- the cgroup line parser over every kubelet layout, and malformed lines */
+/* test_cgroup.c -- the cgroup line parser over every kubelet layout, and malformed lines
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,9 +25,11 @@ struct row {
 static const struct row rows[] = {
     /* cgroup v2, systemd driver: containerd, CRI-O, Docker; each QoS class */
     {"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU
-     ".slice/cri-containerd-" CID ".scope", 1, UID, CID},
+     ".slice/cri-containerd-" CID ".scope",
+     1, UID, CID},
     {"0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UIDU
-     ".slice/crio-" CID ".scope", 1, UID, CID},
+     ".slice/crio-" CID ".scope",
+     1, UID, CID},
     {"0::/kubepods.slice/kubepods-pod" UIDU ".slice/docker-" CID ".scope", 1, UID, CID},
     /* seen from an exporter in its own cgroup namespace (hostPID, private
      * cgroupns): paths are relative to its root and climb with .. */
@@ -43,13 +46,15 @@ static const struct row rows[] = {
     {"0::/kubepods/besteffort/pod" UID "/crio-conmon-" CID, 1, UID, ""},
     /* v1 systemd with containerd's "slice:prefix:id" */
     {"3:pids:/system.slice/containerd.service/kubepods-burstable-pod" UIDU
-     ".slice:cri-containerd:" CID, 1, UID, CID},
+     ".slice:cri-containerd:" CID,
+     1, UID, CID},
     /* v2 cgroupfs, a nested sub-cgroup inside the container */
     {"0::/kubepods/burstable/pod" UID "/" CID "/init", 1, UID, CID},
     /* the pod's own cgroup, or conmon: the pod without a container */
-    {"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice", 1,
-     UID, ""},
-    {"0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-conmon-" CID ".scope", 1, UID, ""},
+    {"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UIDU ".slice",
+     1, UID, ""},
+    {"0::/kubepods.slice/kubepods-pod" UIDU ".slice/crio-conmon-" CID ".scope", 1, UID,
+     ""},
     /* trailing newline tolerated */
     {"0::/kubepods/pod" UID "/" CID "\n", 1, UID, CID},
     /* well-formed, no pod */
@@ -57,8 +62,8 @@ static const struct row rows[] = {
     {"0::/system.slice/ollama.service", 0, NULL, NULL},
     {"1:name=systemd:/user.slice/user-1000.slice/session-2.scope", 0, NULL, NULL},
     {"0::/kubepods.slice/kubepods-burstable.slice", 0, NULL, NULL},
-    {"0::/kubepods/besteffort/podXYZ/" CID, 0, NULL, NULL},       /* not a UID */
-    {"0::/kubepods.slice/kubepods-pod.slice", 0, NULL, NULL},      /* empty UID */
+    {"0::/kubepods/besteffort/podXYZ/" CID, 0, NULL, NULL},   /* not a UID */
+    {"0::/kubepods.slice/kubepods-pod.slice", 0, NULL, NULL}, /* empty UID */
     /* malformed */
     {"", -1, NULL, NULL},
     {"garbage", -1, NULL, NULL},
@@ -76,7 +81,8 @@ test_table(void **state)
         struct cgroup_id id;
         int rc = cgroup_parse_line(rows[i].r_line, strlen(rows[i].r_line), &id);
         if (rc != rows[i].r_rc)
-            fail_msg("row %zu (%s): got %d, want %d", i, rows[i].r_line, rc, rows[i].r_rc);
+            fail_msg("row %zu (%s): got %d, want %d", i, rows[i].r_line, rc,
+                     rows[i].r_rc);
         if (rc == 1) {
             assert_string_equal(id.cg_pod_uid, rows[i].r_uid);
             assert_string_equal(id.cg_container_id, rows[i].r_cid);

@@ -71,7 +71,8 @@ test_defaults(void **state)
     assert_string_equal(c.c_gpu_node_selector, "nvidia.com/gpu.present=true");
     assert_int_equal(c.c_advertise_interval_s, 3600);
     assert_string_equal(c.c_prometheus_url, "http://prometheus:9090");
-    assert_string_equal(c.c_used_query, "sum by (namespace, pod) (gpu_pod_memory_used_bytes)");
+    assert_string_equal(c.c_used_query,
+                        "sum by (namespace, pod) (gpu_pod_memory_used_bytes)");
     assert_string_equal(c.c_free_query, "auto"); /* SPEC: the device's own free */
     assert_string_equal(c.c_pod_label, "pod");
     assert_string_equal(c.c_namespace_label, "namespace");
@@ -107,16 +108,16 @@ test_defaults(void **state)
 static void
 test_flag_wins_over_env(void **state)
 {
-    const char *env[] = {"FLOOR_MIB", "100", "WEBHOOK_AUTH", "none", "DRY_RUN", "false",
-                         NULL};
+    const char *env[] = {"FLOOR_MIB", "100", "WEBHOOK_AUTH", "none", "DRY_RUN",
+                         "false",     NULL};
     char *argv[] = {"--floor-mib", "2048", "--dry-run=true", "--node", "gpu-1"};
     struct config c;
     char err[256];
     int rest[8], nrest;
 
     fake_env = env;
-    assert_int_equal(config_load(&c, 5, argv, fake_getenv, rest, &nrest, err, sizeof(err)),
-                     0);
+    assert_int_equal(
+        config_load(&c, 5, argv, fake_getenv, rest, &nrest, err, sizeof(err)), 0);
     assert_int_equal(c.c_floor_mib, 2048);
     assert_true(c.c_dry_run);
     /* Not a setting: left for the subcommand, in order. */
@@ -129,9 +130,19 @@ test_flag_wins_over_env(void **state)
 static void
 test_empty_string_is_empty_not_default(void **state)
 {
-    const char *env[] = {"WEBHOOK_AUTH", "none", "EXCLUDE_NAMESPACES", "",
-                         "TRIGGER_ALERTS", " GPUVRAMLow , Other ,,", "ALERT_NODE_LABEL", "",
-                         "PROTECT_ANNOTATION", "", "RELEASE_ANNOTATION", "", NULL};
+    const char *env[] = {"WEBHOOK_AUTH",
+                         "none",
+                         "EXCLUDE_NAMESPACES",
+                         "",
+                         "TRIGGER_ALERTS",
+                         " GPUVRAMLow , Other ,,",
+                         "ALERT_NODE_LABEL",
+                         "",
+                         "PROTECT_ANNOTATION",
+                         "",
+                         "RELEASE_ANNOTATION",
+                         "",
+                         NULL};
     struct config c;
     char err[256];
 
@@ -186,7 +197,8 @@ test_bad_values_name_the_setting(void **state)
         {"ADVERTISE_INTERVAL", "-1h", "ADVERTISE_INTERVAL"},
         {"AUDIT_RETENTION", "forever", "AUDIT_RETENTION"},
         {"HTTP_TIMEOUT", "x", "HTTP_TIMEOUT"},
-        {"GPUMEM_RESOURCE", "gpumem", "GPUMEM_RESOURCE: 'gpumem' is not a valid extended"},
+        {"GPUMEM_RESOURCE", "gpumem",
+         "GPUMEM_RESOURCE: 'gpumem' is not a valid extended"},
         {"GPUMEM_RESOURCE", "Viktor.me/gpumem", "GPUMEM_RESOURCE"},
         {"GPUMEM_RESOURCE", "a/b/c", "GPUMEM_RESOURCE"},
         {"GPUMEM_RESOURCE", "example.com/-x", "GPUMEM_RESOURCE"},
@@ -201,9 +213,11 @@ test_bad_values_name_the_setting(void **state)
         {"KUBE_CA_FILE", "/nonexistent/ca.crt", "KUBE_CA_FILE: cannot read"},
         {"WEBHOOK_TOKEN_FILE", "/nonexistent/tok", "WEBHOOK_TOKEN_FILE: cannot read"},
         /* A directory passes access(R_OK) but is no token or CA bundle. */
-        {"KUBE_TOKEN_FILE", "/tmp", "KUBE_TOKEN_FILE: cannot read '/tmp': Is a directory"},
+        {"KUBE_TOKEN_FILE", "/tmp",
+         "KUBE_TOKEN_FILE: cannot read '/tmp': Is a directory"},
         {"KUBE_CA_FILE", "/", "KUBE_CA_FILE: cannot read '/': Is a directory"},
-        {"WEBHOOK_TOKEN_FILE", "/tmp", "WEBHOOK_TOKEN_FILE: cannot read '/tmp': Is a directory"},
+        {"WEBHOOK_TOKEN_FILE", "/tmp",
+         "WEBHOOK_TOKEN_FILE: cannot read '/tmp': Is a directory"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -265,12 +279,27 @@ test_bad_flag_value(void **state)
 static void
 test_kube_url_from_service_env(void **state)
 {
-    const char *env4[] = {"WEBHOOK_AUTH", "none", "KUBERNETES_SERVICE_HOST", "10.0.0.1",
-                          "KUBERNETES_SERVICE_PORT", "443", NULL};
-    const char *env6[] = {"WEBHOOK_AUTH", "none", "KUBERNETES_SERVICE_HOST", "fd00::1",
-                          "KUBERNETES_SERVICE_PORT", "6443", NULL};
-    const char *envx[] = {"WEBHOOK_AUTH", "none", "KUBERNETES_SERVICE_HOST", "10.0.0.1",
-                          "KUBE_API_URL", "http://127.0.0.1:8001", NULL};
+    const char *env4[] = {"WEBHOOK_AUTH",
+                          "none",
+                          "KUBERNETES_SERVICE_HOST",
+                          "10.0.0.1",
+                          "KUBERNETES_SERVICE_PORT",
+                          "443",
+                          NULL};
+    const char *env6[] = {"WEBHOOK_AUTH",
+                          "none",
+                          "KUBERNETES_SERVICE_HOST",
+                          "fd00::1",
+                          "KUBERNETES_SERVICE_PORT",
+                          "6443",
+                          NULL};
+    const char *envx[] = {"WEBHOOK_AUTH",
+                          "none",
+                          "KUBERNETES_SERVICE_HOST",
+                          "10.0.0.1",
+                          "KUBE_API_URL",
+                          "http://127.0.0.1:8001",
+                          NULL};
     struct config c;
     char err[256];
 
@@ -288,15 +317,39 @@ test_kube_url_from_service_env(void **state)
 static void
 test_help_lists_every_setting(void **state)
 {
-    static const char *const names[] = {
-        "LISTEN_ADDR", "DRY_RUN", "FLOOR_MIB", "GPU_TOTAL_MIB", "GPUMEM_RESOURCE",
-        "GPUMEM_CAPACITY_MIB", "GPU_NODE_SELECTOR", "ADVERTISE_INTERVAL",
-        "PROMETHEUS_URL", "USED_QUERY", "FREE_QUERY", "POD_LABEL", "NAMESPACE_LABEL",
-        "KUBE_API_URL", "KUBE_TOKEN_FILE", "KUBE_CA_FILE", "WEBHOOK_TOKEN_FILE",
-        "WEBHOOK_AUTH", "AUDIT_DB", "AUDIT_RETENTION", "TRIGGER_ALERTS",
-        "ALERT_NODE_LABEL", "ACTION", "MIN_RUNTIME", "SETTLE", "MAX_RECYCLES_PER_HOUR",
-        "PROTECT_ANNOTATION", "EXCLUDE_NAMESPACES", "FALLBACK", "LOG_FORMAT",
-        "--floor-mib", "--max-recycles-per-hour", "--webhook-token-file"};
+    static const char *const names[] = {"LISTEN_ADDR",
+                                        "DRY_RUN",
+                                        "FLOOR_MIB",
+                                        "GPU_TOTAL_MIB",
+                                        "GPUMEM_RESOURCE",
+                                        "GPUMEM_CAPACITY_MIB",
+                                        "GPU_NODE_SELECTOR",
+                                        "ADVERTISE_INTERVAL",
+                                        "PROMETHEUS_URL",
+                                        "USED_QUERY",
+                                        "FREE_QUERY",
+                                        "POD_LABEL",
+                                        "NAMESPACE_LABEL",
+                                        "KUBE_API_URL",
+                                        "KUBE_TOKEN_FILE",
+                                        "KUBE_CA_FILE",
+                                        "WEBHOOK_TOKEN_FILE",
+                                        "WEBHOOK_AUTH",
+                                        "AUDIT_DB",
+                                        "AUDIT_RETENTION",
+                                        "TRIGGER_ALERTS",
+                                        "ALERT_NODE_LABEL",
+                                        "ACTION",
+                                        "MIN_RUNTIME",
+                                        "SETTLE",
+                                        "MAX_RECYCLES_PER_HOUR",
+                                        "PROTECT_ANNOTATION",
+                                        "EXCLUDE_NAMESPACES",
+                                        "FALLBACK",
+                                        "LOG_FORMAT",
+                                        "--floor-mib",
+                                        "--max-recycles-per-hour",
+                                        "--webhook-token-file"};
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);

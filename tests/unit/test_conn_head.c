@@ -1,4 +1,5 @@
-/* test_conn_head.c -- the front door's request-head parser, fed good and malformed heads */
+/* test_conn_head.c -- the front door's request-head parser, fed good and malformed heads
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,7 +45,8 @@ test_webhook_head(void **state)
     (void)state;
     assert_int_equal(parse("POST /webhook?x=1 HTTP/1.1\r\nHost: a\r\n"
                            "authorization:  Bearer t0k \r\nContent-Length: 12\r\n\r\n",
-                           &gh, &why), 0);
+                           &gh, &why),
+                     0);
     assert_int_equal(gh.gh_method_len, 4);
     assert_memory_equal(gh.gh_method, "POST", 4);
     assert_int_equal(gh.gh_path_len, 8);
@@ -62,7 +64,9 @@ test_absolute_form_and_bare_lf(void **state)
 
     (void)state;
     assert_int_equal(parse("POST http://h:9808/webhook HTTP/1.1\nContent-Length: 1\n"
-                           "Content-Length: 1\n\n", &gh, &why), 0);
+                           "Content-Length: 1\n\n",
+                           &gh, &why),
+                     0);
     assert_int_equal(gh.gh_path_len, 8);
     assert_memory_equal(gh.gh_path, "/webhook", 8);
     assert_int_equal(gh.gh_content_length, 1); /* identical duplicates count as one */
@@ -79,11 +83,14 @@ test_malformed(void **state)
         int code;
         const char *why;
     } cases[] = {
-        {"POST /webhook HTTP/1.1\r\nContent-Length: 10\r\ncontent-length: 11\r\n\r\n", 400,
-         "two Content-Length headers that differ"},
-        {"POST /webhook HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400, "bad Content-Length"},
-        {"POST /webhook HTTP/1.1\r\nContent-Length: 1 2\r\n\r\n", 400, "bad Content-Length"},
-        {"POST /webhook HTTP/1.1\r\nContent-Length: +5\r\n\r\n", 400, "bad Content-Length"},
+        {"POST /webhook HTTP/1.1\r\nContent-Length: 10\r\ncontent-length: 11\r\n\r\n",
+         400, "two Content-Length headers that differ"},
+        {"POST /webhook HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400,
+         "bad Content-Length"},
+        {"POST /webhook HTTP/1.1\r\nContent-Length: 1 2\r\n\r\n", 400,
+         "bad Content-Length"},
+        {"POST /webhook HTTP/1.1\r\nContent-Length: +5\r\n\r\n", 400,
+         "bad Content-Length"},
         {"POST /webhook HTTP/1.1\r\nContent-Length:\r\n\r\n", 400, "bad Content-Length"},
         {"POST /webhook HTTP/1.1\r\nContent-Length: 9999999999999999999\r\n\r\n", 400,
          "bad Content-Length"},
@@ -91,7 +98,8 @@ test_malformed(void **state)
         {"POST /webhook HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
          400, "both Transfer-Encoding and Content-Length"},
         {"POST /webhook HTTP/1.1\r\nX: a\r\n  folded\r\n\r\n", 400, NULL},
-        {"POST /webhook HTTP/1.1\r\nContent-Length : 3\r\n\r\n", 400, "malformed header line"},
+        {"POST /webhook HTTP/1.1\r\nContent-Length : 3\r\n\r\n", 400,
+         "malformed header line"},
         {"POST /webhook HTTP/1.1\r\nno colon here\r\n\r\n", 400, "malformed header line"},
         {"POST /webhook HTTP/1.1\r\n: empty name\r\n\r\n", 400, "malformed header line"},
         {"\r\n\r\n", 400, "malformed request line"},

@@ -26,9 +26,8 @@
  * (counting from 0) returns NULL.
  */
 
-static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
-                                           "gpu-vram-watchdog/protected",
-                                           "gpu-vram-watchdog/release"};
+static const struct pod_parse_opts opts = {
+    "viktorbarzin.me/gpumem", "gpu-vram-watchdog/protected", "gpu-vram-watchdog/release"};
 
 static void
 test_pods_json(void **state)
@@ -62,7 +61,8 @@ test_pods_json(void **state)
             if (strcmp(err, "out of memory") != 0)
                 fail_msg("allocation %ld: %s", n, err);
         }
-        print_message("%s: %ld allocations failed in turn (%zu pods)\n", files[i], n, want);
+        print_message("%s: %ld allocations failed in turn (%zu pods)\n", files[i], n,
+                      want);
         free(body);
     }
 }

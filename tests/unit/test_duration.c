@@ -1,4 +1,5 @@
-/* test_duration.c -- the one duration parser: every suffix, the rounding, malformed input */
+/* test_duration.c -- the one duration parser: every suffix, the rounding, malformed input
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,8 +43,21 @@ test_durations(void **state)
     const char *bad_ms[] = {"ms", "1m s", "1mss", "1 ms", "-5ms", "1.5ms", "1sm"};
     for (size_t i = 0; i < sizeof(bad_ms) / sizeof(bad_ms[0]); i++)
         assert_int_equal(duration_parse_ms(bad_ms[i], &ms), -1);
-    const char *bad[] = {"", "m", "-1s", "1w", "1.5h", "1msx", "1 s", " 1s", "1s ", "1hh",
-                         "99999999999999999999", "9999999999999999d", "+5s", "0x10", "1e3s"};
+    const char *bad[] = {"",
+                         "m",
+                         "-1s",
+                         "1w",
+                         "1.5h",
+                         "1msx",
+                         "1 s",
+                         " 1s",
+                         "1s ",
+                         "1hh",
+                         "99999999999999999999",
+                         "9999999999999999d",
+                         "+5s",
+                         "0x10",
+                         "1e3s"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         s = ms = 7;
         assert_int_equal(duration_parse_s(bad[i], &s), -1);

@@ -30,13 +30,15 @@ test_up(void **state)
     assert_non_null(strstr(b.b_data,
                            "gpu_pod_memory_used_bytes{node=\"node-1\",namespace=\"ns\","
                            "pod=\"p\",container=\"c\",gpu=\"3\",uuid=\"GPU-x\"} 25\n"));
-    assert_non_null(strstr(b.b_data, "gpu_memory_total_bytes{node=\"node-1\",gpu=\"3\","
-                                     "uuid=\"GPU-x\",model=\"Tesla \\\"T4\\\"\\\\x\\n\"} 100\n"));
+    assert_non_null(strstr(b.b_data,
+                           "gpu_memory_total_bytes{node=\"node-1\",gpu=\"3\","
+                           "uuid=\"GPU-x\",model=\"Tesla \\\"T4\\\"\\\\x\\n\"} 100\n"));
     assert_non_null(strstr(b.b_data, "gpu_memory_used_bytes{node=\"node-1\",gpu=\"3\""));
     assert_non_null(strstr(b.b_data, "\"} 60\n"));
     assert_non_null(strstr(b.b_data, "gpu_memory_free_bytes{node=\"node-1\",gpu=\"3\""));
-    assert_non_null(strstr(b.b_data, "gpu_memory_unattributed_bytes{node=\"node-1\",gpu=\"3\","
-                                     "uuid=\"GPU-x\"} 35\n"));
+    assert_non_null(strstr(b.b_data,
+                           "gpu_memory_unattributed_bytes{node=\"node-1\",gpu=\"3\","
+                           "uuid=\"GPU-x\"} 35\n"));
     assert_non_null(strstr(b.b_data, "\ngpu_vram_exporter_up 1\n"));
     assert_non_null(strstr(b.b_data, "\ngpu_vram_exporter_last_poll_timestamp_seconds "
                                      "1700000000.500\n"));
@@ -65,13 +67,23 @@ test_budgets(void **state)
     memset(&attr, 0, sizeof(attr));
     memset(items, 0, sizeof(items));
     attr.ar_devices = &ad;
-    items[0] = (struct pl_pod){.pp_uid = "u0", .pp_namespace = "ml", .pp_name = "llm",
-                               .pp_budget = PL_BUDGET_OK, .pp_budget_mib = 5000};
-    items[1] = (struct pl_pod){.pp_uid = "u1", .pp_namespace = "ml", .pp_name = "bad",
-                               .pp_budget = PL_BUDGET_BAD, .pp_budget_error = "x"};
+    items[0] = (struct pl_pod){.pp_uid = "u0",
+                               .pp_namespace = "ml",
+                               .pp_name = "llm",
+                               .pp_budget = PL_BUDGET_OK,
+                               .pp_budget_mib = 5000};
+    items[1] = (struct pl_pod){.pp_uid = "u1",
+                               .pp_namespace = "ml",
+                               .pp_name = "bad",
+                               .pp_budget = PL_BUDGET_BAD,
+                               .pp_budget_error = "x"};
     items[2] = (struct pl_pod){.pp_uid = "u2", .pp_namespace = "ml", .pp_name = "none"};
-    items[3] = (struct pl_pod){.pp_uid = "u3", .pp_namespace = "ml", .pp_name = "done",
-                               .pp_budget = PL_BUDGET_OK, .pp_budget_mib = 1, .pp_finished = 1};
+    items[3] = (struct pl_pod){.pp_uid = "u3",
+                               .pp_namespace = "ml",
+                               .pp_name = "done",
+                               .pp_budget = PL_BUDGET_OK,
+                               .pp_budget_mib = 1,
+                               .pp_finished = 1};
     items[4] = items[0]; /* a list that repeats a pod still gives one series */
     buf_init(&b, 0);
     assert_int_equal(expo_render(&b, &st, &snap, &attr, &pods), 0);
@@ -81,8 +93,9 @@ test_budgets(void **state)
     assert_null(strstr(b.b_data, "pod=\"bad\""));
     assert_null(strstr(b.b_data, "pod=\"none\""));
     assert_null(strstr(b.b_data, "pod=\"done\""));
-    assert_non_null(strstr(b.b_data, "# TYPE gpu_vram_exporter_budget_errors_total counter\n"
-                                     "gpu_vram_exporter_budget_errors_total 3\n"));
+    assert_non_null(strstr(b.b_data,
+                           "# TYPE gpu_vram_exporter_budget_errors_total counter\n"
+                           "gpu_vram_exporter_budget_errors_total 3\n"));
     buf_free(&b);
 
     /* NVML down: no pod series of any kind; the counter stays. */

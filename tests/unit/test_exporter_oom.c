@@ -1,5 +1,5 @@
-/* test_exporter_oom.c -- every allocation of the exporter's core fails once: clean errors,
- * nothing half-built, no leaks */
+/* test_exporter_oom.c -- every allocation of the exporter's core fails once: clean
+ * errors, nothing half-built, no leaks */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,8 +91,8 @@ podlist_oom(const char *what, const char *body, size_t len, size_t want_pods)
         assert_int_equal(l.pl_count, 0);
         podlist_free(&l);
     }
-    print_message("podlist_parse %s: %ld allocations failed in turn (%zu pods)\n", what, n,
-                  want.pl_count);
+    print_message("podlist_parse %s: %ld allocations failed in turn (%zu pods)\n", what,
+                  n, want.pl_count);
     podlist_free(&want);
 }
 
@@ -181,7 +181,8 @@ poll_inputs(struct poll_inputs *in)
                     *c = '_';
             snprintf(text, sizeof(text),
                      "0::/kubepods.slice/kubepods-burstable.slice/"
-                     "kubepods-burstable-pod%s.slice/cri-containerd-" CID_KNOWN ".scope\n",
+                     "kubepods-burstable-pod%s.slice/cri-containerd-" CID_KNOWN
+                     ".scope\n",
                      uid_);
             pid_from_cgroup(in, pid, text);
             snprintf(text, sizeof(text),
@@ -203,11 +204,13 @@ poll_inputs(struct poll_inputs *in)
         dev->nd_nprocs = np;
     }
     pid_from_cgroup(in, 9001, "0::/user.slice/user-1000.slice/session-3.scope\n");
-    pid_from_cgroup(in, 9002,
-                    "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_555555555555.slice/"
-                    "cri-containerd-" CID_KNOWN ".scope\n");
-    pid_from_cgroup(in, 9003,
-                    "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_555555555555.slice\n");
+    pid_from_cgroup(
+        in, 9002,
+        "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_555555555555.slice/"
+        "cri-containerd-" CID_KNOWN ".scope\n");
+    pid_from_cgroup(
+        in, 9003,
+        "0::/kubepods.slice/kubepods-pod11111111_2222_4333_8444_555555555555.slice\n");
     in->snap.ns_devices = in->devs;
     in->snap.ns_count = NDEV;
 }
@@ -225,7 +228,8 @@ assert_same_attr(const struct attr_result *a, const struct attr_result *b)
     }
     for (size_t d = 0; d < NDEV; d++) {
         assert_int_equal(a->ar_devices[d].ad_used, b->ar_devices[d].ad_used);
-        assert_int_equal(a->ar_devices[d].ad_unattributed, b->ar_devices[d].ad_unattributed);
+        assert_int_equal(a->ar_devices[d].ad_unattributed,
+                         b->ar_devices[d].ad_unattributed);
     }
     assert_int_equal(a->ar_unknown_seen, b->ar_unknown_seen);
     assert_string_equal(a->ar_unknown, b->ar_unknown);
@@ -241,12 +245,13 @@ test_attribute(void **state)
 
     assert_non_null(in);
     poll_inputs(in);
-    assert_int_equal(attribute(&in->snap, in->pids, in->npids, &in->pods, NULL, NULL, &want),
-                     0);
+    assert_int_equal(
+        attribute(&in->snap, in->pids, in->npids, &in->pods, NULL, NULL, &want), 0);
     /* What the poll should say before it is made to fail. */
     assert_int_equal(want.ar_nseries, NDEV * NPODS * 2);
     assert_true(want.ar_unknown_seen);
-    assert_string_equal(want.ar_unknown, "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d01/" CID_UNKNOWN);
+    assert_string_equal(want.ar_unknown,
+                        "9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d01/" CID_UNKNOWN);
     assert_int_equal(want.ar_devices[0].ad_used, 14 * GIB);
     for (n = 0;; n++) {
         oom_arm(n);
@@ -258,7 +263,8 @@ test_attribute(void **state)
             break;
         }
         if (rc != -1)
-            fail_msg("allocation %ld failed, yet attribute gave %zu series", n, r.ar_nseries);
+            fail_msg("allocation %ld failed, yet attribute gave %zu series", n,
+                     r.ar_nseries);
         assert_null(r.ar_series);
         assert_int_equal(r.ar_nseries, 0);
         assert_null(r.ar_devices);
@@ -275,8 +281,8 @@ test_attribute(void **state)
 /* ---- the exposition ---- */
 
 static void
-render_oom(const char *what, const struct expo_status *st, const struct nvml_snapshot *snap,
-           const struct attr_result *attr)
+render_oom(const char *what, const struct expo_status *st,
+           const struct nvml_snapshot *snap, const struct attr_result *attr)
 {
     struct buf want, b;
     long n;
@@ -318,8 +324,8 @@ test_expo_render(void **state)
 
     assert_non_null(in);
     poll_inputs(in);
-    assert_int_equal(attribute(&in->snap, in->pids, in->npids, &in->pods, NULL, NULL, &attr),
-                     0);
+    assert_int_equal(
+        attribute(&in->snap, in->pids, in->npids, &in->pods, NULL, NULL, &attr), 0);
     render_oom("up", &up, &in->snap, &attr);
     render_oom("down", &down, NULL, NULL);
     attr_result_free(&attr);

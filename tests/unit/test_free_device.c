@@ -29,8 +29,8 @@ vector(const char *const *items)
                             "\"result\":[");
     for (size_t i = 0; items[i] != NULL; i += 2)
         off += (size_t)snprintf(buf + off, sizeof(buf) - off,
-                                "%s{\"metric\":{%s},\"value\":[100,\"%s\"]}", i ? "," : "",
-                                items[i], items[i + 1]);
+                                "%s{\"metric\":{%s},\"value\":[100,\"%s\"]}",
+                                i ? "," : "", items[i], items[i + 1]);
     snprintf(buf + off, sizeof(buf) - off, "]}}");
     return buf;
 }
@@ -64,16 +64,18 @@ usage(const char *const *items, struct usage_reading *out)
 #define TOTAL(u, v) "\"__name__\":\"gpu_memory_total_bytes\",\"uuid\":\"" u "\"", v
 #define DTS(u, v) "\"gvw_ts\":\"device\",\"uuid\":\"" u "\"", v
 #define UTS(u, v) "\"gvw_ts\":\"used\",\"uuid\":\"" u "\"", v
-#define USED(ns, pod, u, v) "\"namespace\":\"" ns "\",\"pod\":\"" pod "\",\"uuid\":\"" u "\"", v
+#define USED(ns, pod, u, v)                                                              \
+    "\"namespace\":\"" ns "\",\"pod\":\"" pod "\",\"uuid\":\"" u "\"", v
 
 static void
 decide(const struct usage_reading *ur, const struct device_reading *dr, const char *gpu,
        struct policy_result *res)
 {
     struct pod_list pl = {0};
-    struct policy_params pp = {.pp_floor_mib = 1536, .pp_total_mib = 15360, .pp_now = 1000};
-    struct policy_input in = {.pi_pods = &pl, .pi_usage = ur, .pi_gpu = gpu,
-                              .pi_device = dr};
+    struct policy_params pp = {
+        .pp_floor_mib = 1536, .pp_total_mib = 15360, .pp_now = 1000};
+    struct policy_input in = {
+        .pi_pods = &pl, .pi_usage = ur, .pi_gpu = gpu, .pi_device = dr};
 
     policy_decide(&pp, &in, res);
 }
@@ -127,8 +129,9 @@ test_fallback_and_stale(void **state)
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
     assert_int_equal(res.pr_free_mib, 15360 - 1000);
-    assert_non_null(strstr(res.pr_reason, "free computed as GPU_TOTAL_MIB=15360 - used "
-                                          "(GPU GPU-a: no gpu_memory_free_bytes series)"));
+    assert_non_null(strstr(res.pr_reason,
+                           "free computed as GPU_TOTAL_MIB=15360 - used "
+                           "(GPU GPU-a: no gpu_memory_free_bytes series)"));
     policy_result_free(&res);
     device_reading_free(&dr);
     device(stale, &dr);
@@ -218,11 +221,16 @@ test_taint_across_gpus(void **state)
                                USED("ml", "q", "GPU-b", "10737418240"), NULL};
     const char *const dev[] = {FREE("GPU-a", GIB), TOTAL("GPU-a", "16106127360"),
                                DTS("GPU-a", "100"), NULL};
-    const char *const devbad[] = {FREE("GPU-a", GIB), TOTAL("GPU-a", "16106127360"),
-                                  DTS("GPU-a", "100"), FREE("GPU-b", "17179869184"),
-                                  TOTAL("GPU-b", "85520809984"), DTS("GPU-b", "100"),
-                                  FREE("GPU-c", "2"), TOTAL("GPU-c", "1"),
-                                  DTS("GPU-c", "100"), NULL};
+    const char *const devbad[] = {FREE("GPU-a", GIB),
+                                  TOTAL("GPU-a", "16106127360"),
+                                  DTS("GPU-a", "100"),
+                                  FREE("GPU-b", "17179869184"),
+                                  TOTAL("GPU-b", "85520809984"),
+                                  DTS("GPU-b", "100"),
+                                  FREE("GPU-c", "2"),
+                                  TOTAL("GPU-c", "1"),
+                                  DTS("GPU-c", "100"),
+                                  NULL};
     struct device_reading dr;
     struct usage_reading ur;
     struct policy_result res;
@@ -232,8 +240,9 @@ test_taint_across_gpus(void **state)
     /* Computed (FREE_QUERY=""): GPU-b's 20480 MiB exceed GPU_TOTAL_MIB. */
     decide(&ur, NULL, "GPU-a", &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
-    assert_non_null(strstr(res.pr_reason, "ml/p also uses GPU GPU-b, whose reading cannot "
-                                          "be true"));
+    assert_non_null(strstr(res.pr_reason,
+                           "ml/p also uses GPU GPU-b, whose reading cannot "
+                           "be true"));
     assert_non_null(strstr(res.pr_reason, "so GPU GPU-a is not judged"));
     policy_result_free(&res);
     /* The device's own totals: GPU-b is an 80 GB card, so nothing is impossible. */
@@ -259,9 +268,13 @@ test_taint_by_device(void **state)
 {
     const char *const use[] = {USED("ml", "p", "GPU-a", "1073741824"),
                                USED("ml", "p", "GPU-b", "1073741824"), NULL};
-    const char *const dev[] = {FREE("GPU-a", "0"), TOTAL("GPU-a", "16106127360"),
-                               DTS("GPU-a", "100"), FREE("GPU-b", "9"),
-                               TOTAL("GPU-b", "-5"), DTS("GPU-b", "100"), NULL};
+    const char *const dev[] = {FREE("GPU-a", "0"),
+                               TOTAL("GPU-a", "16106127360"),
+                               DTS("GPU-a", "100"),
+                               FREE("GPU-b", "9"),
+                               TOTAL("GPU-b", "-5"),
+                               DTS("GPU-b", "100"),
+                               NULL};
     struct device_reading dr;
     struct usage_reading ur;
     struct policy_result res;
@@ -284,7 +297,8 @@ test_promql_and_names(void **state)
 
     (void)state;
     assert_int_equal(device_promql("uuid", q, sizeof(q)), 0);
-    assert_non_null(strstr(q, "max by (uuid) (timestamp(gpu_pod_memory_used_bytes{node=\"$node\"}))"));
+    assert_non_null(strstr(
+        q, "max by (uuid) (timestamp(gpu_pod_memory_used_bytes{node=\"$node\"}))"));
     assert_int_equal(device_promql("", q, sizeof(q)), 0);
     assert_non_null(strstr(q, "max by (uuid)"));
     assert_int_equal(device_promql("uu}id", q, sizeof(q)), -1);

@@ -219,8 +219,9 @@ test_impossible_per_gpu(void **state)
     decide_gpu(f, "GPU-1");
     assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_false(f->res.pr_free_known);
-    assert_string_equal(f->res.pr_reason,
-                        "Prometheus reported nan bytes for b/broken, which cannot be true");
+    assert_string_equal(
+        f->res.pr_reason,
+        "Prometheus reported nan bytes for b/broken, which cannot be true");
     decide_gpu(f, "GPU-0");
     assert_int_equal(f->res.pr_outcome, POLICY_VICTIM);
     assert_string_equal(f->res.pr_candidates[0].pc_name, "hog");
@@ -291,11 +292,12 @@ test_fallback_by_gpu_use(void **state)
     assert_int_equal(f->res.pr_candidates[0].pc_used_mib, 3000);
     assert_int_equal(f->res.pr_candidates[2].pc_used_mib, 9000);
     assert_int_equal(f->res.pr_candidates[2].pc_overshoot_mib, -1000);
-    assert_string_equal(f->res.pr_reason,
-                        "free 900 MiB on GPU GPU-0 < floor 1536 MiB and no eligible pod "
-                        "is over its budget; FALLBACK=largest picks b/big-here, the "
-                        "largest eligible user of this GPU at 3000 MiB there, 3000 MiB in "
-                        "all (budget 4000 MiB)");
+    assert_string_equal(
+        f->res.pr_reason,
+        "free 900 MiB on GPU GPU-0 < floor 1536 MiB and no eligible pod "
+        "is over its budget; FALLBACK=largest picks b/big-here, the "
+        "largest eligible user of this GPU at 3000 MiB there, 3000 MiB in "
+        "all (budget 4000 MiB)");
 }
 
 /* A series without the GPU label counts toward its pod's total only; a
@@ -308,7 +310,7 @@ test_unlabelled_series(void **state)
     pod(f, "a", "mixed", 4000);
     series(f, "a", "mixed", "GPU-0", 2000);
     series(f, "a", "mixed", NULL, 3000); /* its total: 5000, over by 1000 */
-    series(f, NULL, NULL, NULL, 99999);   /* belongs to nothing: ignored */
+    series(f, NULL, NULL, NULL, 99999);  /* belongs to nothing: ignored */
     pod(f, "a", "idle", 100);
     series(f, "a", "idle", "GPU-0", 0); /* at 0 bytes it uses nothing there */
     pod(f, "a", "unseen", 100);
@@ -444,8 +446,8 @@ test_parser_gpu_label(void **state)
     char err[256];
 
     (void)state;
-    assert_int_equal(prom_json_parse_vector_gpu(body, strlen(body), NULL, NULL, "uuid", &r,
-                                                err, sizeof(err)),
+    assert_int_equal(prom_json_parse_vector_gpu(body, strlen(body), NULL, NULL, "uuid",
+                                                &r, err, sizeof(err)),
                      0);
     assert_int_equal(r.ur_count, 3);
     assert_string_equal(r.ur_series[0].us_gpu, "GPU-a");
@@ -467,9 +469,8 @@ test_parser_gpu_label(void **state)
     assert_string_equal(err, "result[0]: label uuid is not a string");
     assert_int_equal(r.ur_count, 0);
     /* the same body is fine when the label is not the GPU's */
-    assert_int_equal(prom_json_parse_vector(bad, strlen(bad), NULL, NULL, &r, err,
-                                            sizeof(err)),
-                     0);
+    assert_int_equal(
+        prom_json_parse_vector(bad, strlen(bad), NULL, NULL, &r, err, sizeof(err)), 0);
     usage_reading_free(&r);
     assert_int_equal(prom_json_parse_vector_gpu(twice, strlen(twice), NULL, NULL, "uuid",
                                                 &r, err, sizeof(err)),

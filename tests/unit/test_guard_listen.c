@@ -1,4 +1,5 @@
-/* test_guard_listen.c -- the front door's listener: addresses good and malformed, the fd budget */
+/* test_guard_listen.c -- the front door's listener: addresses good and malformed, the fd
+ * budget */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,8 +47,15 @@ test_malformed_addresses(void **state)
 {
     struct fixture *f = *state;
     static const char *bad[] = {
-        "",          "nocolon",       ":9809",          "[]:9809",     "127.0.0.1:",
-        "127.0.0.1:x", "127.0.0.1:12x", "127.0.0.1:-1", "127.0.0.1:65536",
+        "",
+        "nocolon",
+        ":9809",
+        "[]:9809",
+        "127.0.0.1:",
+        "127.0.0.1:x",
+        "127.0.0.1:12x",
+        "127.0.0.1:-1",
+        "127.0.0.1:65536",
         "127.0.0.1:99999999999999999999",
     };
     char err[256];

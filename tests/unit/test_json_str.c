@@ -1,4 +1,5 @@
-/* test_json_str.c -- the one JSON string writer: byte for byte what jansson's json_dumps writes */
+/* test_json_str.c -- the one JSON string writer: byte for byte what jansson's json_dumps
+ * writes */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,8 +32,13 @@ static void
 test_matches_jansson(void **state)
 {
     static const char *const texts[] = {
-        "", "plain", "quote \" and back\\slash", "tab\tnl\ncr\rbs\bff\f",
-        "slash / del \x7f", "\x01\x1f\x1b[31m", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+        "",
+        "plain",
+        "quote \" and back\\slash",
+        "tab\tnl\ncr\rbs\bff\f",
+        "slash / del \x7f",
+        "\x01\x1f\x1b[31m",
+        "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
         "</script>",
     };
     char in[2], out[64], *want, *end;
@@ -68,11 +74,13 @@ test_bad_utf8_becomes_question_marks(void **state)
     static const struct {
         const char *in, *want;
     } t[] = {
-        {"a\xff" "b", "\"a?b\""},
-        {"\xc3", "\"?\""},                  /* cut short */
-        {"\xc0\xaf", "\"??\""},             /* overlong */
-        {"\xed\xa0\x80", "\"???\""},        /* a surrogate */
-        {"\xf4\x90\x80\x80", "\"????\""},   /* past U+10FFFF */
+        {"a\xff"
+         "b",
+         "\"a?b\""},
+        {"\xc3", "\"?\""},                /* cut short */
+        {"\xc0\xaf", "\"??\""},           /* overlong */
+        {"\xed\xa0\x80", "\"???\""},      /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"????\""}, /* past U+10FFFF */
         {"ok \xc3\xa9\x80", "\"ok \xc3\xa9?\""},
     };
     struct buf b;
@@ -86,7 +94,8 @@ test_bad_utf8_becomes_question_marks(void **state)
     }
 }
 
-/* The worst case fits JSON_STR_ROOM exactly; a capped buffer refuses and keeps its text. */
+/* The worst case fits JSON_STR_ROOM exactly; a capped buffer refuses and keeps its text.
+ */
 static void
 test_room_and_cap(void **state)
 {

@@ -1,4 +1,5 @@
-/* test_kube_event.c -- the Event body: reasons by result, MicroTime, the API server's length limits */
+/* test_kube_event.c -- the Event body: reasons by result, MicroTime, the API server's
+ * length limits */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,15 +58,22 @@ test_reasons(void **state)
 static void
 test_body(void **state)
 {
-    struct kube_event ev = {"immich", "immich-ml-0", "uid-1", "GPUVRAMRecycled", "evict",
-                            "immich/immich-ml-0 is over its budget", 42, "gvw-0",
+    struct kube_event ev = {"immich",
+                            "immich-ml-0",
+                            "uid-1",
+                            "GPUVRAMRecycled",
+                            "evict",
+                            "immich/immich-ml-0 is over its budget",
+                            42,
+                            "gvw-0",
                             1780394404123456LL};
     json_t *j;
 
     (void)state;
     j = build(&ev);
     assert_string_equal(str(j, "eventTime", NULL), "2026-06-02T10:00:04.123456Z");
-    assert_string_equal(str(j, "note", NULL), "immich/immich-ml-0 is over its budget (audit 42)");
+    assert_string_equal(str(j, "note", NULL),
+                        "immich/immich-ml-0 is over its budget (audit 42)");
     assert_string_equal(str(j, "metadata", "namespace"), "immich");
     assert_string_equal(str(j, "metadata", "name"), "immich-ml-0.6534260049340002a");
     assert_string_equal(str(j, "regarding", "uid"), "uid-1");
@@ -86,8 +94,8 @@ static void
 test_limits(void **state)
 {
     char pod[254], note[3000], host[300];
-    struct kube_event ev = {"ns", pod, "u", "GPUVRAMRecycleFailed", "evict", note, 123456,
-                            host, 1780394404000000LL};
+    struct kube_event ev = {"ns", pod,    "u",  "GPUVRAMRecycleFailed", "evict",
+                            note, 123456, host, 1780394404000000LL};
     const char *name, *n;
     json_t *j;
     size_t len;
@@ -109,7 +117,8 @@ test_limits(void **state)
     len = strlen(n);
     assert_true(len <= KUBE_EVENT_NOTE_MAX);
     assert_string_equal(n + len - strlen(" (audit 123456)"), " (audit 123456)");
-    assert_int_equal(((unsigned char)n[len - strlen(" (audit 123456)") - 1] & 0xC0) != 0xC0, 1);
+    assert_int_equal(
+        ((unsigned char)n[len - strlen(" (audit 123456)") - 1] & 0xC0) != 0xC0, 1);
     assert_int_equal(strlen(str(j, "reportingInstance", NULL)), KUBE_EVENT_FIELD_MAX);
     json_decref(j);
 }

@@ -115,8 +115,8 @@ log_huge(void)
     /* A multi-byte character straddles the cut point. */
     memcpy(huge + 4094, "\xc3\xa9\xc3\xa9", 4);
     log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
-    log_event(LOG_LEVEL_INFO, "huge", "a", huge, "b", huge, "c", huge, "d", huge, "e", huge,
-              "tail", "kept?", (char *)NULL);
+    log_event(LOG_LEVEL_INFO, "huge", "a", huge, "b", huge, "c", huge, "d", huge, "e",
+              huge, "tail", "kept?", (char *)NULL);
     /* Control bytes escape six-fold: the line must still close. */
     memset(huge, '\x01', sizeof(huge) - 1);
     log_event(LOG_LEVEL_INFO, "controls", "a", huge, "b", huge, "c", huge, (char *)NULL);
@@ -140,7 +140,8 @@ static void
 log_text(void)
 {
     log_init(LOG_FORMAT_TEXT, LOG_LEVEL_DEBUG);
-    log_event(LOG_LEVEL_INFO, "decision", "node", "gpu-node-1", "result", "recycled", (char *)NULL);
+    log_event(LOG_LEVEL_INFO, "decision", "node", "gpu-node-1", "result", "recycled",
+              (char *)NULL);
     log_debug("%s", "debug shown");
     log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
 }
@@ -168,7 +169,11 @@ log_held_burst(void)
     before = lseek(STDERR_FILENO, 0, SEEK_CUR);
     log_hold();
     for (int i = 0; i < 3; i++)
-        log_event(LOG_LEVEL_INFO, "held", "seq", i == 0 ? "0" : i == 1 ? "1" : "2", (char *)NULL);
+        log_event(LOG_LEVEL_INFO, "held", "seq",
+                  i == 0   ? "0"
+                  : i == 1 ? "1"
+                           : "2",
+                  (char *)NULL);
     held_seen_before_release = lseek(STDERR_FILENO, 0, SEEK_CUR) != before;
     log_release();
 }
@@ -221,7 +226,8 @@ test_held_overflow_keeps_every_line_in_order(void **state)
             char want[16];
             snprintf(want, sizeof(want), "%d", expect);
             assert_string_equal(json_string_value(json_object_get(obj, "seq")), want);
-            assert_int_equal(strlen(json_string_value(json_object_get(obj, "pad"))), 2999);
+            assert_int_equal(strlen(json_string_value(json_object_get(obj, "pad"))),
+                             2999);
         } else {
             assert_string_equal(json_string_value(json_object_get(obj, "msg")), "after");
         }

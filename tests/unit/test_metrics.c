@@ -94,10 +94,11 @@ test_cardinality_cap(void **state)
         metrics_alert_received(name, "firing");
     }
     text = render();
-    for (p = text; (p = strstr(p, "gpu_vram_watchdog_alerts_received_total{")) != NULL; p++)
+    for (p = text; (p = strstr(p, "gpu_vram_watchdog_alerts_received_total{")) != NULL;
+         p++)
         lines++;
     assert_int_equal(lines, METRICS_MAX_SERIES);
-    assert_non_null(strstr(text, "alertname=\"_other\",status=\"_other\"} " ));
+    assert_non_null(strstr(text, "alertname=\"_other\",status=\"_other\"} "));
     free(text);
     metrics_cleanup();
 }
@@ -113,13 +114,16 @@ test_free_vram_per_gpu(void **state)
     metrics_free_vram_gpu("multi", "GPU-a", 1);
     metrics_free_vram_gpu("multi", "GPU-b\"x", 2);
     metrics_free_vram_gpu("multi", "GPU-a", 3); /* replaces */
-    metrics_free_vram_gpu("single", NULL, 5);  /* the node-scope series */
+    metrics_free_vram_gpu("single", NULL, 5);   /* the node-scope series */
     text = render();
-    assert_non_null(strstr(text, "gpu_vram_watchdog_free_vram_bytes{node=\"single\"} 5242880\n"));
+    assert_non_null(
+        strstr(text, "gpu_vram_watchdog_free_vram_bytes{node=\"single\"} 5242880\n"));
     assert_non_null(strstr(
-        text, "gpu_vram_watchdog_free_vram_bytes{node=\"multi\",gpu=\"GPU-a\"} 3145728\n"));
+        text,
+        "gpu_vram_watchdog_free_vram_bytes{node=\"multi\",gpu=\"GPU-a\"} 3145728\n"));
     assert_non_null(strstr(
-        text, "gpu_vram_watchdog_free_vram_bytes{node=\"multi\",gpu=\"GPU-b\\\"x\"} 2097152\n"));
+        text,
+        "gpu_vram_watchdog_free_vram_bytes{node=\"multi\",gpu=\"GPU-b\\\"x\"} 2097152\n"));
     assert_null(strstr(text, "gpu=\"\""));
     free(text);
     metrics_cleanup();
@@ -131,9 +135,17 @@ static void
 test_decisions_from_start_up(void **state)
 {
     static const char *const results[] = {
-        "recycled",     "released",          "would_recycle", "skipped_recovered",
-        "skipped_no_candidate", "skipped_telemetry", "skipped_kube", "blocked",
-        "rate_limited", "coalesced",         "failed",
+        "recycled",
+        "released",
+        "would_recycle",
+        "skipped_recovered",
+        "skipped_no_candidate",
+        "skipped_telemetry",
+        "skipped_kube",
+        "blocked",
+        "rate_limited",
+        "coalesced",
+        "failed",
     };
     char want[128], *text, *p;
     size_t lines = 0;
@@ -141,8 +153,8 @@ test_decisions_from_start_up(void **state)
     metrics_init(1);
     text = render();
     for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
-        snprintf(want, sizeof(want), "gpu_vram_watchdog_decisions_total{result=\"%s\"} 0\n",
-                 results[i]);
+        snprintf(want, sizeof(want),
+                 "gpu_vram_watchdog_decisions_total{result=\"%s\"} 0\n", results[i]);
         if (strstr(text, want) == NULL)
             fail_msg("missing: %s--- got:\n%s", want, text);
     }
@@ -152,8 +164,10 @@ test_decisions_from_start_up(void **state)
     free(text);
     metrics_decision(RESULT_BLOCKED, 0.5);
     text = render();
-    assert_non_null(strstr(text, "gpu_vram_watchdog_decisions_total{result=\"blocked\"} 1\n"));
-    assert_non_null(strstr(text, "gpu_vram_watchdog_decisions_total{result=\"failed\"} 0\n"));
+    assert_non_null(
+        strstr(text, "gpu_vram_watchdog_decisions_total{result=\"blocked\"} 1\n"));
+    assert_non_null(
+        strstr(text, "gpu_vram_watchdog_decisions_total{result=\"failed\"} 0\n"));
     free(text);
     metrics_cleanup();
 }

@@ -1,4 +1,5 @@
-/* test_node_json.c -- a Node's advertised gpumem capacity, and every way the body can be wrong */
+/* test_node_json.c -- a Node's advertised gpumem capacity, and every way the body can be
+ * wrong */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 static int
 cap(const char *body, enum node_capacity_state *st, int64_t *mib, char *err)
 {
-    *st = (enum node_capacity_state)-1;
+    *st = (enum node_capacity_state) - 1;
     *mib = -7;
     return node_json_capacity(body, strlen(body), RES, st, mib, err, 256);
 }
@@ -28,19 +29,22 @@ test_reads_the_quantity(void **state)
 
     (void)state;
     /* As the API server canonicalises "14000". */
-    assert_int_equal(cap("{\"kind\":\"Node\",\"metadata\":{\"name\":\"gpu-1\"},\"status\":"
-                         "{\"allocatable\":{\"" RES "\":\"1\"},\"capacity\":{\"cpu\":\"8\","
-                         "\"" RES "\":\"14k\"}}}",
-                         &st, &mib, err),
-                     0);
+    assert_int_equal(
+        cap("{\"kind\":\"Node\",\"metadata\":{\"name\":\"gpu-1\"},\"status\":"
+            "{\"allocatable\":{\"" RES "\":\"1\"},\"capacity\":{\"cpu\":\"8\","
+            "\"" RES "\":\"14k\"}}}",
+            &st, &mib, err),
+        0);
     assert_int_equal(st, NODE_CAPACITY_OK);
     assert_int_equal(mib, 14000);
-    assert_int_equal(cap("{\"status\":{\"capacity\":{\"" RES "\":\"13824\"}}}", &st, &mib, err), 0);
+    assert_int_equal(
+        cap("{\"status\":{\"capacity\":{\"" RES "\":\"13824\"}}}", &st, &mib, err), 0);
     assert_int_equal(mib, 13824);
     /* An escaped key still names the resource. */
-    assert_int_equal(cap("{\"status\":{\"capacity\":{\"viktorbarzin.me\\/gpumem\":\"2Ki\"}}}",
-                         &st, &mib, err),
-                     0);
+    assert_int_equal(
+        cap("{\"status\":{\"capacity\":{\"viktorbarzin.me\\/gpumem\":\"2Ki\"}}}", &st,
+            &mib, err),
+        0);
     assert_int_equal(mib, 2048);
 }
 
@@ -83,7 +87,8 @@ test_malformed(void **state)
         {"{\"status\":{\"capacity\":{\"" RES "\":\"1\xff\"}}}", "cannot read the Node"},
         {"{\"status\":{},\"status\":{}}", "duplicate key"},
         {"{\"status\":{\"capacity\":{},\"capacity\":{}}}", "duplicate key"},
-        {"{\"status\":{\"capacity\":{\"" RES "\":\"1\",\"" RES "\":\"2\"}}}", "duplicate key"},
+        {"{\"status\":{\"capacity\":{\"" RES "\":\"1\",\"" RES "\":\"2\"}}}",
+         "duplicate key"},
         {"{\"status\":[]}", "status is not an object"},
         {"{\"status\":{\"capacity\":\"14k\"}}", "status.capacity is not an object"},
         {"{\"status\":{\"capacity\":{\"" RES "\":14000}}}", "is not a string"},
@@ -103,7 +108,8 @@ test_malformed(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         err[0] = '\0';
-        if (cap(cases[i].body, &st, &mib, err) != -1 || strstr(err, cases[i].want) == NULL)
+        if (cap(cases[i].body, &st, &mib, err) != -1 ||
+            strstr(err, cases[i].want) == NULL)
             fail_msg("case %zu: %s -> \"%s\", want \"%s\"", i, cases[i].body, err,
                      cases[i].want);
     }

@@ -1,4 +1,5 @@
-/* test_page_html.c -- the seating chart page: hostile names come out inert, the facts all show */
+/* test_page_html.c -- the seating chart page: hostile names come out inert, the facts all
+ * show */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,8 +23,11 @@ assert_has(const char *html, const char *needle)
 static void
 render(const struct seating *s, const struct page_decision *d, size_t nd, struct buf *b)
 {
-    struct page_view v = {.pv_seating = s, .pv_decisions = d, .pv_decision_count = nd,
-                          .pv_now_ms = 1780394400000LL, .pv_dry_run = 1};
+    struct page_view v = {.pv_seating = s,
+                          .pv_decisions = d,
+                          .pv_decision_count = nd,
+                          .pv_now_ms = 1780394400000LL,
+                          .pv_dry_run = 1};
 
     buf_init(b, 1 << 20);
     assert_int_equal(page_html_render(b, &v), 0);
@@ -37,13 +41,23 @@ test_hostile_names(void **state)
         {"llm", "vllm-0", 2000, 2000, BUDGET_OK, 4000, -2000, 0, 0, "within_budget"},
         {"x", "bad-budget", 10, 10, BUDGET_BAD, 0, 0, 0, 0, "bad_budget"},
     };
-    struct seating_card card = {.sc_gpu = "GPU-<i>uuid</i>", .sc_total_mib = 15360,
-                                .sc_free_known = 1, .sc_free_mib = 400, .sc_used_mib = 11010,
-                                .sc_tenants = t, .sc_tenant_count = 3};
-    struct seating_node node = {.sn_node = "node<&>\"'", .sn_capacity = SEATING_CAPACITY_OK,
-                                .sn_capacity_mib = 14000, .sn_budgets_known = 1, .sn_budgets_mib = 7000,
-                                .sn_bad_budgets = 1, .sn_floor_mib = 1536,
-                                .sn_reading_ok = 1, .sn_cards = &card, .sn_card_count = 1};
+    struct seating_card card = {.sc_gpu = "GPU-<i>uuid</i>",
+                                .sc_total_mib = 15360,
+                                .sc_free_known = 1,
+                                .sc_free_mib = 400,
+                                .sc_used_mib = 11010,
+                                .sc_tenants = t,
+                                .sc_tenant_count = 3};
+    struct seating_node node = {.sn_node = "node<&>\"'",
+                                .sn_capacity = SEATING_CAPACITY_OK,
+                                .sn_capacity_mib = 14000,
+                                .sn_budgets_known = 1,
+                                .sn_budgets_mib = 7000,
+                                .sn_bad_budgets = 1,
+                                .sn_floor_mib = 1536,
+                                .sn_reading_ok = 1,
+                                .sn_cards = &card,
+                                .sn_card_count = 1};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
     struct page_decision d = {7, 1780394400000LL, "node<&>\"'", "would_recycle",
                               EVIL_NS "/" EVIL_POD};
@@ -79,7 +93,8 @@ test_hostile_names(void **state)
     assert_has(b.b_data, "<td class=\"n\">7</td><td>2026-06-02 10:00:00</td>");
     assert_has(b.b_data, "<td class=\"result\">would_recycle</td>");
     /* Only one tenant is over: vllm-0 is not marked. */
-    assert_null(strstr(strstr(b.b_data, "tenant over-budget") + 1, "<g class=\"tenant over-budget\""));
+    assert_null(strstr(strstr(b.b_data, "tenant over-budget") + 1,
+                       "<g class=\"tenant over-budget\""));
     /* A text browser prints the SVG's labels as one run of text: each ends
      * in whitespace, so "0" and "15360 MiB on the card" never read "015360". */
     assert_null(strstr(b.b_data, "</text><"));
@@ -93,8 +108,10 @@ test_not_advertised_and_no_reading(void **state)
     struct seating_card card = {.sc_total_mib = 15360};
     struct seating_node node = {.sn_node = "gpu-1",
                                 .sn_capacity = SEATING_CAPACITY_NOT_ADVERTISED,
-                                .sn_floor_mib = 1536, .sn_error = "prometheus: <down>",
-                                .sn_cards = &card, .sn_card_count = 1};
+                                .sn_floor_mib = 1536,
+                                .sn_error = "prometheus: <down>",
+                                .sn_cards = &card,
+                                .sn_card_count = 1};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
     struct buf b;
 
@@ -111,12 +128,20 @@ test_not_advertised_and_no_reading(void **state)
 static void
 test_over_committed_and_too_big(void **state)
 {
-    struct seating_tenant t = {"a", "b", 100, 100, BUDGET_OK, 20000, -19900, 0, 0, "within_budget"};
-    struct seating_card card = {.sc_total_mib = 15360, .sc_tenants = &t, .sc_tenant_count = 1};
-    struct seating_node node = {.sn_node = "gpu-1", .sn_capacity = SEATING_CAPACITY_OK,
-                                .sn_capacity_mib = 14000, .sn_budgets_known = 1, .sn_budgets_mib = 20000,
-                                .sn_overcommitted = 1, .sn_floor_mib = 1536,
-                                .sn_reading_ok = 1, .sn_cards = &card, .sn_card_count = 1};
+    struct seating_tenant t = {"a",   "b",    100, 100, BUDGET_OK,
+                               20000, -19900, 0,   0,   "within_budget"};
+    struct seating_card card = {
+        .sc_total_mib = 15360, .sc_tenants = &t, .sc_tenant_count = 1};
+    struct seating_node node = {.sn_node = "gpu-1",
+                                .sn_capacity = SEATING_CAPACITY_OK,
+                                .sn_capacity_mib = 14000,
+                                .sn_budgets_known = 1,
+                                .sn_budgets_mib = 20000,
+                                .sn_overcommitted = 1,
+                                .sn_floor_mib = 1536,
+                                .sn_reading_ok = 1,
+                                .sn_cards = &card,
+                                .sn_card_count = 1};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
     struct page_view v = {.pv_seating = &s};
     struct buf b;
@@ -141,11 +166,18 @@ test_idle_tenants(void **state)
         {"x", "bad<i>", 0, 0, BUDGET_BAD, 0, 0, 0, 0, "bad_budget"},
     };
     struct seating_card card = {.sc_gpu = "GPU-0", .sc_total_mib = 15360};
-    struct seating_node node = {.sn_node = "gpu-2", .sn_capacity = SEATING_CAPACITY_OK,
-                                .sn_capacity_mib = 14000, .sn_budgets_known = 1, .sn_budgets_mib = 1200,
-                                .sn_bad_budgets = 1, .sn_floor_mib = 1536,
-                                .sn_reading_ok = 1, .sn_cards = &card, .sn_card_count = 1,
-                                .sn_idle = idle, .sn_idle_count = 2};
+    struct seating_node node = {.sn_node = "gpu-2",
+                                .sn_capacity = SEATING_CAPACITY_OK,
+                                .sn_capacity_mib = 14000,
+                                .sn_budgets_known = 1,
+                                .sn_budgets_mib = 1200,
+                                .sn_bad_budgets = 1,
+                                .sn_floor_mib = 1536,
+                                .sn_reading_ok = 1,
+                                .sn_cards = &card,
+                                .sn_card_count = 1,
+                                .sn_idle = idle,
+                                .sn_idle_count = 2};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
     struct buf b;
     const char *cards, *list;
@@ -159,11 +191,15 @@ test_idle_tenants(void **state)
     assert_true(list > cards); /* under the node's cards, inside its section */
     assert_null(strstr(list, "<section")); /* (no other node follows) */
     assert_has(list, "<table class=\"idle-tenants\">");
-    assert_has(list, "<tr class=\"idle-tenant\"><td class=\"name\">ns&quot;onload=&#39;x&#39;"
-                     "&amp;amp;/&lt;script&gt;alert(1)&lt;/script&gt;</td><td class=\"n\">0</td>"
-                     "<td class=\"n\">0</td><td class=\"n\">1200</td><td>no: not_running</td></tr>");
-    assert_has(list, "<td class=\"name\">x/bad&lt;i&gt;</td><td class=\"n\">0</td><td class=\"n\">"
-                     "0</td><td class=\"n\">unreadable</td><td>no: bad_budget</td>");
+    assert_has(
+        list,
+        "<tr class=\"idle-tenant\"><td class=\"name\">ns&quot;onload=&#39;x&#39;"
+        "&amp;amp;/&lt;script&gt;alert(1)&lt;/script&gt;</td><td class=\"n\">0</td>"
+        "<td class=\"n\">0</td><td class=\"n\">1200</td><td>no: not_running</td></tr>");
+    assert_has(
+        list,
+        "<td class=\"name\">x/bad&lt;i&gt;</td><td class=\"n\">0</td><td class=\"n\">"
+        "0</td><td class=\"n\">unreadable</td><td>no: bad_budget</td>");
     assert_null(strstr(b.b_data, "<script"));
     assert_null(strstr(b.b_data, "<i>"));
     assert_null(strstr(b.b_data, "\"onload"));

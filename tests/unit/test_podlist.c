@@ -1,4 +1,5 @@
-/* test_podlist.c -- the exporter's PodList reader: fields, container IDs, budgets, malformed bodies */
+/* test_podlist.c -- the exporter's PodList reader: fields, container IDs, budgets,
+ * malformed bodies */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,8 +85,8 @@ test_empty_list(void **state)
 
 #define RES "viktorbarzin.me/gpumem"
 /* A pod item with one container whose resources are RESOURCES. */
-#define POD(name, resources)                                                              \
-    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"u-" name "\"},"    \
+#define POD(name, resources)                                                             \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"u-" name "\"}," \
     "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":" resources "}]}}"
 
 /* Every form of the quantity grammar the API server may send (it rewrites
@@ -98,11 +99,13 @@ test_budgets_every_quantity_form(void **state)
         const char *name;
         int64_t mib;
     } want[] = {
-        {"k", 5000},        {"plain", 5000},   {"gi", 4831838208}, {"exp", 1000},
-        {"mega", 500000000}, {"frac", 2},      {"milli", 1},       {"ki", 2048},
-        {"zero", 0},         {"num", 7},       {"req", 1536},      {"lim", 4096},
-        {"sum", 1500},       {"neg-exp", 1},   {"plus", 12},
+        {"k", 5000},         {"plain", 5000}, {"gi", 4831838208}, {"exp", 1000},
+        {"mega", 500000000}, {"frac", 2},     {"milli", 1},       {"ki", 2048},
+        {"zero", 0},         {"num", 7},      {"req", 1536},      {"lim", 4096},
+        {"sum", 1500},       {"neg-exp", 1},  {"plus", 12},
     };
+    /* One JSON item a line, kept by hand (clang-format would run them together). */
+    /* clang-format off */
     const char body[] =
         "{\"kind\":\"PodList\",\"items\":["
         POD("k", "{\"limits\":{\"" RES "\":\"5k\"}}") ","
@@ -127,6 +130,7 @@ test_budgets_every_quantity_form(void **state)
         POD("other", "{\"limits\":{\"nvidia.com/gpu\":\"1\"}}") ","
         "{\"metadata\":{\"name\":\"nospec\",\"namespace\":\"ml\",\"uid\":\"u-nospec\"}}"
         "]}";
+    /* clang-format on */
     struct pl_pods l;
     char err[256];
 
@@ -141,7 +145,8 @@ test_budgets_every_quantity_form(void **state)
         assert_non_null(p);
         if (p->pp_budget != PL_BUDGET_OK || p->pp_budget_mib != want[i].mib)
             fail_msg("pod %s: budget state %d, %lld MiB; want %lld MiB", want[i].name,
-                     (int)p->pp_budget, (long long)p->pp_budget_mib, (long long)want[i].mib);
+                     (int)p->pp_budget, (long long)p->pp_budget_mib,
+                     (long long)want[i].mib);
     }
     assert_int_equal(podlist_find(&l, "u-other")->pp_budget, PL_BUDGET_NONE);
     assert_int_equal(podlist_find(&l, "u-nospec")->pp_budget, PL_BUDGET_NONE);
@@ -163,10 +168,14 @@ test_budgets_malformed(void **state)
         const char *name;
         const char *why;
     } want[] = {
-        {"suffix", "is not a quantity"}, {"neg", "negative"},     {"space", "is not a quantity"},
-        {"empty", "is not a quantity"},  {"bool", "not a quantity"}, {"huge", "is not a quantity"},
-        {"twosfx", "is not a quantity"}, {"spoil", "is not a quantity"}, {"notobj", "not an object"},
+        {"suffix", "is not a quantity"}, {"neg", "negative"},
+        {"space", "is not a quantity"},  {"empty", "is not a quantity"},
+        {"bool", "not a quantity"},      {"huge", "is not a quantity"},
+        {"twosfx", "is not a quantity"}, {"spoil", "is not a quantity"},
+        {"notobj", "not an object"},
     };
+    /* One JSON item a line, kept by hand (clang-format would run them together). */
+    /* clang-format off */
     const char body[] =
         "{\"items\":["
         POD("suffix", "{\"limits\":{\"" RES "\":\"5q\"}}") ","
@@ -182,6 +191,7 @@ test_budgets_malformed(void **state)
         POD("notobj", "{\"limits\":[]}") ","
         POD("good", "{\"limits\":{\"" RES "\":\"2k\"}}")
         "]}";
+    /* clang-format on */
     struct pl_pods l;
     char err[256];
 
@@ -195,8 +205,8 @@ test_budgets_malformed(void **state)
         if (p->pp_budget != PL_BUDGET_BAD || p->pp_budget_error == NULL ||
             strstr(p->pp_budget_error, want[i].why) == NULL)
             fail_msg("pod %s: state %d, error '%s'; want '%s'", want[i].name,
-                     (int)p->pp_budget, p->pp_budget_error ? p->pp_budget_error : "(none)",
-                     want[i].why);
+                     (int)p->pp_budget,
+                     p->pp_budget_error ? p->pp_budget_error : "(none)", want[i].why);
     }
     assert_int_equal(podlist_find(&l, "u-good")->pp_budget, PL_BUDGET_OK);
     assert_int_equal(podlist_find(&l, "u-good")->pp_budget_mib, 2000);
@@ -294,7 +304,8 @@ test_malformed(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct pl_pods l;
         char err[256] = "";
-        if (podlist_parse(bad[i].body, strlen(bad[i].body), NULL, &l, err, sizeof(err)) != -1)
+        if (podlist_parse(bad[i].body, strlen(bad[i].body), NULL, &l, err, sizeof(err)) !=
+            -1)
             fail_msg("body %zu accepted: %s", i, bad[i].body);
         if (err[0] == '\0' || strstr(err, bad[i].why) == NULL)
             fail_msg("body %zu: error '%s' does not say '%s'", i, err, bad[i].why);

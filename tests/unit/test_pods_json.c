@@ -403,7 +403,8 @@ test_fields(void **state)
 static void
 test_release_fields(void **state)
 {
-    struct pod_parse_opts o = {RES, "gpu-vram-watchdog/protected", "gpu-vram-watchdog/release"};
+    struct pod_parse_opts o = {RES, "gpu-vram-watchdog/protected",
+                               "gpu-vram-watchdog/release"};
     struct pod_list l;
     char err[128];
     const char *doc;
@@ -417,8 +418,9 @@ test_release_fields(void **state)
     pod_list_free(&l);
 
     /* kept raw, even when it is not PORT/PATH */
-    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"http://x@evil/\\u0001\"}",
-                  "{\"hostNetwork\":true}", "{}");
+    doc = one_pod(
+        ",\"annotations\":{\"gpu-vram-watchdog/release\":\"http://x@evil/\\u0001\"}",
+        "{\"hostNetwork\":true}", "{}");
     assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), 0);
     assert_string_equal(l.pl_pods[0].p_release, "http://x@evil/\x01");
     assert_null(l.pl_pods[0].p_ip);
@@ -443,7 +445,8 @@ test_release_fields(void **state)
     pod_list_free(&l);
 
     /* without the option the annotation is not read */
-    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"8080/unload\"}", "", "");
+    doc = one_pod(",\"annotations\":{\"gpu-vram-watchdog/release\":\"8080/unload\"}", "",
+                  "");
     o.po_release_annotation = NULL;
     assert_int_equal(pods_json_parse(doc, strlen(doc), &o, &l, err, sizeof(err)), 0);
     assert_null(l.pl_pods[0].p_release);
@@ -599,10 +602,12 @@ test_bad_documents(void **state)
                      -1);
     assert_non_null(strstr(err, "no resource name"));
     assert_int_equal(pods_json_parse("{\"items\":[]}", 12,
-                                     &(struct pod_parse_opts){NULL, NULL, NULL}, &l, err, 0),
+                                     &(struct pod_parse_opts){NULL, NULL, NULL}, &l, err,
+                                     0),
                      -1);
     assert_int_equal(pods_json_parse("{\"items\":[]}", 12,
-                                     &(struct pod_parse_opts){"", NULL, NULL}, &l, NULL, 0),
+                                     &(struct pod_parse_opts){"", NULL, NULL}, &l, NULL,
+                                     0),
                      -1);
 }
 
@@ -679,8 +684,7 @@ main(void)
         cmocka_unit_test(test_start_time),     cmocka_unit_test(test_fields),
         cmocka_unit_test(test_protect_option), cmocka_unit_test(test_bad_documents),
         cmocka_unit_test(test_deep_nesting),   cmocka_unit_test(test_empty_list),
-        cmocka_unit_test(test_member_order),
-        cmocka_unit_test(test_release_fields),
+        cmocka_unit_test(test_member_order),   cmocka_unit_test(test_release_fields),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -845,15 +845,17 @@ test_outcome_names_and_free(void **state)
     /* The audit's words, from the one name table. */
     assert_string_equal(decision_result_name(policy_outcome_result(POLICY_VICTIM)),
                         "would_recycle");
-    assert_string_equal(decision_result_name(policy_outcome_result(POLICY_SKIPPED_RECOVERED)),
-                        "skipped_recovered");
+    assert_string_equal(
+        decision_result_name(policy_outcome_result(POLICY_SKIPPED_RECOVERED)),
+        "skipped_recovered");
     assert_string_equal(
         decision_result_name(policy_outcome_result(POLICY_SKIPPED_NO_CANDIDATE)),
         "skipped_no_candidate");
-    assert_string_equal(decision_result_name(policy_outcome_result(POLICY_SKIPPED_TELEMETRY)),
-                        "skipped_telemetry");
-    assert_string_equal(decision_result_name(policy_outcome_result((enum policy_outcome)99)),
-                        "failed");
+    assert_string_equal(
+        decision_result_name(policy_outcome_result(POLICY_SKIPPED_TELEMETRY)),
+        "skipped_telemetry");
+    assert_string_equal(
+        decision_result_name(policy_outcome_result((enum policy_outcome)99)), "failed");
     policy_result_free(NULL);
     memset(&r, 0, sizeof(r));
     policy_result_free(&r);
@@ -1078,7 +1080,8 @@ test_order_blind_gpu(void **state)
             fallbacks += f->res.pr_fallback;
             for (i = 0; i < f->res.pr_candidate_count; i++) {
                 c = &f->res.pr_candidates[i];
-                if (!(c->pc_gpu_used_bytes > 0) || c->pc_gpu_used_bytes > c->pc_used_bytes)
+                if (!(c->pc_gpu_used_bytes > 0) ||
+                    c->pc_gpu_used_bytes > c->pc_used_bytes)
                     fail_msg("iteration %zu: %s on %s uses %g of %g", iter, c->pc_name,
                              named[g], c->pc_gpu_used_bytes, c->pc_used_bytes);
                 if (i < f->res.pr_ranked_count && !f->res.pr_fallback &&

@@ -1,4 +1,5 @@
-/* test_predict.c -- the predictive trigger's pure judgement, its rate setting and the matrix parser */
+/* test_predict.c -- the predictive trigger's pure judgement, its rate setting and the
+ * matrix parser */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,8 +34,9 @@ test_rate_parse(void **state)
     assert_true(v == 0.5);
     assert_int_equal(predict_parse_rate("0", &v), 0);
     assert_true(v == 0.0);
-    const char *bad[] = {"", "-5MiB/s", "5 MiB/s", "5MB/s", "5mib/s", "MiB/s", "inf",
-                         "nan", "5MiB/s ", " 5", "5MiB", "1e400", "+5", "5MiB/s/s", "0x10"};
+    const char *bad[] = {"",      "-5MiB/s", "5 MiB/s", "5MB/s",    "5mib/s",
+                         "MiB/s", "inf",     "nan",     "5MiB/s ",  " 5",
+                         "5MiB",  "1e400",   "+5",      "5MiB/s/s", "0x10"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(predict_parse_rate(bad[i], &v), -1);
     assert_int_equal(predict_parse_rate(NULL, &v), -1);
@@ -52,12 +54,33 @@ fill(struct predict_sample *s, size_t n, double (*use)(size_t))
     }
 }
 
-static double drift(size_t i) { return 3000.0 + 50.0 * (double)i; }
-static double flat(size_t i) { (void)i; return 4000.0; }
-static double step(size_t i) { return i < 30 ? 2000.0 : 9000.0; }
-static double shrink(size_t i) { return 8000.0 - 20.0 * (double)i; }
+static double
+drift(size_t i)
+{
+    return 3000.0 + 50.0 * (double)i;
+}
+static double
+flat(size_t i)
+{
+    (void)i;
+    return 4000.0;
+}
+static double
+step(size_t i)
+{
+    return i < 30 ? 2000.0 : 9000.0;
+}
+static double
+shrink(size_t i)
+{
+    return 8000.0 - 20.0 * (double)i;
+}
 /* A drift of 10 MiB/s with +-300 MiB of alternating noise. */
-static double noisy(size_t i) { return 3000.0 + 10.0 * (double)i + (i % 2 ? 300.0 : -300.0); }
+static double
+noisy(size_t i)
+{
+    return 3000.0 + 10.0 * (double)i + (i % 2 ? 300.0 : -300.0);
+}
 
 static double
 sustained_of(double (*use)(size_t), size_t n)
@@ -122,10 +145,14 @@ test_trend(void **state)
 static struct policy_candidate
 cand(const char *ns, const char *name, int eligible, int64_t used, int64_t budget)
 {
-    return (struct policy_candidate){
-        .pc_namespace = (char *)ns, .pc_name = (char *)name, .pc_used_mib = used,
-        .pc_has_budget = 1, .pc_budget_mib = budget, .pc_overshoot_mib = used - budget,
-        .pc_eligible = eligible, .pc_why_not = eligible ? NULL : "within_budget"};
+    return (struct policy_candidate){.pc_namespace = (char *)ns,
+                                     .pc_name = (char *)name,
+                                     .pc_used_mib = used,
+                                     .pc_has_budget = 1,
+                                     .pc_budget_mib = budget,
+                                     .pc_overshoot_mib = used - budget,
+                                     .pc_eligible = eligible,
+                                     .pc_why_not = eligible ? NULL : "within_budget"};
 }
 
 static const struct predict_params PP = {1536, 120.0, 5.0};
@@ -154,7 +181,8 @@ test_growing_is_acted_on(void **state)
     assert_true(o.po_slope_known && o.po_slope_mib_s == 50.0);
     assert_string_equal(o.po_slope_pod, "runaway");
     assert_non_null(strstr(o.po_reason, "predicted to starve GPU GPU-1 in 108 s"));
-    assert_non_null(strstr(o.po_reason, "ml/runaway uses 3500 MiB against a budget of 3000"));
+    assert_non_null(
+        strstr(o.po_reason, "ml/runaway uses 3500 MiB against a budget of 3000"));
     predict_outcome_free(&o);
 }
 
@@ -223,7 +251,8 @@ test_shrinking_and_missing(void **state)
 static void
 test_boundaries(void **state)
 {
-    struct policy_candidate c[] = {cand("a", "x", 1, 3000, 2000), cand("a", "y", 1, 2500, 2000)};
+    struct policy_candidate c[] = {cand("a", "x", 1, 3000, 2000),
+                                   cand("a", "y", 1, 2500, 2000)};
     double slopes[] = {5.0, 4.999};
     struct predict_outcome o;
     /* 5 + 4.999 MiB/s over 120 s: exactly 1199.88 MiB; free chosen so the
@@ -231,10 +260,12 @@ test_boundaries(void **state)
     double growth = 5.0 + 4.999;
 
     (void)state;
-    assert_int_equal(predict_judge(&PP, 1536 + growth * 120, c, slopes, 2, "GPU g", &o), 0);
+    assert_int_equal(predict_judge(&PP, 1536 + growth * 120, c, slopes, 2, "GPU g", &o),
+                     0);
     assert_int_equal(o.po_act, 0); /* at the floor is not below it */
     predict_outcome_free(&o);
-    assert_int_equal(predict_judge(&PP, 1535 + growth * 120, c, slopes, 2, "GPU g", &o), 0);
+    assert_int_equal(predict_judge(&PP, 1535 + growth * 120, c, slopes, 2, "GPU g", &o),
+                     0);
     assert_int_equal(o.po_act, 1);
     assert_int_equal(o.po_ranked, 1); /* exactly the min growth counts; 4.999 does not */
     assert_int_equal(o.po_order[0], 0);

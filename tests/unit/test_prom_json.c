@@ -397,6 +397,8 @@ static void
 test_shared_labels(void **state)
 {
 #define SER(ns, pod) "{\"metric\":{" ns pod "},\"value\":[1,\"1\"]}"
+    /* One JSON item a line, kept by hand (clang-format would run them together). */
+    /* clang-format off */
     static const char body[] =
         "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
         SER("\"namespace\":\"a\",", "\"pod\":\"p\"") ","
@@ -407,15 +409,16 @@ test_shared_labels(void **state)
         SER("\"namespace\":\"ab\",", "\"pod\":\"p\"") ","
         SER("\"namespace\":\"\",", "\"pod\":\"p\"") ","
         SER("", "\"pod\":\"p\",\"namespace\":\"a\"") "]}}";
+    /* clang-format on */
 #undef SER
     struct usage_reading r;
     const struct usage_series *v;
     char err[256];
 
     (void)state;
-    assert_int_equal(prom_json_parse_vector(body, sizeof(body) - 1, NULL, NULL, &r, err,
-                                            sizeof(err)),
-                     0);
+    assert_int_equal(
+        prom_json_parse_vector(body, sizeof(body) - 1, NULL, NULL, &r, err, sizeof(err)),
+        0);
     assert_int_equal(r.ur_count, 8);
     v = r.ur_series;
     assert_non_null(r.ur_pool);
@@ -440,8 +443,8 @@ test_shared_labels(void **state)
 
     /* Cut anywhere after shared labels: refused, nothing kept (ASan sees leaks). */
     for (size_t cut = 1; cut < sizeof(body) - 1; cut += 7) {
-        assert_int_equal(prom_json_parse_vector(body, cut, NULL, NULL, &r, err, sizeof(err)),
-                         -1);
+        assert_int_equal(
+            prom_json_parse_vector(body, cut, NULL, NULL, &r, err, sizeof(err)), -1);
         assert_null(r.ur_series);
         assert_null(r.ur_pool);
         assert_int_equal(r.ur_count, 0);
@@ -452,10 +455,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_incident),   cmocka_unit_test(test_labels),
-        cmocka_unit_test(test_values),     cmocka_unit_test(test_bad_documents),
-        cmocka_unit_test(test_files), cmocka_unit_test(test_member_order),      cmocka_unit_test(test_scalar),
-        cmocka_unit_test(test_long_error), cmocka_unit_test(test_shared_labels),
+        cmocka_unit_test(test_incident),      cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_values),        cmocka_unit_test(test_bad_documents),
+        cmocka_unit_test(test_files),         cmocka_unit_test(test_member_order),
+        cmocka_unit_test(test_scalar),        cmocka_unit_test(test_long_error),
+        cmocka_unit_test(test_shared_labels),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
-/* test_prom_matrix.c -- the one range-answer reader (receiver/parse/prom_matrix): the query_range
- * reading of budgets --suggest and the growth subquery's collection, fed well-formed and
- * malformed answers */
+/* test_prom_matrix.c -- the one range-answer reader (receiver/parse/prom_matrix): the
+ * query_range reading of budgets --suggest and the growth subquery's collection, fed
+ * well-formed and malformed answers */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,7 +29,8 @@ collect(void *arg, const struct prom_matrix_labels *l, double t, size_t idx, dou
     (void)t;
 
     if (g->n < 16)
-        snprintf(g->s[g->n++], 64, "%s/%s %zu %.0f", l->ml_namespace, l->ml_pod, idx, bytes);
+        snprintf(g->s[g->n++], 64, "%s/%s %zu %.0f", l->ml_namespace, l->ml_pod, idx,
+                 bytes);
     return 0;
 }
 
@@ -74,7 +75,9 @@ test_range_answer(void **state)
     assert_string_equal(g.s[1], "ml/a 2 5");
     assert_string_equal(g.s[2], "ml/b 1 2500"); /* labels after values */
     assert_int_equal(parse("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
-                           "\"result\":[]}}", &g, err, sizeof(err)), PM_OK);
+                           "\"result\":[]}}",
+                           &g, err, sizeof(err)),
+                     PM_OK);
 
     static const struct {
         const char *body;
@@ -109,8 +112,8 @@ test_range_answer(void **state)
          PM_BAD_ANSWER, "not a matrix"},
         {"{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\\nat 1\"}",
          PM_ERROR_STATUS, "bad_data: parse error at 1"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[", PM_BAD_ANSWER,
-         "not JSON"},
+        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[",
+         PM_BAD_ANSWER, "not JSON"},
         {"<html>502 Bad Gateway</html>", PM_BAD_ANSWER, "not JSON"},
         {"{\"status\":\"success\"}", PM_BAD_ANSWER, "no data"},
         {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
@@ -139,8 +142,8 @@ test_matrix_parse(void **state)
     char err[256];
 
     (void)state;
-    assert_int_equal(prom_matrix_parse(ok, strlen(ok), "namespace", "pod", "uuid", &m, err,
-                                       sizeof(err)),
+    assert_int_equal(prom_matrix_parse(ok, strlen(ok), "namespace", "pod", "uuid", &m,
+                                       err, sizeof(err)),
                      0);
     assert_int_equal(m.pm_count, 2);
     assert_string_equal(m.pm_series[0].ms_namespace, "ml");
@@ -171,15 +174,15 @@ test_matrix_parse(void **state)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = '\0';
-        assert_int_equal(prom_matrix_parse(bad[i], strlen(bad[i]), "namespace", "pod", NULL,
-                                           &m, err, sizeof(err)),
+        assert_int_equal(prom_matrix_parse(bad[i], strlen(bad[i]), "namespace", "pod",
+                                           NULL, &m, err, sizeof(err)),
                          -1);
         assert_true(err[0] != '\0');
         assert_int_equal(m.pm_count, 0);
         assert_null(m.pm_series);
     }
-    assert_int_equal(prom_matrix_parse(bad[2], strlen(bad[2]), "namespace", "pod", NULL, &m,
-                                       err, sizeof(err)),
+    assert_int_equal(prom_matrix_parse(bad[2], strlen(bad[2]), "namespace", "pod", NULL,
+                                       &m, err, sizeof(err)),
                      -1);
     assert_string_equal(err, "bad_data: parse error");
 }
@@ -206,8 +209,9 @@ lax_series(void *arg, const struct prom_matrix_labels *l)
     struct seen *g = arg;
     char line[96];
 
-    snprintf(line, sizeof(line), "series %s/%s/%s", l->ml_namespace ? l->ml_namespace : "NULL",
-             l->ml_pod ? l->ml_pod : "NULL", l->ml_gpu ? l->ml_gpu : "NULL");
+    snprintf(line, sizeof(line), "series %s/%s/%s",
+             l->ml_namespace ? l->ml_namespace : "NULL", l->ml_pod ? l->ml_pod : "NULL",
+             l->ml_gpu ? l->ml_gpu : "NULL");
     note(g, line);
     return g->fail_at != 0 && (int)g->n == g->fail_at ? -1 : 0;
 }
@@ -218,7 +222,8 @@ lax_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx, 
     struct seen *g = arg;
     char line[96];
 
-    snprintf(line, sizeof(line), "%s %.1f %zu %g", l->ml_pod ? l->ml_pod : "NULL", t, idx, v);
+    snprintf(line, sizeof(line), "%s %.1f %zu %g", l->ml_pod ? l->ml_pod : "NULL", t, idx,
+             v);
     note(g, line);
     return g->fail_at != 0 && (int)g->n == g->fail_at ? -1 : 0;
 }
@@ -241,7 +246,9 @@ lax(const char *body, struct seen *g, size_t *series, char *err, size_t errlen)
     return prom_matrix_read(body, strlen(body), &q, series, err, errlen);
 }
 
-#define MATRIX(series) "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[" series "]}}"
+#define MATRIX(series)                                                                   \
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[" series    \
+    "]}}"
 
 static void
 test_lax_reading(void **state)
@@ -254,12 +261,13 @@ test_lax_reading(void **state)
     /* Values before the labels: the series is announced first all the same;
      * NaN, +Inf and a negative value are given as sent (the growth fit
      * judges them); a series without names (a host process) is kept. */
-    assert_int_equal(lax(MATRIX("{\"values\":[[1700000000.5,\"NaN\"],[1700000001,\"+Inf\"],"
-                                "[1700000002,\"-1\"]],\"metric\":{\"pod\":\"p\",\"namespace\":"
-                                "\"ml\",\"uuid\":\"GPU-1\"}},"
-                                "{\"metric\":{\"__name__\":\"x\"},\"values\":[[1700000003,\"7\"]]}"),
-                         &g, &series, err, sizeof(err)),
-                     PM_OK);
+    assert_int_equal(
+        lax(MATRIX("{\"values\":[[1700000000.5,\"NaN\"],[1700000001,\"+Inf\"],"
+                   "[1700000002,\"-1\"]],\"metric\":{\"pod\":\"p\",\"namespace\":"
+                   "\"ml\",\"uuid\":\"GPU-1\"}},"
+                   "{\"metric\":{\"__name__\":\"x\"},\"values\":[[1700000003,\"7\"]]}"),
+            &g, &series, err, sizeof(err)),
+        PM_OK);
     assert_int_equal(series, 2);
     assert_int_equal(g.n, 6);
     assert_string_equal(g.log[0], "series ml/p/GPU-1");
@@ -270,29 +278,32 @@ test_lax_reading(void **state)
     assert_string_equal(g.log[5], "NULL 1700000003.0 0 7");
 
     /* Still refused without mr_bytes_only: what is not a number at all. */
-    assert_int_equal(lax(MATRIX("{\"metric\":{\"pod\":\"p\"},\"values\":[[1,\"12abc\"]]}"), &g,
-                         &series, err, sizeof(err)),
-                     PM_BAD_SAMPLE);
+    assert_int_equal(
+        lax(MATRIX("{\"metric\":{\"pod\":\"p\"},\"values\":[[1,\"12abc\"]]}"), &g,
+            &series, err, sizeof(err)),
+        PM_BAD_SAMPLE);
     assert_string_equal(err, "the sample of -/p at 1.000 is \"12abc\": not a number");
     /* A label too long for a Kubernetes name, or escaped, is not trusted. */
     char longname[400];
     memset(longname, 'a', 300);
     longname[300] = '\0';
     char body[800];
-    snprintf(body, sizeof(body), MATRIX("{\"metric\":{\"pod\":\"%s\"},\"values\":[]}"), longname);
+    snprintf(body, sizeof(body), MATRIX("{\"metric\":{\"pod\":\"%s\"},\"values\":[]}"),
+             longname);
     assert_int_equal(lax(body, &g, &series, err, sizeof(err)), PM_BAD_ANSWER);
     assert_string_equal(err, "a label value is not a Kubernetes name");
     assert_int_equal(lax(MATRIX("{\"metric\":{\"pod\":\"a\\u0041\"},\"values\":[]}"), &g,
                          &series, err, sizeof(err)),
                      PM_BAD_ANSWER);
     /* A label not asked for may be anything. */
-    assert_int_equal(lax(MATRIX("{\"metric\":{\"other\":\"a\\u0041\",\"n\":1},\"values\":[]}"),
-                         &g, &series, err, sizeof(err)),
-                     PM_OK);
+    assert_int_equal(
+        lax(MATRIX("{\"metric\":{\"other\":\"a\\u0041\",\"n\":1},\"values\":[]}"), &g,
+            &series, err, sizeof(err)),
+        PM_OK);
     /* The caller out of memory stops the read, in the series or a sample. */
     g.fail_at = 1;
-    assert_int_equal(lax(MATRIX("{\"metric\":{},\"values\":[[1,\"1\"]]}"), &g, &series, err,
-                         sizeof(err)),
+    assert_int_equal(lax(MATRIX("{\"metric\":{},\"values\":[[1,\"1\"]]}"), &g, &series,
+                         err, sizeof(err)),
                      PM_NOMEM);
     g.fail_at = 2;
     assert_int_equal(lax(MATRIX("{\"metric\":{},\"values\":[[1,\"1\"],[2,\"2\"]]}"), &g,
@@ -319,7 +330,8 @@ count_series(void *arg, const struct prom_matrix_labels *l)
 }
 
 static int
-count_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx, double v)
+count_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx,
+             double v)
 {
     struct tally *ta = arg;
 
@@ -346,9 +358,10 @@ test_many_series_streamed(void **state)
                             "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
                             "\"result\":[");
     for (int p = 0; p < PODS; p++) {
-        len += (size_t)snprintf(body + len, cap - len,
-                                "%s{\"metric\":{\"namespace\":\"ml\",\"pod\":\"p%d\"},\"values\":[",
-                                p ? "," : "", p);
+        len += (size_t)snprintf(
+            body + len, cap - len,
+            "%s{\"metric\":{\"namespace\":\"ml\",\"pod\":\"p%d\"},\"values\":[",
+            p ? "," : "", p);
         for (int k = 0; k < STEPS; k++)
             len += (size_t)snprintf(body + len, cap - len, "%s[%d,\"%d\"]", k ? "," : "",
                                     1700000000 + k, p + k);
@@ -367,11 +380,12 @@ test_many_series_streamed(void **state)
     assert_int_equal(t.series, PODS);
     assert_int_equal(t.samples, (size_t)PODS * STEPS);
     /* sum over p, k of (p + k) */
-    assert_true(t.sum == (double)STEPS * PODS * (PODS - 1) / 2 + (double)PODS * STEPS * (STEPS - 1) / 2);
+    assert_true(t.sum == (double)STEPS * PODS * (PODS - 1) / 2 +
+                             (double)PODS * STEPS * (STEPS - 1) / 2);
 
     /* Collected per series: compact arrays of (t, bytes), in the order sent. */
-    assert_int_equal(prom_matrix_parse(body, len, "namespace", "pod", NULL, &m, err, sizeof(err)),
-                     0);
+    assert_int_equal(
+        prom_matrix_parse(body, len, "namespace", "pod", NULL, &m, err, sizeof(err)), 0);
     assert_int_equal(m.pm_count, PODS);
     assert_string_equal(m.pm_series[4999].ms_pod, "p4999");
     assert_int_equal(m.pm_series[4999].ms_count, STEPS);

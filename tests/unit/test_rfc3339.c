@@ -1,4 +1,5 @@
-/* test_rfc3339.c -- the one RFC 3339 parser: the Kubernetes form (seconds) and the audit's (ms, space) */
+/* test_rfc3339.c -- the one RFC 3339 parser: the Kubernetes form (seconds) and the
+ * audit's (ms, space) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,8 +23,8 @@ test_strict_seconds(void **state)
         {"2026-06-02T10:00:00.999Z", 1780394400}, /* the fraction is dropped */
         {"2026-06-02T12:00:00+02:00", 1780394400},
         {"2026-06-02T08:30:00-01:30", 1780394400},
-        {"2024-02-29T00:00:00Z", 1709164800},       /* a leap day */
-        {"2016-12-31T23:59:60Z", 1483228800},       /* a leap second */
+        {"2024-02-29T00:00:00Z", 1709164800}, /* a leap day */
+        {"2016-12-31T23:59:60Z", 1483228800}, /* a leap second */
         {"1970-01-01T00:00:01Z", 1},
         /* Unknown (0): not after the epoch, before 1970, malformed. */
         {"1970-01-01T00:00:00Z", 0},
@@ -72,9 +73,16 @@ test_lenient_ms(void **state)
         {"1969-12-31T23:59:59Z", -1000}, /* any year: the caller decides */
     };
     static const char *const bad[] = {
-        "", "2026-06-02", "2026-06-02X10:00:00Z", "2026-06-02  10:00:00Z",
-        "2026-06-02T10:00:00", "2026-06-02T10:00:00.Z", "2026-06-02T10:00:00Z ",
-        "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-06-02T10:00:00+2:00",
+        "",
+        "2026-06-02",
+        "2026-06-02X10:00:00Z",
+        "2026-06-02  10:00:00Z",
+        "2026-06-02T10:00:00",
+        "2026-06-02T10:00:00.Z",
+        "2026-06-02T10:00:00Z ",
+        "2026-13-01T00:00:00Z",
+        "2026-02-29T00:00:00Z",
+        "2026-06-02T10:00:00+2:00",
         "24h",
     };
     int64_t ms;

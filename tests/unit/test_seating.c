@@ -1,4 +1,5 @@
-/* test_seating.c -- the seating facts from a gather result: node scope, GPU scope, capacity words */
+/* test_seating.c -- the seating facts from a gather result: node scope, GPU scope,
+ * capacity words */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,11 +17,19 @@
 #include "seating.h"
 
 static struct pod pods[] = {
-    {.p_namespace = "immich", .p_name = "ml", .p_running = 1, .p_budget_state = BUDGET_OK,
+    {.p_namespace = "immich",
+     .p_name = "ml",
+     .p_running = 1,
+     .p_budget_state = BUDGET_OK,
      .p_budget_mib = 3000},
-    {.p_namespace = "llm", .p_name = "vllm", .p_running = 1, .p_budget_state = BUDGET_OK,
+    {.p_namespace = "llm",
+     .p_name = "vllm",
+     .p_running = 1,
+     .p_budget_state = BUDGET_OK,
      .p_budget_mib = 2000},
-    {.p_namespace = "portal", .p_name = "tts", .p_budget_state = BUDGET_OK,
+    {.p_namespace = "portal",
+     .p_name = "tts",
+     .p_budget_state = BUDGET_OK,
      .p_budget_mib = 700}, /* pending: holds a seat, uses nothing */
     {.p_namespace = "x", .p_name = "bad", .p_running = 1, .p_budget_state = BUDGET_BAD},
     {.p_namespace = "kube-system", .p_name = "dcgm", .p_running = 1}, /* not a tenant */
@@ -62,7 +71,7 @@ test_node_scope(void **state)
 {
     struct policy_candidate c[] = {
         cand(1, 1000, 1000, 0, "within_budget"), cand(0, 9000, 9000, 1, NULL),
-        cand(2, 0, 0, 0, "not_running"), cand(3, 10, 10, 0, "bad_budget"),
+        cand(2, 0, 0, 0, "not_running"),         cand(3, 10, 10, 0, "bad_budget"),
         cand(4, 0, 0, 0, "no_budget"),
     };
     struct gather_result gr = {.gr_status = GATHER_DECIDED};
@@ -75,8 +84,8 @@ test_node_scope(void **state)
     gr.gr_policy.pr_free_mib = 500;
     gr.gr_policy.pr_candidates = c;
     gr.gr_policy.pr_candidate_count = 5;
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1, NODE_CAPACITY_OK, 5000,
-                                        NULL, &cfg, &n),
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1,
+                                        NODE_CAPACITY_OK, 5000, NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5700);
     assert_int_equal(n.sn_bad_budgets, 1);
@@ -88,9 +97,12 @@ test_node_scope(void **state)
     j = node_json(&n);
     assert_true(json_is_array(json_object_get(j, "idle_tenants")));
     assert_int_equal(json_array_size(json_object_get(j, "idle_tenants")), 0);
-    assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "gpus"), 0), "gpu")));
-    t = json_array_get(json_object_get(json_array_get(json_object_get(j, "gpus"), 0), "tenants"), 0);
-    assert_string_equal(json_string_value(json_object_get(t, "pod")), "ml"); /* largest first */
+    assert_true(json_is_null(
+        json_object_get(json_array_get(json_object_get(j, "gpus"), 0), "gpu")));
+    t = json_array_get(
+        json_object_get(json_array_get(json_object_get(j, "gpus"), 0), "tenants"), 0);
+    assert_string_equal(json_string_value(json_object_get(t, "pod")),
+                        "ml"); /* largest first */
     assert_int_equal(json_integer_value(json_object_get(t, "overshoot_mib")), 6000);
     assert_true(json_is_true(json_object_get(t, "over_budget")));
     assert_true(json_is_true(json_object_get(j, "overcommitted")));
@@ -99,14 +111,14 @@ test_node_scope(void **state)
     seating_node_free(&n);
 
     /* The capacity words. */
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1, NODE_CAPACITY_ABSENT, 0,
-                                        NULL, &cfg, &n),
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1,
+                                        NODE_CAPACITY_ABSENT, 0, NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_NOT_ADVERTISED);
     assert_false(n.sn_overcommitted);
     seating_node_free(&n);
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 0, NODE_CAPACITY_OK, 0,
-                                        "kube: HTTP 403", &cfg, &n),
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 0,
+                                        NODE_CAPACITY_OK, 0, "kube: HTTP 403", &cfg, &n),
                      0);
     assert_int_equal(n.sn_capacity, SEATING_CAPACITY_UNKNOWN);
     assert_string_equal(n.sn_capacity_error, "kube: HTTP 403");
@@ -126,7 +138,8 @@ test_gpu_scope(void **state)
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-bbbb"},
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-cccc"},
     };
-    struct gather_result gr = {.gr_status = GATHER_DECIDED, .gr_gpus = gpus, .gr_gpu_count = 3};
+    struct gather_result gr = {
+        .gr_status = GATHER_DECIDED, .gr_gpus = gpus, .gr_gpu_count = 3};
     struct seating s = {0};
     struct seating_node n;
     struct page_view v = {0};
@@ -134,17 +147,21 @@ test_gpu_scope(void **state)
     json_t *j, *cards;
 
     (void)state;
-    gpus[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM, .pr_free_known = 1,
-                                               .pr_free_mib = 500, .pr_candidates = a,
+    gpus[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM,
+                                               .pr_free_known = 1,
+                                               .pr_free_mib = 500,
+                                               .pr_candidates = a,
                                                .pr_candidate_count = 2};
     gpus[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_RECOVERED,
-                                               .pr_free_known = 1, .pr_free_mib = 12000,
-                                               .pr_candidates = b, .pr_candidate_count = 1};
+                                               .pr_free_known = 1,
+                                               .pr_free_mib = 12000,
+                                               .pr_candidates = b,
+                                               .pr_candidate_count = 1};
     gpus[2].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
     snprintf(gpus[2].gr_policy.pr_reason, sizeof(gpus[2].gr_policy.pr_reason),
              "GPU-cccc reads more than the card holds");
-    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1, NODE_CAPACITY_OK, 14000,
-                                        NULL, &cfg, &n),
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_card_count, 3);
     assert_int_equal(n.sn_budgets_mib, 5700); /* once per node, not per GPU */
@@ -155,7 +172,8 @@ test_gpu_scope(void **state)
     assert_int_equal(n.sn_cards[1].sc_tenants[0].st_used_mib, 3000);
     assert_int_equal(n.sn_cards[1].sc_tenants[0].st_over_here_mib, 3000);
     assert_int_equal(n.sn_cards[0].sc_used_mib, 7000);
-    assert_string_equal(n.sn_cards[2].sc_error, "GPU-cccc reads more than the card holds");
+    assert_string_equal(n.sn_cards[2].sc_error,
+                        "GPU-cccc reads more than the card holds");
     assert_string_equal(n.sn_cards[0].sc_error, "");
     /* portal/tts (pending) and x/bad use no GPU: no card lists them, yet their
      * seats count; they are listed once for the node, so the budgets add up. */
@@ -163,18 +181,20 @@ test_gpu_scope(void **state)
     assert_string_equal(n.sn_idle[0].st_pod, "tts");
     assert_string_equal(n.sn_idle[1].st_pod, "bad");
     assert_int_equal(n.sn_cards[0].sc_tenants[0].st_budget_mib +
-                         n.sn_cards[0].sc_tenants[1].st_budget_mib + n.sn_idle[0].st_budget_mib,
+                         n.sn_cards[0].sc_tenants[1].st_budget_mib +
+                         n.sn_idle[0].st_budget_mib,
                      n.sn_budgets_mib);
 
     j = node_json(&n);
     cards = json_object_get(j, "gpus");
     assert_int_equal(json_array_size(cards), 3);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(cards, 1), "gpu")),
-                        "GPU-bbbb");
-    assert_int_equal(json_integer_value(json_object_get(
-                         json_array_get(json_object_get(json_array_get(cards, 1), "tenants"), 0),
-                         "total_used_mib")),
-                     9000);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(cards, 1), "gpu")), "GPU-bbbb");
+    assert_int_equal(
+        json_integer_value(json_object_get(
+            json_array_get(json_object_get(json_array_get(cards, 1), "tenants"), 0),
+            "total_used_mib")),
+        9000);
     assert_true(json_is_true(json_object_get(json_array_get(cards, 0), "below_floor")));
     assert_true(json_is_false(json_object_get(json_array_get(cards, 1), "below_floor")));
     assert_true(json_is_string(json_object_get(json_array_get(cards, 2), "error")));
@@ -188,17 +208,19 @@ test_gpu_scope(void **state)
     assert_int_equal(page_html_render(&html, &v), 0);
     {
         size_t svgs = 0, over = 0;
-        for (const char *p = html.b_data; (p = strstr(p, "<svg class=\"card\"")) != NULL; p++)
-            svgs++;
-        for (const char *p = html.b_data; (p = strstr(p, "<g class=\"tenant over-budget\"")) != NULL;
+        for (const char *p = html.b_data; (p = strstr(p, "<svg class=\"card\"")) != NULL;
              p++)
+            svgs++;
+        for (const char *p = html.b_data;
+             (p = strstr(p, "<g class=\"tenant over-budget\"")) != NULL; p++)
             over++;
         assert_int_equal(svgs, 3);
         assert_int_equal(over, 2);
     }
     assert_non_null(strstr(html.b_data, "data-gpu=\"GPU-bbbb\""));
     assert_non_null(strstr(html.b_data, "6000 (9000 on all GPUs)"));
-    assert_non_null(strstr(html.b_data, "This GPU's reading is not usable: GPU-cccc reads more"));
+    assert_non_null(
+        strstr(html.b_data, "This GPU's reading is not usable: GPU-cccc reads more"));
     buf_free(&html);
     seating_node_free(&n);
 }
@@ -207,20 +229,28 @@ test_gpu_scope(void **state)
  * the cards (they were on none while their budgets counted in the node's sum). */
 #define EVIL_NS "ns\"<b>&'\\"
 #define EVIL_POD "pod\x01<script>alert(1)</script>"
-#define SEATED(ns, name, mib) \
-    {.p_namespace = ns, .p_name = name, .p_running = 1, .p_has_controller = 1, \
-     .p_started = 1, .p_budget_state = BUDGET_OK, .p_budget_mib = mib}
+#define SEATED(ns, name, mib)                                                            \
+    {                                                                                    \
+        .p_namespace = ns, .p_name = name, .p_running = 1, .p_has_controller = 1,        \
+        .p_started = 1, .p_budget_state = BUDGET_OK, .p_budget_mib = mib                 \
+    }
 
 static struct pod idle_pods[] = {
-    SEATED("immich", "ml", 3000),  /* 9000 MiB on GPU-aaaa */
-    {.p_namespace = "portal", .p_name = "tts", .p_budget_state = BUDGET_OK,
-     .p_budget_mib = 700},         /* pending; a 0-byte series on GPU-bbbb */
-    {.p_namespace = "x", .p_name = "bad", .p_running = 1, .p_has_controller = 1,
-     .p_started = 1, .p_budget_state = BUDGET_BAD}, /* a broken seat, no use */
-    SEATED("llm", "idle", 1000),   /* no series at all */
-    SEATED("lab", "nan", 500),     /* NaN on GPU-bbbb: not known to be idle */
-    SEATED("ops", "cpu", 100),     /* 200 MiB in a series without the GPU label */
-    SEATED(EVIL_NS, EVIL_POD, 50), /* hostile names, no use */
+    SEATED("immich", "ml", 3000), /* 9000 MiB on GPU-aaaa */
+    {.p_namespace = "portal",
+     .p_name = "tts",
+     .p_budget_state = BUDGET_OK,
+     .p_budget_mib = 700}, /* pending; a 0-byte series on GPU-bbbb */
+    {.p_namespace = "x",
+     .p_name = "bad",
+     .p_running = 1,
+     .p_has_controller = 1,
+     .p_started = 1,
+     .p_budget_state = BUDGET_BAD}, /* a broken seat, no use */
+    SEATED("llm", "idle", 1000),    /* no series at all */
+    SEATED("lab", "nan", 500),      /* NaN on GPU-bbbb: not known to be idle */
+    SEATED("ops", "cpu", 100),      /* 200 MiB in a series without the GPU label */
+    SEATED(EVIL_NS, EVIL_POD, 50),  /* hostile names, no use */
     {.p_namespace = "kube-system", .p_name = "dcgm", .p_running = 1}, /* no seat */
 };
 static const struct pod_list idle_list = {.pl_pods = idle_pods, .pl_count = 8};
@@ -249,16 +279,21 @@ print_node(const struct seating_node *n)
 static void
 test_gpu_scope_idle(void **state)
 {
-    struct policy_candidate a[] = {{.pc_pod = &idle_pods[0], .pc_namespace = "immich",
-                                    .pc_name = "ml", .pc_used_mib = 9000,
-                                    .pc_gpu_used_mib = 9000, .pc_has_budget = 1,
-                                    .pc_budget_mib = 3000, .pc_overshoot_mib = 6000,
+    struct policy_candidate a[] = {{.pc_pod = &idle_pods[0],
+                                    .pc_namespace = "immich",
+                                    .pc_name = "ml",
+                                    .pc_used_mib = 9000,
+                                    .pc_gpu_used_mib = 9000,
+                                    .pc_has_budget = 1,
+                                    .pc_budget_mib = 3000,
+                                    .pc_overshoot_mib = 6000,
                                     .pc_eligible = 1}};
     struct gather_result gpus[2] = {
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-aaaa"},
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-bbbb"},
     };
-    struct gather_result gr = {.gr_status = GATHER_DECIDED, .gr_gpus = gpus, .gr_gpu_count = 2};
+    struct gather_result gr = {
+        .gr_status = GATHER_DECIDED, .gr_gpus = gpus, .gr_gpu_count = 2};
     struct seating s = {0};
     struct seating_node n;
     struct page_view v = {0};
@@ -266,22 +301,25 @@ test_gpu_scope_idle(void **state)
     json_t *j, *idle, *t;
     char *text, *dump;
     const char *want[][3] = {
-        {"llm", "idle", "within_budget"},   {EVIL_NS, EVIL_POD, "within_budget"},
-        {"ops", "cpu", "no_gpu_use"},       {"portal", "tts", "not_running"},
+        {"llm", "idle", "within_budget"}, {EVIL_NS, EVIL_POD, "within_budget"},
+        {"ops", "cpu", "no_gpu_use"},     {"portal", "tts", "not_running"},
         {"x", "bad", "bad_budget"},
     };
 
     (void)state;
-    gpus[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM, .pr_free_known = 1,
-                                               .pr_free_mib = 500, .pr_candidates = a,
+    gpus[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM,
+                                               .pr_free_known = 1,
+                                               .pr_free_mib = 500,
+                                               .pr_candidates = a,
                                                .pr_candidate_count = 1};
     gpus[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
-    assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, NULL, &idle_usage, NULL, 1,
-                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+    assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, NULL, &idle_usage, NULL,
+                                        1, NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
                      0);
     assert_int_equal(n.sn_budgets_mib, 5350);
     assert_int_equal(n.sn_bad_budgets, 1);
-    /* ml is on its card, lab/nan on a GPU whose reading is unusable, dcgm holds no seat. */
+    /* ml is on its card, lab/nan on a GPU whose reading is unusable, dcgm holds no seat.
+     */
     assert_int_equal(n.sn_idle_count, 5);
     for (size_t i = 0; i < 5; i++) {
         const struct seating_tenant *it = &n.sn_idle[i];
@@ -330,10 +368,12 @@ test_gpu_scope_idle(void **state)
                                  "          portal/tts\n"));
     assert_non_null(strstr(text, "\n          0     200     100    +100  no: no_gpu_use"
                                  "           ops/cpu\n"));
-    assert_non_null(strstr(text, "       0     bad       -  no: bad_budget           x/bad\n"));
+    assert_non_null(
+        strstr(text, "       0     bad       -  no: bad_budget           x/bad\n"));
     assert_non_null(strstr(text, "/pod?<script>alert(1)</script>\n"));
     assert_null(strchr(text, '\x01'));
-    assert_true(strstr(text, "seated, using no GPU") > strstr(text, "gpu       GPU-bbbb"));
+    assert_true(strstr(text, "seated, using no GPU") >
+                strstr(text, "gpu       GPU-bbbb"));
     free(text);
 
     /* The page: a table under the cards, every name escaped. */
@@ -344,17 +384,19 @@ test_gpu_scope_idle(void **state)
     assert_int_equal(page_html_render(&html, &v), 0);
     {
         size_t rows = 0;
-        for (const char *p = html.b_data; (p = strstr(p, "<tr class=\"idle-tenant\">")) != NULL;
-             p++)
+        for (const char *p = html.b_data;
+             (p = strstr(p, "<tr class=\"idle-tenant\">")) != NULL; p++)
             rows++;
         assert_int_equal(rows, 5);
     }
     assert_non_null(strstr(html.b_data, "<h3>Seated, using no GPU</h3>"));
-    assert_non_null(strstr(html.b_data, "<td class=\"name\">portal/tts</td><td class=\"n\">0"
-                                        "</td><td class=\"n\">0</td><td class=\"n\">700</td>"
-                                        "<td>no: not_running</td></tr>"));
-    assert_non_null(strstr(html.b_data, "<td class=\"name\">x/bad</td><td class=\"n\">0</td>"
-                                        "<td class=\"n\">0</td><td class=\"n\">unreadable</td>"));
+    assert_non_null(strstr(html.b_data,
+                           "<td class=\"name\">portal/tts</td><td class=\"n\">0"
+                           "</td><td class=\"n\">0</td><td class=\"n\">700</td>"
+                           "<td>no: not_running</td></tr>"));
+    assert_non_null(strstr(html.b_data,
+                           "<td class=\"name\">x/bad</td><td class=\"n\">0</td>"
+                           "<td class=\"n\">0</td><td class=\"n\">unreadable</td>"));
     assert_non_null(strstr(html.b_data, "ns&quot;&lt;b&gt;&amp;&#39;\\/pod?&lt;script&gt;"
                                         "alert(1)&lt;/script&gt;</td>"));
     assert_null(strstr(html.b_data, "<script"));
@@ -384,8 +426,8 @@ test_pods_unlisted(void **state)
     gr.gr_policy.pr_free_known = 1;
     gr.gr_policy.pr_free_mib = 9000;
     assert_int_equal(seating_node_build("gpu-1", &gr, NULL,
-                                        "listing pods on gpu-1: HTTP 500: down", NULL, NULL, 1,
-                                        NODE_CAPACITY_OK, 100, NULL, &cfg, &n),
+                                        "listing pods on gpu-1: HTTP 500: down", NULL,
+                                        NULL, 1, NODE_CAPACITY_OK, 100, NULL, &cfg, &n),
                      0);
     assert_false(n.sn_budgets_known);
     assert_false(n.sn_reading_ok);
@@ -397,8 +439,9 @@ test_pods_unlisted(void **state)
     assert_true(json_is_false(json_object_get(j, "overcommitted")));
     json_decref(j);
     text = print_node(&n);
-    assert_non_null(strstr(text, "  seats     100 MiB advertised, budgets unknown (the pods "
-                                 "could not be listed)\n"));
+    assert_non_null(strstr(text,
+                           "  seats     100 MiB advertised, budgets unknown (the pods "
+                           "could not be listed)\n"));
     assert_non_null(strstr(text, "  reading   listing pods on gpu-1: HTTP 500: down\n"));
     assert_null(strstr(text, "0 MiB of budgets"));
     assert_non_null(strstr(text, "    tenants unknown (the reading is incomplete)\n"));
@@ -417,8 +460,8 @@ test_pods_unlisted(void **state)
     seating_node_free(&n);
 
     /* Without a reason the chart still says the pods are missing. */
-    assert_int_equal(seating_node_build("gpu-1", &gr, NULL, NULL, NULL, NULL, 1, NODE_CAPACITY_OK,
-                                        100, NULL, &cfg, &n),
+    assert_int_equal(seating_node_build("gpu-1", &gr, NULL, NULL, NULL, NULL, 1,
+                                        NODE_CAPACITY_OK, 100, NULL, &cfg, &n),
                      0);
     assert_string_equal(n.sn_error, "the node's pods could not be listed");
     seating_node_free(&n);
@@ -447,17 +490,26 @@ test_device_card(void **state)
 {
     struct policy_candidate c[] = {cand(0, 9000, 9000, 1, NULL)};
     struct device_gpu g[] = {
-        {.dg_gpu = "GPU-a", .dg_have_free = 1, .dg_have_total = 1, .dg_have_ts = 1,
-         .dg_free_bytes = 1000.0 * 1048576, .dg_total_bytes = 81559.0 * 1048576,
-         .dg_have_unattributed = 1, .dg_unattributed_bytes = 2048.0 * 1048576},
-        {.dg_gpu = "GPU-b", .dg_have_free = 1, .dg_have_total = 1, .dg_have_ts = 1,
-         .dg_free_bytes = 15000.0 * 1048576, .dg_total_bytes = 15360.0 * 1048576},
+        {.dg_gpu = "GPU-a",
+         .dg_have_free = 1,
+         .dg_have_total = 1,
+         .dg_have_ts = 1,
+         .dg_free_bytes = 1000.0 * 1048576,
+         .dg_total_bytes = 81559.0 * 1048576,
+         .dg_have_unattributed = 1,
+         .dg_unattributed_bytes = 2048.0 * 1048576},
+        {.dg_gpu = "GPU-b",
+         .dg_have_free = 1,
+         .dg_have_total = 1,
+         .dg_have_ts = 1,
+         .dg_free_bytes = 15000.0 * 1048576,
+         .dg_total_bytes = 15360.0 * 1048576},
     };
     struct device_reading dr = {.dr_gpus = g, .dr_count = 2};
     struct gather_result units[2] = {{.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-a"},
                                      {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-b"}};
-    struct gather_result gr = {.gr_status = GATHER_DECIDED, .gr_gpus = units,
-                               .gr_gpu_count = 2};
+    struct gather_result gr = {
+        .gr_status = GATHER_DECIDED, .gr_gpus = units, .gr_gpu_count = 2};
     struct seating_node n;
     struct seating s = {.s_nodes = &n, .s_node_count = 1};
     struct page_view v = {.pv_seating = &s};
@@ -468,13 +520,16 @@ test_device_card(void **state)
     FILE *mem;
 
     (void)state;
-    units[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM, .pr_free_known = 1,
+    units[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM,
+                                                .pr_free_known = 1,
                                                 .pr_free_mib = 1000,
                                                 .pr_free_source = FREE_SOURCE_DEVICE,
-                                                .pr_candidates = c, .pr_candidate_count = 1};
+                                                .pr_candidates = c,
+                                                .pr_candidate_count = 1};
     /* GPU-b reports no unattributed series. */
     units[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_RECOVERED,
-                                                .pr_free_known = 1, .pr_free_mib = 15000,
+                                                .pr_free_known = 1,
+                                                .pr_free_mib = 15000,
                                                 .pr_free_source = FREE_SOURCE_DEVICE};
     assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
                                         NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
@@ -486,7 +541,8 @@ test_device_card(void **state)
     assert_false(n.sn_cards[1].sc_unattributed_known);
     j = node_json(&n);
     card = json_array_get(json_object_get(j, "gpus"), 0);
-    assert_string_equal(json_string_value(json_object_get(card, "free_source")), "device");
+    assert_string_equal(json_string_value(json_object_get(card, "free_source")),
+                        "device");
     assert_int_equal(json_integer_value(json_object_get(card, "unattributed_mib")), 2048);
     assert_int_equal(json_integer_value(json_object_get(card, "total_mib")), 81559);
     assert_int_equal(json_integer_value(json_object_get(card, "free_mib")), 1000);
@@ -496,7 +552,8 @@ test_device_card(void **state)
     assert_non_null(mem = open_memstream(&text, &len));
     budgets_node_print(mem, &n);
     fclose(mem);
-    assert_non_null(strstr(text, "81559 MiB, 1000 MiB free (device), floor 1536 MiB: BELOW"));
+    assert_non_null(
+        strstr(text, "81559 MiB, 1000 MiB free (device), floor 1536 MiB: BELOW"));
     assert_non_null(strstr(text, "   2048 MiB no pod accounts for"));
     free(text);
     buf_init(&html, 1 << 20);
@@ -537,7 +594,8 @@ test_device_card(void **state)
     assert_false(n.sn_cards[0].sc_unattributed_known);
     j = node_json(&n);
     card = json_array_get(json_object_get(j, "gpus"), 0);
-    assert_string_equal(json_string_value(json_object_get(card, "free_source")), "computed");
+    assert_string_equal(json_string_value(json_object_get(card, "free_source")),
+                        "computed");
     assert_true(json_is_null(json_object_get(card, "unattributed_mib")));
     json_decref(j);
     seating_node_free(&n);
@@ -547,10 +605,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_scope),
-        cmocka_unit_test(test_gpu_scope),
-        cmocka_unit_test(test_gpu_scope_idle),
-        cmocka_unit_test(test_pods_unlisted),
+        cmocka_unit_test(test_node_scope),     cmocka_unit_test(test_gpu_scope),
+        cmocka_unit_test(test_gpu_scope_idle), cmocka_unit_test(test_pods_unlisted),
         cmocka_unit_test(test_device_card),
     };
 

@@ -227,7 +227,8 @@ assert_decision(const struct store_decision *w, const struct store_decision *g)
         assert_int_equal(w->sd_release->sr_status, g->sd_release->sr_status);
         assert_int_equal(w->sd_release->sr_freed_known, g->sd_release->sr_freed_known);
         assert_int_equal(w->sd_release->sr_freed_mib, g->sd_release->sr_freed_mib);
-        assert_int_equal(w->sd_release->sr_seconds_known, g->sd_release->sr_seconds_known);
+        assert_int_equal(w->sd_release->sr_seconds_known,
+                         g->sd_release->sr_seconds_known);
         assert_true(w->sd_release->sr_seconds == g->sd_release->sr_seconds);
     }
     if (w->sd_victim == NULL)
@@ -255,7 +256,8 @@ assert_decision(const struct store_decision *w, const struct store_decision *g)
         assert_int_equal(w->sd_release->sr_freed_known, g->sd_release->sr_freed_known);
         if (w->sd_release->sr_freed_known)
             assert_int_equal(w->sd_release->sr_freed_mib, g->sd_release->sr_freed_mib);
-        assert_int_equal(w->sd_release->sr_seconds_known, g->sd_release->sr_seconds_known);
+        assert_int_equal(w->sd_release->sr_seconds_known,
+                         g->sd_release->sr_seconds_known);
         if (w->sd_release->sr_seconds_known)
             assert_true(w->sd_release->sr_seconds == g->sd_release->sr_seconds);
     }
@@ -711,9 +713,9 @@ test_release_round_trip(void **state)
     struct fx *f = *state;
     struct store *s = open_rw(f);
     struct store_decision d = full_decision();
-    struct store_release asked = {"http://10.42.0.17:8080/api/models/unload", 1, 200, 1, -5,
-                                  1, 2.5},
-                         dry = {"http://[fd00::1]:8081/release", 0, 0, 0, 0, 0, 0};
+    struct store_release
+        asked = {"http://10.42.0.17:8080/api/models/unload", 1, 200, 1, -5, 1, 2.5},
+        dry = {"http://[fd00::1]:8081/release", 0, 0, 0, 0, 0, 0};
     int64_t id;
 
     d.sd_result = "released";
@@ -1167,10 +1169,10 @@ test_query_plans(void **state)
 static void
 test_gpu_and_release_roundtrip(void **state)
 {
-    static const struct store_release rel = {"http://10.0.0.7:8080/unload", 1, 200, 1,
-                                             3000, 1, 1.5};
-    static const struct store_release dry = {"http://10.0.0.7:8080/unload", 0, 0, 0, 0, 0,
-                                             0};
+    static const struct store_release rel = {
+        "http://10.0.0.7:8080/unload", 1, 200, 1, 3000, 1, 1.5};
+    static const struct store_release dry = {
+        "http://10.0.0.7:8080/unload", 0, 0, 0, 0, 0, 0};
     struct fx *f = *state;
     struct store *s = open_rw(f);
     struct store_decision d = full_decision(), plain = full_decision(), d2;
@@ -1181,7 +1183,8 @@ test_gpu_and_release_roundtrip(void **state)
     d.sd_gpu = "GPU-5b1c";
     d.sd_release = &rel;
     assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
-    assert_int_equal(store_decision_record(s, &plain, &id2, f->f_err, sizeof(f->f_err)), 0);
+    assert_int_equal(store_decision_record(s, &plain, &id2, f->f_err, sizeof(f->f_err)),
+                     0);
     d2 = plain;
     d2.sd_release = &dry;
     assert_int_equal(store_decision_start(s, &d2, &id3, f->f_err, sizeof(f->f_err)), 0);
@@ -1191,14 +1194,17 @@ test_gpu_and_release_roundtrip(void **state)
 
     s = open_ro(f);
     e = (struct expect){.e_want = &d, .e_id = id};
-    assert_int_equal(store_get_decision(s, id, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
-    e = (struct expect){.e_want = &plain, .e_id = id2};
-    assert_int_equal(store_get_decision(s, id2, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
-    e = (struct expect){.e_want = &d2, .e_id = id3};
-    assert_int_equal(store_get_decision(s, id3, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
-    store_close(s);
-    assert_int_equal(sql_int(f->f_path, "SELECT count(*) FROM decisions WHERE gpu IS NULL"),
+    assert_int_equal(store_get_decision(s, id, expect_cb, &e, f->f_err, sizeof(f->f_err)),
                      1);
+    e = (struct expect){.e_want = &plain, .e_id = id2};
+    assert_int_equal(
+        store_get_decision(s, id2, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
+    e = (struct expect){.e_want = &d2, .e_id = id3};
+    assert_int_equal(
+        store_get_decision(s, id3, expect_cb, &e, f->f_err, sizeof(f->f_err)), 1);
+    store_close(s);
+    assert_int_equal(
+        sql_int(f->f_path, "SELECT count(*) FROM decisions WHERE gpu IS NULL"), 1);
     /* the release column holds SPEC's object */
     j = store_release_json(&dry);
     assert_non_null(j);
@@ -1250,8 +1256,9 @@ old_row_cb(void *arg, int64_t id, const struct store_decision *d)
     assert_string_equal(d->sd_victim->sv_pod, "onnx-1");
     assert_null(d->sd_gpu);
     assert_null(d->sd_release);
-    assert_null(d->sd_free_source); /* before schema 3: nothing says where free came from */
-    assert_null(d->sd_prediction);  /* before schema 4: no prediction */
+    assert_null(
+        d->sd_free_source); /* before schema 3: nothing says where free came from */
+    assert_null(d->sd_prediction); /* before schema 4: no prediction */
     return 0;
 }
 
@@ -1263,7 +1270,8 @@ new_row_cb(void *arg, int64_t id, const struct store_decision *d)
     assert_string_equal(d->sd_free_source, "device");
     assert_non_null(d->sd_prediction);
     assert_true(d->sd_prediction->sp_slope_known);
-    assert_true(d->sd_prediction->sp_slope_mib_s > 49.99 && d->sd_prediction->sp_slope_mib_s < 50.01);
+    assert_true(d->sd_prediction->sp_slope_mib_s > 49.99 &&
+                d->sd_prediction->sp_slope_mib_s < 50.01);
     assert_false(d->sd_prediction->sp_eta_known);
     assert_true(d->sd_prediction->sp_horizon_s == 120);
     return 0;
@@ -1277,8 +1285,8 @@ computed_row_cb(void *arg, int64_t id, const struct store_decision *d)
     return 0;
 }
 
-/* A version 1 file opened by this daemon: migrated to the current schema in place, its rows
- * kept (node scope: gpu null), and the read-only CLI refuses it until then. */
+/* A version 1 file opened by this daemon: migrated to the current schema in place, its
+ * rows kept (node scope: gpu null), and the read-only CLI refuses it until then. */
 static void
 test_migrates_v1_file(void **state)
 {
@@ -1299,19 +1307,17 @@ test_migrates_v1_file(void **state)
     assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
     d.sd_gpu = "GPU-a";
     d.sd_free_source = "device";
-    d.sd_prediction = &(struct store_prediction){.sp_slope_known = 1, .sp_slope_mib_s = 50.004,
-                                                 .sp_horizon_s = 120};
+    d.sd_prediction = &(struct store_prediction){
+        .sp_slope_known = 1, .sp_slope_mib_s = 50.004, .sp_horizon_s = 120};
     assert_int_equal(store_decision_record(s, &d, NULL, f->f_err, sizeof(f->f_err)), 0);
     assert_ids(s, &(struct store_filter){0}, "[2,1]");
     assert_ids(s, &flt, "[2]");
-    assert_int_equal(store_get_decision(s, 1, old_row_cb, &calls, f->f_err,
-                                        sizeof(f->f_err)),
-                     1);
+    assert_int_equal(
+        store_get_decision(s, 1, old_row_cb, &calls, f->f_err, sizeof(f->f_err)), 1);
     assert_int_equal(calls, 1);
     calls = 0;
-    assert_int_equal(store_get_decision(s, 2, new_row_cb, &calls, f->f_err,
-                                        sizeof(f->f_err)),
-                     1);
+    assert_int_equal(
+        store_get_decision(s, 2, new_row_cb, &calls, f->f_err, sizeof(f->f_err)), 1);
     assert_int_equal(calls, 1);
     store_close(s);
     s = open_ro(f); /* now current for the CLI too */
@@ -1339,16 +1345,15 @@ test_migrates_v2_file(void **state)
     assert_non_null(strstr(f->f_err, "schema version 2 is older than 4"));
     s = open_rw(f);
     assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
-    assert_int_equal(store_get_decision(s, id, old_row_cb, &calls, f->f_err,
-                                        sizeof(f->f_err)),
-                     1);
+    assert_int_equal(
+        store_get_decision(s, id, old_row_cb, &calls, f->f_err, sizeof(f->f_err)), 1);
     assert_int_equal(calls, 1);
     d.sd_free_source = "computed";
     assert_int_equal(store_decision_record(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
     calls = 0;
-    assert_int_equal(store_get_decision(s, id, computed_row_cb, &calls, f->f_err,
-                                        sizeof(f->f_err)),
-                     1);
+    assert_int_equal(
+        store_get_decision(s, id, computed_row_cb, &calls, f->f_err, sizeof(f->f_err)),
+        1);
     assert_int_equal(calls, 1);
     store_close(s);
 }
@@ -1360,9 +1365,12 @@ test_query_gpu_filter(void **state)
     struct fx *f = *state;
     struct store *s = seed(f);
     struct store_filter flt = {.sf_gpu = "GPU-a"};
-    struct store_decision d = {.sd_time_ms = 7000, .sd_node = "gpu-1",
-                               .sd_result = "would_recycle", .sd_floor_mib = 1536,
-                               .sd_action = "evict", .sd_gpu = "GPU-a"};
+    struct store_decision d = {.sd_time_ms = 7000,
+                               .sd_node = "gpu-1",
+                               .sd_result = "would_recycle",
+                               .sd_floor_mib = 1536,
+                               .sd_action = "evict",
+                               .sd_gpu = "GPU-a"};
 
     assert_ids(s, &flt, "[]");
     assert_int_equal(store_decision_record(s, &d, NULL, f->f_err, sizeof(f->f_err)), 0);
@@ -1406,7 +1414,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_reopen_marks_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_and_verify_pending, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_finish_keeps_stored_candidates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finish_keeps_stored_candidates, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_while_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_filters, setup, teardown),

@@ -64,16 +64,40 @@ static void
 test_hostile(void **state)
 {
     static const char *const strs[] = {
-        "", "\"", "\\", "\"\\\"", "a\"b\\c", "/slash/", "\b\f\n\r\t", "\x01\x02\x1f\x7f",
-        "tab\there", "caf\xc3\xa9", "\xe2\x82\xac euro", "\xf0\x9f\x98\x80 emoji",
-        "\xef\xbb\xbf bom", "\xe2\x80\xa8 line separator", "\xef\xbf\xbf nonchar",
-        "\xf4\x8f\xbf\xbf max", "\xff\xfe", "bad\xc3", "\xc3", "\xc0\xaf overlong",
-        "\xe0\x80\xaf overlong3", "\xed\xa0\x80 surrogate", "\xf4\x90\x80\x80 too big",
-        "\xf5\x80\x80\x80", "\x80 lone continuation", "\xe2\x82", "mixed \xe2\x82\xac\xff\x1b",
-        "\xc3\xa9\xc3", "x\xf0\x9f\x98", "<script>alert(1)</script>", "\\u0000",
+        "",
+        "\"",
+        "\\",
+        "\"\\\"",
+        "a\"b\\c",
+        "/slash/",
+        "\b\f\n\r\t",
+        "\x01\x02\x1f\x7f",
+        "tab\there",
+        "caf\xc3\xa9",
+        "\xe2\x82\xac euro",
+        "\xf0\x9f\x98\x80 emoji",
+        "\xef\xbb\xbf bom",
+        "\xe2\x80\xa8 line separator",
+        "\xef\xbf\xbf nonchar",
+        "\xf4\x8f\xbf\xbf max",
+        "\xff\xfe",
+        "bad\xc3",
+        "\xc3",
+        "\xc0\xaf overlong",
+        "\xe0\x80\xaf overlong3",
+        "\xed\xa0\x80 surrogate",
+        "\xf4\x90\x80\x80 too big",
+        "\xf5\x80\x80\x80",
+        "\x80 lone continuation",
+        "\xe2\x82",
+        "mixed \xe2\x82\xac\xff\x1b",
+        "\xc3\xa9\xc3",
+        "x\xf0\x9f\x98",
+        "<script>alert(1)</script>",
+        "\\u0000",
     };
-    static const int64_t nums[] = {0, 1, -1, INT64_MAX, INT64_MIN, 1000000, -42,
-                                   INT64_MAX - 1, INT64_MIN + 1};
+    static const int64_t nums[] = {
+        0, 1, -1, INT64_MAX, INT64_MIN, 1000000, -42, INT64_MAX - 1, INT64_MIN + 1};
     const size_t ns = sizeof(strs) / sizeof(strs[0]), nn = sizeof(nums) / sizeof(nums[0]);
     struct store_candidate c[64];
     size_t i;
@@ -98,9 +122,25 @@ static void
 random_str(char *out, size_t max, unsigned *seed)
 {
     static const char *const frags[] = {
-        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf", "\xee\x80\x80",
-        "\xed\xa0\x80", "\xc0\x80", "\xe0\x9f\xbf", "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80",
-        "\"", "\\", "\n", "\x1f", "\x7f", "/", "\xc3", "\xe2\x82", "\xf0\x9f\x98",
+        "\xc3\xa9",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xed\x9f\xbf",
+        "\xee\x80\x80",
+        "\xed\xa0\x80",
+        "\xc0\x80",
+        "\xe0\x9f\xbf",
+        "\xf0\x8f\xbf\xbf",
+        "\xf4\x90\x80\x80",
+        "\"",
+        "\\",
+        "\n",
+        "\x1f",
+        "\x7f",
+        "/",
+        "\xc3",
+        "\xe2\x82",
+        "\xf0\x9f\x98",
     };
     size_t len = 0, want = (size_t)(rand_r(seed) % (int)max);
 
@@ -127,14 +167,19 @@ random_str(char *out, size_t max, unsigned *seed)
 static int64_t
 random_num(unsigned *seed)
 {
-    uint64_t u = ((uint64_t)(unsigned)rand_r(seed) << 33) ^ ((uint64_t)(unsigned)rand_r(seed) << 11) ^
+    uint64_t u = ((uint64_t)(unsigned)rand_r(seed) << 33) ^
+                 ((uint64_t)(unsigned)rand_r(seed) << 11) ^
                  (uint64_t)(unsigned)rand_r(seed);
 
     switch (rand_r(seed) % 5) {
-    case 0: return INT64_MIN + rand_r(seed) % 3;
-    case 1: return INT64_MAX - rand_r(seed) % 3;
-    case 2: return (int64_t)(rand_r(seed) % 200000) - 100000;
-    default: return (int64_t)u;
+    case 0:
+        return INT64_MIN + rand_r(seed) % 3;
+    case 1:
+        return INT64_MAX - rand_r(seed) % 3;
+    case 2:
+        return (int64_t)(rand_r(seed) % 200000) - 100000;
+    default:
+        return (int64_t)u;
     }
 }
 
@@ -182,8 +227,8 @@ test_big(void **state)
         names[i][sizeof(names[i]) - 1] = '\0';
         if (i % 9 == 0)
             names[i][i % 150] = '\n'; /* each one an escape longer */
-        c[i] = (struct store_candidate){"tenant-0", names[i], (int64_t)i, 1, 3000, i % 2,
-                                        "over budget by \"a lot\""};
+        c[i] = (struct store_candidate){
+            "tenant-0", names[i], (int64_t)i, 1, 3000, i % 2, "over budget by \"a lot\""};
     }
     assert_same(c, N);
     free(c);
@@ -218,7 +263,8 @@ test_column(void **state)
     d.sd_candidates = c;
     d.sd_candidate_count = 3;
     assert_int_equal(store_decision_start(s, &d, &id, err, sizeof(err)), 0);
-    assert_int_equal(sqlite3_prepare_v2(s->st_db, "SELECT candidates FROM decisions WHERE id = ?",
+    assert_int_equal(sqlite3_prepare_v2(s->st_db,
+                                        "SELECT candidates FROM decisions WHERE id = ?",
                                         -1, &st, NULL),
                      SQLITE_OK);
     for (pass = 0; pass < 2; pass++) {

@@ -1,4 +1,5 @@
-/* test_suggest.c -- `budgets --suggest`'s no-I/O parts: p99, rounding, parsing, owners, the range answer, the tally */
+/* test_suggest.c -- `budgets --suggest`'s no-I/O parts: p99, rounding, parsing, owners,
+ * the range answer, the tally */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,14 +75,24 @@ test_mib_and_suggestion(void **state)
     assert_int_equal(sg_suggest_mib(1000, 1250, 1000), 1300); /* never below the max */
     assert_int_equal(sg_suggest_mib(1, 0, 0), 100);
     assert_int_equal(sg_suggest_mib(0, 0, 1000), 0);
-    assert_int_equal(sg_suggest_mib(4000000000u, 0, 100000), 44000000000LL); /* no overflow */
+    assert_int_equal(sg_suggest_mib(4000000000u, 0, 100000),
+                     44000000000LL); /* no overflow */
 }
 
 static void
 test_parse_options(void **state)
 {
-    static const char *const bad_h[] = {"0.1", "%", "10", "1.234%", "-1%", "1001%", "",
-                                        "1.%", "10%%", " 10%", "99999999999999999999%"};
+    static const char *const bad_h[] = {"0.1",
+                                        "%",
+                                        "10",
+                                        "1.234%",
+                                        "-1%",
+                                        "1001%",
+                                        "",
+                                        "1.%",
+                                        "10%%",
+                                        " 10%",
+                                        "99999999999999999999%"};
     static const char *const bad_w[] = {"59m", "91d", "3601s", "x", "", "7 d", "-7d"};
     uint32_t bp;
     int64_t s;
@@ -137,16 +148,20 @@ test_owners(void **state)
     const char *kind;
     char name[64];
 
-    assert_int_equal(sg_workload_of("ReplicaSet", "llm-5d9f8c7b6", "5d9f8c7b6", &kind, name,
-                                    sizeof(name)), 0);
+    assert_int_equal(sg_workload_of("ReplicaSet", "llm-5d9f8c7b6", "5d9f8c7b6", &kind,
+                                    name, sizeof(name)),
+                     0);
     assert_string_equal(kind, "Deployment");
     assert_string_equal(name, "llm");
-    assert_int_equal(sg_workload_of("ReplicaSet", "rs-x", "other", &kind, name, sizeof(name)), 0);
+    assert_int_equal(
+        sg_workload_of("ReplicaSet", "rs-x", "other", &kind, name, sizeof(name)), 0);
     assert_string_equal(kind, "ReplicaSet");
     assert_string_equal(name, "rs-x");
-    assert_int_equal(sg_workload_of("ReplicaSet", "abc", NULL, &kind, name, sizeof(name)), 0);
+    assert_int_equal(sg_workload_of("ReplicaSet", "abc", NULL, &kind, name, sizeof(name)),
+                     0);
     assert_string_equal(kind, "ReplicaSet");
-    assert_int_equal(sg_workload_of("StatefulSet", "db", NULL, &kind, name, sizeof(name)), 0);
+    assert_int_equal(sg_workload_of("StatefulSet", "db", NULL, &kind, name, sizeof(name)),
+                     0);
     assert_string_equal(kind, "StatefulSet");
     assert_int_equal(sg_workload_of("Node", "n1", NULL, &kind, name, sizeof(name)), -1);
     assert_int_equal(sg_workload_of(NULL, NULL, NULL, &kind, name, sizeof(name)), -1);
@@ -155,7 +170,8 @@ test_owners(void **state)
     assert_true(sg_name_matches("Deployment", "web", "web-7c8d9e6f5-zq2x4"));
     assert_false(sg_name_matches("Deployment", "web", "web-api-7c8d9e6f5-zq2x4"));
     assert_false(sg_name_matches("Deployment", "web", "web-7c8d9e6f5-zq2x"));
-    assert_false(sg_name_matches("Deployment", "web", "web-7c8d9e6f5aa-zq2x4")); /* hash > 10 */
+    assert_false(
+        sg_name_matches("Deployment", "web", "web-7c8d9e6f5aa-zq2x4")); /* hash > 10 */
     assert_true(sg_name_matches("StatefulSet", "db", "db-0"));
     assert_true(sg_name_matches("StatefulSet", "db", "db-12"));
     assert_false(sg_name_matches("StatefulSet", "db", "db-01"));
@@ -163,17 +179,20 @@ test_owners(void **state)
     assert_true(sg_name_matches("DaemonSet", "agent", "agent-x7k2p"));
     assert_true(sg_name_matches("Job", "train", "train-x7k2p"));
     assert_false(sg_name_matches("Job", "train", "train-x7k2"));
-    assert_false(sg_name_matches("Rollout", "r", "r-x7k2p")); /* unknown kinds: live pods only */
+    assert_false(
+        sg_name_matches("Rollout", "r", "r-x7k2p")); /* unknown kinds: live pods only */
     assert_false(sg_name_matches(NULL, "r", "r-x7k2p"));
     assert_false(sg_name_matches("StatefulSet", "db", "db"));
 }
 
-#define POD(name, owner, hash, containers)                                                     \
-    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"u-" name "\","        \
-    "\"labels\":{\"pod-template-hash\":" hash "},\"ownerReferences\":" owner "},"             \
+#define POD(name, owner, hash, containers)                                               \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"u-" name "\","  \
+    "\"labels\":{\"pod-template-hash\":" hash "},\"ownerReferences\":" owner "},"        \
     "\"spec\":{\"containers\":" containers "},\"status\":{\"phase\":\"Running\"}}"
 #define RS "[{\"kind\":\"ReplicaSet\",\"name\":\"llm-5d9f8c7b6\",\"controller\":true}]"
 
+/* One JSON item a line, kept by hand (clang-format would run them together). */
+/* clang-format off */
 static const char PODS[] =
     "{\"kind\":\"PodList\",\"items\":["
     POD("llm-5d9f8c7b6-abcde", RS, "\"5d9f8c7b6\"",
@@ -183,10 +202,12 @@ static const char PODS[] =
     POD("llm-5d9f8c7b6-fghij", RS, "\"5d9f8c7b6\"",
         "[{\"name\":\"main\",\"resources\":{\"limits\":{\"r.io/m\":\"5000\"}}},"
         "{\"name\":\"side\",\"resources\":{\"requests\":{\"r.io/m\":\"1Ki\"}}}]") ","
-    POD("bare", "[]", "null", "[{\"name\":\"b\",\"resources\":{\"limits\":{\"r.io/m\":\"5q\"}}}]") ","
+    POD("bare", "[]", "null",
+        "[{\"name\":\"b\",\"resources\":{\"limits\":{\"r.io/m\":\"5q\"}}}]") ","
     POD("db-0", "[{\"kind\":\"StatefulSet\",\"name\":\"db\",\"controller\":true}]", "null",
         "[{\"name\":\"db\",\"resources\":{\"limits\":{\"r.io/m\":\"2k\"}}}]")
     "]}";
+/* clang-format on */
 
 static void
 test_pods(void **state)
@@ -194,7 +215,8 @@ test_pods(void **state)
     struct sg_pod_list l;
     char err[256];
 
-    assert_int_equal(sg_pods_parse(PODS, strlen(PODS), "r.io/m", &l, err, sizeof(err)), 0);
+    assert_int_equal(sg_pods_parse(PODS, strlen(PODS), "r.io/m", &l, err, sizeof(err)),
+                     0);
     assert_int_equal(l.sl_count, 4);
     assert_string_equal(l.sl_pods[0].sp_owner_kind, "ReplicaSet");
     assert_string_equal(l.sl_pods[0].sp_hash, "5d9f8c7b6");
@@ -214,8 +236,8 @@ test_pods(void **state)
                                       "{\"items\":[]} x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = '\0';
-        assert_int_equal(sg_pods_parse(bad[i], strlen(bad[i]), "r.io/m", &l, err, sizeof(err)),
-                         -1);
+        assert_int_equal(
+            sg_pods_parse(bad[i], strlen(bad[i]), "r.io/m", &l, err, sizeof(err)), -1);
         assert_true(err[0] != '\0');
         assert_null(l.sl_pods);
     }
@@ -231,20 +253,23 @@ test_tally(void **state)
     char err[256];
     const double M = 1048576;
 
-    assert_int_equal(sg_pods_parse(PODS, strlen(PODS), "r.io/m", &l, err, sizeof(err)), 0);
+    assert_int_equal(sg_pods_parse(PODS, strlen(PODS), "r.io/m", &l, err, sizeof(err)),
+                     0);
     assert_int_equal(sg_acc_init(&a, 0, 60, 200, 1000), 0);
     assert_int_equal(sg_acc_add_node(&a, "n1", &l, NULL, 10000), 0);
     assert_int_equal(sg_acc_chunk_begin(&a, 0, 0, 100), 0);
     for (size_t i = 0; i < 100; i++) {
         assert_int_equal(sg_acc_sample(&a, "ml", "llm-5d9f8c7b6-abcde", i, 4000 * M), 0);
-        assert_int_equal(sg_acc_sample(&a, "ml", "llm-5d9f8c7b6-abcde", i, 1000 * M + 1), 0);
+        assert_int_equal(sg_acc_sample(&a, "ml", "llm-5d9f8c7b6-abcde", i, 1000 * M + 1),
+                         0);
         if (i < 30)
             assert_int_equal(sg_acc_sample(&a, "ml", "db-0", i, 100 * M), 0);
     }
     assert_int_equal(sg_acc_chunk_end(&a, err, sizeof(err)), 0);
     assert_int_equal(sg_acc_chunk_begin(&a, 0, 100, 100), 0);
     for (size_t i = 0; i < 100; i++)
-        assert_int_equal(sg_acc_sample(&a, "ml", "llm-7c8d9e6f5-zzzzz", i, (i + 1) * 60 * M), 0);
+        assert_int_equal(
+            sg_acc_sample(&a, "ml", "llm-7c8d9e6f5-zzzzz", i, (i + 1) * 60 * M), 0);
     assert_int_equal(sg_acc_sample(&a, "ml", "gone-thing-x", 0, 1), 0);
     assert_int_equal(sg_acc_sample(&a, "ml", "bare", 0, M), 0);
     assert_int_equal(sg_acc_chunk_end(&a, err, sizeof(err)), 0);
@@ -282,13 +307,15 @@ test_tally(void **state)
     assert_int_equal(bare->w_declared, SG_DECLARED_UNREADABLE);
     assert_int_equal(a.a_gone_count, 1);
     assert_string_equal(a.a_gone[0].g_key, "ml/gone-thing-x");
-    /* Seats: 2 x 6500 + db's declared 2000 (no suggestion); the bare pod's is unreadable. */
+    /* Seats: 2 x 6500 + db's declared 2000 (no suggestion); the bare pod's is unreadable.
+     */
     assert_int_equal(a.a_nodes[0].n_seats_mib, 15000);
     assert_false(a.a_nodes[0].n_fits);
     assert_int_equal(a.a_nodes[0].n_declared_mib, 2 * 6024 + 2000);
     for (size_t i = 0; i < a.a_nodes[0].n_seat_count; i++)
         assert_int_equal(a.a_nodes[0].n_seats[i].ss_cut,
-                         strcmp(a.a_nodes[0].n_seats[i].ss_name, "ml/Deployment/llm") == 0);
+                         strcmp(a.a_nodes[0].n_seats[i].ss_name, "ml/Deployment/llm") ==
+                             0);
     sg_acc_free(&a);
     sg_pod_list_free(&l);
 }
@@ -297,10 +324,10 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_percentile),  cmocka_unit_test(test_mib_and_suggestion),
+        cmocka_unit_test(test_percentile),    cmocka_unit_test(test_mib_and_suggestion),
         cmocka_unit_test(test_parse_options), cmocka_unit_test(test_cut_list),
-        cmocka_unit_test(test_owners),
-        cmocka_unit_test(test_pods),        cmocka_unit_test(test_tally),
+        cmocka_unit_test(test_owners),        cmocka_unit_test(test_pods),
+        cmocka_unit_test(test_tally),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
