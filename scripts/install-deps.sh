@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(build-essential cmake pkg-config curl ca-certificates
           libevent-dev libjansson-dev libcurl4-openssl-dev libsqlite3-dev libcmocka-dev
           sqlite3 jq prometheus prometheus-alertmanager clang libclang-rt-14-dev
-          chromium python3 openssl)
+          chromium python3 openssl clang-format cppcheck)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
