@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lint.sh -- the style tools the project declares, enforced: clang-format (the root
-# .clang-format, --dry-run -Werror) and cppcheck over every tracked C file. Exits 1
-# naming each file that differs or each finding; 0 when both are quiet.
+# .clang-format, --dry-run -Werror), cppcheck over every tracked C file, and the
+# folders' walls (an internal NAME_int.h is included only in its own folder).
+# Exits 1 naming each file that differs or each finding; 0 when all are quiet.
 # usage: scripts/lint.sh   (run from anywhere; ctest runs it as `lint`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,22 @@ for f in "${files[@]}"; do
 done
 echo "lint: clang-format: ${#files[@]} files, $bad differ"
 [ "$bad" -eq 0 ] || rc=1
+
+# Walls: a folder's internal header (NAME_int.h) is included only inside its
+# own folder (and by tests, which are white-box); everything else goes through
+# the headers the folder's library exports.
+walls=0
+for h in $(printf '%s\n' "${files[@]}" | grep '_int\.h$'); do
+    dir=$(dirname "$h")
+    while IFS= read -r user; do
+        case $user in "$dir"/* | tests/*) ;; *)
+            echo "lint: walls: $user includes $h, internal to $dir/"
+            walls=$((walls + 1)) ;;
+        esac
+    done < <(grep -l "#include \"$(basename "$h")\"" "${files[@]}" || true)
+done
+echo "lint: walls: $walls internal headers reached from outside their folder"
+[ "$walls" -eq 0 ] || rc=1
 
 # cppcheck: warnings and portability, as errors. Inline suppressions carry
 # their reason beside them; nothing is suppressed globally.
