@@ -170,26 +170,6 @@ check_prediction(json_t *d, double slope, double eta)
     jnum(p, "horizon_s", 120);
 }
 
-static int
-is_growth_query(const struct fake_req *r)
-{
-    char *q = fake_query_param(r, "query");
-    int yes = q != NULL && strstr(q, GROWTH_NEEDLE) != NULL;
-
-    free(q);
-    return yes;
-}
-
-static size_t
-growth_queries(struct env *e)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < fake_count(e->fake); i++)
-        n += (size_t)is_growth_query(fake_req(e->fake, i));
-    return n;
-}
-
 /* Requests that change something, or could: anything but GET (a dry-run
  * probe with dryRun=All counted apart in dry_run). */
 static size_t
@@ -250,7 +230,7 @@ test_grower_recycled(void **state)
     jhas(d, "reason", "predicted to starve node " NODE " in 49 s");
     jhas(d, "reason", ML_NS "/" ML_POD " uses 9000 MiB against a budget of 3000 MiB");
     jhas(d, "reason", "grows 20.0 MiB/s");
-    assert_int_equal(growth_queries(e), 1);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
     assert_int_equal(mutating(e, NULL), 1);
     json_decref(d);
 }
@@ -374,7 +354,7 @@ test_below_floor_as_low(void **state)
     assert_int_equal(json_integer_value(jget(d, "free_mib")), 553);
     assert_true(json_is_null(jget(d, "prediction")));
     jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
-    assert_int_equal(growth_queries(e), 0);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 0);
     assert_int_equal(mutating(e, NULL), 1);
     json_decref(d);
 }
@@ -423,7 +403,7 @@ test_growth_query_fails(void **state)
     assert_true(json_is_null(jget(d, "prediction")));
     jhas(d, "error", "the growth query: prometheus: HTTP 503");
     jhas(d, "reason", "cannot measure the pods' growth, so acting on nothing");
-    assert_int_equal(growth_queries(e), 1);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
     assert_int_equal(mutating(e, NULL), 0);
     json_decref(d);
 }

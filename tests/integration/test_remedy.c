@@ -168,21 +168,13 @@ check_incident_candidates(json_t *d)
 static int
 is_device_query(const struct fake_req *r)
 {
-    char *q = fake_query_param(r, "query");
-    int yes = q != NULL && strstr(q, "gvw_ts") != NULL;
-
-    free(q);
-    return yes;
+    return query_has(r, "gvw_ts");
 }
 
 static size_t
 count_device_queries(struct env *e)
 {
-    size_t n = 0;
-
-    for (size_t i = 0; i < fake_count(e->fake); i++)
-        n += (size_t)is_device_query(fake_req(e->fake, i));
-    return n;
+    return count_queries(e, "gvw_ts");
 }
 
 static size_t

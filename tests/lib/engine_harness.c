@@ -234,6 +234,26 @@ deliver(struct env *e, const char *labels)
 }
 
 int
+query_has(const struct fake_req *r, const char *needle)
+{
+    char *q = fake_query_param(r, "query");
+    int yes = q != NULL && strstr(q, needle) != NULL;
+
+    free(q);
+    return yes;
+}
+
+size_t
+count_queries(struct env *e, const char *needle)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fake_count(e->fake); i++)
+        n += (size_t)query_has(fake_req(e->fake, i), needle);
+    return n;
+}
+
+int
 count_rows_cb(void *arg, int64_t id, const struct store_decision *d)
 {
     size_t *n = arg;

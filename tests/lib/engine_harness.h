@@ -28,11 +28,11 @@ struct kv {
  * from env_init() to env_fini(); the settings, clients, store and engine from
  * engine_start() (or env_config()/env_clients()) to engine_stop(). */
 struct env {
-    struct event_base *base;
-    struct fake *fake;
-    char dir[64];      /* mkdtemp scratch directory, removed by env_fini() */
-    char db[96];       /* dir/audit.db, the AUDIT_DB every test gets */
-    struct config cfg; /* valid while cfg_loaded */
+    struct event_base *base; /* owned */
+    struct fake *fake;       /* owned */
+    char dir[64];            /* mkdtemp scratch directory, removed by env_fini() */
+    char db[96];             /* dir/audit.db, the AUDIT_DB every test gets */
+    struct config cfg;       /* valid while cfg_loaded */
     int cfg_loaded;
     struct prom *prom;         /* owned */
     struct kube *kube;         /* owned */
@@ -95,6 +95,12 @@ void deliver(struct env *e, const char *labels);
 /* A store_query_decisions() callback (arg: size_t n[2]) that adds each
  * finished row to n[0] and every row to n[1]. */
 int count_rows_cb(void *arg, int64_t id, const struct store_decision *d);
+
+/* Whether request r's query parameter holds needle. */
+int query_has(const struct fake_req *r, const char *needle);
+
+/* How many requests the fake got whose query parameter holds needle. */
+size_t count_queries(struct env *e, const char *needle);
 
 /* Decision rows: finished ones in n[0], all in n[1]. */
 void count_rows(struct env *e, size_t n[2]);
