@@ -9,127 +9,48 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 
-#include "alert.h"
 #include "buf.h"
-#include "clients.h"
-#include "config.h"
-#include "fake.h"
-#include "kube.h"
+#include "engine_harness.h"
 #include "log.h"
 #include "metrics.h"
-#include "prom.h"
-#include "remedy.h"
-#include "store.h"
 
 #define NODES 1000
 
-struct kv {
-    const char *k, *v;
+/* Every test's settings, below its own (MAX_CONCURRENT_DECISIONS, from start). */
+static const struct kv fanout_env[] = {
+    {"DRY_RUN", "true"},
+    {"EVENTS", "false"},
+    {"FREE_QUERY", ""}, /* one query per decision: the fake counts decisions */
+    {"USED_QUERY", "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+    {NULL, NULL},
 };
 
-struct env {
-    struct event_base *base;
-    struct fake *fake;
-    char dir[64], db[96];
-    struct config cfg;
-    struct prom *prom;
-    struct kube *kube;
-    struct store *store;
-    struct remedy *r;
-    const struct kv *extra, *base_env;
-};
-
-static struct env *cur;
-
-static const char *
-env_getenv(const char *name)
-{
-    for (const struct kv *p = cur->extra; p != NULL && p->k != NULL; p++)
-        if (strcmp(p->k, name) == 0)
-            return p->v;
-    for (const struct kv *p = cur->base_env; p != NULL && p->k != NULL; p++)
-        if (strcmp(p->k, name) == 0)
-            return p->v;
-    return NULL;
-}
-
+/* The harness's fixture, with the logs and the metrics a scrape reads. */
 static int
 setup(void **state)
 {
-    struct env *e = calloc(1, sizeof(*e));
-
-    assert_non_null(e);
-    fake_isolate();
     log_init(LOG_FORMAT_TEXT, LOG_LEVEL_ERROR);
     metrics_init(0);
-    assert_non_null(e->base = event_base_new());
-    assert_non_null(e->fake = fake_new(e->base));
-    snprintf(e->dir, sizeof(e->dir), "/tmp/gvw-fanout-XXXXXX");
-    assert_non_null(mkdtemp(e->dir));
-    snprintf(e->db, sizeof(e->db), "%s/audit.db", e->dir);
-    *state = e;
-    return 0;
+    return env_setup(state, fanout_env);
 }
 
 static int
 teardown(void **state)
 {
-    struct env *e = *state;
-    char p[128];
-
-    kube_free(e->kube);
-    prom_free(e->prom);
-    remedy_free(e->r);
-    store_close(e->store);
-    config_free(&e->cfg);
-    fake_free(e->fake);
-    event_base_free(e->base);
+    env_teardown(state);
     metrics_cleanup();
-    unlink(e->db);
-    snprintf(p, sizeof(p), "%s-wal", e->db);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", e->db);
-    unlink(p);
-    rmdir(e->dir);
-    free(e);
     return 0;
 }
 
 static void
 start(struct env *e, const char *max)
 {
-    const struct kv base_env[] = {
-        {"PROMETHEUS_URL", fake_url(e->fake)},
-        {"KUBE_API_URL", fake_url(e->fake)},
-        {"WEBHOOK_AUTH", "none"},
-        {"DRY_RUN", "true"},
-        {"AUDIT_DB", e->db},
-        {"LOG_FORMAT", "text"},
-        {"EVENTS", "false"},
-        {"FREE_QUERY", ""}, /* one query per decision: the fake counts decisions */
-        {"USED_QUERY",
-         "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
-        {"MAX_CONCURRENT_DECISIONS", max},
-        {NULL, NULL},
-    };
-    int rest[2], nrest = 0;
-    char err[512];
+    const struct kv extra[] = {{"MAX_CONCURRENT_DECISIONS", max}, {NULL, NULL}};
 
-    cur = e;
-    e->base_env = base_env;
-    if (config_load(&e->cfg, 0, NULL, env_getenv, rest, &nrest, err, sizeof(err)) == -1)
-        fail_msg("config_load: %s", err);
-    e->base_env = NULL;
-    if (clients_new(e->base, &e->cfg, &e->prom, &e->kube, err, sizeof(err)) == -1)
-        fail_msg("clients_new: %s", err);
-    if ((e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err))) == NULL)
-        fail_msg("store_open: %s", err);
-    assert_non_null(e->r = remedy_new(e->base, &e->cfg, e->prom, e->kube));
-    remedy_set_store(e->r, e->store);
+    engine_start(e, extra, 0);
 }
 
 /* One webhook body of n firing GPUVRAMLow alerts, node-0000 ... node-(n-1). */
@@ -138,9 +59,6 @@ deliver_burst(struct env *e, int n)
 {
     size_t cap = 256 + (size_t)n * 400, off = 0;
     char *body = malloc(cap);
-    struct alert_batch b;
-    char err[512];
-    int64_t id;
 
     assert_non_null(body);
     off += (size_t)snprintf(body, cap,
@@ -154,25 +72,7 @@ deliver_burst(struct env *e, int n)
                              "\"fp%04d\"}",
                              i ? "," : "", i, i);
     snprintf(body + off, cap - off, "]}");
-    if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
-        fail_msg("alert_batch_parse: %s", err);
-    assert_int_equal(b.ab_count, n);
-    for (size_t i = 0; i < b.ab_count; i++) {
-        const struct alert *a = &b.ab_alerts[i];
-        struct store_alert sa = {.sa_received_ms = 1780394400000,
-                                 .sa_alertname = a->a_alertname,
-                                 .sa_status = alert_status_name(a),
-                                 .sa_fingerprint = a->a_fingerprint,
-                                 .sa_starts_at = a->a_starts_at,
-                                 .sa_ends_at = a->a_ends_at,
-                                 .sa_labels_json = a->a_labels_json,
-                                 .sa_annotations_json = a->a_annotations_json};
-
-        if (store_add_alert(e->store, &sa, &id, err, sizeof(err)) == -1)
-            fail_msg("store_add_alert: %s", err);
-        remedy_on_alert(e->r, a, id);
-    }
-    alert_batch_free(&b);
+    assert_int_equal(deliver_body(e, body), n);
     free(body);
 }
 

@@ -14,12 +14,8 @@
 #include <jansson.h>
 
 #include "audit_format.h"
-#include "clients.h"
-#include "config.h"
-#include "fake.h"
+#include "engine_harness.h"
 #include "gather.h"
-#include "kube.h"
-#include "prom.h"
 #include "verdict.h"
 
 #define NODE "gpu-node-1"
@@ -55,17 +51,9 @@
     S("\"gvw_ts\":\"device\",\"node\":\"" NODE "\",\"uuid\":\"GPU-0\"", "1780394400")
 #define DEVICE_OK VEC(FREE_S("536870912") "," TOTAL_S "," UNATT_S "," DTS_S)
 
-struct kv {
-    const char *k, *v;
-};
-
-struct env {
-    struct event_base *base;
-    struct fake *fake;
-    struct config cfg;
-    struct prom *prom;
-    struct kube *kube;
-    const struct kv *vars;
+/* The harness's world (settings and clients, no engine) and what one look saw. */
+struct dev_env {
+    struct env h;
     int done;
     char result[32], reason[1024], error[1024], source[16];
     long long free_mib;
@@ -73,49 +61,23 @@ struct env {
     char victim_pod[256];
 };
 
-static struct env *cur;
-
-static const char *
-env_getenv(const char *name)
-{
-    for (const struct kv *p = cur->vars; p != NULL && p->k != NULL; p++)
-        if (strcmp(p->k, name) == 0)
-            return p->v;
-    return NULL;
-}
+static const struct kv dev_settings[] = {
+    {"MIN_RUNTIME", "1s"},
+    {"HTTP_TIMEOUT", "3s"},
+    {"AUDIT_DB", "/nonexistent/audit.db"},
+    {NULL, NULL},
+};
 
 static int
 setup(void **state)
 {
-    struct env *e = calloc(1, sizeof(*e));
-    char err[512];
-    int rest[4], nrest = 0;
+    struct dev_env *e = calloc(1, sizeof(*e));
 
     assert_non_null(e);
-    fake_isolate();
-    assert_non_null(e->base = event_base_new());
-    assert_non_null(e->fake = fake_new(e->base));
-    {
-        const struct kv vars[] = {
-            {"PROMETHEUS_URL", fake_url(e->fake)},
-            {"KUBE_API_URL", fake_url(e->fake)},
-            {"WEBHOOK_AUTH", "none"},
-            {"MIN_RUNTIME", "1s"},
-            {"LOG_FORMAT", "text"},
-            {"HTTP_TIMEOUT", "3s"},
-            {"AUDIT_DB", "/nonexistent/audit.db"},
-            {NULL, NULL},
-        };
-        cur = e;
-        e->vars = vars;
-        if (config_load(&e->cfg, 0, NULL, env_getenv, rest, &nrest, err, sizeof(err)) ==
-            -1)
-            fail_msg("config_load: %s", err);
-        e->vars = NULL;
-    }
-    assert_string_equal(e->cfg.c_free_query, FREE_QUERY_AUTO); /* the default */
-    if (clients_new(e->base, &e->cfg, &e->prom, &e->kube, err, sizeof(err)) == -1)
-        fail_msg("clients_new: %s", err);
+    env_init(&e->h, dev_settings);
+    env_config(&e->h, NULL);
+    assert_string_equal(e->h.cfg.c_free_query, FREE_QUERY_AUTO); /* the default */
+    env_clients(&e->h);
     *state = e;
     return 0;
 }
@@ -123,13 +85,9 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-    struct env *e = *state;
+    struct dev_env *e = *state;
 
-    kube_free(e->kube);
-    prom_free(e->prom);
-    config_free(&e->cfg);
-    fake_free(e->fake);
-    event_base_free(e->base);
+    env_fini(&e->h);
     free(e);
     return 0;
 }
@@ -138,12 +96,12 @@ teardown(void **state)
 static void
 gathered(struct gather *g, const struct gather_result *gr, void *arg)
 {
-    struct env *e = arg;
+    struct dev_env *e = arg;
     struct verdict v;
     json_t *o, *x;
 
-    verdict_init(&v, &e->cfg, NODE, "check", "", 0);
-    verdict_set_result(&v, verdict_from_gather(&v, gr, &e->cfg));
+    verdict_init(&v, &e->h.cfg, NODE, "check", "", 0);
+    verdict_set_result(&v, verdict_from_gather(&v, gr, &e->h.cfg));
     if (gr->gr_status == GATHER_DECIDED && gr->gr_policy.pr_outcome == POLICY_VICTIM)
         verdict_set_victim(&v, &gr->gr_policy.pr_candidates[0], "evict");
     assert_non_null(o = audit_decision_json(&v.vd_d, -1));
@@ -173,20 +131,21 @@ gathered(struct gather *g, const struct gather_result *gr, void *arg)
 /* One look at the node, as `check --node` takes it; device: the device
  * query's status and body. */
 static void
-look(struct env *e, int device_status, const char *device_body)
+look(struct dev_env *e, int device_status, const char *device_body)
 {
-    fake_clear(e->fake);
-    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", device_status,
-                                      device_body),
+    fake_clear(e->h.fake);
+    assert_int_equal(fake_route_query(e->h.fake, "GET", QUERY_PATH, "gvw_ts",
+                                      device_status, device_body),
                      0);
-    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, USED_BODY, 0), 0);
-    assert_int_equal(fake_route_file(e->fake, "GET", "/api/v1/pods", 200,
+    assert_int_equal(fake_route(e->h.fake, "GET", QUERY_PATH, 200, NULL, USED_BODY, 0),
+                     0);
+    assert_int_equal(fake_route_file(e->h.fake, "GET", "/api/v1/pods", 200,
                                      "remedy-pods-incident.json", 0),
                      0);
     e->done = 0;
-    assert_non_null(
-        gather_start(e->base, &e->cfg, e->prom, e->kube, NODE, NULL, gathered, e));
-    if (fake_run_until(e->base, &e->done, 10000) == -1)
+    assert_non_null(gather_start(e->h.base, &e->h.cfg, e->h.prom, e->h.kube, NODE, NULL,
+                                 gathered, e));
+    if (fake_run_until(e->h.base, &e->done, 10000) == -1)
         fail_msg("no answer within 10 s");
 }
 
@@ -201,7 +160,7 @@ has(const char *text, const char *needle)
 static void
 test_device_present(void **state)
 {
-    struct env *e = *state;
+    struct dev_env *e = *state;
 
     look(e, 200, DEVICE_OK);
     assert_string_equal(e->result, "would_recycle");
@@ -214,7 +173,7 @@ test_device_present(void **state)
 static void
 test_device_empty(void **state)
 {
-    struct env *e = *state;
+    struct dev_env *e = *state;
 
     look(e, 200, VEC(""));
     assert_string_equal(e->result, "skipped_recovered");
@@ -227,7 +186,7 @@ test_device_empty(void **state)
 static void
 test_device_error(void **state)
 {
-    struct env *e = *state;
+    struct dev_env *e = *state;
 
     look(e, 500, "{\"status\":\"error\",\"errorType\":\"internal\",\"error\":\"boom\"}");
     assert_string_equal(e->result, "skipped_telemetry");
@@ -240,7 +199,7 @@ test_device_error(void **state)
 static void
 test_device_malformed(void **state)
 {
-    struct env *e = *state;
+    struct dev_env *e = *state;
 
     /* A value that is no number. */
     look(e, 200, VEC(FREE_S("lots") "," TOTAL_S "," DTS_S));

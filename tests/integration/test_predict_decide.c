@@ -7,25 +7,15 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "alert.h"
-#include "audit_cli.h"
-#include "clients.h"
-#include "config.h"
-#include "fake.h"
-#include "kube.h"
-#include "prom.h"
-#include "remedy.h"
-#include "store.h"
+#include "engine_harness.h"
 
 /* The 2026-06-02 cast (tests/data/remedy-pods-incident.json) on a 15360 MiB
  * card, a little earlier: the ML pod at 9000 MiB of its 3000 budget, 12850
@@ -38,6 +28,7 @@
 #define ML_EVICT "/api/v1/namespaces/" ML_NS "/pods/" ML_POD "/eviction"
 #define FR_POD "frigate-84d5c6b7f9-h4n8s"
 #define PREDICTED "GPUVRAMExhaustionPredicted"
+#define ON_NODE "\"node\":\"" NODE "\""
 #define GROWTH_NEEDLE "[120s:1s]" /* the growth subquery: PREDICT_WINDOW 2m, step 1 s */
 #define MIB 1048576.0
 
@@ -49,127 +40,31 @@ static const char *const POD[NPODS] = {ML_POD, "llama-swap-6d8f7b5c4-w7r2k", FR_
                                        "portal-stt-59b7d8c6f5-j6v3q"};
 static const double STEADY_USED[NPODS] = {9000, 1100, 1400, 900, 450};
 
-struct kv {
-    const char *k, *v; /* v NULL = unset */
+/* Every test's settings, below its own. */
+static const struct kv predict_env[] = {
+    {"MIN_RUNTIME", "1s"},
+    {"SETTLE", "1s"},
+    {"DRY_RUN", "false"},
+    {"PREDICT", "true"},
+    {"HTTP_TIMEOUT", "3s"},
+    /* request counts below are exact */
+    {"EVENTS", "false"},
+    {NULL, NULL},
 };
-
-struct env {
-    struct event_base *base;
-    struct fake *fake;
-    char dir[64], db[96];
-    struct config cfg;
-    int cfg_loaded;
-    struct prom *prom;
-    struct kube *kube;
-    struct store *store;
-    struct remedy *r;
-    const struct kv *extra, *base_env;
-};
-
-static struct env *cur;
-
-static const char *
-env_getenv(const char *name)
-{
-    for (const struct kv *p = cur->extra; p != NULL && p->k != NULL; p++)
-        if (strcmp(p->k, name) == 0)
-            return p->v;
-    for (const struct kv *p = cur->base_env; p != NULL && p->k != NULL; p++)
-        if (strcmp(p->k, name) == 0)
-            return p->v;
-    return NULL;
-}
-
-static void
-run_ms(struct event_base *base, long ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-
-    event_base_loopexit(base, &tv);
-    event_base_dispatch(base);
-}
 
 static int
 setup(void **state)
 {
-    struct env *e = calloc(1, sizeof(*e));
-
-    assert_non_null(e);
-    fake_isolate();
-    assert_non_null(e->base = event_base_new());
-    assert_non_null(e->fake = fake_new(e->base));
-    snprintf(e->dir, sizeof(e->dir), "/tmp/gvw-predict-XXXXXX");
-    assert_non_null(mkdtemp(e->dir));
-    snprintf(e->db, sizeof(e->db), "%s/audit.db", e->dir);
-    *state = e;
-    return 0;
+    return env_setup(state, predict_env);
 }
 
-static int
-teardown(void **state)
-{
-    struct env *e = *state;
-    char p[160];
-
-    kube_free(e->kube);
-    prom_free(e->prom);
-    if (e->r != NULL)
-        assert_int_equal(remedy_in_flight(e->r), 0);
-    remedy_free(e->r);
-    store_close(e->store);
-    if (e->cfg_loaded)
-        config_free(&e->cfg);
-    fake_free(e->fake);
-    event_base_free(e->base);
-    static const char *const tails[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(p, sizeof(p), "%s%s", e->db, tails[i]);
-        unlink(p);
-    }
-    rmdir(e->dir);
-    free(e);
-    return 0;
-}
-
-/* The settings (PREDICT=true unless extra says otherwise), clients, store and engine. */
+/* The settings (PREDICT=true unless extra says otherwise), clients, store and
+ * engine; no device series: free is computed (15360 - used). */
 static void
 start(struct env *e, const struct kv *extra)
 {
-    const struct kv base_env[] = {
-        {"PROMETHEUS_URL", fake_url(e->fake)},
-        {"KUBE_API_URL", fake_url(e->fake)},
-        {"WEBHOOK_AUTH", "none"},
-        {"MIN_RUNTIME", "1s"},
-        {"SETTLE", "1s"},
-        {"DRY_RUN", "false"},
-        {"PREDICT", "true"},
-        {"AUDIT_DB", e->db},
-        {"LOG_FORMAT", "text"},
-        {"HTTP_TIMEOUT", "3s"},
-        {"EVENTS", "false"}, /* request counts below are exact */
-        {NULL, NULL},
-    };
-    int rest[4], nrest = 0;
-    char err[512];
-
-    cur = e;
-    e->extra = extra;
-    e->base_env = base_env;
-    if (config_load(&e->cfg, 0, NULL, env_getenv, rest, &nrest, err, sizeof(err)) == -1)
-        fail_msg("config_load: %s", err);
-    e->cfg_loaded = 1;
-    e->extra = e->base_env = NULL;
-    if (clients_new(e->base, &e->cfg, &e->prom, &e->kube, err, sizeof(err)) == -1)
-        fail_msg("clients_new: %s", err);
-    if ((e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err))) == NULL)
-        fail_msg("store_open: %s", err);
-    assert_non_null(e->r = remedy_new(e->base, &e->cfg, e->prom, e->kube));
-    remedy_set_store(e->r, e->store);
-    /* No device series: free is computed (15360 - used). */
-    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200,
-                                      "{\"status\":\"success\",\"data\":{"
-                                      "\"resultType\":\"vector\",\"result\":[]}}"),
-                     0);
+    engine_start(e, extra, 0);
+    route_no_device(e);
 }
 
 /* The used query's answer: the cast, the ML pod at ml_mib. */
@@ -231,119 +126,11 @@ route_pods(struct env *e)
         0);
 }
 
-/* One Alertmanager delivery of alertname, firing, for the node: recorded and
- * handed to the engine, as serve does. */
+/* Up to 8 s for want decisions, and 100 ms more so an extra one would show. */
 static void
-deliver(struct env *e, const char *alertname)
+wait_decided(struct env *e, size_t want)
 {
-    char body[1024], err[512];
-    struct alert_batch b;
-    int64_t id;
-
-    snprintf(
-        body, sizeof(body),
-        "{\"version\":\"4\",\"status\":\"firing\",\"receiver\":\"gvw\",\"groupKey\":\"{}\","
-        "\"groupLabels\":{},\"commonLabels\":{},\"commonAnnotations\":{},"
-        "\"externalURL\":\"http://am:9093\",\"alerts\":[{\"status\":\"firing\","
-        "\"labels\":{\"alertname\":\"%s\",\"severity\":\"critical\",\"node\":\"" NODE
-        "\"},"
-        "\"annotations\":{},\"startsAt\":\"2026-06-02T09:30:00Z\","
-        "\"endsAt\":\"0001-01-01T00:00:00Z\",\"generatorURL\":\"http://p/\","
-        "\"fingerprint\":\"4f1c2b9e8d7a6c5b\"}]}",
-        alertname);
-    if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
-        fail_msg("alert_batch_parse: %s", err);
-    assert_int_equal(b.ab_count, 1);
-    const struct alert *a = &b.ab_alerts[0];
-    struct store_alert sa = {
-        .sa_received_ms = 1780394400000,
-        .sa_alertname = a->a_alertname,
-        .sa_status = alert_status_name(a),
-        .sa_fingerprint = a->a_fingerprint,
-        .sa_starts_at = a->a_starts_at,
-        .sa_ends_at = a->a_ends_at,
-        .sa_labels_json = a->a_labels_json,
-        .sa_annotations_json = a->a_annotations_json,
-    };
-    if (store_add_alert(e->store, &sa, &id, err, sizeof(err)) == -1)
-        fail_msg("store_add_alert: %s", err);
-    remedy_on_alert(e->r, a, id);
-    alert_batch_free(&b);
-}
-
-static int
-count_cb(void *arg, int64_t id, const struct store_decision *d)
-{
-    size_t *n = arg;
-
-    (void)id;
-    n[0] += strcmp(d->sd_result, "in_progress") != 0;
-    n[1]++;
-    return 0;
-}
-
-/* Runs the loop until want decisions are finished and none is in flight,
- * then a little longer, so an extra one would show. */
-static void
-wait_rows(struct env *e, size_t want)
-{
-    long end = fake_now_ms() + 8000;
-    struct store_filter f = {0};
-    size_t n[2];
-    char err[256];
-
-    for (;;) {
-        n[0] = n[1] = 0;
-        if (store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)) == -1)
-            fail_msg("store_query_decisions: %s", err);
-        if (n[0] >= want && remedy_in_flight(e->r) == 0)
-            break;
-        if (fake_now_ms() >= end)
-            fail_msg("%zu finished decisions, %zu rows, want %zu", n[0], n[1], want);
-        run_ms(e->base, 10);
-    }
-    run_ms(e->base, 100);
-    n[0] = n[1] = 0;
-    assert_true(store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)) != -1);
-    assert_int_equal(n[0], want);
-    assert_int_equal(n[1], want);
-}
-
-/* `audit [word] --db DB --format json --limit 0`, run in-process, parsed. */
-static json_t *
-audit_json(struct env *e, const char *word)
-{
-    char *argv[10], path[128];
-    int argc = 0, saved, fd;
-    json_error_t jerr;
-    json_t *j;
-
-    argv[argc++] = "audit";
-    if (word != NULL)
-        argv[argc++] = (char *)word;
-    argv[argc++] = "--db";
-    argv[argc++] = e->db;
-    argv[argc++] = "--format";
-    argv[argc++] = "json";
-    argv[argc++] = "--limit";
-    argv[argc++] = "0";
-    argv[argc] = NULL;
-    snprintf(path, sizeof(path), "%s/stdout", e->dir);
-    fflush(stdout);
-    assert_true((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0);
-    assert_true((saved = dup(STDOUT_FILENO)) >= 0);
-    dup2(fd, STDOUT_FILENO);
-    close(fd);
-    int rc = audit_main(argc, argv);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    assert_int_equal(rc, AUDIT_EXIT_OK);
-    if ((j = json_load_file(path, 0, &jerr)) == NULL)
-        fail_msg("audit output is not JSON: %s", jerr.text);
-    unlink(path);
-    assert_true(json_is_array(j));
-    return j;
+    wait_rows_then(e, want, 8000, 100);
 }
 
 /* The one decision the audit lists (a new reference). */
@@ -356,38 +143,6 @@ the_decision(struct env *e)
     d = json_incref(json_array_get(all, 0));
     json_decref(all);
     return d;
-}
-
-static json_t *
-jget(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-
-    if (v == NULL) {
-        char *s = json_dumps(o, JSON_COMPACT);
-        fail_msg("no \"%s\" in %s", k, s ? s : "?");
-    }
-    return v;
-}
-
-static void
-jstr(json_t *o, const char *k, const char *want)
-{
-    json_t *v = jget(o, k);
-
-    if (!json_is_string(v))
-        fail_msg("\"%s\" is not a string", k);
-    assert_string_equal(json_string_value(v), want);
-}
-
-static void
-jhas(json_t *o, const char *k, const char *needle)
-{
-    json_t *v = jget(o, k);
-
-    if (!json_is_string(v) || strstr(json_string_value(v), needle) == NULL)
-        fail_msg("\"%s\" is %s, without \"%s\"", k,
-                 json_is_string(v) ? json_string_value(v) : "not a string", needle);
 }
 
 static void
@@ -413,41 +168,6 @@ check_prediction(json_t *d, double slope, double eta)
     else
         jnum(p, "eta_s", eta);
     jnum(p, "horizon_s", 120);
-}
-
-static json_t *
-candidate(json_t *d, const char *pod)
-{
-    json_t *c;
-    size_t i;
-
-    json_array_foreach(jget(d, "candidates"), i, c)
-    {
-        if (strcmp(json_string_value(jget(c, "pod")), pod) == 0)
-            return c;
-    }
-    fail_msg("no candidate %s", pod);
-    return NULL;
-}
-
-static int
-is_growth_query(const struct fake_req *r)
-{
-    char *q = fake_query_param(r, "query");
-    int yes = q != NULL && strstr(q, GROWTH_NEEDLE) != NULL;
-
-    free(q);
-    return yes;
-}
-
-static size_t
-growth_queries(struct env *e)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < fake_count(e->fake); i++)
-        n += (size_t)is_growth_query(fake_req(e->fake, i));
-    return n;
 }
 
 /* Requests that change something, or could: anything but GET (a dry-run
@@ -482,8 +202,8 @@ decide(struct env *e, const struct kv *extra, const double slope[NPODS])
         route_growth(e, slope);
     route_pods(e);
     start(e, extra);
-    deliver(e, PREDICTED);
-    wait_rows(e, 1);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
     return the_decision(e);
 }
 
@@ -510,7 +230,7 @@ test_grower_recycled(void **state)
     jhas(d, "reason", "predicted to starve node " NODE " in 49 s");
     jhas(d, "reason", ML_NS "/" ML_POD " uses 9000 MiB against a budget of 3000 MiB");
     jhas(d, "reason", "grows 20.0 MiB/s");
-    assert_int_equal(growth_queries(e), 1);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
     assert_int_equal(mutating(e, NULL), 1);
     json_decref(d);
 }
@@ -625,8 +345,8 @@ test_below_floor_as_low(void **state)
         0);
     route_pods(e);
     start(e, NULL);
-    deliver(e, PREDICTED);
-    wait_rows(e, 1);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
     d = the_decision(e);
     jstr(d, "trigger", PREDICTED);
     jstr(d, "result", "recycled");
@@ -634,7 +354,7 @@ test_below_floor_as_low(void **state)
     assert_int_equal(json_integer_value(jget(d, "free_mib")), 553);
     assert_true(json_is_null(jget(d, "prediction")));
     jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
-    assert_int_equal(growth_queries(e), 0);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 0);
     assert_int_equal(mutating(e, NULL), 1);
     json_decref(d);
 }
@@ -651,9 +371,9 @@ test_predict_off(void **state)
     route_used(e, STEADY_USED[ML]);
     route_pods(e);
     start(e, extra);
-    deliver(e, PREDICTED);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
     run_ms(e->base, 300);
-    wait_rows(e, 0);
+    wait_decided(e, 0);
     all = audit_json(e, NULL);
     assert_int_equal(json_array_size(all), 0);
     alerts = audit_json(e, "alerts");
@@ -683,7 +403,7 @@ test_growth_query_fails(void **state)
     assert_true(json_is_null(jget(d, "prediction")));
     jhas(d, "error", "the growth query: prometheus: HTTP 503");
     jhas(d, "reason", "cannot measure the pods' growth, so acting on nothing");
-    assert_int_equal(growth_queries(e), 1);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
     assert_int_equal(mutating(e, NULL), 0);
     json_decref(d);
 }
@@ -710,7 +430,7 @@ test_growth_answer_malformed(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *d;
         if (i > 0) { /* a fresh engine and database for each */
-            teardown(state);
+            env_teardown(state);
             setup(state);
             e = *state;
         }
@@ -731,16 +451,17 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_grower_recycled, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_steady_not_a_runaway, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_grower_within_budget, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shrinking, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_fallback, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_below_floor_as_low, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_predict_off, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_growth_query_fails, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_growth_answer_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grower_recycled, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_steady_not_a_runaway, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_grower_within_budget, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_shrinking, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_no_fallback, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_below_floor_as_low, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_predict_off, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_growth_query_fails, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_growth_answer_malformed, setup,
+                                        env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,11 +6,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -19,17 +17,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "alert.h"
-#include "audit_cli.h"
-#include "clients.h"
-#include "config.h"
-#include "fake.h"
-#include "kube.h"
+#include "engine_harness.h"
 #include "log.h"
 #include "metrics.h"
-#include "prom.h"
-#include "remedy.h"
-#include "store.h"
 
 /* --- the 2026-06-02 cast (tests/data/remedy-*.json) ----------------------- */
 
@@ -54,170 +44,36 @@
 #define SV_POD "immich-server-7c4b9d6f8-m2t9z"
 #define ST_POD "portal-stt-59b7d8c6f5-j6v3q"
 
-#define FINGERPRINT "4f1c2b9e8d7a6c5b"
 #define DEFAULT_USED_QUERY "sum by (namespace, pod) (gpu_pod_memory_used_bytes)"
 #define POD_DELETED                                                                      \
     "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" ML_POD "\"}}"
 
-/* --- the harness ---------------------------------------------------------- */
+/* --- the harness (tests/lib/engine_harness.h) ------------------------------ */
 
-struct kv {
-    const char *k, *v; /* v NULL = unset */
+/* Every test's settings, below its own. */
+static const struct kv remedy_env[] = {
+    {"MIN_RUNTIME", "1s"},
+    {"SETTLE", "1s"},
+    {"DRY_RUN", "false"},
+    {"HTTP_TIMEOUT", "3s"},
+    {"HTTP_CONNECT_TIMEOUT", "1s"},
+    {"EVENTS", "false"}, /* request counts below are exact; Events have their tests */
+    {NULL, NULL},
 };
-
-struct env {
-    struct event_base *base;
-    struct fake *fake;
-    char dir[64];
-    char db[96];
-    struct config cfg;
-    int cfg_loaded;
-    struct prom *prom;
-    struct kube *kube;
-    struct store *store;
-    struct remedy *r;
-    char prom_url[64];
-    const struct kv *extra; /* the test's settings, consulted first */
-    const struct kv *base_env;
-};
-
-static struct env *cur; /* for the fake getenv */
-
-/* Runs the loop for ms. (Not fake_run_for: its wake timer can fire before its
- * own clock says the time is up, libevent's clock being coarser, and the next
- * EVLOOP_ONCE then sleeps with nothing to wake it.) */
-static void
-run_ms(struct event_base *base, long ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-
-    event_base_loopexit(base, &tv);
-    event_base_dispatch(base);
-}
-
-static const char *
-env_getenv(const char *name)
-{
-    for (const struct kv *p = cur->extra; p != NULL && p->k != NULL; p++)
-        if (strcmp(p->k, name) == 0)
-            return p->v;
-    for (const struct kv *p = cur->base_env; p != NULL && p->k != NULL; p++)
-        if (strcmp(p->k, name) == 0)
-            return p->v;
-    return NULL;
-}
-
-/* The event loop, the fake and a scratch directory; the engine comes later,
- * from start(), with the test's settings. */
-static void
-env_init(struct env *e)
-{
-    memset(e, 0, sizeof(*e));
-    assert_non_null(e->base = event_base_new());
-    assert_non_null(e->fake = fake_new(e->base));
-    snprintf(e->dir, sizeof(e->dir), "/tmp/gvw-remedy-XXXXXX");
-    assert_non_null(mkdtemp(e->dir));
-    snprintf(e->db, sizeof(e->db), "%s/audit.db", e->dir);
-}
-
-/* Shutdown in the documented order: clients, engine, store. */
-static void
-engine_stop(struct env *e)
-{
-    kube_free(e->kube);
-    e->kube = NULL;
-    prom_free(e->prom);
-    e->prom = NULL;
-    if (e->r != NULL)
-        assert_int_equal(remedy_in_flight(e->r), 0);
-    remedy_free(e->r);
-    e->r = NULL;
-    store_close(e->store);
-    e->store = NULL;
-    if (e->cfg_loaded)
-        config_free(&e->cfg);
-    e->cfg_loaded = 0;
-}
-
-static void
-env_fini(struct env *e)
-{
-    char p[128];
-
-    engine_stop(e);
-    fake_free(e->fake);
-    event_base_free(e->base);
-    unlink(e->db);
-    snprintf(p, sizeof(p), "%s-wal", e->db);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", e->db);
-    unlink(p);
-    rmdir(e->dir);
-}
 
 static int
 setup(void **state)
 {
-    struct env *e = malloc(sizeof(*e));
-
-    if (e == NULL)
-        return -1;
-    env_init(e);
-    *state = e;
-    return 0;
+    return env_setup(state, remedy_env);
 }
 
-static int
-teardown(void **state)
-{
-    env_fini(*state);
-    free(*state);
-    return 0;
-}
-
-/* Loads the settings (defaults for a test, then extra), makes the clients, the
- * store and the engine. http_timeout_ms 0 = 3 s. */
+/* The engine on the settings (http_timeout_ms as engine_start); the device
+ * query finds no device series: free is computed, as before. */
 static void
 start_with(struct env *e, const struct kv *extra, long http_timeout_ms)
 {
-    const struct kv base_env[] = {
-        {"PROMETHEUS_URL", fake_url(e->fake)},
-        {"KUBE_API_URL", fake_url(e->fake)},
-        {"WEBHOOK_AUTH", "none"},
-        {"MIN_RUNTIME", "1s"},
-        {"SETTLE", "1s"},
-        {"DRY_RUN", "false"},
-        {"AUDIT_DB", e->db},
-        {"LOG_FORMAT", "text"},
-        {"HTTP_TIMEOUT", "3s"},
-        {"HTTP_CONNECT_TIMEOUT", "1s"},
-        {"EVENTS", "false"}, /* request counts below are exact; Events have their tests */
-        {NULL, NULL},
-    };
-    int rest[4], nrest = 0;
-    char err[512];
-
-    cur = e;
-    e->extra = extra;
-    e->base_env = base_env;
-    if (config_load(&e->cfg, 0, NULL, env_getenv, rest, &nrest, err, sizeof(err)) == -1)
-        fail_msg("config_load: %s", err);
-    e->cfg_loaded = 1;
-    e->extra = e->base_env = NULL;
-    if (http_timeout_ms > 0)
-        e->cfg.c_kube.ks_http_timeout_ms =
-            http_timeout_ms; /* the setting has whole seconds */
-    if (clients_new(e->base, &e->cfg, &e->prom, &e->kube, err, sizeof(err)) == -1)
-        fail_msg("clients_new: %s", err);
-    if ((e->store = store_open(e->db, STORE_READWRITE, err, sizeof(err))) == NULL)
-        fail_msg("store_open: %s", err);
-    assert_non_null(e->r = remedy_new(e->base, &e->cfg, e->prom, e->kube));
-    remedy_set_store(e->r, e->store);
-    /* The device query finds no device series: free is computed, as before. */
-    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200,
-                                      "{\"status\":\"success\",\"data\":{"
-                                      "\"resultType\":\"vector\",\"result\":[]}}"),
-                     0);
+    engine_start(e, extra, http_timeout_ms);
+    route_no_device(e);
 }
 
 static void
@@ -226,249 +82,9 @@ start(struct env *e, const struct kv *extra)
     start_with(e, extra, 0);
 }
 
-/* Records every alert of a webhook body and hands each to the engine, as
- * serve does. Returns how many alerts the body held. */
-static size_t
-deliver_body(struct env *e, const char *body)
-{
-    struct alert_batch b;
-    char err[512];
-    int64_t id;
-    size_t n;
-
-    if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
-        fail_msg("alert_batch_parse: %s", err);
-    for (size_t i = 0; i < b.ab_count; i++) {
-        const struct alert *a = &b.ab_alerts[i];
-        struct store_alert sa = {
-            .sa_received_ms = 1780394400000,
-            .sa_alertname = a->a_alertname,
-            .sa_status = alert_status_name(a),
-            .sa_fingerprint = a->a_fingerprint,
-            .sa_starts_at = a->a_starts_at,
-            .sa_ends_at = a->a_ends_at,
-            .sa_labels_json = a->a_labels_json,
-            .sa_annotations_json = a->a_annotations_json,
-        };
-        if (store_add_alert(e->store, &sa, &id, err, sizeof(err)) == -1)
-            fail_msg("store_add_alert: %s", err);
-        remedy_on_alert(e->r, a, id);
-    }
-    n = b.ab_count;
-    alert_batch_free(&b);
-    return n;
-}
-
-/* One Alertmanager delivery of copies identical alerts. labels: extra label
- * members ("\"node\":\"gpu-node-1\"") or "". */
-static void
-deliver_n(struct env *e, const char *alertname, const char *status, const char *labels,
-          int copies)
-{
-    size_t cap = 512 + (size_t)copies * (400 + strlen(labels)), off = 0;
-    char *body = malloc(cap);
-
-    assert_non_null(body);
-    off +=
-        (size_t)snprintf(body + off, cap - off,
-                         "{\"version\":\"4\",\"status\":\"%s\",\"receiver\":\"gvw\","
-                         "\"groupKey\":\"{}:{alertname=\\\"%s\\\"}\",\"groupLabels\":{},"
-                         "\"commonLabels\":{},\"commonAnnotations\":{},"
-                         "\"externalURL\":\"http://alertmanager:9093\",\"alerts\":[",
-                         status, alertname);
-    for (int i = 0; i < copies; i++)
-        off += (size_t)snprintf(
-            body + off, cap - off,
-            "%s{\"status\":\"%s\",\"labels\":{\"alertname\":\"%s\",\"severity\":"
-            "\"critical\"%s%s},"
-            "\"annotations\":{\"summary\":\"free VRAM low\"},"
-            "\"startsAt\":\"2026-06-02T09:30:00Z\",\"endsAt\":\"0001-01-01T00:00:00Z\","
-            "\"generatorURL\":\"http://prometheus:9090/"
-            "graph\",\"fingerprint\":\"" FINGERPRINT "\"}",
-            i ? "," : "", status, alertname, labels[0] ? "," : "", labels);
-    snprintf(body + off, cap - off, "]}");
-    assert_int_equal(deliver_body(e, body), copies);
-    free(body);
-}
-
-static void
-deliver(struct env *e, const char *labels)
-{
-    deliver_n(e, "GPUVRAMLow", "firing", labels, 1);
-}
-
 #define ON_NODE "\"node\":\"" NODE "\""
 
-static int
-count_cb(void *arg, int64_t id, const struct store_decision *d)
-{
-    size_t *n = arg;
-
-    if (strcmp(d->sd_result, "in_progress") != 0)
-        n[0]++;
-    n[1]++;
-    return 0;
-}
-
-/* Decision rows: finished ones in n[0], all in n[1]. */
-static void
-count_rows(struct env *e, size_t n[2])
-{
-    struct store_filter f = {0};
-    char err[256];
-
-    n[0] = n[1] = 0;
-    if (store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)) == -1)
-        fail_msg("store_query_decisions: %s", err);
-}
-
-/* Runs the loop until exactly want decisions are finished and nothing is in
- * flight, then a little longer so that an extra decision would show. */
-static void
-wait_rows(struct env *e, size_t want, long timeout_ms)
-{
-    long end = fake_now_ms() + timeout_ms;
-    size_t n[2];
-
-    for (;;) {
-        count_rows(e, n);
-        if (n[0] >= want && remedy_in_flight(e->r) == 0)
-            break;
-        if (fake_now_ms() >= end)
-            fail_msg("waited %ld ms for %zu finished decisions: %zu finished, %zu rows, "
-                     "%zu in flight",
-                     timeout_ms, want, n[0], n[1], remedy_in_flight(e->r));
-        run_ms(e->base, 10);
-    }
-    run_ms(e->base, 60);
-    count_rows(e, n);
-    assert_int_equal(n[0], want);
-    assert_int_equal(n[1], want);
-    assert_int_equal(remedy_in_flight(e->r), 0);
-}
-
-/* Runs `audit ARGS --db DB --format json` in-process and parses its stdout. */
-static json_t *
-audit_json(struct env *e, const char *word)
-{
-    char *argv[10];
-    int argc = 0, saved, fd, rc;
-    char path[128], *text;
-    size_t len;
-    json_t *j;
-    json_error_t jerr;
-    FILE *fp;
-
-    argv[argc++] = "audit";
-    if (word != NULL)
-        argv[argc++] = (char *)word;
-    argv[argc++] = "--db";
-    argv[argc++] = e->db;
-    argv[argc++] = "--format";
-    argv[argc++] = "json";
-    argv[argc++] = "--limit";
-    argv[argc++] = "0";
-    argv[argc] = NULL;
-    snprintf(path, sizeof(path), "%s/stdout", e->dir);
-    fflush(stdout);
-    assert_true((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0);
-    assert_true((saved = dup(STDOUT_FILENO)) >= 0);
-    dup2(fd, STDOUT_FILENO);
-    close(fd);
-    rc = audit_main(argc, argv);
-    fflush(stdout);
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-    assert_int_equal(rc, AUDIT_EXIT_OK);
-    assert_non_null(fp = fopen(path, "r"));
-    fseek(fp, 0, SEEK_END);
-    len = (size_t)ftell(fp);
-    rewind(fp);
-    assert_non_null(text = calloc(1, len + 1));
-    assert_int_equal(fread(text, 1, len, fp), len);
-    fclose(fp);
-    unlink(path);
-    if ((j = json_loads(text, 0, &jerr)) == NULL)
-        fail_msg("audit output is not JSON (%s): %s", jerr.text, text);
-    free(text);
-    assert_true(json_is_array(j));
-    return j;
-}
-
-/* The decisions the audit lists, oldest first (it prints newest first). */
-static json_t *
-decisions(struct env *e)
-{
-    json_t *newest = audit_json(e, NULL), *oldest = json_array();
-    size_t n = json_array_size(newest);
-
-    for (size_t i = 0; i < n; i++)
-        json_array_append(oldest, json_array_get(newest, n - 1 - i));
-    json_decref(newest);
-    return oldest;
-}
-
 /* --- assertions on what the audit shows ----------------------------------- */
-
-static json_t *
-jget(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-
-    if (v == NULL) {
-        char *s = json_dumps(o, JSON_COMPACT);
-        fail_msg("no \"%s\" in %s", k, s ? s : "?");
-    }
-    return v;
-}
-
-static void
-jstr(json_t *o, const char *k, const char *want)
-{
-    json_t *v = jget(o, k);
-
-    if (!json_is_string(v))
-        fail_msg("\"%s\" is not a string", k);
-    assert_string_equal(json_string_value(v), want);
-}
-
-static void
-jint(json_t *o, const char *k, long long want)
-{
-    json_t *v = jget(o, k);
-
-    if (!json_is_integer(v))
-        fail_msg("\"%s\" is not an integer", k);
-    assert_int_equal(json_integer_value(v), want);
-}
-
-static void
-jnull(json_t *o, const char *k)
-{
-    if (!json_is_null(jget(o, k)))
-        fail_msg("\"%s\" is not null", k);
-}
-
-static void
-jbool(json_t *o, const char *k, int want)
-{
-    json_t *v = jget(o, k);
-
-    if (!json_is_boolean(v))
-        fail_msg("\"%s\" is not a boolean", k);
-    assert_int_equal(json_is_true(v), want);
-}
-
-static void
-jhas(json_t *o, const char *k, const char *needle)
-{
-    json_t *v = jget(o, k);
-
-    if (!json_is_string(v))
-        fail_msg("\"%s\" is not a string", k);
-    if (strstr(json_string_value(v), needle) == NULL)
-        fail_msg("\"%s\" is \"%s\", without \"%s\"", k, json_string_value(v), needle);
-}
 
 /* Every field of the contract is there. */
 static void
@@ -507,21 +123,6 @@ check_victim(json_t *d, const char *ns, const char *pod, long long used, long lo
     jint(v, "used_mib", used);
     jint(v, "budget_mib", budget);
     jint(v, "overshoot_mib", overshoot);
-}
-
-static json_t *
-candidate(json_t *d, const char *pod)
-{
-    json_t *c, *arr = jget(d, "candidates");
-    size_t i;
-
-    json_array_foreach(arr, i, c)
-    {
-        if (strcmp(json_string_value(jget(c, "pod")), pod) == 0)
-            return c;
-    }
-    fail_msg("no candidate %s", pod);
-    return NULL;
 }
 
 /* why NULL = eligible. budget -1 = null. */
@@ -567,21 +168,13 @@ check_incident_candidates(json_t *d)
 static int
 is_device_query(const struct fake_req *r)
 {
-    char *q = fake_query_param(r, "query");
-    int yes = q != NULL && strstr(q, "gvw_ts") != NULL;
-
-    free(q);
-    return yes;
+    return query_has(r, "gvw_ts");
 }
 
 static size_t
 count_device_queries(struct env *e)
 {
-    size_t n = 0;
-
-    for (size_t i = 0; i < fake_count(e->fake); i++)
-        n += (size_t)is_device_query(fake_req(e->fake, i));
-    return n;
+    return count_queries(e, "gvw_ts");
 }
 
 static size_t
@@ -1128,7 +721,7 @@ test_telemetry(void **state)
         print_message("skipped_telemetry: %s\n", tc->name);
         if (i > 0) {
             env_fini(e);
-            env_init(e);
+            env_init(e, remedy_env);
         }
         if (tc->body != NULL) {
             assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, tc->status, tc->ctype,
@@ -3022,7 +2615,6 @@ group_setup(void **state)
 {
     const char *v = getenv("GVW_TEST_VERBOSE");
 
-    fake_isolate();
     log_init(LOG_FORMAT_TEXT, v && *v ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR);
     metrics_init(0);
     return 0;
@@ -3035,7 +2627,7 @@ group_teardown(void **state)
     return 0;
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, env_teardown)
 
 /* --- 10. GPU scope: a node with two GPUs ----------------------------------- */
 
@@ -3289,8 +2881,8 @@ test_gpu_brakes(void **state)
     json_decref(all);
 
     /* audit --gpu: only GPU A's rows */
-    assert_int_equal(store_query_decisions(e->store, &f, count_cb, n, err, sizeof(err)),
-                     3);
+    assert_int_equal(
+        store_query_decisions(e->store, &f, count_rows_cb, n, err, sizeof(err)), 3);
 }
 
 /* MAX_RECYCLES_PER_HOUR stays global: two GPUs below, one recycle. */
