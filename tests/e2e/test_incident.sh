@@ -169,6 +169,23 @@ expect_eq "the alert named the GPU (its uuid from NVML)" "$gpu_uuid" \
 expect_eq "the free VRAM the alert judged is the device's own" 1 \
     "$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode 'query=count(node_gpu:gpu_vram_free_mib:device)' | jq -r '.data.result[0].value[1]')"
 
+# The seating chart (GET /) shows the card as the device reports it: its free
+# figure says where it came from, and the memory no pod accounts for (the
+# driver's reserve and the host's ffmpeg) is on the card.
+page=$(curl -s "http://127.0.0.1:$SERVE_PORT/")
+expect_contains "the page says its free figure is the device's" 'free (<span class="free-source">device</span>)' "$page"
+expect_contains "the page shows the memory no pod accounts for" "Memory no pod accounts for: $(unattributed) MiB" "$page"
+expect_eq "budgets --format json: the same figure, with its source" "device $(unattributed)" \
+    "$(KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
+        USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})' \
+        "$GVW_BINARY" budgets --node gpu-node-1 --format json | jq -r '"\(.gpus[0].free_source) \(.gpus[0].unattributed_mib)"')"
+say "The seating chart (GET /) shows the card as the device reports it: $(unattributed) MiB belong to no pod."
+if [ "${E2E_NARRATE:-0}" = 1 ]; then
+    KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
+        USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})' \
+        "$GVW_BINARY" budgets --node gpu-node-1
+fi
+
 say "What the audit says (gpu-vram-watchdog audit):"
 if [ "${E2E_NARRATE:-0}" = 1 ]; then
     "$GVW_BINARY" audit --db "$DB"
