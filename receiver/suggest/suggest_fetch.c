@@ -245,7 +245,7 @@ range_done(const struct httpc_resp *r, void *arg)
 
     w->w_done = 1;
     if (r->hr_error != NULL) {
-        w->w_rc = strstr(r->hr_error, "too large") != NULL ? 1 : -1;
+        w->w_rc = r->hr_too_large ? 1 : -1;
         snprintf(w->w_err, sizeof(w->w_err), "prometheus: %s", r->hr_error);
         return;
     }
