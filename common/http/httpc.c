@@ -122,6 +122,7 @@ call_finish(struct httpc_call *c, const char *error, int cancelled, long status)
 
     memset(&r, 0, sizeof(r));
     r.hr_error = error;
+    r.hr_too_large = error != NULL && c->c_resp.b_toobig;
     r.hr_cancelled = cancelled;
     r.hr_status = status;
     r.hr_elapsed_ms = ms_since(&c->c_start);
@@ -171,6 +172,7 @@ check_multi_info(struct httpc *h)
         call_detach(c);
         error = NULL;
         if (c->c_resp.b_toobig || rc == CURLE_FILESIZE_EXCEEDED) {
+            c->c_resp.b_toobig = 1; /* curl's own refusal too: hr_too_large */
             snprintf(toobig, sizeof(toobig), "response too large (over %zu bytes)",
                      c->c_resp.b_cap);
             error = toobig;

@@ -49,6 +49,7 @@ struct httpc_resp {
                              ...", "Operation timed out ..."), "response too large
                              (over N bytes)", a token file problem, "out of memory
                              ...", or "cancelled" */
+    int hr_too_large;     /* the answer was over the body cap (hr_error says so) */
     int hr_cancelled;     /* the client was freed with the request in flight */
     long hr_status;       /* HTTP status; 0 when no answer arrived */
     const char *hr_body;  /* never NULL, NUL-terminated ("" when empty or on error) */

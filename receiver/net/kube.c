@@ -59,6 +59,12 @@ kube_new(struct event_base *base, const struct kube_opts *o, char *err, size_t e
     return k;
 }
 
+struct kubec *
+kube_conn(struct kube *k)
+{
+    return k->k_c;
+}
+
 void
 kube_free(struct kube *k)
 {

@@ -53,6 +53,10 @@ struct kube *kube_new(struct event_base *base, const struct kube_opts *o, char *
  * call it from inside one of its callbacks. */
 void kube_free(struct kube *k);
 
+/* The client's own connection (borrowed, freed by kube_free()), for a caller
+ * that sends a call kube has no parser for (kubec_call()). */
+struct kubec *kube_conn(struct kube *k);
+
 /*
  * Every call below returns 0 and later runs cb exactly once from the loop, or
  * returns -1 (bad argument, out of memory; logged) and never runs cb.

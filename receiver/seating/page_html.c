@@ -96,12 +96,14 @@ utc(int64_t ms, char *buf, size_t len)
 static int64_t
 card_scale(const struct seating_node *n, const struct seating_card *c)
 {
-    int64_t m = c->sc_total_mib;
+    int64_t m = c->sc_total_mib,
+            drawn =
+                c->sc_used_mib + (c->sc_unattributed_known ? c->sc_unattributed_mib : 0);
 
     if (n->sn_budgets_known && n->sn_budgets_mib > m)
         m = n->sn_budgets_mib;
-    if (c->sc_used_mib + (c->sc_unattributed_known ? c->sc_unattributed_mib : 0) > m)
-        m = c->sc_used_mib + (c->sc_unattributed_known ? c->sc_unattributed_mib : 0);
+    if (drawn > m)
+        m = drawn;
     if (n->sn_capacity == SEATING_CAPACITY_OK && n->sn_capacity_mib > m)
         m = n->sn_capacity_mib;
     return m > 0 ? m : 1;

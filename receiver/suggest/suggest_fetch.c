@@ -23,8 +23,8 @@
 struct sg_fetch {
     struct event_base *f_base;
     struct httpc *f_prom;
-    struct kube *f_kube;   /* nodes and capacity, with the project's parsers */
-    struct kubec *f_kubec; /* the pod list, read by sg_pods_parse */
+    struct kube *f_kube; /* nodes and capacity with the project's parsers; its
+                            connection also reads the pod list (sg_pods_parse) */
     char *f_prom_url;
     const char *f_resource; /* borrowed from the config */
     const char *f_selector;
@@ -98,8 +98,7 @@ sg_fetch_new(const struct config *cfg, char *err, size_t errlen)
         f->f_prom_url[--n] = '\0';
     kube_settings_opts(&cfg->c_kube, &ko);
     if ((f->f_prom = httpc_new(f->f_base, &ho, err, errlen)) == NULL ||
-        (f->f_kube = kube_new(f->f_base, &ko, err, errlen)) == NULL ||
-        (f->f_kubec = kubec_new(f->f_base, &ko, err, errlen)) == NULL)
+        (f->f_kube = kube_new(f->f_base, &ko, err, errlen)) == NULL)
         goto fail;
     return f;
 fail:
@@ -112,7 +111,6 @@ sg_fetch_free(struct sg_fetch *f)
 {
     if (f == NULL)
         return;
-    kubec_free(f->f_kubec);
     kube_free(f->f_kube);
     httpc_free(f->f_prom);
     if (f->f_base != NULL)
@@ -225,7 +223,7 @@ sg_fetch_pods(struct sg_fetch *f, const char *node, struct sg_pod_list *out, cha
     kubec_path_add(&path, NULL, "spec.nodeName=");
     kubec_path_add(&path, NULL, node);
     c.kq_path = path.b_data;
-    rc = kubec_call(f->f_kubec, &c);
+    rc = kubec_call(kube_conn(f->f_kube), &c);
     buf_free(&path);
     if (rc == -1) {
         snprintf(err, errlen, "cannot list the pods of %s (out of memory)", node);
@@ -247,7 +245,7 @@ range_done(const struct httpc_resp *r, void *arg)
 
     w->w_done = 1;
     if (r->hr_error != NULL) {
-        w->w_rc = strstr(r->hr_error, "too large") != NULL ? 1 : -1;
+        w->w_rc = r->hr_too_large ? 1 : -1;
         snprintf(w->w_err, sizeof(w->w_err), "prometheus: %s", r->hr_error);
         return;
     }

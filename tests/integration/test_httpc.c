@@ -22,6 +22,7 @@ struct result {
     int done;
     int calls;
     int cancelled;
+    int too_large;
     long status;
     long elapsed;
     char *error; /* owned copies */
@@ -46,6 +47,7 @@ on_done(const struct httpc_resp *resp, void *arg)
     r->done = 1;
     r->calls++;
     r->cancelled = resp->hr_cancelled;
+    r->too_large = resp->hr_too_large;
     r->status = resp->hr_status;
     r->elapsed = resp->hr_elapsed_ms;
     free(r->error);
@@ -278,15 +280,18 @@ test_body_cap(void **state)
     /* Known length: refused up front. */
     run(e, &req);
     assert_string_equal(e->r.error, "response too large (over 1024 bytes)");
+    assert_int_equal(e->r.too_large, 1);
     assert_string_equal(e->r.body, "");
     /* Chunked, length unknown: refused while reading. */
     fake_set_chunked(e->fake, 1);
     run(e, &req);
     assert_string_equal(e->r.error, "response too large (over 1024 bytes)");
+    assert_int_equal(e->r.too_large, 1);
     /* Exactly the cap is fine. */
     req.hq_url = url(e, "/exact");
     run(e, &req);
     assert_null(e->r.error);
+    assert_int_equal(e->r.too_large, 0);
     assert_int_equal(e->r.body_len, 1024);
 }
 
