@@ -140,41 +140,6 @@ wev_cb(evutil_socket_t fd, short what, void *arg)
         bufferevent_flush(c->c_bev, EV_WRITE, BEV_NORMAL); /* evhttp's own output */
 }
 
-/*
- * Answers code with {"error": msg} and closes. The answer goes straight to
- * the socket: evhttp never saw this request, so it writes nothing here.
- * (If evhttp is still writing an earlier answer, the connection is just
- * closed: two writers would interleave.)
- */
-static void
-refuse(struct conn *c, const struct guard_head *gh, int code, const char *reason,
-       const char *msg, const char *header)
-{
-    struct guard *g = c->c_g;
-    char body[256];
-    int blen = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", msg);
-
-    g->g_st.gs_refused++;
-    if (g->g_o.go_refused != NULL)
-        g->g_o.go_refused(gh, code, g->g_o.go_arg);
-    set_held(c, 0);
-    if (blen < 0 || (size_t)blen >= sizeof(body) || conn_fd(c) < 0 ||
-        evbuffer_get_length(bufferevent_get_output(c->c_bev)) > 0 ||
-        (c->c_refusal == NULL && (c->c_refusal = evbuffer_new()) == NULL) ||
-        evbuffer_add_printf(c->c_refusal,
-                            "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-                            "Content-Length: %d\r\nConnection: close\r\n%s%s\r\n%s",
-                            code, reason, blen, header ? header : "",
-                            header ? "\r\n" : "", body) < 0) {
-        kill_conn(c);
-        return;
-    }
-    c->c_state = CS_REFUSE;
-    c->c_t0 = now_ms();
-    c->c_dropped = 0;
-    flush_refusal(c);
-}
-
 static const char *
 reason_of(int code)
 {
@@ -200,6 +165,41 @@ reason_of(int code)
     default:
         return "Error";
     }
+}
+
+/*
+ * Answers code with {"error": msg} and closes. The answer goes straight to
+ * the socket: evhttp never saw this request, so it writes nothing here.
+ * (If evhttp is still writing an earlier answer, the connection is just
+ * closed: two writers would interleave.)
+ */
+static void
+refuse(struct conn *c, const struct guard_head *gh, int code, const char *msg,
+       const char *header)
+{
+    struct guard *g = c->c_g;
+    char body[256];
+    int blen = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", msg);
+
+    g->g_st.gs_refused++;
+    if (g->g_o.go_refused != NULL)
+        g->g_o.go_refused(gh, code, g->g_o.go_arg);
+    set_held(c, 0);
+    if (blen < 0 || (size_t)blen >= sizeof(body) || conn_fd(c) < 0 ||
+        evbuffer_get_length(bufferevent_get_output(c->c_bev)) > 0 ||
+        (c->c_refusal == NULL && (c->c_refusal = evbuffer_new()) == NULL) ||
+        evbuffer_add_printf(c->c_refusal,
+                            "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                            "Content-Length: %d\r\nConnection: close\r\n%s%s\r\n%s",
+                            code, reason_of(code), blen, header ? header : "",
+                            header ? "\r\n" : "", body) < 0) {
+        kill_conn(c);
+        return;
+    }
+    c->c_state = CS_REFUSE;
+    c->c_t0 = now_ms();
+    c->c_dropped = 0;
+    flush_refusal(c);
 }
 
 static void
@@ -239,11 +239,11 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
     if (head_len == 0) {
         if (len > GUARD_MAX_HEAD) {
             evbuffer_drain(src, len);
-            refuse(c, NULL, 431, reason_of(431), "request head over 8 KiB", NULL);
+            refuse(c, NULL, 431, "request head over 8 KiB", NULL);
         } else if (g->g_held - c->c_held + len > g->g_o.go_max_pending) {
             evbuffer_drain(src, len);
-            refuse(c, NULL, 503, reason_of(503),
-                   "too many bytes held for unfinished requests; retry", NULL);
+            refuse(c, NULL, 503, "too many bytes held for unfinished requests; retry",
+                   NULL);
         } else {
             set_held(c, len);
         }
@@ -251,7 +251,7 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
     }
     if (head_len > GUARD_MAX_HEAD) {
         evbuffer_drain(src, len);
-        refuse(c, NULL, 431, reason_of(431), "request head over 8 KiB", NULL);
+        refuse(c, NULL, 431, "request head over 8 KiB", NULL);
         return BEV_NEED_MORE;
     }
     if ((head = (const char *)evbuffer_pullup(src, (ev_ssize_t)head_len)) == NULL) {
@@ -259,7 +259,7 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
         return BEV_NEED_MORE;
     }
     if ((code = conn_head_parse(head, head_len, &gh, &why)) != 0) {
-        refuse(c, &gh, code, reason_of(code), why, NULL);
+        refuse(c, &gh, code, why, NULL);
         evbuffer_drain(src, len);
         return BEV_NEED_MORE;
     }
@@ -272,8 +272,7 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
         v.gv_msg = "too many bytes held for unfinished requests; retry";
     }
     if (v.gv_code != 0) {
-        refuse(c, &gh, v.gv_code, reason_of(v.gv_code), v.gv_msg ? v.gv_msg : "refused",
-               v.gv_header);
+        refuse(c, &gh, v.gv_code, v.gv_msg ? v.gv_msg : "refused", v.gv_header);
         evbuffer_drain(src, len);
         return BEV_NEED_MORE;
     }
@@ -309,8 +308,8 @@ guard_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
         c->c_scan = 0;
         if (g->g_held >= g->g_o.go_max_pending) {
             evbuffer_drain(src, len);
-            refuse(c, NULL, 503, reason_of(503),
-                   "too many bytes held for unfinished requests; retry", NULL);
+            refuse(c, NULL, 503, "too many bytes held for unfinished requests; retry",
+                   NULL);
             return BEV_NEED_MORE;
         }
         return head_in(c, src, dst);
@@ -538,7 +537,7 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
         if ((c->c_state == CS_HEAD && now - c->c_t0 >= g->g_o.go_header_ms) ||
             (c->c_state == CS_BODY && now - c->c_t0 >= g->g_o.go_body_ms)) {
             g->g_st.gs_timeouts++;
-            refuse(c, NULL, 408, reason_of(408),
+            refuse(c, NULL, 408,
                    c->c_state == CS_HEAD ? "request head not complete in time"
                                          : "request body not complete in time",
                    NULL);

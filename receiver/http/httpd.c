@@ -2,31 +2,24 @@
  */
 #include "httpd.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
-#include <jansson.h>
 
-#include "addr.h"
 #include "buf.h"
 #include "conn_guard.h"
 #include "intake.h"
+#include "json_str.h"
 #include "log.h"
 #include "metrics.h"
 #include "store.h" /* store_moved() for /readyz */
 #include "token.h"
-#include "utf8.h"
 
 #define TOKEN_REFRESH_S 60
 
@@ -105,17 +98,16 @@ static void
 reply_error(struct evhttp_request *req, int code, const char *reason, const char *msg,
             int webhook)
 {
-    char *text = strdup(msg);
-    json_t *obj = text ? json_pack("{s:s}", "error", utf8_scrub(text)) : NULL;
-    char *body = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    struct buf body;
 
-    free(text);
-    if (body != NULL)
-        reply(req, code, reason, "application/json", body, strlen(body));
+    buf_init(&body, 0);
+    /* json_str_put writes as json_dumps would, invalid UTF-8 as '?'. */
+    if (buf_append(&body, "{\"error\":", 9) == 0 && json_str_put(&body, msg) == 0 &&
+        buf_append(&body, "}", 1) == 0)
+        reply(req, code, reason, "application/json", body.b_data, body.b_len);
     else
         reply(req, code, reason, "application/json", "{\"error\":\"out of memory\"}", 25);
-    free(body);
-    json_decref(obj);
+    buf_free(&body);
     if (webhook)
         metrics_webhook_request(code);
 }
