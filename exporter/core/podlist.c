@@ -306,6 +306,36 @@ read_items(struct walk *w, struct pl_pods *out)
     return rc;
 }
 
+/* qsort order of the items by UID, then by position, so the first of equal
+ * UIDs (the one a scan from the front would find) sorts first. */
+static int
+by_uid_then_position(const void *a, const void *b)
+{
+    const struct pl_pod *x = *(const struct pl_pod *const *)a;
+    const struct pl_pod *y = *(const struct pl_pod *const *)b;
+    int c = strcmp(x->pp_uid, y->pp_uid);
+
+    return c != 0 ? c : (x > y) - (x < y);
+}
+
+/* The first item (by position) whose UID is uid, in index sorted as above;
+ * NULL when none. */
+static struct pl_pod *
+first_with_uid(struct pl_pod **index, size_t n, const char *uid)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) { /* lower bound: the first entry not below uid */
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (strcmp(index[mid]->pp_uid, uid) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && strcmp(index[lo]->pp_uid, uid) == 0 ? index[lo] : NULL;
+}
+
 /* Each pod's budget from the receiver's reading of the same body. -1 only
  * when out of memory; a body that parser refuses leaves the budgets NONE and
  * says why in pl_budgets_error. */
@@ -314,6 +344,7 @@ read_budgets(const char *body, size_t len, const char *resource, struct pl_pods 
 {
     struct pod_parse_opts opts = {resource, "", NULL};
     struct pod_list pods;
+    struct pl_pod **index = NULL;
     char why[512];
 
     if (pods_json_parse(body, len, &opts, &pods, why, sizeof(why)) == -1) {
@@ -321,15 +352,22 @@ read_budgets(const char *body, size_t len, const char *resource, struct pl_pods 
             return -1;
         return (out->pl_budgets_error = strdup(why)) == NULL ? -1 : 0;
     }
+    /* Paired by UID: both readers keep every item, but a match by position
+     * would silently pair the wrong pods if that ever changed. A sorted index
+     * keeps it O(n log n) on a 5,000-pod node. */
+    if (out->pl_count > 0) {
+        if ((index = calloc(out->pl_count, sizeof(*index))) == NULL) {
+            pod_list_free(&pods);
+            return -1;
+        }
+        for (size_t j = 0; j < out->pl_count; j++)
+            index[j] = &out->pl_items[j];
+        qsort(index, out->pl_count, sizeof(*index), by_uid_then_position);
+    }
     for (size_t i = 0; i < pods.pl_count; i++) {
         const struct pod *src = &pods.pl_pods[i];
-        struct pl_pod *dst = NULL;
+        struct pl_pod *dst = first_with_uid(index, out->pl_count, src->p_uid);
 
-        /* By UID: both readers keep every item, but a match by position
-         * would silently pair the wrong pods if that ever changed. */
-        for (size_t j = 0; j < out->pl_count && dst == NULL; j++)
-            if (strcmp(out->pl_items[j].pp_uid, src->p_uid) == 0)
-                dst = &out->pl_items[j];
         if (dst == NULL || dst->pp_budget != PL_BUDGET_NONE)
             continue;
         if (src->p_budget_state == BUDGET_OK) {
@@ -339,11 +377,13 @@ read_budgets(const char *body, size_t len, const char *resource, struct pl_pods 
             dst->pp_budget = PL_BUDGET_BAD;
             if ((dst->pp_budget_error = strdup(
                      src->p_budget_error ? src->p_budget_error : "unreadable")) == NULL) {
+                free(index);
                 pod_list_free(&pods);
                 return -1;
             }
         }
     }
+    free(index);
     pod_list_free(&pods);
     return 0;
 }
