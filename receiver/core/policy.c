@@ -84,9 +84,8 @@ policy_outcome_result(enum policy_outcome o)
     return RESULT_FAILED; /* can't happen */
 }
 
-/* Appends to a bounded sentence; output past the end is dropped, never overrun. */
-static void __attribute__((format(printf, 4, 5)))
-append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+void
+policy_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -423,8 +422,9 @@ reason_fallback(struct policy_result *res, const struct policy_params *pp,
 
     if (in->pi_device == NULL || dev->df_have)
         return;
-    append(res->pr_reason, len, &off, "; free computed as GPU_TOTAL_MIB=%lld - used (%s)",
-           (long long)pp->pp_total_mib, dev->df_why);
+    policy_append(res->pr_reason, len, &off,
+                  "; free computed as GPU_TOTAL_MIB=%lld - used (%s)",
+                  (long long)pp->pp_total_mib, dev->df_why);
 }
 
 /* "free N MiB", and in GPU scope " on GPU G". */
@@ -432,9 +432,9 @@ static void
 free_words(char *r, size_t len, size_t *off, const struct policy_result *res,
            const char *gpu)
 {
-    append(r, len, off, "free %lld MiB", (long long)res->pr_free_mib);
+    policy_append(r, len, off, "free %lld MiB", (long long)res->pr_free_mib);
     if (gpu != NULL)
-        append(r, len, off, " on GPU %s", gpu);
+        policy_append(r, len, off, " on GPU %s", gpu);
 }
 
 static void
@@ -445,37 +445,39 @@ reason_victim(struct policy_result *res, const struct policy_params *pp, const c
     char *r = res->pr_reason;
 
     free_words(r, len, &off, res, gpu);
-    append(r, len, &off, " < floor %lld MiB", (long long)pp->pp_floor_mib);
+    policy_append(r, len, &off, " < floor %lld MiB", (long long)pp->pp_floor_mib);
     if (!res->pr_fallback) {
-        append(r, len, &off, "; %s/%s uses %lld MiB", v->pc_namespace, v->pc_name,
-               (long long)v->pc_used_mib);
+        policy_append(r, len, &off, "; %s/%s uses %lld MiB", v->pc_namespace, v->pc_name,
+                      (long long)v->pc_used_mib);
         if (gpu != NULL)
-            append(r, len, &off, " (%lld MiB on this GPU)",
-                   (long long)v->pc_gpu_used_mib);
-        append(r, len, &off, " against a budget of %lld MiB (%+lld MiB), ",
-               (long long)v->pc_budget_mib, (long long)v->pc_overshoot_mib);
+            policy_append(r, len, &off, " (%lld MiB on this GPU)",
+                          (long long)v->pc_gpu_used_mib);
+        policy_append(r, len, &off, " against a budget of %lld MiB (%+lld MiB), ",
+                      (long long)v->pc_budget_mib, (long long)v->pc_overshoot_mib);
         if (res->pr_ranked_count == 1)
-            append(r, len, &off, "the only eligible over-budget pod");
+            policy_append(r, len, &off, "the only eligible over-budget pod");
         else
-            append(r, len, &off, "the largest overshoot of %zu eligible over-budget pods",
-                   res->pr_ranked_count);
+            policy_append(r, len, &off,
+                          "the largest overshoot of %zu eligible over-budget pods",
+                          res->pr_ranked_count);
         return;
     }
-    append(r, len, &off,
-           " and no eligible pod is over its budget; FALLBACK=largest picks %s/%s, "
-           "the largest eligible user",
-           v->pc_namespace, v->pc_name);
+    policy_append(
+        r, len, &off,
+        " and no eligible pod is over its budget; FALLBACK=largest picks %s/%s, "
+        "the largest eligible user",
+        v->pc_namespace, v->pc_name);
     if (gpu != NULL)
-        append(r, len, &off, " of this GPU at %lld MiB there, %lld MiB in all (",
-               (long long)v->pc_gpu_used_mib, (long long)v->pc_used_mib);
+        policy_append(r, len, &off, " of this GPU at %lld MiB there, %lld MiB in all (",
+                      (long long)v->pc_gpu_used_mib, (long long)v->pc_used_mib);
     else
-        append(r, len, &off, " at %lld MiB (", (long long)v->pc_used_mib);
+        policy_append(r, len, &off, " at %lld MiB (", (long long)v->pc_used_mib);
     if (v->pc_has_budget)
-        append(r, len, &off, "budget %lld MiB)", (long long)v->pc_budget_mib);
+        policy_append(r, len, &off, "budget %lld MiB)", (long long)v->pc_budget_mib);
     else if (v->pc_pod->p_budget_state == BUDGET_NONE)
-        append(r, len, &off, "no budget declared)");
+        policy_append(r, len, &off, "no budget declared)");
     else
-        append(r, len, &off, "budget unreadable)");
+        policy_append(r, len, &off, "budget unreadable)");
 }
 
 static void
@@ -486,23 +488,24 @@ reason_none(struct policy_result *res, const struct policy_params *pp, const cha
     const char *sep = "";
 
     free_words(r, len, &off, res, gpu);
-    append(r, len, &off, " < floor %lld MiB; ", (long long)pp->pp_floor_mib);
+    policy_append(r, len, &off, " < floor %lld MiB; ", (long long)pp->pp_floor_mib);
     if (res->pr_candidate_count == 0) {
-        append(r, len, &off, "no pod to consider");
+        policy_append(r, len, &off, "no pod to consider");
         return;
     }
-    append(r, len, &off, "no eligible victim among %zu pods (", res->pr_candidate_count);
+    policy_append(r, len, &off, "no eligible victim among %zu pods (",
+                  res->pr_candidate_count);
     for (k = 0; k < sizeof(why_order) / sizeof(why_order[0]); k++) {
         for (n = 0, i = 0; i < res->pr_candidate_count; i++)
             n += res->pr_candidates[i].pc_why_not == why_order[k];
         if (n > 0) {
-            append(r, len, &off, "%s%zu %s", sep, n, why_order[k]);
+            policy_append(r, len, &off, "%s%zu %s", sep, n, why_order[k]);
             sep = ", ";
         }
     }
-    append(r, len, &off, ")%s",
-           pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM"
-                                   : "");
+    policy_append(
+        r, len, &off, ")%s",
+        pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM" : "");
 }
 
 static void
@@ -512,8 +515,8 @@ reason_recovered(struct policy_result *res, const struct policy_params *pp,
     size_t off = 0, len = sizeof(res->pr_reason);
 
     free_words(res->pr_reason, len, &off, res, gpu);
-    append(res->pr_reason, len, &off, " >= floor %lld MiB; nothing to do",
-           (long long)pp->pp_floor_mib);
+    policy_append(res->pr_reason, len, &off, " >= floor %lld MiB; nothing to do",
+                  (long long)pp->pp_floor_mib);
 }
 
 void

@@ -167,6 +167,11 @@ const char *policy_why_not_pod(const struct policy_params *pp, const struct pod 
 /* Frees the candidates; NULL is a no-op. Leaves res empty. */
 void policy_result_free(struct policy_result *res);
 
+/* Appends to a bounded sentence at *off; output past the end is dropped,
+ * never overrun (every reason the core writes). */
+void policy_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* The decision result an outcome gives when nothing else happens to it: a
  * skipped outcome its own, a victim would_recycle (dry run). */
 enum decision_result policy_outcome_result(enum policy_outcome o);

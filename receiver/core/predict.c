@@ -3,7 +3,6 @@
 #include "predict.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,24 +85,6 @@ predict_sustained(double first, double second)
     return first < second ? first : second;
 }
 
-static void say(struct predict_outcome *o, size_t *off, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-say(struct predict_outcome *o, size_t *off, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*off >= sizeof(o->po_reason))
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(o->po_reason + *off, sizeof(o->po_reason) - *off, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *off += (size_t)n;
-}
-
 static int
 known(double v)
 {
@@ -167,35 +148,39 @@ predict_judge(const struct predict_params *pp, double free_mib,
         out->po_slope_pod = cands[best].pc_name;
     }
 
-    say(out, &off, "free %.0f MiB on %s >= floor %.0f MiB; ", floor(free_mib), where,
-        flr);
+    policy_append(out->po_reason, sizeof(out->po_reason), &off,
+                  "free %.0f MiB on %s >= floor %.0f MiB; ", floor(free_mib), where, flr);
     for (k = 0, i = 0; i < n; i++)
         k += known(slopes[i]) != 0;
     if (n > 0 && k == 0) {
-        say(out, &off,
-            "the growth of its pods is unknown (too little history in "
-            "Prometheus), so nothing is predicted");
+        policy_append(out->po_reason, sizeof(out->po_reason), &off,
+                      "the growth of its pods is unknown (too little history in "
+                      "Prometheus), so nothing is predicted");
         return 0;
     }
     if (!(out->po_projected_mib < flr)) {
-        say(out, &off,
+        policy_append(
+            out->po_reason, sizeof(out->po_reason), &off,
             "its pods grow %.1f MiB/s in all, so %.0f MiB would be free in %.0f s, not "
             "below the floor: not predicted to starve",
             out->po_growth_mib_s, floor(out->po_projected_mib), pp->pp_horizon_s);
         return 0;
     }
-    say(out, &off, "its pods grow %.1f MiB/s in all: predicted to starve %s in %.0f s",
-        out->po_growth_mib_s, where, ceil(out->po_eta_s));
+    policy_append(out->po_reason, sizeof(out->po_reason), &off,
+                  "its pods grow %.1f MiB/s in all: predicted to starve %s in %.0f s",
+                  out->po_growth_mib_s, where, ceil(out->po_eta_s));
     if (fast == 0) {
         if (eligible == 0)
-            say(out, &off, ", but no eligible pod is over its budget");
+            policy_append(out->po_reason, sizeof(out->po_reason), &off,
+                          ", but no eligible pod is over its budget");
         else if (best < 0)
-            say(out, &off,
-                ", but the growth of its %zu eligible over-budget pod%s is "
-                "unknown (too little history)",
-                eligible, eligible == 1 ? "" : "s");
+            policy_append(out->po_reason, sizeof(out->po_reason), &off,
+                          ", but the growth of its %zu eligible over-budget pod%s is "
+                          "unknown (too little history)",
+                          eligible, eligible == 1 ? "" : "s");
         else
-            say(out, &off,
+            policy_append(
+                out->po_reason, sizeof(out->po_reason), &off,
                 ", but no over-budget pod is growing >= %g MiB/s (the fastest of %zu, "
                 "%s/%s, %.1f MiB/s; a steady tenant is not a runaway)",
                 pp->pp_min_growth, eligible, cands[best].pc_namespace,
@@ -205,15 +190,18 @@ predict_judge(const struct predict_params *pp, double free_mib,
     out->po_act = 1;
     out->po_ranked = fast;
     i = out->po_order[0];
-    say(out, &off,
+    policy_append(
+        out->po_reason, sizeof(out->po_reason), &off,
         "; %s/%s uses %lld MiB against a budget of %lld MiB (%+lld MiB) and grows "
         "%.1f MiB/s (PREDICT_MIN_GROWTH %g MiB/s), ",
         cands[i].pc_namespace, cands[i].pc_name, (long long)cands[i].pc_used_mib,
         (long long)cands[i].pc_budget_mib, (long long)cands[i].pc_overshoot_mib,
         slopes[i], pp->pp_min_growth);
     if (fast == 1)
-        say(out, &off, "the only over-budget pod growing that fast");
+        policy_append(out->po_reason, sizeof(out->po_reason), &off,
+                      "the only over-budget pod growing that fast");
     else
-        say(out, &off, "the fastest of %zu over-budget pods growing that fast", fast);
+        policy_append(out->po_reason, sizeof(out->po_reason), &off,
+                      "the fastest of %zu over-budget pods growing that fast", fast);
     return 0;
 }

@@ -29,9 +29,10 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
     double now = clock_mono_s();
     int64_t free_mib;
     char why[512];
-    /* Read as the decision read it: a device figure gone since is no figure. */
-    int known = gather_reread(gr, free_source_parse(d->d_v.vd_d.sd_free_source),
-                              &free_mib, why, sizeof(why));
+    /* Read as the decision read it (as the release does): a device figure
+     * gone since is no figure. */
+    int known =
+        gather_reread(gr, d->d_gr->gr_policy.pr_free_source, &free_mib, why, sizeof(why));
 
     if (gr->gr_status == GATHER_CANCELLED) {
         d->d_vg = NULL;

@@ -62,6 +62,7 @@ static void gather_judge(struct gather *g, struct gather_result *r, const char *
 static void gather_gpu_after_usage(struct gather *g);
 static void gather_gpu_conclude(struct gather *g);
 static void gather_gpu_free_units(struct gather *g);
+static int scoped(const struct gather *g);
 
 static void
 gather_destroy(struct gather *g)
@@ -204,7 +205,7 @@ conclude(struct gather *g)
     } else if (!g->g_usage_ok) {
         r->gr_status = GATHER_TELEMETRY;
         snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_usage_error);
-    } else if (g->g_cfg->c_gpu_label[0] != '\0' && usage_gpu_scoped(&g->g_usage)) {
+    } else if (scoped(g)) {
         gather_gpu_conclude(g);
     } else if (g->g_free_deferred && g->g_gfree != NULL) { /* asked with $gpu = "" */
         gather_judge(g, r, NULL, g->g_gfree[0].gf_ok, g->g_gfree[0].gf_mib,
