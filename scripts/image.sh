@@ -157,6 +157,20 @@ forbidden=$(grep -E '^usr/(local/)?include/|(^|/)(cc|gcc[-0-9.]*|c\+\+|g\+\+|cpp
 expect_eq "no compiler, headers, shell or package manager in the image" "" "$forbidden"
 echo "     ($(grep -vc '/$' <<<"$files") files in the image)"
 
+# logged_port NAME MSG -- waits for container NAME's log line MSG and prints
+# the port it bound. Containers listen on port 0 (host network): a port
+# picked free beforehand can be taken by a parallel test before the bind.
+logged_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$(podman logs "$1" 2>&1 | sed -n "s/.*\"msg\":\"$2\".*\"port\":\"\([0-9]*\)\".*/\1/p" | head -n1)
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        [ "$(podman inspect --format '{{.State.Running}}' "$1" 2>/dev/null)" = true ] || break
+        sleep 0.1
+    done
+    return 1
+}
+
 # serve as the Deployment runs it: its user, read-only root, no capabilities,
 # no privilege escalation, the audit store on a volume, the token mounted.
 TOKEN=e2e-image-$RANDOM$RANDOM
@@ -168,12 +182,12 @@ SECURE=(--network=host --read-only --read-only-tmpfs=false --tmpfs /tmp:rw,size=
     -v "$TMP/token:/etc/gpu-vram-watchdog/webhook/token:ro"
     -e WEBHOOK_TOKEN_FILE=/etc/gpu-vram-watchdog/webhook/token
     -e PROMETHEUS_URL=http://127.0.0.1:1 -e KUBE_API_URL=http://127.0.0.1:1 -e ADVERTISE_INTERVAL=0)
-SERVE_PORT=$(free_port)
 name=gvw-image-serve-$$
 CTRS+=("$name")
 podman run -d --name "$name" "${SECURE[@]}" -v "$TMP/audit:/var/lib/gpu-vram-watchdog:U" \
-    -e LISTEN_ADDR="127.0.0.1:$SERVE_PORT" "$IMAGE" >/dev/null
-if wait_for 20 curl -sf "http://127.0.0.1:$SERVE_PORT/readyz"; then
+    -e LISTEN_ADDR=127.0.0.1:0 "$IMAGE" >/dev/null
+SERVE_PORT=$(logged_port "$name" serving)
+if [ -n "$SERVE_PORT" ] && wait_for 20 curl -sf "http://127.0.0.1:$SERVE_PORT/readyz"; then
     pass "serve in the container answers /readyz (the audit store opened on the volume)"
 else
     fail "serve in the container answers /readyz" "$(podman logs "$name" 2>&1 | tail -n 5)"
@@ -199,10 +213,10 @@ expect_contains "'IMAGE audit alerts' reads the alert back from the volume" "GPU
 
 # The root filesystem really is read-only: without the volume the store's
 # directory is the image's own, and the store cannot open.
-SERVE_PORT=$(free_port)
 name=gvw-image-ro-$$
 CTRS+=("$name")
-podman run -d --name "$name" "${SECURE[@]}" -e LISTEN_ADDR="127.0.0.1:$SERVE_PORT" "$IMAGE" >/dev/null
+podman run -d --name "$name" "${SECURE[@]}" -e LISTEN_ADDR=127.0.0.1:0 "$IMAGE" >/dev/null
+SERVE_PORT=$(logged_port "$name" serving)
 wait_for 20 curl -s -o /dev/null "http://127.0.0.1:$SERVE_PORT/healthz"
 expect_eq "without a volume (read-only root) /readyz is 503" 503 "$(http_code GET /readyz)"
 wait_for 10 sh -c "podman logs $name 2>&1 | grep -q 'audit store not open'"
@@ -246,13 +260,13 @@ podman rmi "$saved" >/dev/null 2>&1
 exporter_check() { # WANT_UP EXTRA_PODMAN_ARGS...
     local want=$1 name port
     shift
-    port=$(free_port)
     name=gvw-image-exporter-$want-$$
     CTRS+=("$name")
     podman run -d --name "$name" --network=host --read-only --cap-drop=ALL \
         --security-opt=no-new-privileges -e NODE_NAME=image-test-node \
-        -e EXPORTER_LISTEN_ADDR="127.0.0.1:$port" -e KUBE_API_URL=http://127.0.0.1:1 \
+        -e EXPORTER_LISTEN_ADDR=127.0.0.1:0 -e KUBE_API_URL=http://127.0.0.1:1 \
         "$@" "$IMAGE" exporter >/dev/null
+    port=$(logged_port "$name" "exporter listening")
     if wait_for 20 sh -c "curl -sf http://127.0.0.1:$port/metrics | grep -q '^gpu_vram_exporter_up $want'"; then
         pass "exporter in the image serves /metrics (gpu_vram_exporter_up $want)"
     else

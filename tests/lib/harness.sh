@@ -79,10 +79,16 @@ finish() {
 }
 
 # free_port -- prints a loopback TCP port nobody listens on right now.
+# Picked below the kernel's ephemeral range: a port inside it can be taken
+# as the local end of any test's outgoing connection between our check and
+# the server's bind (CI saw exactly that: "Address already in use").
 free_port() {
-    local p
+    local p lo=32768 span
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+    span=$((lo - 10000))
+    [ "$span" -ge 1000 ] || span=1000
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 40000))
+        p=$((10000 + RANDOM % span))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
             echo "$p"
             return 0
