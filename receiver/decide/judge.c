@@ -66,7 +66,8 @@ adopt(struct decision *d, const struct gather_result *u)
 }
 
 /* A decision of its own for GPU unit u of d's node, sharing d's gather g;
- * NULL when held back or not started (then its row is already recorded). */
+ * NULL when held back, queued or not started (then its row is already
+ * recorded). */
 static struct decision *
 spawn(struct decision *d, struct gather *g, const struct gather_result *u, double now)
 {
@@ -85,6 +86,13 @@ spawn(struct decision *d, struct gather *g, const struct gather_result *u, doubl
     if (brakes_held_back(n, now, reason, sizeof(reason))) {
         decision_record_now_gpu(r, node, u->gr_gpu, d->d_trigger, d->d_fingerprint,
                                 d->d_alert_id, RESULT_COALESCED, reason, NULL);
+        return NULL;
+    }
+    /* MAX_CONCURRENT_DECISIONS holds for a node's GPUs too: past it, this
+     * GPU waits its turn and then looks afresh (its evidence would be stale). */
+    if (dqueue_must_wait(r)) {
+        dqueue_push(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns,
+                    d->d_alert_id);
         return NULL;
     }
     c = decision_new(r, n, d->d_trigger, d->d_fingerprint, d->d_starving_ns,

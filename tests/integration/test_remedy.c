@@ -2772,6 +2772,76 @@ test_gpu_fan_out(void **state)
     json_decref(all);
 }
 
+/* The queue gauge as a scrape shows it. */
+static long
+queued_now(void)
+{
+    const char *name = "\ngpu_vram_watchdog_decisions_queued ";
+    struct buf b;
+    const char *p;
+    long v = -1;
+
+    buf_init(&b, 0);
+    assert_int_equal(metrics_render(&b), 0);
+    if ((p = strstr(b.b_data, name)) != NULL)
+        v = strtol(p + strlen(name), NULL, 10);
+    buf_free(&b);
+    return v;
+}
+
+/* MAX_CONCURRENT_DECISIONS holds for one node's GPUs: with one slot, GPU A is
+ * decided from the node's reading while GPU B waits its turn (the gauge shows
+ * it), then re-verifies on its own: never two in flight, both rows finished. */
+static void
+test_gpu_fan_out_queued(void **state)
+{
+    struct env *e = *state;
+    const struct kv one_slot[] = {{"DRY_RUN", "true"},
+                                  {"USED_QUERY", GPU_USED_QUERY},
+                                  {"MAX_CONCURRENT_DECISIONS", "1"},
+                                  {NULL, NULL}};
+    long end, queued_max = 0;
+    json_t *all, *d;
+    size_t n[2];
+
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, one_slot);
+    metrics_init(1);
+    deliver(e, ON_NODE);
+    end = fake_now_ms() + 5000;
+    for (;;) {
+        long q = queued_now();
+
+        queued_max = q > queued_max ? q : queued_max;
+        assert_true(remedy_in_flight(e->r) <= 1);
+        count_rows(e, n);
+        if ((n[0] == 2 && remedy_in_flight(e->r) == 0) || fake_now_ms() >= end)
+            break;
+        event_base_loop(e->base, EVLOOP_ONCE);
+    }
+    assert_int_equal(n[0], 2);
+    assert_int_equal(queued_max, 1);
+    assert_int_equal(queued_now(), 0);
+    /* GPU B looked again when its turn came: a second query. */
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "would_recycle");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    d = json_array_get(all, 1);
+    jstr(d, "gpu", GPU_B);
+    jstr(d, "result", "would_recycle");
+    jint(d, "free_mib", 510);
+    check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    json_decref(all);
+    metrics_cleanup();
+}
+
 /* No GPU below the floor: one skipped_recovered row, gpu null. */
 static void
 test_gpu_none_below(void **state)
@@ -3146,6 +3216,7 @@ main(void)
         T(test_stop_waits_for_eviction),
         T(test_gpu_alert_names_gpu),
         T(test_gpu_fan_out),
+        T(test_gpu_fan_out_queued),
         T(test_gpu_none_below),
         T(test_gpu_impossible_one),
         T(test_gpu_brakes),
