@@ -2,6 +2,7 @@
 #include "expo_render.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "expo.h"
@@ -56,17 +57,45 @@ pod_family(struct buf *out, const struct expo_status *st,
     return 0;
 }
 
-/* An earlier pod of the list has the same namespace and name: one series
- * each, even from a list that repeats a pod. */
 static int
-seen_before(const struct pl_pods *pods, size_t i)
+by_namespace_name(const void *a, const void *b)
 {
-    for (size_t j = 0; j < i; j++)
-        if (pods->pl_items[j].pp_budget == PL_BUDGET_OK &&
-            !pods->pl_items[j].pp_finished &&
-            strcmp(pods->pl_items[j].pp_namespace, pods->pl_items[i].pp_namespace) == 0 &&
-            strcmp(pods->pl_items[j].pp_name, pods->pl_items[i].pp_name) == 0)
-            return 1;
+    const struct pl_pod *x = *(const struct pl_pod *const *)a;
+    const struct pl_pod *y = *(const struct pl_pod *const *)b;
+    int c = strcmp(x->pp_namespace, y->pp_namespace);
+
+    if (c == 0)
+        c = strcmp(x->pp_name, y->pp_name);
+    if (c == 0) /* the list's order: the earliest of a repeated pod sorts first */
+        c = (x > y) - (x < y);
+    return c;
+}
+
+/* Marks in repeat[] every pod whose namespace and name an earlier pod of the
+ * list (one with a budget, not finished) already has: one series each, even
+ * from a list that repeats a pod. Sorted (O(n log n)): a scan per pod was
+ * 12.5 M comparisons a scrape on a 5,000-pod node. -1 when out of memory. */
+static int
+mark_repeats(const struct pl_pods *pods, unsigned char *repeat)
+{
+    const struct pl_pod **order;
+    size_t n = 0;
+
+    if (pods->pl_count == 0)
+        return 0;
+    if ((order = malloc(pods->pl_count * sizeof(*order))) == NULL)
+        return -1;
+    for (size_t i = 0; i < pods->pl_count; i++) {
+        const struct pl_pod *p = &pods->pl_items[i];
+        if (p->pp_budget == PL_BUDGET_OK && !p->pp_finished)
+            order[n++] = p;
+    }
+    qsort(order, n, sizeof(*order), by_namespace_name);
+    for (size_t k = 1; k < n; k++)
+        if (strcmp(order[k]->pp_namespace, order[k - 1]->pp_namespace) == 0 &&
+            strcmp(order[k]->pp_name, order[k - 1]->pp_name) == 0)
+            repeat[order[k] - pods->pl_items] = 1;
+    free(order);
     return 0;
 }
 
@@ -74,22 +103,31 @@ static int
 budget_family(struct buf *out, const struct expo_status *st, const struct pl_pods *pods)
 {
     const char *name = "gpu_pod_memory_budget_bytes";
+    unsigned char *repeat;
+    int rc = 0;
 
     if (expo_header(out, name, "gauge",
                     "GPU memory budget a pod declares (GPUMEM_RESOURCE: limits, else "
                     "requests, summed over containers), in bytes.") == -1)
         return -1;
-    for (size_t i = 0; pods != NULL && i < pods->pl_count; i++) {
+    if (pods == NULL || pods->pl_count == 0)
+        return 0;
+    if ((repeat = calloc(pods->pl_count, 1)) == NULL)
+        return -1;
+    if (mark_repeats(pods, repeat) == -1)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < pods->pl_count; i++) {
         const struct pl_pod *p = &pods->pl_items[i];
         struct expo_label l[3] = {
             {"node", st->es_node}, {"namespace", p->pp_namespace}, {"pod", p->pp_name}};
         /* Finished pods hold no seat; MiB as the resource is counted. */
-        if (p->pp_budget != PL_BUDGET_OK || p->pp_finished || seen_before(pods, i))
+        if (p->pp_budget != PL_BUDGET_OK || p->pp_finished || repeat[i])
             continue;
         if (expo_sample(out, name, l, 3, (double)p->pp_budget_mib * 1048576.0) == -1)
-            return -1;
+            rc = -1;
     }
-    return 0;
+    free(repeat);
+    return rc;
 }
 
 int
