@@ -14,11 +14,59 @@
  * least 1 s (a young history still has enough points to fit). */
 #define PREDICT_POINTS 120
 
-/* The query in flight; its answer frees it. d is NULL once the decision
- * went away (detached: the answer is dropped). */
+/* One growth query in flight, and the decisions waiting for it: a trigger
+ * naming no GPU fans out into one decision per GPU, and all ask the same
+ * node-wide query, so the first asks it and the others join (one answer,
+ * read once, judged per GPU). A waiter's slot is NULL once its decision went
+ * away (detached: its share of the answer is dropped). The answer frees it. */
 struct predict_call {
-    struct decision *pq_d;
+    struct remedy *pq_r;
+    char *pq_query;               /* owned: the key */
+    int pq_per_gpu;               /* the answer keeps the GPU label (part of the key) */
+    struct decision **pq_waiters; /* owned */
+    size_t pq_count, pq_cap;
+    struct predict_call *pq_next; /* in r->r_pred_calls */
 };
+
+static void
+call_free(struct predict_call *pq)
+{
+    free(pq->pq_query);
+    free(pq->pq_waiters);
+    free(pq);
+}
+
+static int
+call_join(struct predict_call *pq, struct decision *d)
+{
+    if (pq->pq_count == pq->pq_cap) {
+        size_t cap = pq->pq_cap ? pq->pq_cap * 2 : 4;
+        struct decision **w = realloc(pq->pq_waiters, cap * sizeof(*w));
+        if (w == NULL)
+            return -1;
+        pq->pq_waiters = w;
+        pq->pq_cap = cap;
+    }
+    pq->pq_waiters[pq->pq_count++] = d;
+    d->d_pred_call = pq;
+    return 0;
+}
+
+/* Takes pq out of r's calls in flight (its answer came). */
+static void
+call_unlink(struct predict_call *pq)
+{
+    struct predict_call **pp;
+
+    if (pq->pq_r == NULL)
+        return; /* the remedy went away first */
+    pp = &pq->pq_r->r_pred_calls;
+
+    while (*pp != NULL && *pp != pq)
+        pp = &(*pp)->pq_next;
+    if (*pp == pq)
+        *pp = pq->pq_next;
+}
 
 int
 predict_wanted(const struct decision *d)
@@ -29,8 +77,11 @@ predict_wanted(const struct decision *d)
 void
 predict_detach(struct decision *d)
 {
-    if (d->d_pred_call != NULL)
-        d->d_pred_call->pq_d = NULL;
+    struct predict_call *pq = d->d_pred_call;
+
+    for (size_t i = 0; pq != NULL && i < pq->pq_count; i++)
+        if (pq->pq_waiters[i] == d)
+            pq->pq_waiters[i] = NULL;
     d->d_pred_call = NULL;
     free(d->d_pred_cands);
     d->d_pred_cands = NULL;
@@ -155,15 +206,25 @@ judged(struct decision *d, const struct prom_matrix *m)
         decision_finish(d, RESULT_SKIPPED_NO_CANDIDATE);
 }
 
-static void
-predict_cb(struct prom_answer *a, void *arg)
+void
+predict_forget_calls(struct remedy *r)
 {
-    struct predict_call *pq = arg;
-    struct decision *d = pq->pq_d;
+    struct predict_call *pq, *next;
 
-    free(pq);
-    if (d == NULL)
-        return; /* the decision went away: the answer is dropped */
+    for (pq = r->r_pred_calls; pq != NULL; pq = next) {
+        next = pq->pq_next;
+        pq->pq_r = NULL;
+        pq->pq_next = NULL;
+        for (size_t i = 0; i < pq->pq_count; i++)
+            pq->pq_waiters[i] = NULL;
+    }
+    r->r_pred_calls = NULL;
+}
+
+/* One waiter's share of the answer. */
+static void
+answered(struct decision *d, struct prom_answer *a)
+{
     d->d_pred_call = NULL;
     if (a->pa_cancelled) {
         decision_interrupt(d);
@@ -183,6 +244,30 @@ predict_cb(struct prom_answer *a, void *arg)
     judged(d, &a->pa_matrix);
 }
 
+static void
+predict_cb(struct prom_answer *a, void *arg)
+{
+    struct predict_call *pq = arg;
+
+    call_unlink(pq); /* a decision started from here asks afresh */
+    /* Each waiter in turn; one that ends cannot free another (each holds its
+     * own share of the gather), and a NULL slot went away meanwhile. */
+    for (size_t i = 0; i < pq->pq_count; i++)
+        if (pq->pq_waiters[i] != NULL)
+            answered(pq->pq_waiters[i], a);
+    call_free(pq);
+}
+
+/* The call in flight that asks q (per GPU or not), or NULL. */
+static struct predict_call *
+call_find(struct remedy *r, const char *q, int per_gpu)
+{
+    for (struct predict_call *pq = r->r_pred_calls; pq != NULL; pq = pq->pq_next)
+        if (pq->pq_per_gpu == per_gpu && strcmp(pq->pq_query, q) == 0)
+            return pq;
+    return NULL;
+}
+
 void
 predict_begin(struct decision *d)
 {
@@ -192,6 +277,7 @@ predict_begin(struct decision *d)
     const struct policy_result *p = &gr->gr_policy;
     struct predict_call *pq = NULL;
     int64_t step = cfg->c_predict_window_s / PREDICT_POINTS;
+    int per_gpu = gr->gr_gpu != NULL;
     char err[256], *qn = NULL, *q = NULL;
     size_t len;
 
@@ -213,20 +299,37 @@ predict_begin(struct decision *d)
                                    sizeof(err))) == NULL)
         goto fail;
     len = strlen(qn) + 64;
-    if ((q = malloc(len)) == NULL || (pq = calloc(1, sizeof(*pq))) == NULL) {
+    if ((q = malloc(len)) == NULL) {
         snprintf(err, sizeof(err), "out of memory");
         goto fail;
     }
     snprintf(q, len, "(%s)[%llds:%llds]", qn, (long long)cfg->c_predict_window_s,
              (long long)(step < 1 ? 1 : step));
-    pq->pq_d = d;
-    if (prom_query_matrix(r->r_prom, q, cfg->c_namespace_label, cfg->c_pod_label,
-                          gr->gr_gpu != NULL ? cfg->c_gpu_label : NULL, predict_cb,
-                          pq) == -1) {
-        snprintf(err, sizeof(err), "the query could not be started");
-        goto fail;
+    if ((pq = call_find(r, q, per_gpu)) != NULL) {
+        /* Another GPU of the node asks it already: wait for that answer. */
+        if (call_join(pq, d) == -1) {
+            pq = NULL; /* not ours to free */
+            snprintf(err, sizeof(err), "out of memory");
+            goto fail;
+        }
+    } else {
+        if ((pq = calloc(1, sizeof(*pq))) == NULL || call_join(pq, d) == -1) {
+            snprintf(err, sizeof(err), "out of memory");
+            goto fail_new;
+        }
+        pq->pq_r = r;
+        pq->pq_per_gpu = per_gpu;
+        pq->pq_query = q;
+        q = NULL;
+        if (prom_query_matrix(r->r_prom, pq->pq_query, cfg->c_namespace_label,
+                              cfg->c_pod_label, per_gpu ? cfg->c_gpu_label : NULL,
+                              predict_cb, pq) == -1) {
+            snprintf(err, sizeof(err), "the query could not be started");
+            goto fail_new;
+        }
+        pq->pq_next = r->r_pred_calls;
+        r->r_pred_calls = pq;
     }
-    d->d_pred_call = pq;
     /* While it is asked, the verdict holds no candidates: a stop frees the
      * gather they borrow from. */
     verdict_set_policy(&d->d_v,
@@ -236,8 +339,11 @@ predict_begin(struct decision *d)
     free(qn);
     free(q);
     return;
+fail_new:
+    if (pq != NULL)
+        call_free(pq);
 fail:
-    free(pq);
+    d->d_pred_call = NULL;
     free(qn);
     free(q);
     verdict_reason(&d->d_v, "%s; cannot measure the pods' growth, so acting on nothing",

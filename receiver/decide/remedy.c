@@ -249,6 +249,7 @@ remedy_free(struct remedy *r)
     r->r_stopping = 1; /* a freed slot starts nothing now */
     while (r->r_decisions != NULL)
         decision_free(r->r_decisions);
+    predict_forget_calls(r);
     dqueue_free(r);
     for (n = r->r_nodes; n != NULL; n = next) {
         next = n->n_next;

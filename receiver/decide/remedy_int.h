@@ -81,8 +81,8 @@ struct decision {
     int d_release_asked;        /* once per decision, whatever came of it */
     struct store_release d_rel; /* vd_d.sd_release points here once a release is named */
     char d_release_url[RELEASE_URL_MAX];
-    struct predict_call
-        *d_pred_call; /* the growth query in flight (its answer frees it) */
+    struct predict_call *d_pred_call;      /* the growth query d waits for (shared by the
+                                              decisions that ask the same one) */
     struct policy_candidate *d_pred_cands; /* owned array of copies borrowing from d_g:
                                  a predicted trigger's ranking */
     struct gather_result d_pred_gr;        /* d_gr for a predicted trigger once judged */
@@ -111,7 +111,9 @@ struct remedy {
     struct dq_entry *r_q_head; /* owned FIFO of decisions waiting for a slot */
     struct dq_entry **r_q_tail;
     size_t r_queued;
-    struct event *r_q_ev; /* owned: starts waiting decisions from the loop */
+    struct event *r_q_ev;              /* owned: starts waiting decisions from the loop */
+    struct predict_call *r_pred_calls; /* growth queries in flight (each freed by its
+                                          answer): a GPU's decision joins its node's */
     void (*r_slot_freed)(struct remedy *); /* dqueue_kick once dqueue_init ran: decision.c
                                               tells the queue below it of a free slot */
     void (*r_drained)(void *); /* called once when the last decision is done */
@@ -225,6 +227,9 @@ int predict_wanted(const struct decision *d);
 void predict_begin(struct decision *d);
 /* Drops d's growth query in flight (its answer is ignored) and its ranking. */
 void predict_detach(struct decision *d);
+/* The remedy goes away: its calls in flight (answered later, by a cancel)
+ * forget it, and their answers are dropped. */
+void predict_forget_calls(struct remedy *r);
 
 /* --- judge.c ------------------------------------------------------------- */
 

@@ -40,6 +40,9 @@ static const char *const POD[NPODS] = {ML_POD, "llama-swap-6d8f7b5c4-w7r2k", FR_
                                        "portal-stt-59b7d8c6f5-j6v3q"};
 static const double STEADY_USED[NPODS] = {9000, 1100, 1400, 900, 450};
 
+/* GPU scope: the GPU (uuid) each pod uses, or NULL in node scope. */
+static const char *const *on_gpu;
+
 /* Every test's settings, below its own. */
 static const struct kv predict_env[] = {
     {"MIN_RUNTIME", "1s"},
@@ -55,6 +58,7 @@ static const struct kv predict_env[] = {
 static int
 setup(void **state)
 {
+    on_gpu = NULL;
     return env_setup(state, predict_env);
 }
 
@@ -67,10 +71,21 @@ start(struct env *e, const struct kv *extra)
     route_no_device(e);
 }
 
+/* ",\"uuid\":\"G\"" for pod i in GPU scope, else "". */
+static const char *
+gpu_label(int i, char *buf, size_t len)
+{
+    if (on_gpu == NULL)
+        return "";
+    snprintf(buf, len, ",\"uuid\":\"%s\"", on_gpu[i]);
+    return buf;
+}
+
 /* The used query's answer: the cast, the ML pod at ml_mib. */
 static void
 route_used(struct env *e, double ml_mib)
 {
+    char gl[64];
     char body[2048];
     size_t off = 0;
 
@@ -79,9 +94,9 @@ route_used(struct env *e, double ml_mib)
                             "\"result\":[");
     for (int i = 0; i < NPODS; i++)
         off += (size_t)snprintf(body + off, sizeof(body) - off,
-                                "%s{\"metric\":{\"namespace\":\"%s\",\"pod\":\"%s\"},"
+                                "%s{\"metric\":{\"namespace\":\"%s\",\"pod\":\"%s\"%s},"
                                 "\"value\":[1780394400,\"%.0f\"]}",
-                                i ? "," : "", NS[i], POD[i],
+                                i ? "," : "", NS[i], POD[i], gpu_label(i, gl, sizeof(gl)),
                                 (i == ML ? ml_mib : STEADY_USED[i]) * MIB);
     snprintf(body + off, sizeof(body) - off, "]}}");
     assert_true(off < sizeof(body) - 8);
@@ -94,17 +109,18 @@ static void
 route_growth(struct env *e, const double slope[NPODS])
 {
     size_t cap = 64 * 1024, off = 0;
-    char *body = malloc(cap);
+    char *body = malloc(cap), gl[64];
 
     assert_non_null(body);
     off += (size_t)snprintf(body + off, cap - off,
                             "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
                             "\"result\":[");
     for (int i = 0; i < NPODS; i++) {
-        off += (size_t)snprintf(body + off, cap - off,
-                                "%s{\"metric\":{\"namespace\":\"%s\",\"pod\":\"%s\"},"
-                                "\"values\":[",
-                                i ? "," : "", NS[i], POD[i]);
+        off +=
+            (size_t)snprintf(body + off, cap - off,
+                             "%s{\"metric\":{\"namespace\":\"%s\",\"pod\":\"%s\"%s},"
+                             "\"values\":[",
+                             i ? "," : "", NS[i], POD[i], gpu_label(i, gl, sizeof(gl)));
         for (int k = 0; k < 120; k++) /* t = now - 119 .. now */
             off += (size_t)snprintf(body + off, cap - off, "%s[%d,\"%.0f\"]",
                                     k ? "," : "", 1780394281 + k,
@@ -447,6 +463,66 @@ test_growth_answer_malformed(void **state)
     }
 }
 
+/* The audit's decision about GPU gpu (a new reference). */
+static json_t *
+decision_on(json_t *all, const char *gpu)
+{
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        json_t *d = json_array_get(all, i);
+        if (json_is_string(jget(d, "gpu")) &&
+            strcmp(json_string_value(jget(d, "gpu")), gpu) == 0)
+            return json_incref(d);
+    }
+    fail_msg("no decision about %s", gpu);
+    return NULL;
+}
+
+/* GPU scope, a trigger naming no GPU: one decision per GPU, and the node's
+ * growth query asked once for both, each GPU judged on its own series. GPU
+ * A (the ML pod at 12000 MiB, drifting 20 MiB/s, and llama-swap: 2260 MiB
+ * free, the floor crossed in (2260 - 1536) / 20 = 36.2 s) is recycled; GPU
+ * B (the steady rest: 12610 free) is not. */
+static void
+test_gpus_share_growth_query(void **state)
+{
+    static const char *const gpus[NPODS] = {"GPU-aaaa", "GPU-aaaa", "GPU-bbbb",
+                                            "GPU-bbbb", "GPU-bbbb"};
+    const struct kv gpu_scope[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    struct env *e = *state;
+    json_t *all, *a, *b;
+
+    on_gpu = gpus;
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, 12000);
+    route_growth(e, slope);
+    route_pods(e);
+    start(e, gpu_scope);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 2);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
+    all = audit_json(e, NULL);
+    assert_int_equal(json_array_size(all), 2);
+    a = decision_on(all, "GPU-aaaa");
+    b = decision_on(all, "GPU-bbbb");
+    jstr(a, "result", "recycled");
+    jstr(jget(a, "victim"), "pod", ML_POD);
+    assert_int_equal(json_integer_value(jget(a, "free_mib")), 2260);
+    check_prediction(a, 20, 37);
+    jhas(a, "reason", "predicted to starve GPU GPU-aaaa in 37 s");
+    jstr(b, "result", "skipped_no_candidate");
+    assert_true(json_is_null(jget(b, "victim")));
+    assert_int_equal(json_integer_value(jget(b, "free_mib")), 12610);
+    assert_int_equal(mutating(e, NULL), 1);
+    json_decref(a);
+    json_decref(b);
+    json_decref(all);
+}
+
 int
 main(void)
 {
@@ -461,6 +537,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_predict_off, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_query_fails, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_answer_malformed, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_gpus_share_growth_query, setup,
                                         env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
