@@ -1,6 +1,7 @@
 /* settings.c -- settings tables: environment variable, --flag that wins, parsing, help */
 #include "settings.h"
 
+#include "decimal.h"
 #include "duration.h"
 
 #include <ctype.h>
@@ -28,17 +29,7 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 static int
 parse_int(const char *s, int64_t *out)
 {
-    char *end;
-    long long n;
-
-    if (s == NULL || !isdigit((unsigned char)s[0]))
-        return -1;
-    errno = 0;
-    n = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return -1;
-    *out = n;
-    return 0;
+    return decimal_parse(s, INT64_MAX, out) == 0 ? 0 : -1;
 }
 
 static int

@@ -1,6 +1,8 @@
 /* capsize.c -- GPUMEM_CAPACITY_MIB=auto: a node's seats from its GPUs' sizes (no I/O) */
 #include "capsize.h"
 
+#include "decimal.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,11 +21,8 @@ capsize_parse_setting(const char *s, int *is_auto, int64_t *mib)
         *is_auto = 1;
         return 0;
     }
-    for (const char *p = s; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (*p - '0');
-    }
+    if (decimal_parse(s, INT64_MAX, &v) != 0)
+        return -1;
     *is_auto = 0;
     *mib = v;
     return 0;
@@ -123,21 +122,14 @@ label_int(const char *name, const char *v, int64_t max, int64_t *out, char *err,
           size_t errlen)
 {
     int64_t n = 0;
+    int rc = decimal_parse(v, max, &n);
 
-    if (v[0] == '\0')
-        goto bad;
-    for (const char *p = v; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9')
-            goto bad;
-        n = n * 10 + (*p - '0');
-        if (n > max) {
-            snprintf(err, errlen,
-                     "label %s=\"%.64s\" is beyond any real GPU (at most %lld)", name, v,
-                     (long long)max);
-            return -1;
-        }
+    if (rc == -2) {
+        snprintf(err, errlen, "label %s=\"%.64s\" is beyond any real GPU (at most %lld)",
+                 name, v, (long long)max);
+        return -1;
     }
-    if (n == 0)
+    if (rc != 0 || n == 0)
         goto bad;
     *out = n;
     return 0;

@@ -12,6 +12,7 @@ if(TARGET gvw_core)
   gvw_add_test(test_strpool SOURCES unit/test_strpool.c LIBS gvw_util LABELS unit)
   gvw_add_test(test_rfc3339 SOURCES unit/test_rfc3339.c LIBS gvw_util LABELS unit)
   gvw_add_test(test_duration SOURCES unit/test_duration.c LIBS gvw_util LABELS unit)
+  gvw_add_test(test_decimal SOURCES unit/test_decimal.c LIBS gvw_util LABELS unit)
   gvw_add_test(test_release_target SOURCES unit/test_release_target.c LIBS gvw_core LABELS unit)
   # Fails each allocation the core and the parsers make in turn: the linker
   # sends their malloc family to tests/lib/oom.c.
