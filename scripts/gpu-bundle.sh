@@ -3,7 +3,7 @@
 # Debian packages into one directory (under 64 MiB): the built binaries, the
 # shared libraries they load except glibc's, Prometheus, Alertmanager, promtool
 # and amtool (xz-compressed), Alertmanager's web assets, the rules, the shipped
-# Alertmanager route and the check itself. Usage: scripts/gpu-bundle.sh [OUT]
+# Alertmanager route, jq and curl, and the check itself. Usage: scripts/gpu-bundle.sh [OUT]
 # (default build/gpu-bundle; build it first, a release build is smallest). On the
 # box: `OUT/run.sh` unpacks and runs the check.
 set -euo pipefail
@@ -15,9 +15,16 @@ for f in "$BIN" "$SIM"; do [ -x "$f" ] || { echo "gpu-bundle: build $f first" >&
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/scripts" "$OUT/rules" "$OUT/deploy/alertmanager" "$OUT/share"
 cp "$BIN" "$SIM" "$OUT/bin/"
+# The check's own tools: a bare GPU box may lack them.
+tools=()
+for t in jq curl; do
+    p=$(command -v "$t") || { echo "gpu-bundle: $t not found" >&2; exit 1; }
+    cp "$p" "$OUT/bin/"
+    tools+=("$p")
+done
 # Every library they load but glibc's own (libc, libm, libpthread, libdl, librt,
 # the loader): those come with the box, and a copied one would not match its loader.
-for f in "$BIN" "$SIM"; do
+for f in "$BIN" "$SIM" "${tools[@]}"; do
     ldd "$f" | awk '/=> \// { print $3 }'
 done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$OUT/lib/"; done
@@ -44,8 +51,13 @@ cd "$(dirname "$0")"
 for x in bin/*.xz; do [ -x "${x%.xz}" ] || { xz -dc "$x" >"${x%.xz}"; chmod +x "${x%.xz}"; }; done
 [ -e /usr/share/prometheus/alertmanager ] || { mkdir -p /usr/share/prometheus && cp -r share/alertmanager /usr/share/prometheus/; } 2>/dev/null || true
 export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-GVW_BINARY=$PWD/bin/gpu-vram-watchdog GVW_SIM=$PWD/bin/gvw-sim PROMETHEUS=$PWD/bin/prometheus \
-    ALERTMANAGER=$PWD/bin/alertmanager PATH=$PWD/bin:$PATH exec bash scripts/gpu-check.sh
+export GVW_BINARY=$PWD/bin/gpu-vram-watchdog GVW_SIM=$PWD/bin/gvw-sim PROMETHEUS=$PWD/bin/prometheus \
+    ALERTMANAGER=$PWD/bin/alertmanager PATH=$PWD/bin:$PATH
+# Twice: as shipped (PREDICT=false), then with the predictive trigger.
+rc=0
+GPU_CHECK_PREDICT=false bash scripts/gpu-check.sh || rc=1
+GPU_CHECK_PREDICT=true bash scripts/gpu-check.sh || rc=1
+exit $rc
 RUN
 chmod +x "$OUT/run.sh"
 size=$(du -sm "$OUT" | cut -f1)

@@ -32,6 +32,10 @@ PROMETHEUS=${PROMETHEUS:-$(command -v prometheus || true)}
 ALERTMANAGER=${ALERTMANAGER:-$(command -v prometheus-alertmanager || command -v alertmanager || true)}
 NVCC=${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)}
 FLOOR=1536
+# GPU_CHECK_PREDICT=true: serve decides on GPUVRAMExhaustionPredicted too (issue
+# 29's real-card figure: starvation seconds with and without it).
+PREDICT=${GPU_CHECK_PREDICT:-false}
+case $PREDICT in true | false) ;; *) die "GPU_CHECK_PREDICT must be true or false" ;; esac
 for f in "$GVW_BINARY" "$GVW_SIM" "$PROMETHEUS" "$ALERTMANAGER"; do
     [ -n "$f" ] && [ -x "$f" ] || die "missing binary '$f' (set GVW_BINARY, GVW_SIM, PROMETHEUS, ALERTMANAGER)"
 done
@@ -95,7 +99,8 @@ if [ -z "$HOLDER" ]; then
     cat >"$TMP/holder.py" <<'PY'
 # holder.py -- the PyTorch fallback of holder.cu (same arguments)
 import signal, sys, time, torch
-n, m, d, leave = (int(a) for a in (sys.argv[1:] + ["0", "0", "0", "1024"])[:4])
+# Missing arguments take their own defaults (N M D LEAVE = 0 0 0 1024).
+n, m, d, leave = (int(a) for a in (sys.argv[1:5] + ["0", "0", "0", "1024"][len(sys.argv[1:5]):]))
 stop = []
 signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
 torch.cuda.init(); torch.zeros(1, device="cuda")
@@ -222,7 +227,7 @@ env -u GPU_TOTAL_MIB -u FREE_QUERY -u GPUMEM_CAPACITY_MIB LISTEN_ADDR=127.0.0.1:
     DRY_RUN=false KUBE_API_URL="$SIM" PROMETHEUS_URL=http://127.0.0.1:$PROM_PORT \
     WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
     USED_QUERY='sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node="$node"})' \
-    "$GVW_BINARY" serve 2>"$TMP/serve.log" &
+    PREDICT="$PREDICT" "$GVW_BINARY" serve 2>"$TMP/serve.log" &
 PIDS+=($!)
 sleep 12 # two scrapes of everything
 
@@ -272,9 +277,18 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
     sleep 0.1
 done
 echo
-echo "== figures"
+echo "== figures (PREDICT=$PREDICT)"
 [ -n "$T_DIP" ] && [ -n "$T_EVICT" ] && awk -v a="$T_DIP" -v b="$T_EVICT" 'BEGIN { printf "  dip -> eviction        %.2f s\n", b - a }'
 [ -n "$T_EVICT" ] && [ -n "$T_BACK" ] && awk -v a="$T_EVICT" -v b="$T_BACK" 'BEGIN { printf "  eviction -> VRAM back  %.2f s\n", b - a }'
+# Starvation: free below the floor until VRAM is back (0 when the eviction
+# came first: a prediction that acted in time).
+if [ -n "$T_BACK" ]; then
+    if [ -n "$T_DIP" ]; then
+        awk -v a="$T_DIP" -v b="$T_BACK" 'BEGIN { printf "  starvation             %.2f s\n", b - a }'
+    else
+        echo "  starvation             0 s (evicted before free reached the floor)"
+    fi
+fi
 echo "  evictions: $(curl -s "$SIM/sim/events" | jq -c '[.[] | select(.path | endswith("/eviction")) | .path]')"
 "$GVW_BINARY" audit --db "$DB" --format json --limit 5 |
     jq -c '.[] | {id, result, free_source, free_mib, victim: (.victim.pod // null), reason}'
