@@ -564,6 +564,9 @@ summarise(struct gather *g, struct gather_result *r, size_t below)
     p->pr_outcome = below > 0 ? POLICY_SKIPPED_NO_CANDIDATE : POLICY_SKIPPED_RECOVERED;
     p->pr_free_known = least != NULL;
     p->pr_free_mib = least != NULL ? least->gr_policy.pr_free_mib : 0;
+    /* The row shows that GPU's figure: it says where the figure came from too. */
+    p->pr_free_source =
+        least != NULL ? least->gr_policy.pr_free_source : FREE_SOURCE_NONE;
     if (below > 0)
         snprintf(p->pr_reason, sizeof(p->pr_reason),
                  "%zu of %zu GPUs below the floor or unreadable", below, r->gr_gpu_count);

@@ -2862,7 +2862,8 @@ test_gpu_none_below(void **state)
     jstr(d, "result", "skipped_recovered");
     jnull(d, "gpu");
     check_no_victim(d);
-    jint(d, "free_mib", 2860); /* the least free GPU */
+    jint(d, "free_mib", 2860);          /* the least free GPU */
+    jstr(d, "free_source", "computed"); /* that GPU's figure, and where it came from */
     jhas(d, "reason", "on every GPU (2; the least free is " GPU_B);
     assert_int_equal(count_mutating(e), 0);
     json_decref(all);
