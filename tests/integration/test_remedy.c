@@ -2865,6 +2865,9 @@ test_gpu_none_below(void **state)
     jint(d, "free_mib", 2860);          /* the least free GPU */
     jstr(d, "free_source", "computed"); /* that GPU's figure, and where it came from */
     jhas(d, "reason", "on every GPU (2; the least free is " GPU_B);
+    jhas(d, "reason",
+         "nothing to do; free computed as GPU_TOTAL_MIB=15360 - used (GPU " GPU_B
+         " has no device series)");
     assert_int_equal(count_mutating(e), 0);
     json_decref(all);
 }
