@@ -178,6 +178,15 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
                  cfg->c_predict_window_s == 0 ? "PREDICT_WINDOW" : "PREDICT_HORIZON");
         goto fail;
     }
+    /* A series label (empty: GPU scope off); the device query names it. */
+    if (cfg->c_gpu_label[0] != '\0' &&
+        (strchr("0123456789", cfg->c_gpu_label[0]) != NULL ||
+         strspn(cfg->c_gpu_label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789_") != strlen(cfg->c_gpu_label))) {
+        snprintf(err, errlen, "GPU_LABEL: '%.64s' is not a Prometheus label name",
+                 cfg->c_gpu_label);
+        goto fail;
+    }
     if (cfg->c_gpu_total_mib == 0) {
         snprintf(err, errlen, "GPU_TOTAL_MIB: must be greater than 0");
         goto fail;

@@ -209,6 +209,10 @@ test_bad_values_name_the_setting(void **state)
         {"LISTEN_ADDR", "9808", "LISTEN_ADDR"},
         {"LISTEN_ADDR", "0.0.0.0:99999", "LISTEN_ADDR"},
         {"USED_QUERY", "", "USED_QUERY: must not be empty"},
+        /* Never a series label: every device query (FREE_QUERY=auto) would fail. */
+        {"GPU_LABEL", "u-uid", "GPU_LABEL: 'u-uid' is not a Prometheus label name"},
+        {"GPU_LABEL", "1gpu", "GPU_LABEL"},
+        {"GPU_LABEL", "uuid\"}", "GPU_LABEL"},
         {"KUBE_TOKEN_FILE", "/nonexistent/token", "KUBE_TOKEN_FILE: cannot read"},
         {"KUBE_CA_FILE", "/nonexistent/ca.crt", "KUBE_CA_FILE: cannot read"},
         {"WEBHOOK_TOKEN_FILE", "/nonexistent/tok", "WEBHOOK_TOKEN_FILE: cannot read"},
