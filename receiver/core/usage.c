@@ -644,6 +644,17 @@ usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
     for (i = 0; r != NULL && gpu != NULL && i < r->ur_count; i++)
         n += on_gpu(&r->ur_series[i], gpu);
     if (n == 0) {
+        /* No pod on it, yet the device reports it: a GPU nobody uses now (its
+         * tenant just recycled, or memory no pod holds), judged by its own figure. */
+        if (gpu != NULL && lim->ul_device_total != NULL) {
+            double total;
+            switch (lim->ul_device_total(lim->ul_device, gpu, &total, why, sizeof(why))) {
+            case 1:
+                return 0;
+            case -1:
+                goto fail;
+            }
+        }
         snprintf(why, sizeof(why), "Prometheus returned no series for GPU %s",
                  gpu != NULL ? gpu : "(none)");
         goto fail;

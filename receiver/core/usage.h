@@ -111,7 +111,8 @@ int usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t 
  * lim->ul_device reports a usable one, else ul_total_mib); -1 also when the
  * device's own reading of gpu cannot be true, and when a pod using gpu also
  * uses a GPU whose reading cannot be true (SPEC "GPU scope": its total is
- * unknowable).
+ * unknowable). A GPU with no series but a usable device reading is no pod's:
+ * 0 with out empty (its free is the device's).
  */
 int usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
                             const struct usage_limits *lim, struct usage_summary *out,

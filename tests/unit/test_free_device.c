@@ -290,6 +290,56 @@ test_taint_by_device(void **state)
     usage_reading_free(&ur);
 }
 
+/* A GPU the device reports but no pod uses (its one tenant just recycled, or
+ * memory no pod holds): judged by its own figure, never "no series" (the verify
+ * of a recycle that emptied the GPU read nothing back). */
+static void
+test_gpu_without_pods(void **state)
+{
+    const char *const use[] = {USED("ml", "q", "GPU-b", "1073741824"), NULL};
+    const char *const freed[] = {FREE("GPU-a", "15032385536"),
+                                 TOTAL("GPU-a", "16106127360"), DTS("GPU-a", "100"),
+                                 NULL};
+    const char *const held[] = {FREE("GPU-a", "524288000"), TOTAL("GPU-a", "16106127360"),
+                                DTS("GPU-a", "100"), NULL};
+    const char *const bad[] = {FREE("GPU-a", "17179869184"),
+                               TOTAL("GPU-a", "16106127360"), DTS("GPU-a", "100"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct policy_result res;
+
+    (void)state;
+    usage(use, &ur);
+    device(freed, &dr);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_RECOVERED);
+    assert_int_equal(res.pr_free_mib, 14336);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+    policy_result_free(&res);
+    device_reading_free(&dr);
+    /* Below the floor with nobody on it: nobody to recycle. */
+    device(held, &dr);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
+    assert_int_equal(res.pr_free_mib, 500);
+    assert_non_null(strstr(res.pr_reason, "no pod to consider"));
+    policy_result_free(&res);
+    device_reading_free(&dr);
+    /* Its device figure impossible: that says why. */
+    device(bad, &dr);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    assert_non_null(strstr(res.pr_reason, "more than its total"));
+    policy_result_free(&res);
+    device_reading_free(&dr);
+    /* No device figure either (FREE_QUERY="" or none reported): nothing known. */
+    decide(&ur, NULL, "GPU-a", &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    assert_non_null(strstr(res.pr_reason, "Prometheus returned no series for GPU GPU-a"));
+    policy_result_free(&res);
+    usage_reading_free(&ur);
+}
+
 static void
 test_promql_and_names(void **state)
 {
@@ -319,6 +369,7 @@ main(void)
         cmocka_unit_test(test_duplicate_device_series),
         cmocka_unit_test(test_taint_across_gpus),
         cmocka_unit_test(test_taint_by_device),
+        cmocka_unit_test(test_gpu_without_pods),
         cmocka_unit_test(test_promql_and_names),
     };
 
