@@ -1,6 +1,8 @@
 /* device.c -- the device's own free/total per GPU: freshness and plausibility, no I/O */
 #include "device.h"
 
+#include "capsize.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +199,14 @@ device_impossible(const struct device_gpu *g, char *why, size_t whylen)
         snprintf(why, whylen,
                  "the device reports a total of %g bytes on GPU %s, which "
                  "cannot be true",
+                 g->dg_total_bytes, gpu);
+        return 1;
+    }
+    if (g->dg_total_bytes / 1048576.0 > (double)CAPSIZE_MAX_GPU_MIB) {
+        /* The bound capacity advertising holds a total to (capsize.h). */
+        snprintf(why, whylen,
+                 "the device reports a total of %g bytes on GPU %s, more than any card "
+                 "has, which cannot be true",
                  g->dg_total_bytes, gpu);
         return 1;
     }

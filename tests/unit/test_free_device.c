@@ -161,6 +161,10 @@ test_impossible_device(void **state)
         {"negative total", "0", "-1", "reports a total of -1 bytes on GPU GPU-a"},
         {"NaN free", "NaN", "16106127360", "reports nan bytes free on GPU GPU-a"},
         {"Inf total", "0", "+Inf", "reports a total of inf bytes"},
+        /* Finite, but past any card (capacity advertising's bound, 16 TiB): with
+         * it, no pod would ever be above the total. */
+        {"absurd total", "0", "1e30",
+         "reports a total of 1e+30 bytes on GPU GPU-a, more"},
         {"pod above the device total", GIB, "8589934592",
          "ml/p reports 10240 MiB, more than the GPU's total of 8192 MiB (as the device"},
     };
