@@ -61,7 +61,7 @@ const struct device_gpu *device_find(const struct device_reading *d, const char 
 int device_fresh(const struct device_gpu *g, char *why, size_t whylen);
 
 /* 1 when a usable entry cannot be true (free > total, negative, NaN or infinite
- * free or total, a total of 0), with a sentence in why. */
+ * free or total, a total of 0 or past CAPSIZE_MAX_GPU_MIB), with a sentence in why. */
 int device_impossible(const struct device_gpu *g, char *why, size_t whylen);
 
 /* What one decision (a GPU, or the node: gpu NULL) reads from the device. */
