@@ -81,6 +81,9 @@ struct decision {
     int d_release_asked;        /* once per decision, whatever came of it */
     struct store_release d_rel; /* vd_d.sd_release points here once a release is named */
     char d_release_url[RELEASE_URL_MAX];
+    int64_t d_release_target_mib; /* free VRAM a release must bring back; 0 = FLOOR_MIB.
+                                     A prediction's: floor + horizon x growth (free is
+                                     above the floor already) */
     struct predict_call *d_pred_call;      /* the growth query d waits for (shared by the
                                               decisions that ask the same one) */
     struct policy_candidate *d_pred_cands; /* owned array of copies borrowing from d_g:

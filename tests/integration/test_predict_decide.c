@@ -346,6 +346,110 @@ test_dry_run(void **state)
     json_decref(d);
 }
 
+#define TENANT_PATH "/tenant/unload"
+
+/* The incident's pods, the ML pod (the grower) declaring a release on the
+ * fake (which plays the tenant on loopback). */
+static void
+route_pods_release(struct env *e)
+{
+    char *text = fake_read_data("remedy-pods-incident.json", NULL), *out, ann[64];
+    json_t *doc, *item, *md;
+    json_error_t jerr;
+    size_t i;
+
+    assert_non_null(text);
+    if ((doc = json_loads(text, 0, &jerr)) == NULL)
+        fail_msg("remedy-pods-incident.json: %s", jerr.text);
+    free(text);
+    snprintf(ann, sizeof(ann), "%d" TENANT_PATH, fake_port(e->fake));
+    json_array_foreach(json_object_get(doc, "items"), i, item)
+    {
+        md = json_object_get(item, "metadata");
+        if (strcmp(json_string_value(json_object_get(md, "name")), ML_POD) != 0)
+            continue;
+        json_object_set_new(md, "annotations",
+                            json_pack("{ss}", "gpu-vram-watchdog/release", ann));
+        json_object_set_new(json_object_get(item, "status"), "podIP",
+                            json_string("127.0.0.1"));
+    }
+    assert_non_null(out = json_dumps(doc, JSON_COMPACT));
+    json_decref(doc);
+    assert_int_equal(fake_route(e->fake, "GET", PODS_PATH, 200, NULL, out, 0), 0);
+    free(out);
+}
+
+static size_t
+count_reqs(struct env *e, const char *method, const char *path)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        n += strcmp(r->fr_method, method) == 0 && strcmp(r->fr_path, path) == 0;
+    }
+    return n;
+}
+
+/* The grower is asked to release first; after the ask the ML pod uses
+ * then_ml MiB. Free is above the floor already, so a release counts only when
+ * it ends the prediction: free >= floor + horizon x growth = 1536 + 120 x 20
+ * = 3936 MiB. */
+static json_t *
+decide_release(struct env *e, double then_ml)
+{
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    const struct kv extra[] = {{"RELEASE_WAIT", "2s"}, {NULL, NULL}};
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_used(e, STEADY_USED[ML]); /* the decision's reading */
+    route_used(e, then_ml);         /* the release's (and the verify's) */
+    route_growth(e, slope);
+    route_pods_release(e);
+    start(e, extra);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    return the_decision(e);
+}
+
+/* The tenant answers 200 and frees 500 MiB: 3010 MiB free, above the floor
+ * (as it was before the ask) but still predicted to starve: recycled after
+ * RELEASE_WAIT, not "released". */
+static void
+test_release_must_end_prediction(void **state)
+{
+    struct env *e = *state;
+    json_t *d = decide_release(e, STEADY_USED[ML] - 500);
+
+    jstr(d, "result", "recycled");
+    jstr(jget(d, "victim"), "pod", ML_POD);
+    jint(jget(d, "release"), "status", 200);
+    jint(jget(d, "release"), "freed_mib", 500);
+    jhas(d, "reason", "predicted to starve node " NODE " in 49 s");
+    jhas(d, "reason",
+         "free VRAM still 3010 MiB, below the 3936 MiB that ends the prediction, after "
+         "RELEASE_WAIT");
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(d);
+}
+
+/* The tenant frees 5000 MiB: 7510 free, past 3936: released, nothing evicted. */
+static void
+test_release_ends_prediction(void **state)
+{
+    struct env *e = *state;
+    json_t *d = decide_release(e, STEADY_USED[ML] - 5000);
+
+    jstr(d, "result", "released");
+    jint(jget(d, "release"), "freed_mib", 5000);
+    jhas(d, "reason", "nothing was recycled");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(d);
+}
+
 /* Free already below the floor: decided as GPUVRAMLow, the growth never
  * asked, prediction null (README "Acting before starvation"). */
 static void
@@ -533,6 +637,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_shrinking, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_no_fallback, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_dry_run, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_release_must_end_prediction, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_release_ends_prediction, setup,
+                                        env_teardown),
         cmocka_unit_test_setup_teardown(test_below_floor_as_low, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_predict_off, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_query_fails, setup, env_teardown),
