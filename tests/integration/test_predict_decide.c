@@ -246,8 +246,39 @@ test_grower_recycled(void **state)
     jhas(d, "reason", "predicted to starve node " NODE " in 49 s");
     jhas(d, "reason", ML_NS "/" ML_POD " uses 9000 MiB against a budget of 3000 MiB");
     jhas(d, "reason", "grows 20.0 MiB/s");
+    /* Free was above the floor before the eviction: the verify waits for what
+     * ends the prediction (1536 + 120 x 20), not the floor, and says so. */
+    jhas(d, "reason",
+         "free VRAM still 2510 MiB, below the 3936 MiB that ends the prediction, when "
+         "SETTLE (1s) ran out");
+    jint(jget(d, "verify"), "free_mib", 2510);
     assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
     assert_int_equal(mutating(e, NULL), 1);
+    json_decref(d);
+}
+
+/* The evicted grower's VRAM shows as freed (the ML pod's series gone from the
+ * next reading: 11510 MiB free): the verify sees it. */
+static void
+test_grower_verified_gone(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    json_t *d;
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, STEADY_USED[ML]);
+    route_used(e, 0);
+    route_growth(e, slope);
+    route_pods(e);
+    start(e, NULL);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    d = the_decision(e);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason", "free VRAM back to 11510 MiB");
+    jint(jget(d, "verify"), "free_mib", 11510);
     json_decref(d);
 }
 
@@ -632,6 +663,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_grower_recycled, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_grower_verified_gone, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_steady_not_a_runaway, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_grower_within_budget, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_shrinking, setup, env_teardown),
