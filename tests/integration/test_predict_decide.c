@@ -481,6 +481,37 @@ test_release_ends_prediction(void **state)
     json_decref(d);
 }
 
+/* The predicted victim was replaced under us (409); the fresh look finds free
+ * already below the floor (the ML pod at 11000 MiB: 510 free): decided as
+ * GPUVRAMLow, so the first look's prediction is gone from the audit and the
+ * verify waits for the floor, not for what would have ended the prediction. */
+static void
+test_relist_below_floor_drops_prediction(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    json_t *d;
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 409, "remedy-status-409.json", 0), 0);
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, STEADY_USED[ML]); /* the first look: 2510 free, predicted */
+    route_used(e, 11000);           /* the fresh look and the verify: 510 free */
+    route_growth(e, slope);
+    route_pods(e);
+    start(e, NULL);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    d = the_decision(e);
+    jstr(d, "result", "recycled");
+    assert_int_equal(json_integer_value(jget(d, "free_mib")), 510);
+    assert_true(json_is_null(jget(d, "prediction")));
+    jhas(d, "reason", "free VRAM still 510 MiB, below the floor, when SETTLE");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
+    json_decref(d);
+}
+
 /* Free already below the floor: decided as GPUVRAMLow, the growth never
  * asked, prediction null (README "Acting before starvation"). */
 static void
@@ -674,6 +705,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_release_ends_prediction, setup,
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_below_floor_as_low, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_relist_below_floor_drops_prediction, setup,
+                                        env_teardown),
         cmocka_unit_test_setup_teardown(test_predict_off, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_query_fails, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_answer_malformed, setup,
