@@ -279,10 +279,10 @@ release_begin(struct decision *d, const struct policy_candidate *c)
                               c->pc_namespace, c->pc_name, d->d_release_url);
         return 0;
     }
-    d->d_release = release_start(r->r_base, cfg, r->r_release_client, r->r_prom,
-                                 d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu,
-                                 d->d_release_url, d->d_gr->gr_policy.pr_free_mib,
-                                 d->d_gr->gr_policy.pr_free_source, release_done, d);
+    d->d_release = release_start(
+        r->r_base, cfg, r->r_release_client, r->r_prom, d->d_v.vd_d.sd_node,
+        d->d_v.vd_d.sd_gpu, d->d_release_url, d->d_gr->gr_policy.pr_free_mib,
+        decision_free_target(d), d->d_gr->gr_policy.pr_free_source, release_done, d);
     if (d->d_release == NULL) {
         verdict_reason_append(&d->d_v, "the release could not be asked (out of memory)");
         return 0;

@@ -195,6 +195,11 @@ judged(struct decision *d, const struct prom_matrix *m)
         .sp_horizon_s = (double)cfg->c_predict_horizon_s,
     };
     d->d_v.vd_d.sd_prediction = &d->d_pred;
+    /* A release or a recycle must end the prediction, not merely find free
+     * above the floor (it already is): as much free as the horizon's growth
+     * would eat. */
+    double target = (double)cfg->c_floor_mib + ceil(o.po_growth_mib_s * pp.pp_horizon_s);
+    d->d_free_target_mib = target < 9e18 ? (int64_t)target : INT64_MAX;
     if (verdict_set_policy(&d->d_v, &d->d_pred_gr.gr_policy) == -1)
         log_warnx("%s: out of memory; the candidates are left out", __func__);
     verdict_reason(&d->d_v, "%s", o.po_reason);

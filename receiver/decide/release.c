@@ -34,6 +34,7 @@ struct release {
     struct gather *rl_g;   /* owned: a reading in flight */
     struct event *rl_tick; /* owned: the next reading */
     int64_t rl_free_before;
+    int64_t rl_target;           /* free VRAM that counts as released */
     enum free_source rl_decided; /* the decision's free_source: re-read the same way */
     char rl_vanished[512];       /* the device series vanished since: said at the end */
     double rl_t0, rl_deadline;   /* monotonic seconds */
@@ -155,17 +156,20 @@ reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
         rl->rl_o.ro_free_known = 1;
         rl->rl_o.ro_free_mib = free_mib;
         rl->rl_o.ro_freed_mib = free_mib - rl->rl_free_before;
-        if (free_mib >= rl->rl_cfg->c_floor_mib) {
+        if (free_mib >= rl->rl_target) {
             done(rl, 1, NULL);
             return;
         }
     }
     if (clock_mono_s() >= rl->rl_deadline) {
         wait_text(rl, wait, sizeof(wait));
+        char below[64] = "the floor";
+        if (rl->rl_target > rl->rl_cfg->c_floor_mib)
+            snprintf(below, sizeof(below), "the %lld MiB that ends the prediction",
+                     (long long)rl->rl_target);
         if (rl->rl_o.ro_free_known)
-            done(rl, 0,
-                 "free VRAM still %lld MiB, below the floor, after RELEASE_WAIT (%s)%s%s",
-                 (long long)rl->rl_o.ro_free_mib, wait,
+            done(rl, 0, "free VRAM still %lld MiB, below %s, after RELEASE_WAIT (%s)%s%s",
+                 (long long)rl->rl_o.ro_free_mib, below, wait,
                  rl->rl_vanished[0] ? "; then " : "", rl->rl_vanished);
         else
             done(rl, 0, "free VRAM could not be read back within RELEASE_WAIT (%s)%s%s",
@@ -218,7 +222,8 @@ post_cb(const struct httpc_resp *resp, void *arg)
 struct release *
 release_start(struct event_base *base, const struct config *cfg, struct httpc *client,
               struct prom *prom, const char *node, const char *gpu, const char *url,
-              int64_t free_before_mib, enum free_source decided, release_cb cb, void *arg)
+              int64_t free_before_mib, int64_t target_mib, enum free_source decided,
+              release_cb cb, void *arg)
 {
     struct release *rl;
     struct httpc_req req = {
@@ -236,6 +241,7 @@ release_start(struct event_base *base, const struct config *cfg, struct httpc *c
     rl->rl_cb = cb;
     rl->rl_arg = arg;
     rl->rl_free_before = free_before_mib;
+    rl->rl_target = target_mib;
     rl->rl_decided = decided;
     if ((rl->rl_node = strdup(node)) == NULL || (rl->rl_url = strdup(url)) == NULL ||
         (gpu != NULL && (rl->rl_gpu = strdup(gpu)) == NULL) ||

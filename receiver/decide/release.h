@@ -21,7 +21,7 @@ struct release;
 
 /* How an ask ended. */
 struct release_outcome {
-    int ro_released;      /* free >= FLOOR_MIB was read before RELEASE_WAIT passed */
+    int ro_released;      /* free >= the target was read before RELEASE_WAIT passed */
     int ro_cancelled;     /* a client was freed under it (the daemon stops) */
     long ro_status;       /* the tenant's HTTP status; 0 when none arrived */
     int ro_free_known;    /* a reading came back since the POST */
@@ -49,8 +49,10 @@ struct httpc *release_client_new(struct event_base *base, char *err, size_t errl
  * Sends POST url (empty body) with client, then, once the tenant answers
  * 2xx, reads free VRAM of node (of its GPU gpu in GPU scope; NULL = the
  * node) through prom (USED_QUERY / FREE_QUERY, as
- * the verify does) at once and every RELEASE_POLL_MS until free >= FLOOR_MIB
- * or cfg's RELEASE_WAIT has passed since the POST. A non-2xx answer, no
+ * the verify does) at once and every RELEASE_POLL_MS until free >= target_mib
+ * (FLOOR_MIB; for a prediction, what no longer crosses the floor within the
+ * horizon: free is already above the floor) or cfg's RELEASE_WAIT has passed
+ * since the POST. A non-2xx answer, no
  * answer, or a timeout ends the ask at once. free_before_mib is the free
  * VRAM the decision saw, for freed_mib; decided its free_source: a reading
  * taken another way (the device series vanished, so free is computed) never
@@ -61,7 +63,8 @@ struct httpc *release_client_new(struct event_base *base, char *err, size_t errl
 struct release *release_start(struct event_base *base, const struct config *cfg,
                               struct httpc *client, struct prom *prom, const char *node,
                               const char *gpu, const char *url, int64_t free_before_mib,
-                              enum free_source decided, release_cb cb, void *arg);
+                              int64_t target_mib, enum free_source decided, release_cb cb,
+                              void *arg);
 
 /* The figures so far, as an outcome that did not release (for a decision
  * cut short). */

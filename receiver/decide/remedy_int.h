@@ -81,8 +81,11 @@ struct decision {
     int d_release_asked;        /* once per decision, whatever came of it */
     struct store_release d_rel; /* vd_d.sd_release points here once a release is named */
     char d_release_url[RELEASE_URL_MAX];
-    struct predict_call *d_pred_call;      /* the growth query d waits for (shared by the
-                                              decisions that ask the same one) */
+    int64_t d_free_target_mib;        /* free VRAM a release or the verify waits for; 0 =
+                                         FLOOR_MIB. A prediction's: floor + horizon x growth
+                                         (free is above the floor already) */
+    struct predict_call *d_pred_call; /* the growth query d waits for (shared by the
+                                         decisions that ask the same one) */
     struct policy_candidate *d_pred_cands; /* owned array of copies borrowing from d_g:
                                  a predicted trigger's ranking */
     struct gather_result d_pred_gr;        /* d_gr for a predicted trigger once judged */
@@ -179,6 +182,15 @@ void decision_record_progress(struct decision *d, const char *what);
 void decision_record_recycle_now(struct decision *d);
 /* Appends the PodDisruptionBudget refusals so far to the reason. */
 void decision_note_refusals(struct decision *d);
+/* The free VRAM (MiB) a release or the verify of d waits for. */
+static inline int64_t
+decision_free_target(const struct decision *d)
+{
+    int64_t flr = d->d_r->r_cfg->c_floor_mib;
+
+    return d->d_free_target_mib > flr ? d->d_free_target_mib : flr;
+}
+
 /* The figures of a release ask into the audit's release object. */
 void decision_release_record(struct decision *d, const struct release_outcome *o);
 

@@ -1,4 +1,6 @@
-/* verify.c -- after a recycle, free VRAM read back until the floor or SETTLE's end */
+/* verify.c -- after a recycle, free VRAM read back until the floor (a prediction: what
+ * ends it) or SETTLE's end */
+#include <stdio.h>
 #include <time.h>
 
 #include <event2/event.h>
@@ -52,7 +54,7 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         d->d_v.vd_d.sd_verify_seconds = now - d->d_recycled_at;
         /* gr died with g above: the decision's own copy names the GPU. */
         metrics_free_vram_gpu(d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu, free_mib);
-        if (free_mib >= d->d_r->r_cfg->c_floor_mib) {
+        if (free_mib >= decision_free_target(d)) {
             verdict_reason_append(&d->d_v, "free VRAM back to %lld MiB after %.1f s",
                                   (long long)free_mib, now - d->d_recycled_at);
             decision_finish(d, RESULT_RECYCLED);
@@ -60,13 +62,16 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         }
     }
     if (now >= d->d_verify_deadline) {
+        char below[64] = "the floor";
+        if (decision_free_target(d) > d->d_r->r_cfg->c_floor_mib)
+            snprintf(below, sizeof(below), "the %lld MiB that ends the prediction",
+                     (long long)decision_free_target(d));
         if (d->d_v.vd_d.sd_verified)
-            verdict_reason_append(
-                &d->d_v,
-                "free VRAM still %lld MiB, below the floor, when SETTLE "
-                "(%llds) ran out",
-                (long long)d->d_v.vd_d.sd_verify_free_mib,
-                (long long)(d->d_r->r_cfg->c_settle_ms / 1000));
+            verdict_reason_append(&d->d_v,
+                                  "free VRAM still %lld MiB, below %s, when SETTLE "
+                                  "(%llds) ran out",
+                                  (long long)d->d_v.vd_d.sd_verify_free_mib, below,
+                                  (long long)(d->d_r->r_cfg->c_settle_ms / 1000));
         else
             verdict_reason_append(&d->d_v,
                                   "free VRAM could not be read back within SETTLE");

@@ -203,7 +203,13 @@ suggest_main(const struct config *cfg, const struct sg_opts *o)
     }
     for (size_t i = 0; i < count; i++) {
         int64_t cap = 0;
-        int known = sg_fetch_capacity(f, nodes[i], &cap, note, sizeof(note)) == 0;
+        int got = sg_fetch_capacity(f, nodes[i], &cap, note, sizeof(note)),
+            known = got == 0;
+        if (got == -2 && o->so_node != NULL) {
+            /* A mistyped --node would otherwise read as "no samples". */
+            snprintf(err, sizeof(err), "--node %s: no such node (%s)", nodes[i], note);
+            goto fail;
+        }
         if (sg_fetch_pods(f, nodes[i], &lists[i], err, sizeof(err)) == -1)
             goto fail;
         if (sg_acc_add_node(&acc, nodes[i], &lists[i], known ? NULL : note, cap) == -1) {

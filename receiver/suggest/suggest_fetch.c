@@ -171,7 +171,7 @@ sg_fetch_capacity(struct sg_fetch *f, const char *node, int64_t *mib, char *note
     run(&w);
     if (w.w_ka.ka_class != KUBE_OK) {
         snprintf(note, notelen, "%s", w.w_err);
-        return -1;
+        return w.w_ka.ka_class == KUBE_GONE ? -2 : -1;
     }
     if (w.w_ka.ka_capacity_state != NODE_CAPACITY_OK) {
         snprintf(note, notelen, "the node does not advertise %s (run `advertise`)",

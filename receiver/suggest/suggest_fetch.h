@@ -22,7 +22,8 @@ int sg_fetch_nodes(struct sg_fetch *f, char ***names, size_t *count, char *err,
                    size_t errlen);
 
 /* The node's advertised capacity for GPUMEM_RESOURCE: 0 with *mib, or -1 with
- * why it is unknown in note (not advertised, or the node cannot be read). */
+ * why it is unknown in note (not advertised, or the node cannot be read), -2
+ * (note says so) when the API server has no such node (404). */
 int sg_fetch_capacity(struct sg_fetch *f, const char *node, int64_t *mib, char *note,
                       size_t notelen);
 

@@ -246,8 +246,39 @@ test_grower_recycled(void **state)
     jhas(d, "reason", "predicted to starve node " NODE " in 49 s");
     jhas(d, "reason", ML_NS "/" ML_POD " uses 9000 MiB against a budget of 3000 MiB");
     jhas(d, "reason", "grows 20.0 MiB/s");
+    /* Free was above the floor before the eviction: the verify waits for what
+     * ends the prediction (1536 + 120 x 20), not the floor, and says so. */
+    jhas(d, "reason",
+         "free VRAM still 2510 MiB, below the 3936 MiB that ends the prediction, when "
+         "SETTLE (1s) ran out");
+    jint(jget(d, "verify"), "free_mib", 2510);
     assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
     assert_int_equal(mutating(e, NULL), 1);
+    json_decref(d);
+}
+
+/* The evicted grower's VRAM shows as freed (the ML pod's series gone from the
+ * next reading: 11510 MiB free): the verify sees it. */
+static void
+test_grower_verified_gone(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    json_t *d;
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, STEADY_USED[ML]);
+    route_used(e, 0);
+    route_growth(e, slope);
+    route_pods(e);
+    start(e, NULL);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    d = the_decision(e);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason", "free VRAM back to 11510 MiB");
+    jint(jget(d, "verify"), "free_mib", 11510);
     json_decref(d);
 }
 
@@ -343,6 +374,141 @@ test_dry_run(void **state)
     jhas(d, "reason", "DRY_RUN: nothing was changed");
     assert_int_equal(mutating(e, &probes), 0);
     assert_true(probes <= 1);
+    json_decref(d);
+}
+
+#define TENANT_PATH "/tenant/unload"
+
+/* The incident's pods, the ML pod (the grower) declaring a release on the
+ * fake (which plays the tenant on loopback). */
+static void
+route_pods_release(struct env *e)
+{
+    char *text = fake_read_data("remedy-pods-incident.json", NULL), *out, ann[64];
+    json_t *doc, *item, *md;
+    json_error_t jerr;
+    size_t i;
+
+    assert_non_null(text);
+    if ((doc = json_loads(text, 0, &jerr)) == NULL)
+        fail_msg("remedy-pods-incident.json: %s", jerr.text);
+    free(text);
+    snprintf(ann, sizeof(ann), "%d" TENANT_PATH, fake_port(e->fake));
+    json_array_foreach(json_object_get(doc, "items"), i, item)
+    {
+        md = json_object_get(item, "metadata");
+        if (strcmp(json_string_value(json_object_get(md, "name")), ML_POD) != 0)
+            continue;
+        json_object_set_new(md, "annotations",
+                            json_pack("{ss}", "gpu-vram-watchdog/release", ann));
+        json_object_set_new(json_object_get(item, "status"), "podIP",
+                            json_string("127.0.0.1"));
+    }
+    assert_non_null(out = json_dumps(doc, JSON_COMPACT));
+    json_decref(doc);
+    assert_int_equal(fake_route(e->fake, "GET", PODS_PATH, 200, NULL, out, 0), 0);
+    free(out);
+}
+
+static size_t
+count_reqs(struct env *e, const char *method, const char *path)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        n += strcmp(r->fr_method, method) == 0 && strcmp(r->fr_path, path) == 0;
+    }
+    return n;
+}
+
+/* The grower is asked to release first; after the ask the ML pod uses
+ * then_ml MiB. Free is above the floor already, so a release counts only when
+ * it ends the prediction: free >= floor + horizon x growth = 1536 + 120 x 20
+ * = 3936 MiB. */
+static json_t *
+decide_release(struct env *e, double then_ml)
+{
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    const struct kv extra[] = {{"RELEASE_WAIT", "2s"}, {NULL, NULL}};
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_used(e, STEADY_USED[ML]); /* the decision's reading */
+    route_used(e, then_ml);         /* the release's (and the verify's) */
+    route_growth(e, slope);
+    route_pods_release(e);
+    start(e, extra);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    return the_decision(e);
+}
+
+/* The tenant answers 200 and frees 500 MiB: 3010 MiB free, above the floor
+ * (as it was before the ask) but still predicted to starve: recycled after
+ * RELEASE_WAIT, not "released". */
+static void
+test_release_must_end_prediction(void **state)
+{
+    struct env *e = *state;
+    json_t *d = decide_release(e, STEADY_USED[ML] - 500);
+
+    jstr(d, "result", "recycled");
+    jstr(jget(d, "victim"), "pod", ML_POD);
+    jint(jget(d, "release"), "status", 200);
+    jint(jget(d, "release"), "freed_mib", 500);
+    jhas(d, "reason", "predicted to starve node " NODE " in 49 s");
+    jhas(d, "reason",
+         "free VRAM still 3010 MiB, below the 3936 MiB that ends the prediction, after "
+         "RELEASE_WAIT");
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(d);
+}
+
+/* The tenant frees 5000 MiB: 7510 free, past 3936: released, nothing evicted. */
+static void
+test_release_ends_prediction(void **state)
+{
+    struct env *e = *state;
+    json_t *d = decide_release(e, STEADY_USED[ML] - 5000);
+
+    jstr(d, "result", "released");
+    jint(jget(d, "release"), "freed_mib", 5000);
+    jhas(d, "reason", "nothing was recycled");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(d);
+}
+
+/* The predicted victim was replaced under us (409); the fresh look finds free
+ * already below the floor (the ML pod at 11000 MiB: 510 free): decided as
+ * GPUVRAMLow, so the first look's prediction is gone from the audit and the
+ * verify waits for the floor, not for what would have ended the prediction. */
+static void
+test_relist_below_floor_drops_prediction(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    json_t *d;
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 409, "remedy-status-409.json", 0), 0);
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, STEADY_USED[ML]); /* the first look: 2510 free, predicted */
+    route_used(e, 11000);           /* the fresh look and the verify: 510 free */
+    route_growth(e, slope);
+    route_pods(e);
+    start(e, NULL);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    d = the_decision(e);
+    jstr(d, "result", "recycled");
+    assert_int_equal(json_integer_value(jget(d, "free_mib")), 510);
+    assert_true(json_is_null(jget(d, "prediction")));
+    jhas(d, "reason", "free VRAM still 510 MiB, below the floor, when SETTLE");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
     json_decref(d);
 }
 
@@ -528,12 +694,19 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_grower_recycled, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_grower_verified_gone, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_steady_not_a_runaway, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_grower_within_budget, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_shrinking, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_no_fallback, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_dry_run, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_release_must_end_prediction, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_release_ends_prediction, setup,
+                                        env_teardown),
         cmocka_unit_test_setup_teardown(test_below_floor_as_low, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_relist_below_floor_drops_prediction, setup,
+                                        env_teardown),
         cmocka_unit_test_setup_teardown(test_predict_off, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_query_fails, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_answer_malformed, setup,

@@ -112,6 +112,11 @@ for h in 0.1 abc% -5% 10.555% 2000%; do
     suggest --node gpu-1 --headroom "$h"; bad "--headroom '$h'" 2 "--headroom"
 done
 suggest --node gpu-1 --format yaml; bad "--format yaml" 2 "--format"
+# A mistyped --node: the API server has no such node (and, as a real one does, lists
+# no pods on it): said so, not "no samples".
+echo '{"kind":"PodList","items":[]}' >"$TMP/api/pods-gpu-typo"
+suggest --node gpu-typo
+bad "--node naming no node" 1 "--node gpu-typo: no such node"
 KUBE_SAVED=$KUBE; KUBE=http://127.0.0.1:$(free_port); suggest --node gpu-1
 bad "API server down" 1 "127.0.0.1"
 KUBE=$KUBE_SAVED

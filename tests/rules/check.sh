@@ -343,7 +343,8 @@ c_am_receiver_matches_service() {
 	grep -q "url: $url\$" "$AMCFG" || { echo "webhook url is not $url"; rc=1; }
 	grep -q 'send_resolved: true' "$AMCFG" || { echo "send_resolved: true missing"; rc=1; }
 	grep -q 'credentials_file: /' "$AMCFG" || { echo "http_config.authorization.credentials_file missing"; rc=1; }
-	grep -q 'group_by: \[alertname, node\]' "$AMCFG" || { echo "group_by [alertname, node] missing"; rc=1; }
+	# per GPU: a second GPU's alert in a group already sent would wait group_interval
+	grep -q 'group_by: \[alertname, node, uuid\]' "$AMCFG" || { echo "group_by [alertname, node, uuid] missing"; rc=1; }
 	# the Service really is gpu-vram-watchdog/gpu-vram-watchdog:9808
 	# shellcheck disable=SC2015 # any of the three failing is the same finding
 	grep -q '^  name: gpu-vram-watchdog$' deploy/service.yaml &&
