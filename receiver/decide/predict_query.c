@@ -226,6 +226,22 @@ predict_forget_calls(struct remedy *r)
     r->r_pred_calls = NULL;
 }
 
+/* The reason when the trend cannot be judged: the re-verify's words with its
+ * verdict ("; nothing to do", said of free at or above the floor) replaced
+ * by why nothing is acted on, its notes (how free was read) kept after. */
+static void
+unjudged_reason(struct decision *d, const char *why_not)
+{
+    const char *verdict = "; nothing to do";
+    const char *r = d->d_gr->gr_policy.pr_reason, *cut = strstr(r, verdict);
+
+    if (cut == NULL)
+        verdict_reason(&d->d_v, "%s; %s", r, why_not);
+    else
+        verdict_reason(&d->d_v, "%.*s; %s%s", (int)(cut - r), r, why_not,
+                       cut + strlen(verdict));
+}
+
 /* One waiter's share of the answer. */
 static void
 answered(struct decision *d, struct prom_answer *a)
@@ -238,9 +254,7 @@ answered(struct decision *d, struct prom_answer *a)
     /* The candidates are the gather's again (predict_begin left them out). */
     verdict_set_policy(&d->d_v, &d->d_gr->gr_policy);
     if (!a->pa_ok) {
-        verdict_reason(&d->d_v,
-                       "%s; cannot measure the pods' growth, so acting on nothing",
-                       d->d_gr->gr_policy.pr_reason);
+        unjudged_reason(d, "cannot measure the pods' growth, so acting on nothing");
         verdict_error(&d->d_v, "the growth query: %s",
                       a->pa_error ? a->pa_error : "prometheus: unavailable");
         decision_finish(d, RESULT_SKIPPED_TELEMETRY);
@@ -291,9 +305,7 @@ predict_begin(struct decision *d)
     if (gather_pods(d->d_g) == NULL) {
         /* Free at or above the floor without the pod list: no candidate can
          * be judged. */
-        verdict_reason(&d->d_v,
-                       "%s, but the pods could not be listed, so acting on nothing",
-                       p->pr_reason);
+        unjudged_reason(d, "the pods could not be listed, so acting on nothing");
         verdict_error(&d->d_v, "%s", gather_pods_error(d->d_g));
         decision_finish(d, RESULT_SKIPPED_KUBE);
         return;
@@ -351,8 +363,7 @@ fail:
     d->d_pred_call = NULL;
     free(qn);
     free(q);
-    verdict_reason(&d->d_v, "%s; cannot measure the pods' growth, so acting on nothing",
-                   p->pr_reason);
+    unjudged_reason(d, "cannot measure the pods' growth, so acting on nothing");
     verdict_error(&d->d_v, "the growth query: %s", err);
     decision_finish(d, RESULT_SKIPPED_TELEMETRY);
 }
