@@ -171,20 +171,26 @@ head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
     struct httpd *h = arg;
 
     if (!head_is(gh->gh_path, gh->gh_path_len, "/webhook")) {
-        /* Only the webhook takes a body: refuse one here as route() would,
-         * but before it is read. */
-        if (gh->gh_content_length <= 0)
+        /* Only the webhook takes a body: refuse one here, before it is read.
+         * Every method but GET and HEAD is refused here too: evhttp would
+         * answer TRACE, CONNECT and unknown methods 501, not 405. */
+        int get = head_is(gh->gh_method, gh->gh_method_len, "GET") ||
+                  head_is(gh->gh_method, gh->gh_method_len, "HEAD");
+        if (get && gh->gh_content_length <= 0)
             return;
-        if (head_is(gh->gh_path, gh->gh_path_len, "/metrics") ||
-            head_is(gh->gh_path, gh->gh_path_len, "/healthz") ||
-            head_is(gh->gh_path, gh->gh_path_len, "/readyz") ||
-            head_is(gh->gh_path, gh->gh_path_len, "/")) {
-            v->gv_code = 405;
-            v->gv_msg = "use GET";
-            v->gv_header = "Allow: GET";
-        } else {
+        if (!head_is(gh->gh_path, gh->gh_path_len, "/metrics") &&
+            !head_is(gh->gh_path, gh->gh_path_len, "/healthz") &&
+            !head_is(gh->gh_path, gh->gh_path_len, "/readyz") &&
+            !head_is(gh->gh_path, gh->gh_path_len, "/")) {
             v->gv_code = 404;
             v->gv_msg = "no such path";
+        } else if (!get) {
+            v->gv_code = 405;
+            v->gv_msg = "use GET";
+            v->gv_header = "Allow: GET, HEAD";
+        } else {
+            v->gv_code = 400;
+            v->gv_msg = "a GET or HEAD carries no body";
         }
         return;
     }
@@ -292,7 +298,8 @@ route(struct evhttp_request *req, void *arg)
     } else if (strcmp(path, "/metrics") == 0 || strcmp(path, "/healthz") == 0 ||
                strcmp(path, "/readyz") == 0) {
         if (!get) {
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+                              "GET, HEAD");
             reply_error(req, 405, "Method Not Allowed", "use GET", 0);
         } else if (path[1] == 'm') {
             handle_metrics(req);
@@ -307,7 +314,8 @@ route(struct evhttp_request *req, void *arg)
         }
     } else if (strcmp(path, "/") == 0 && h->h_opts.ho_on_page != NULL) {
         if (!get) {
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+                              "GET, HEAD");
             reply_error(req, 405, "Method Not Allowed", "use GET", 0);
         } else {
             h->h_opts.ho_on_page(req, h->h_opts.ho_cb_arg);

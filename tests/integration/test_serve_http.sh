@@ -39,6 +39,19 @@ expect_eq "basic auth is 401" 401 "$code"
 expect_eq "GET /webhook is 405" 405 "$(http_code GET /webhook "${AUTH[@]}")"
 expect_eq "PUT /webhook is 405" 405 "$(http_code PUT /webhook "${AUTH[@]}" --data-binary '{}')"
 expect_eq "POST /metrics is 405" 405 "$(http_code POST /metrics --data-binary x)"
+# Every method but GET/HEAD on a read path is 405, not evhttp's 501 for the
+# ones it does not route (TRACE, CONNECT, a made-up method).
+for m in TRACE CONNECT FROB DELETE; do
+    for p in /metrics /healthz /readyz /; do
+        expect_eq "$m $p is 405" 405 "$(http_code "$m" "$p")"
+    done
+done
+expect_contains "its Allow names GET and HEAD" "Allow: GET, HEAD" \
+    "$(curl -s -i -X TRACE "http://127.0.0.1:$SERVE_PORT/healthz")"
+expect_eq "FROB on an unknown path is 404" 404 "$(http_code FROB /nope)"
+expect_eq "a GET with a body is 400, not 405 'use GET'" 400 \
+    "$(http_code GET /healthz --data-binary x)"
+expect_contains "and says why" "a GET or HEAD carries no body" "$(cat "$TMP/body")"
 
 code=$(http_code POST /webhook "${AUTH[@]}" --data-binary 'not json')
 expect_eq "garbage is 400" 400 "$code"
