@@ -89,7 +89,15 @@ reply(struct evhttp_request *req, int code, const char *reason, const char *ctyp
     struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
 
     evhttp_add_header(hdr, "Content-Type", ctype);
-    evbuffer_add(out, body, len);
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+        /* evhttp would send a HEAD's body and no length: the body would be
+         * read as the start of the next answer on the connection. */
+        char n[32];
+        snprintf(n, sizeof(n), "%zu", len);
+        evhttp_add_header(hdr, "Content-Length", n);
+    } else {
+        evbuffer_add(out, body, len);
+    }
     evhttp_send_reply(req, code, reason, NULL);
 }
 
