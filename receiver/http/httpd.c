@@ -13,6 +13,7 @@
 #include <event2/util.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "conn_guard.h"
 #include "intake.h"
 #include "json_str.h"
@@ -22,6 +23,8 @@
 #include "token.h"
 
 #define TOKEN_REFRESH_S 60
+#define UNAUTH_LOG_EVERY_S                                                               \
+    10 /* a flood of bad tokens is one line per this, not one each */
 
 struct httpd {
     struct event_base *h_base; /* borrowed */
@@ -34,6 +37,8 @@ struct httpd {
     int h_auth;                  /* bearer auth on */
     struct event *h_token_timer; /* owned */
     struct intake *h_intake;     /* owned; the webhooks waiting for this turn's commit */
+    double h_unauth_logged;      /* monotonic s of the last 401 line; 0 = none yet */
+    unsigned long long h_unauth; /* 401s since that line */
 };
 
 int
@@ -145,6 +150,24 @@ answer_batch(void *reqp, const struct alert_batch *b, const int64_t *ids, int ok
     }
 }
 
+/* A 401: logged at once the first time (a wrong token in Alertmanager's
+ * config shows up), then summed into at most one line per
+ * UNAUTH_LOG_EVERY_S, so a hostile client cannot flood the log. */
+static void
+log_unauthorized(struct httpd *h)
+{
+    double now = clock_mono_s();
+
+    h->h_unauth++;
+    if (h->h_unauth_logged != 0 && now - h->h_unauth_logged < UNAUTH_LOG_EVERY_S)
+        return;
+    log_warnx("rejected %llu webhook(s) with a missing or wrong bearer token, from the "
+              "headers (at most one such line per %d s)",
+              h->h_unauth, UNAUTH_LOG_EVERY_S);
+    h->h_unauth = 0;
+    h->h_unauth_logged = now;
+}
+
 /* auth[0..len) is an Authorization value (NULL: none). */
 static int
 authorized_value(const struct httpd *h, const char *auth, size_t len)
@@ -210,9 +233,7 @@ head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
         v->gv_code = 401;
         v->gv_msg = "missing or wrong bearer token";
         v->gv_header = "WWW-Authenticate: Bearer";
-        log_warnx("%s: rejected a webhook with a missing or wrong bearer token, "
-                  "from its headers",
-                  __func__);
+        log_unauthorized(h);
     } else if (gh->gh_content_length > HTTPD_MAX_BODY) {
         v->gv_code = 413;
         v->gv_msg = "body over 1 MiB";
@@ -246,8 +267,7 @@ handle_webhook(struct httpd *h, struct evhttp_request *req)
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
                           "Bearer");
         reply_error(req, 401, "Unauthorized", "missing or wrong bearer token", 1);
-        log_warnx("%s: rejected a webhook with a missing or wrong bearer token",
-                  __func__);
+        log_unauthorized(h);
         return;
     }
     if (len > HTTPD_MAX_BODY) {

@@ -36,6 +36,10 @@ code=$(http_code POST /webhook -H "Authorization: Bearer s3cret-token-longer" --
 expect_eq "a longer token is 401" 401 "$code"
 code=$(http_code POST /webhook -H "Authorization: Basic czNjcmV0LXRva2Vu" --data-binary @"$FIXTURE")
 expect_eq "basic auth is 401" 401 "$code"
+# A flood of bad tokens must not flood the log: the first 401 is logged at
+# once, later ones are summed into one line per 10 s (metrics count each).
+expect_eq "four 401s in a row log one line, not four" 1 \
+    "$(grep -c 'missing or wrong bearer token' "$TMP/serve.log")"
 expect_eq "GET /webhook is 405" 405 "$(http_code GET /webhook "${AUTH[@]}")"
 expect_eq "PUT /webhook is 405" 405 "$(http_code PUT /webhook "${AUTH[@]}" --data-binary '{}')"
 expect_eq "POST /metrics is 405" 405 "$(http_code POST /metrics --data-binary x)"
