@@ -33,6 +33,10 @@ expect_contains "with the GET's length" "Content-Length: $len_get" "$head"
 expect_eq "two scrapes on one keep-alive connection" "1 0" \
     "$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' "$URL/metrics" "$URL/healthz" | xargs)"
 expect_eq "an unknown path: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$URL/nope")"
+expect_eq "an absolute-form target (RFC 9112 3.2.2) is the same scrape: 200, not 404" \
+    "HTTP/1.1 200 OK|EOF|" \
+    "$(python3 "$GVW_SOURCE_DIR/tests/lib/raw_http.py" "$PORT" \
+        "b'GET http://127.0.0.1/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'" | tr '\n' '|')"
 expect_eq "DELETE: 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/metrics")"
 expect_contains "which says what is allowed" "Allow: GET, HEAD" "$(curl -s -i -X PUT "$URL/metrics")"
 expect_eq "a GET that announces a body: 400, the body unread" 400 \
