@@ -45,6 +45,7 @@ struct conn {
     int64_t c_t0;         /* ms: the request's first byte; hold/refusal/linger start */
     size_t c_held;        /* this connection's share of g_held */
     size_t c_scan;        /* CS_HEAD: bytes already split into whole lines */
+    int c_lead_seen;      /* CS_HEAD: the empty line a request may start with is past */
     uint64_t c_body_left; /* CS_BODY */
     size_t c_dropped;     /* CS_REFUSE, CS_LINGER: input read and dropped */
     evutil_socket_t c_fd; /* -1 until evhttp has set it */
@@ -254,6 +255,24 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
     size_t need;
     int code;
 
+    /* RFC 9112 2.2: an empty line before the request line is ignored (some
+     * clients end a POST body with CRLF); two in a row are a malformed head. */
+    if (!c->c_lead_seen) {
+        const unsigned char *b = evbuffer_pullup(src, len < 2 ? (ev_ssize_t)len : 2);
+        if (b != NULL && len == 1 && b[0] == '\r') {
+            set_held(c, len);
+            return BEV_NEED_MORE; /* its LF decides */
+        }
+        c->c_lead_seen = 1;
+        if (b != NULL && (b[0] == '\n' || (len >= 2 && b[0] == '\r' && b[1] == '\n'))) {
+            evbuffer_drain(src, b[0] == '\n' ? 1 : 2);
+            len = evbuffer_get_length(src);
+            if (len == 0) { /* nothing else yet: still between requests */
+                request_done(c);
+                return BEV_NEED_MORE;
+            }
+        }
+    }
     if (evbuffer_ptr_set(src, &p, c->c_scan, EVBUFFER_PTR_SET) == 0) {
         for (;;) {
             e = evbuffer_search_eol(src, &p, &eol, EVBUFFER_EOL_CRLF);
@@ -338,6 +357,7 @@ guard_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
         c->c_state = CS_HEAD; /* this is the request's first byte */
         c->c_t0 = now_ms();
         c->c_scan = 0;
+        c->c_lead_seen = 0;
         if (g->g_held >= g->g_o.go_max_pending) {
             evbuffer_drain(src, len);
             refuse(c, NULL, 503, "too many bytes held for unfinished requests; retry",

@@ -120,6 +120,13 @@ expect_eq "pipelined webhook with the token, then one without: 200, then the 401
 expect_eq "pipelined webhook, then one over 1 MiB: 200, then the 413" \
     "HTTP/1.1 200 OK|HTTP/1.1 413 Payload Too Large|EOF|" \
     "$(pipe "b'POST /webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\nContent-Length: ${#B4}\r\n\r\n${B4}POST /webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\nContent-Length: 2000000\r\n\r\n'")"
+expect_eq "a POST body followed by CRLF, then a GET: the empty line is ignored (RFC 9112 2.2)" \
+    "HTTP/1.1 200 OK|HTTP/1.1 200 OK|EOF|" \
+    "$(pipe "b'POST /webhook HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\nContent-Length: ${#B4}\r\n\r\n${B4}\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")"
+expect_eq "a bare LF before the request line too" "HTTP/1.1 200 OK|EOF|" \
+    "$(pipe "b'\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")"
+expect_eq "but two empty lines are a malformed head: 400" "HTTP/1.1 400 Bad Request|EOF|" \
+    "$(pipe "b'\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'")"
 expect_eq "pipelined GET, then a malformed request line: 200, then the 400" \
     "HTTP/1.1 200 OK|HTTP/1.1 400 Bad Request|EOF|" \
     "$(pipe "b'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n'")"
