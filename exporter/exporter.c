@@ -251,15 +251,19 @@ static void
 http_cb(struct evhttp_request *req, void *arg)
 {
     struct exporter *x = arg;
-    const char *uri = evhttp_request_get_uri(req);
-    size_t plen = strcspn(uri, "?");
+    /* The parsed path, as serve routes: an absolute-form target
+     * (http://host/metrics, RFC 9112 3.2.2) is the same request. */
+    const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+    const char *path = u != NULL ? evhttp_uri_get_path(u) : NULL;
     struct evbuffer *body = evbuffer_new();
 
     if (body == NULL) {
         evhttp_send_error(req, 503, "out of memory");
         return;
     }
-    if (plen == 8 && strncmp(uri, "/metrics", 8) == 0) {
+    if (path == NULL)
+        path = "";
+    if (strcmp(path, "/metrics") == 0) {
         /* No text (the last render ran out of memory) or no room to refer
          * to it: an empty 200 would read as a node without GPUs. */
         if (x->x_text == NULL ||
@@ -271,7 +275,7 @@ http_cb(struct evhttp_request *req, void *arg)
             x->x_text->t_refs++;
             send_text(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body);
         }
-    } else if (plen == 8 && strncmp(uri, "/healthz", 8) == 0) {
+    } else if (strcmp(path, "/healthz") == 0) {
         evbuffer_add_printf(body, "ok\n");
         send_text(req, 200, "OK", "text/plain; charset=utf-8", body);
     } else {

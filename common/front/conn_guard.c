@@ -27,6 +27,8 @@ enum cstate {
     CS_IDLE,   /* between requests */
     CS_HEAD,   /* a request started; its head is held here until complete */
     CS_BODY,   /* the head went to evhttp; passing exactly Content-Length bytes */
+    CS_HOLD,   /* refused, but evhttp still owes an earlier pipelined request its
+                  answer: ours waits, so the answers stay in order */
     CS_REFUSE, /* our answer is being written */
     CS_LINGER, /* answered and shut for writing; dropping input until EOF */
     CS_DEAD,   /* told evhttp to close; freed when the bufferevent goes */
@@ -40,9 +42,10 @@ struct conn {
     struct evbuffer *c_refusal; /* our own answer; lazily */
     struct evbuffer_cb_entry *c_outcb;
     enum cstate c_state;
-    int64_t c_t0;         /* ms: the request's first byte; refusal/linger start */
+    int64_t c_t0;         /* ms: the request's first byte; hold/refusal/linger start */
     size_t c_held;        /* this connection's share of g_held */
     size_t c_scan;        /* CS_HEAD: bytes already split into whole lines */
+    int c_lead_seen;      /* CS_HEAD: the empty line a request may start with is past */
     uint64_t c_body_left; /* CS_BODY */
     size_t c_dropped;     /* CS_REFUSE, CS_LINGER: input read and dropped */
     evutil_socket_t c_fd; /* -1 until evhttp has set it */
@@ -127,6 +130,28 @@ flush_refusal(struct conn *c)
     c->c_t0 = now_ms();
 }
 
+/* evhttp has answered every request handed to it on c: none unread in its
+ * input, none being written, and it reads again (it stops reading while a
+ * request waits for its answer). */
+static int
+evhttp_idle(struct conn *c)
+{
+    return evbuffer_get_length(bufferevent_get_input(c->c_bev)) == 0 &&
+           evbuffer_get_length(bufferevent_get_output(c->c_bev)) == 0 &&
+           (bufferevent_get_enabled(c->c_bev) & EV_READ) != 0;
+}
+
+/* CS_HOLD: once evhttp has answered the earlier requests, ours goes out. */
+static void
+release_hold(struct conn *c)
+{
+    if (c->c_state != CS_HOLD || !evhttp_idle(c))
+        return;
+    c->c_state = CS_REFUSE;
+    c->c_t0 = now_ms();
+    flush_refusal(c);
+}
+
 static void
 wev_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -136,6 +161,8 @@ wev_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (c->c_state == CS_REFUSE)
         flush_refusal(c);
+    else if (c->c_state == CS_HOLD && evhttp_idle(c))
+        release_hold(c);
     else if (c->c_state != CS_DEAD && c->c_state != CS_LINGER)
         bufferevent_flush(c->c_bev, EV_WRITE, BEV_NORMAL); /* evhttp's own output */
 }
@@ -170,8 +197,12 @@ reason_of(int code)
 /*
  * Answers code with {"error": msg} and closes. The answer goes straight to
  * the socket: evhttp never saw this request, so it writes nothing here.
- * (If evhttp is still writing an earlier answer, the connection is just
- * closed: two writers would interleave.)
+ * A new request's refusal waits while evhttp still owes an earlier
+ * pipelined request on this connection its answer (CS_HOLD): written now,
+ * the client would read it as that request's answer. (A refusal of the
+ * request evhttp is reading, a 408 for its body, is written at once; if
+ * evhttp is still writing then, the connection is just closed: two writers
+ * would interleave.)
  */
 static void
 refuse(struct conn *c, const struct guard_head *gh, int code, const char *msg,
@@ -180,13 +211,14 @@ refuse(struct conn *c, const struct guard_head *gh, int code, const char *msg,
     struct guard *g = c->c_g;
     char body[256];
     int blen = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", msg);
+    int hold = c->c_state == CS_HEAD && conn_fd(c) >= 0 && !evhttp_idle(c);
 
     g->g_st.gs_refused++;
     if (g->g_o.go_refused != NULL)
         g->g_o.go_refused(gh, code, g->g_o.go_arg);
     set_held(c, 0);
     if (blen < 0 || (size_t)blen >= sizeof(body) || conn_fd(c) < 0 ||
-        evbuffer_get_length(bufferevent_get_output(c->c_bev)) > 0 ||
+        (!hold && evbuffer_get_length(bufferevent_get_output(c->c_bev)) > 0) ||
         (c->c_refusal == NULL && (c->c_refusal = evbuffer_new()) == NULL) ||
         evbuffer_add_printf(c->c_refusal,
                             "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
@@ -196,10 +228,11 @@ refuse(struct conn *c, const struct guard_head *gh, int code, const char *msg,
         kill_conn(c);
         return;
     }
-    c->c_state = CS_REFUSE;
+    c->c_state = hold ? CS_HOLD : CS_REFUSE;
     c->c_t0 = now_ms();
     c->c_dropped = 0;
-    flush_refusal(c);
+    if (!hold)
+        flush_refusal(c);
 }
 
 static void
@@ -222,6 +255,24 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
     size_t need;
     int code;
 
+    /* RFC 9112 2.2: an empty line before the request line is ignored (some
+     * clients end a POST body with CRLF); two in a row are a malformed head. */
+    if (!c->c_lead_seen) {
+        const unsigned char *b = evbuffer_pullup(src, len < 2 ? (ev_ssize_t)len : 2);
+        if (b != NULL && len == 1 && b[0] == '\r') {
+            set_held(c, len);
+            return BEV_NEED_MORE; /* its LF decides */
+        }
+        c->c_lead_seen = 1;
+        if (b != NULL && (b[0] == '\n' || (len >= 2 && b[0] == '\r' && b[1] == '\n'))) {
+            evbuffer_drain(src, b[0] == '\n' ? 1 : 2);
+            len = evbuffer_get_length(src);
+            if (len == 0) { /* nothing else yet: still between requests */
+                request_done(c);
+                return BEV_NEED_MORE;
+            }
+        }
+    }
     if (evbuffer_ptr_set(src, &p, c->c_scan, EVBUFFER_PTR_SET) == 0) {
         for (;;) {
             e = evbuffer_search_eol(src, &p, &eol, EVBUFFER_EOL_CRLF);
@@ -306,6 +357,7 @@ guard_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
         c->c_state = CS_HEAD; /* this is the request's first byte */
         c->c_t0 = now_ms();
         c->c_scan = 0;
+        c->c_lead_seen = 0;
         if (g->g_held >= g->g_o.go_max_pending) {
             evbuffer_drain(src, len);
             refuse(c, NULL, 503, "too many bytes held for unfinished requests; retry",
@@ -379,7 +431,13 @@ out_added_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *ar
 {
     struct conn *c = arg;
 
-    (void)buf;
+    /* A hold ends once evhttp's last answer is out: look again from the loop,
+     * after evhttp has seen it written. */
+    if (c->c_state == CS_HOLD && info->n_added == 0 && evbuffer_get_length(buf) == 0 &&
+        c->c_wev != NULL) {
+        event_active(c->c_wev, EV_WRITE, 1);
+        return;
+    }
     if (info->n_added == 0 || c->c_state >= CS_REFUSE || conn_fd(c) < 0)
         return;
     if (c->c_wev == NULL &&
@@ -442,6 +500,7 @@ victim(struct guard *g)
         case CS_BODY:
             rank = 0;
             break;
+        case CS_HOLD:
         case CS_REFUSE:
         case CS_LINGER:
             rank = 1;
@@ -542,6 +601,11 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
                                          : "request body not complete in time",
                    NULL);
             g->g_st.gs_refused--; /* counted as a timeout, not twice */
+        } else if (c->c_state == CS_HOLD && !evhttp_idle(c)) {
+            if (now - c->c_t0 >= g->g_o.go_body_ms) /* the earlier answer never came */
+                kill_conn(c);
+        } else if (c->c_state == CS_HOLD) {
+            release_hold(c);
         } else if ((c->c_state == CS_REFUSE && now - c->c_t0 >= REFUSE_MS) ||
                    (c->c_state == CS_LINGER && now - c->c_t0 >= LINGER_MS)) {
             kill_conn(c);

@@ -13,6 +13,7 @@
 #include <event2/util.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "conn_guard.h"
 #include "intake.h"
 #include "json_str.h"
@@ -22,6 +23,8 @@
 #include "token.h"
 
 #define TOKEN_REFRESH_S 60
+#define UNAUTH_LOG_EVERY_S                                                               \
+    10 /* a flood of bad tokens is one line per this, not one each */
 
 struct httpd {
     struct event_base *h_base; /* borrowed */
@@ -34,6 +37,8 @@ struct httpd {
     int h_auth;                  /* bearer auth on */
     struct event *h_token_timer; /* owned */
     struct intake *h_intake;     /* owned; the webhooks waiting for this turn's commit */
+    double h_unauth_logged;      /* monotonic s of the last 401 line; 0 = none yet */
+    unsigned long long h_unauth; /* 401s since that line */
 };
 
 int
@@ -89,7 +94,15 @@ reply(struct evhttp_request *req, int code, const char *reason, const char *ctyp
     struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
 
     evhttp_add_header(hdr, "Content-Type", ctype);
-    evbuffer_add(out, body, len);
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+        /* evhttp would send a HEAD's body and no length: the body would be
+         * read as the start of the next answer on the connection. */
+        char n[32];
+        snprintf(n, sizeof(n), "%zu", len);
+        evhttp_add_header(hdr, "Content-Length", n);
+    } else {
+        evbuffer_add(out, body, len);
+    }
     evhttp_send_reply(req, code, reason, NULL);
 }
 
@@ -137,6 +150,24 @@ answer_batch(void *reqp, const struct alert_batch *b, const int64_t *ids, int ok
     }
 }
 
+/* A 401: logged at once the first time (a wrong token in Alertmanager's
+ * config shows up), then summed into at most one line per
+ * UNAUTH_LOG_EVERY_S, so a hostile client cannot flood the log. */
+static void
+log_unauthorized(struct httpd *h)
+{
+    double now = clock_mono_s();
+
+    h->h_unauth++;
+    if (h->h_unauth_logged != 0 && now - h->h_unauth_logged < UNAUTH_LOG_EVERY_S)
+        return;
+    log_warnx("rejected %llu webhook(s) with a missing or wrong bearer token, from the "
+              "headers (at most one such line per %d s)",
+              h->h_unauth, UNAUTH_LOG_EVERY_S);
+    h->h_unauth = 0;
+    h->h_unauth_logged = now;
+}
+
 /* auth[0..len) is an Authorization value (NULL: none). */
 static int
 authorized_value(const struct httpd *h, const char *auth, size_t len)
@@ -171,20 +202,26 @@ head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
     struct httpd *h = arg;
 
     if (!head_is(gh->gh_path, gh->gh_path_len, "/webhook")) {
-        /* Only the webhook takes a body: refuse one here as route() would,
-         * but before it is read. */
-        if (gh->gh_content_length <= 0)
+        /* Only the webhook takes a body: refuse one here, before it is read.
+         * Every method but GET and HEAD is refused here too: evhttp would
+         * answer TRACE, CONNECT and unknown methods 501, not 405. */
+        int get = head_is(gh->gh_method, gh->gh_method_len, "GET") ||
+                  head_is(gh->gh_method, gh->gh_method_len, "HEAD");
+        if (get && gh->gh_content_length <= 0)
             return;
-        if (head_is(gh->gh_path, gh->gh_path_len, "/metrics") ||
-            head_is(gh->gh_path, gh->gh_path_len, "/healthz") ||
-            head_is(gh->gh_path, gh->gh_path_len, "/readyz") ||
-            head_is(gh->gh_path, gh->gh_path_len, "/")) {
-            v->gv_code = 405;
-            v->gv_msg = "use GET";
-            v->gv_header = "Allow: GET";
-        } else {
+        if (!head_is(gh->gh_path, gh->gh_path_len, "/metrics") &&
+            !head_is(gh->gh_path, gh->gh_path_len, "/healthz") &&
+            !head_is(gh->gh_path, gh->gh_path_len, "/readyz") &&
+            !head_is(gh->gh_path, gh->gh_path_len, "/")) {
             v->gv_code = 404;
             v->gv_msg = "no such path";
+        } else if (!get) {
+            v->gv_code = 405;
+            v->gv_msg = "use GET";
+            v->gv_header = "Allow: GET, HEAD";
+        } else {
+            v->gv_code = 400;
+            v->gv_msg = "a GET or HEAD carries no body";
         }
         return;
     }
@@ -196,9 +233,7 @@ head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
         v->gv_code = 401;
         v->gv_msg = "missing or wrong bearer token";
         v->gv_header = "WWW-Authenticate: Bearer";
-        log_warnx("%s: rejected a webhook with a missing or wrong bearer token, "
-                  "from its headers",
-                  __func__);
+        log_unauthorized(h);
     } else if (gh->gh_content_length > HTTPD_MAX_BODY) {
         v->gv_code = 413;
         v->gv_msg = "body over 1 MiB";
@@ -232,8 +267,7 @@ handle_webhook(struct httpd *h, struct evhttp_request *req)
         evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
                           "Bearer");
         reply_error(req, 401, "Unauthorized", "missing or wrong bearer token", 1);
-        log_warnx("%s: rejected a webhook with a missing or wrong bearer token",
-                  __func__);
+        log_unauthorized(h);
         return;
     }
     if (len > HTTPD_MAX_BODY) {
@@ -292,7 +326,8 @@ route(struct evhttp_request *req, void *arg)
     } else if (strcmp(path, "/metrics") == 0 || strcmp(path, "/healthz") == 0 ||
                strcmp(path, "/readyz") == 0) {
         if (!get) {
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+                              "GET, HEAD");
             reply_error(req, 405, "Method Not Allowed", "use GET", 0);
         } else if (path[1] == 'm') {
             handle_metrics(req);
@@ -307,7 +342,8 @@ route(struct evhttp_request *req, void *arg)
         }
     } else if (strcmp(path, "/") == 0 && h->h_opts.ho_on_page != NULL) {
         if (!get) {
-            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET");
+            evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+                              "GET, HEAD");
             reply_error(req, 405, "Method Not Allowed", "use GET", 0);
         } else {
             h->h_opts.ho_on_page(req, h->h_opts.ho_cb_arg);

@@ -33,6 +33,10 @@ expect_contains "with the GET's length" "Content-Length: $len_get" "$head"
 expect_eq "two scrapes on one keep-alive connection" "1 0" \
     "$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' "$URL/metrics" "$URL/healthz" | xargs)"
 expect_eq "an unknown path: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "$URL/nope")"
+expect_eq "an absolute-form target (RFC 9112 3.2.2) is the same scrape: 200, not 404" \
+    "HTTP/1.1 200 OK|EOF|" \
+    "$(python3 "$GVW_SOURCE_DIR/tests/lib/raw_http.py" "$PORT" \
+        "b'GET http://127.0.0.1/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'" | tr '\n' '|')"
 expect_eq "DELETE: 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/metrics")"
 expect_contains "which says what is allowed" "Allow: GET, HEAD" "$(curl -s -i -X PUT "$URL/metrics")"
 expect_eq "a GET that announces a body: 400, the body unread" 400 \
@@ -40,6 +44,13 @@ expect_eq "a GET that announces a body: 400, the body unread" 400 \
 expect_eq "two differing Content-Length headers: 400" 400 \
     "$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Length: 0' -H 'Content-Length: 5' "$URL/healthz")"
 expect_contains "HTTP/1.0 is answered too" "HTTP/1.0 200" "$(curl -s -i -0 "$URL/healthz")"
+# Pipelined: the 405 decided from a later request's headers waits for the
+# earlier answers (it once went out first and the scrape's answer was dropped).
+expect_eq "pipelined GET /metrics, GET /healthz, POST: 200, 200, then the 405" \
+    "HTTP/1.1 200 OK|HTTP/1.1 200 OK|HTTP/1.1 405 Method Not Allowed|EOF|" \
+    "$(python3 "$GVW_SOURCE_DIR/tests/lib/raw_http.py" "$PORT" \
+        "b'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n'" |
+        tr '\n' '|')"
 
 # attack NAME SECONDS: runs it; sets OUT (its JSON) and PEAK (KiB above the RSS before it).
 attack() {
