@@ -111,7 +111,8 @@ decision_row(void *arg, int64_t id, const struct store_decision *d)
                  d->sd_victim->sv_pod ? d->sd_victim->sv_pod : "");
     if ((r->pd_node = strdup(d->sd_node ? d->sd_node : "")) == NULL ||
         (r->pd_result = strdup(d->sd_result ? d->sd_result : "?")) == NULL ||
-        (d->sd_victim != NULL && (r->pd_victim = strdup(victim)) == NULL)) {
+        (d->sd_victim != NULL && (r->pd_victim = strdup(victim)) == NULL) ||
+        (d->sd_gpu != NULL && (r->pd_gpu = strdup(d->sd_gpu)) == NULL)) {
         page_decision_free(r);
         ds->d_oom = 1;
         return -1;

@@ -59,6 +59,7 @@ page_decision_free(struct page_decision *d)
     free(d->pd_node);
     free(d->pd_result);
     free(d->pd_victim);
+    free(d->pd_gpu);
 }
 
 /* Appends text with each %s argument escaped; the format itself is trusted. */
@@ -488,11 +489,12 @@ render_decisions(struct buf *out, const struct page_view *v)
 
         utc(d->pd_time_ms, when, sizeof(when));
         snprintf(id, sizeof(id), "%" PRId64, d->pd_id);
-        if (emit(out,
-                 "<tr class=\"decision\"><td class=\"n\">%s</td><td>%s</td><td>%s</td>"
-                 "<td class=\"result\">%s</td><td class=\"name\">%s</td></tr>",
-                 id, when, d->pd_node && *d->pd_node ? d->pd_node : "-", d->pd_result,
-                 d->pd_victim ? d->pd_victim : "-"))
+        /* In GPU scope the GPU stands beside the node, as in `audit`'s table. */
+        if (emit(out, "<tr class=\"decision\"><td class=\"n\">%s</td><td>%s</td><td>%s",
+                 id, when, d->pd_node && *d->pd_node ? d->pd_node : "-") ||
+            (d->pd_gpu != NULL && emit(out, "/%s", d->pd_gpu)) ||
+            emit(out, "</td><td class=\"result\">%s</td><td class=\"name\">%s</td></tr>",
+                 d->pd_result, d->pd_victim ? d->pd_victim : "-"))
             return -1;
     }
     return buf_printf(out, "</table><p>Details: <code>gpu-vram-watchdog audit show "

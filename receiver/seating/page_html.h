@@ -19,6 +19,7 @@ struct page_decision {
     char *pd_node;      /* owned */
     char *pd_result;    /* owned */
     char *pd_victim;    /* owned; "namespace/pod", or NULL */
+    char *pd_gpu;       /* owned; the GPU in GPU scope, or NULL */
 };
 
 /* What one page shows; everything borrowed. */

@@ -60,7 +60,7 @@ test_hostile_names(void **state)
                                 .sn_card_count = 1};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
     struct page_decision d = {7, 1780394400000LL, "node<&>\"'", "would_recycle",
-                              EVIL_NS "/" EVIL_POD};
+                              EVIL_NS "/" EVIL_POD, NULL};
     struct buf b;
 
     (void)state;
@@ -213,6 +213,31 @@ test_idle_tenants(void **state)
     buf_free(&b);
 }
 
+/* GPU scope: eight cards, one decision per GPU; each decision row names its GPU
+ * (escaped) beside the node, as `audit`'s table does, or two rows of one node
+ * would be told apart by their id alone. */
+static void
+test_decisions_name_the_gpu(void **state)
+{
+    struct seating_node node = {.sn_node = "gpu-8", .sn_floor_mib = 1536};
+    struct seating s = {.s_nodes = &node, .s_node_count = 1};
+    struct page_decision d[] = {
+        {12, 1780394400000LL, "gpu-8", "would_recycle", "t/p7", "GPU-<7>"},
+        {11, 1780394400000LL, "gpu-8", "skipped_recovered", NULL, NULL},
+    };
+    struct buf b;
+
+    (void)state;
+    render(&s, d, 2, &b);
+    assert_has(b.b_data,
+               "<td class=\"n\">12</td><td>2026-06-02 10:00:00</td>"
+               "<td>gpu-8/GPU-&lt;7&gt;</td><td class=\"result\">would_recycle");
+    /* node scope: the node alone */
+    assert_has(b.b_data, "<td class=\"n\">11</td><td>2026-06-02 10:00:00</td>"
+                         "<td>gpu-8</td><td class=\"result\">skipped_recovered");
+    buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -221,6 +246,7 @@ main(void)
         cmocka_unit_test(test_not_advertised_and_no_reading),
         cmocka_unit_test(test_over_committed_and_too_big),
         cmocka_unit_test(test_idle_tenants),
+        cmocka_unit_test(test_decisions_name_the_gpu),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
