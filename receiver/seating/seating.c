@@ -104,6 +104,16 @@ by_use(const void *a, const void *b)
     return strcmp(x->st_pod, y->st_pod);
 }
 
+/* A GPU's unattributed figure is shown only when it can be true: a NaN or
+ * negative one is no amount of memory, and one above the GPU's own total
+ * (+Inf included) cannot be (and would overflow the drawing). */
+static int
+unattributed_true(const struct device_gpu *g)
+{
+    return g != NULL && g->dg_have_unattributed && g->dg_unattributed_bytes >= 0 &&
+           g->dg_unattributed_bytes <= g->dg_total_bytes;
+}
+
 /* A card read from the device: its own total (not GPU_TOTAL_MIB), and the
  * memory no pod accounts for, from the same reading (in node scope summed
  * over the node's GPUs, known only when every GPU reports it). */
@@ -120,18 +130,15 @@ device_card(struct seating_card *card, const char *gpu, const struct device_read
     card->sc_total_mib = usage_bytes_to_mib(f.df_total_bytes);
     if (gpu != NULL) {
         const struct device_gpu *g = device_find(d, gpu);
-        card->sc_unattributed_known = g != NULL && g->dg_have_unattributed;
+        card->sc_unattributed_known = unattributed_true(g);
         un = g != NULL ? g->dg_unattributed_bytes : 0;
     } else {
         card->sc_unattributed_known = d->dr_count > 0;
         for (i = 0; i < d->dr_count; i++) {
-            card->sc_unattributed_known &= d->dr_gpus[i].dg_have_unattributed;
+            card->sc_unattributed_known &= unattributed_true(&d->dr_gpus[i]);
             un += d->dr_gpus[i].dg_unattributed_bytes;
         }
     }
-    /* A NaN or negative figure is no amount of memory: not reported. */
-    if (!(un >= 0))
-        card->sc_unattributed_known = 0;
     card->sc_unattributed_mib = card->sc_unattributed_known ? usage_bytes_to_mib(un) : 0;
 }
 

@@ -585,6 +585,35 @@ test_device_card(void **state)
     assert_int_equal(n.sn_cards[0].sc_unattributed_mib, 2348);
     seating_node_free(&n);
 
+    /* A figure that cannot be true is not reported: +Inf or above the GPU's
+     * total (the card could not be drawn), or one GPU's negative hidden in
+     * the node's sum. The page still renders (it summed use + this). */
+    gr = units[0];
+    g[0].dg_unattributed_bytes = INFINITY;
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_false(n.sn_cards[0].sc_unattributed_known);
+    buf_init(&html, 1 << 20);
+    assert_int_equal(page_html_render(&html, &v), 0);
+    assert_null(strstr(html.b_data, "<rect class=\"unattributed\""));
+    buf_free(&html);
+    seating_node_free(&n);
+    g[0].dg_unattributed_bytes = 81560.0 * 1048576; /* one MiB above the total */
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_false(n.sn_cards[0].sc_unattributed_known);
+    seating_node_free(&n);
+    gr.gr_gpu = NULL;
+    g[0].dg_unattributed_bytes = -50.0 * 1048576;
+    assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
+                                        NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
+                     0);
+    assert_false(n.sn_cards[0].sc_unattributed_known); /* not 250 */
+    seating_node_free(&n);
+    g[0].dg_unattributed_bytes = 2048.0 * 1048576;
+
     /* Computed (the device had no usable series): GPU_TOTAL_MIB, no unattributed. */
     gr.gr_policy.pr_free_source = FREE_SOURCE_COMPUTED;
     assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, &dr, 1,
