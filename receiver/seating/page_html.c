@@ -143,7 +143,7 @@ static int
 svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_card *c,
             int64_t scale)
 {
-    int64_t at = 0;
+    int64_t at = 0, next;
     char cap[96];
 
     if (buf_printf(out, "<text x=\"8\" y=\"%d\">declared budgets</text>\n",
@@ -155,7 +155,10 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
 
         if (t->st_budget_state != BUDGET_OK || t->st_budget_mib <= 0)
             continue;
-        w = px(at + t->st_budget_mib, scale) - x;
+        /* Budgets are the tenants' own numbers: the stack saturates (the
+         * scale holds the node's saturated sum), never wraps. */
+        next = t->st_budget_mib > INT64_MAX - at ? INT64_MAX : at + t->st_budget_mib;
+        w = px(next, scale) - x;
         if (buf_printf(out,
                        "<rect class=\"budget\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
                        "height=\"%d\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"%s\">",
@@ -166,7 +169,7 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
                        t->st_budget_mib) ||
             label(out, x, BUDGET_Y + BUDGET_H / 2 + 4, w, t->st_pod, "#212121"))
             return -1;
-        at += t->st_budget_mib;
+        at = next;
     }
     if (n->sn_capacity != SEATING_CAPACITY_OK)
         return buf_printf(out,

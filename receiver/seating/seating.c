@@ -248,7 +248,11 @@ seating_node_build(const char *node, const struct gather_result *gr,
      * or not, whichever GPU it runs on. */
     for (size_t i = 0; pods != NULL && i < pods->pl_count; i++) {
         if (pods->pl_pods[i].p_budget_state == BUDGET_OK)
-            out->sn_budgets_mib += pods->pl_pods[i].p_budget_mib;
+            /* Each budget is >= 0 and <= INT64_MAX: saturate, never wrap. */
+            out->sn_budgets_mib =
+                pods->pl_pods[i].p_budget_mib > INT64_MAX - out->sn_budgets_mib
+                    ? INT64_MAX
+                    : out->sn_budgets_mib + pods->pl_pods[i].p_budget_mib;
         else if (pods->pl_pods[i].p_budget_state == BUDGET_BAD)
             out->sn_bad_budgets++;
     }

@@ -630,13 +630,70 @@ test_device_card(void **state)
     seating_node_free(&n);
 }
 
+/* A budget is a tenant's own declaration, up to INT64_MAX MiB each: the
+ * node's sum saturates (said over-committed) rather than overflow, and the
+ * card still draws. */
+static void
+test_absurd_budgets(void **state)
+{
+    struct pod big[3];
+    struct pod_list list = {big, 3, NULL};
+    struct policy_candidate c[3];
+    struct gather_result gr = {.gr_status = GATHER_DECIDED};
+    struct seating_node n;
+    struct seating s = {.s_nodes = &n, .s_node_count = 1};
+    struct page_view v = {.pv_seating = &s};
+    struct buf html;
+    char *text;
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        big[i] = (struct pod){.p_namespace = "t",
+                              .p_name = i == 0   ? "a"
+                                        : i == 1 ? "b"
+                                                 : "c",
+                              .p_running = 1,
+                              .p_budget_state = BUDGET_OK,
+                              .p_budget_mib = 4000000000000000000LL};
+        c[i] = (struct policy_candidate){.pc_pod = &big[i],
+                                         .pc_namespace = "t",
+                                         .pc_name = big[i].p_name,
+                                         .pc_used_mib = 100,
+                                         .pc_gpu_used_mib = 100,
+                                         .pc_has_budget = 1,
+                                         .pc_budget_mib = big[i].p_budget_mib,
+                                         .pc_overshoot_mib = 100 - big[i].p_budget_mib,
+                                         .pc_why_not = "within_budget"};
+    }
+    gr.gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_RECOVERED,
+                                          .pr_free_known = 1,
+                                          .pr_free_mib = 15000,
+                                          .pr_free_source = FREE_SOURCE_COMPUTED,
+                                          .pr_candidates = c,
+                                          .pr_candidate_count = 3};
+    assert_int_equal(seating_node_build("gpu-1", &gr, &list, NULL, NULL, NULL, 1,
+                                        NODE_CAPACITY_OK, 13312, NULL, &cfg, &n),
+                     0);
+    assert_int_equal(n.sn_budgets_mib, INT64_MAX);
+    assert_true(n.sn_overcommitted);
+    text = print_node(&n);
+    assert_non_null(strstr(text, "OVER-COMMITTED"));
+    free(text);
+    buf_init(&html, 1 << 20);
+    assert_int_equal(page_html_render(&html, &v), 0);
+    assert_non_null(strstr(html.b_data, "over-committed by"));
+    assert_non_null(strstr(html.b_data, "t/c: budget 4000000000000000000 MiB"));
+    buf_free(&html);
+    seating_node_free(&n);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_scope),     cmocka_unit_test(test_gpu_scope),
         cmocka_unit_test(test_gpu_scope_idle), cmocka_unit_test(test_pods_unlisted),
-        cmocka_unit_test(test_device_card),
+        cmocka_unit_test(test_device_card),    cmocka_unit_test(test_absurd_budgets),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
