@@ -6,7 +6,8 @@
  *   capacity         "advertised", "not_advertised" or "unknown" (could not read)
  *   capacity_error   why it is unknown, else null
  *   budgets_mib      the sum of the budgets declared by the node's pods, or
- *                    null when the pods could not be listed (error says why)
+ *                    null when the pods could not be listed (error says why);
+ *                    it saturates at INT64_MAX, never wraps
  *   bad_budgets      pods whose budget cannot be read (never counted above)
  *   overcommitted    budgets_mib > capacity_mib (false when either is unknown)
  *   floor_mib        FLOOR_MIB
@@ -26,7 +27,9 @@
  *                    device's gpu_memory_unattributed_bytes in the same
  *                    reading (node scope: summed over the node's GPUs); null
  *                    when not reported (free_source not "device", or the
- *                    exporter does not export it)
+ *                    exporter does not export it) or when it cannot be true
+ *                    (negative, NaN, above the GPU's total; node scope: on
+ *                    any one GPU)
  *     below_floor    free_mib < floor_mib
  *     used_mib       the sum of the tenants' use
  *     tenants        largest use first:
