@@ -127,6 +127,13 @@ open_db(struct store *s, const char *path, char *err, size_t errlen)
                              strerror(errno));
             return -1;
         }
+        /* A directory reads as "disk I/O error" and a FIFO blocks the
+         * reader forever: say what it is instead. */
+        if (!S_ISREG(sb.st_mode)) {
+            store_seterr(err, errlen, "audit database %s is not a regular file%s", path,
+                         S_ISDIR(sb.st_mode) ? " (a directory)" : "");
+            return -1;
+        }
         flags = SQLITE_OPEN_READONLY;
     }
     /* No SQLITE_OPEN_CREATE: the file exists now or we fail. */

@@ -855,6 +855,13 @@ test_runtime_errors(void **state)
     assert_non_null(fp);
     fclose(fp);
     assert_one_error(f, run(f, "--db", path, END), 1, "schema version 0");
+    /* Not a file at all: said so (a directory read as "disk I/O error"; a
+     * FIFO blocked the reader forever). */
+    assert_one_error(f, run(f, "--db", f->f_dir, END), 1, "is not a regular file");
+    snprintf(path, sizeof(path), "%s/fifo.db", f->f_dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_one_error(f, run(f, "alerts", "--db", path, END), 1, "is not a regular file");
+    unlink(path);
 }
 
 static void
