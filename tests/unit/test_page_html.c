@@ -59,8 +59,8 @@ test_hostile_names(void **state)
                                 .sn_cards = &card,
                                 .sn_card_count = 1};
     struct seating s = {.s_nodes = &node, .s_node_count = 1};
-    struct page_decision d = {7, 1780394400000LL, "node<&>\"'", "would_recycle",
-                              EVIL_NS "/" EVIL_POD, NULL};
+    struct page_decision d = {
+        7, 1780394400000LL, "node<&>\"'", "would_recycle", EVIL_NS "/" EVIL_POD, NULL};
     struct buf b;
 
     (void)state;
