@@ -119,6 +119,8 @@ page=$(curl -s "http://127.0.0.1:$SERVE_PORT/")
 expect_eq "GET / lists both under the node's cards" 2 "$(grep -o '<tr class="idle-tenant">' <<<"$page" | wc -l)"
 expect_contains "  ... embedder's row" \
     '<td class="name">search/embedder-7f9b6c5d8-w3n6q</td><td class="n">0</td><td class="n">0</td><td class="n">800</td><td>no: within_budget</td>' "$page"
+expect_contains "GET /'s decision row names the GPU beside the node" \
+    "<td>gpu-node-2/$GPU0</td><td class=\"result\">recycled</td>" "$page"
 expect_eq "GPU 1 never alerted" 0 \
     "$(promq "count(count_over_time(ALERTS{alertname=\"GPUVRAMLow\",uuid=\"$GPU1\"}[15m]))" | jq '.data.result | length')"
 finish
