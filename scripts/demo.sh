@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 echo "==> building gpu-vram-watchdog, the GPU-node simulator and the stub NVML (build/)"
-cmake -S . -B build >/dev/null
+cmake -S . -B build -DGVW_TESTS=ON >/dev/null # the simulator and stub are test targets
 cmake --build build -j"$(nproc)" --target gpu-vram-watchdog gvw-sim gvw-stub-nvml >/dev/null
 
 cat <<'TXT'
