@@ -547,15 +547,10 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
         tot.ut_bytes = dev.df_total_bytes;
         tot.ut_device = 1;
     }
-    if (in->pi_gpu == NULL && dev.df_have &&
-        (in->pi_usage == NULL || in->pi_usage->ur_count == 0)) {
-        /* No pod holds VRAM on the node, yet its device series are there: an
-         * idle node (or its only tenant just recycled), judged by the device's
-         * own figure; with nobody on it, nobody is a candidate. */
-    } else if ((in->pi_gpu != NULL ? usage_summarise_gpu_lim(in->pi_usage, in->pi_gpu,
-                                                             &lim, &sum, why, sizeof(why))
-                                   : usage_summarise_total(in->pi_usage, &tot, &sum, why,
-                                                           sizeof(why))) == -1)
+    if ((in->pi_gpu != NULL
+             ? usage_summarise_gpu_lim(in->pi_usage, in->pi_gpu, &lim, &sum, why,
+                                       sizeof(why))
+             : usage_summarise_total(in->pi_usage, &tot, &sum, why, sizeof(why))) == -1)
         goto fail;
     if (read_free(pp, in, &dev, &sum, &free_bytes, why, sizeof(why)) == -1)
         goto fail;

@@ -344,46 +344,6 @@ test_gpu_without_pods(void **state)
     usage_reading_free(&ur);
 }
 
-/* Node scope: no pod series at all, the device series there (an idle node,
- * or its only tenant just recycled): judged by the device's figure. */
-static void
-test_node_without_pods(void **state)
-{
-    const char *const none[] = {NULL};
-    const char *const freed[] = {FREE("GPU-a", "15032385536"),
-                                 TOTAL("GPU-a", "16106127360"), DTS("GPU-a", "100"),
-                                 NULL};
-    const char *const held[] = {FREE("GPU-a", "524288000"), TOTAL("GPU-a", "16106127360"),
-                                DTS("GPU-a", "100"), NULL};
-    struct device_reading dr;
-    struct usage_reading ur;
-    struct policy_result res;
-
-    (void)state;
-    usage(none, &ur);
-    device(freed, &dr);
-    decide(&ur, &dr, NULL, &res);
-    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_RECOVERED);
-    assert_int_equal(res.pr_free_mib, 14336);
-    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
-    policy_result_free(&res);
-    device_reading_free(&dr);
-    /* A host process holds the card: below the floor, nobody to recycle. */
-    device(held, &dr);
-    decide(&ur, &dr, NULL, &res);
-    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
-    assert_int_equal(res.pr_free_mib, 500);
-    assert_non_null(strstr(res.pr_reason, "no pod to consider"));
-    policy_result_free(&res);
-    device_reading_free(&dr);
-    /* No device figure either: Prometheus returned nothing (SPEC step 1). */
-    decide(&ur, NULL, NULL, &res);
-    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
-    assert_non_null(strstr(res.pr_reason, "Prometheus returned no series"));
-    policy_result_free(&res);
-    usage_reading_free(&ur);
-}
-
 static void
 test_promql_and_names(void **state)
 {
@@ -414,7 +374,6 @@ main(void)
         cmocka_unit_test(test_taint_across_gpus),
         cmocka_unit_test(test_taint_by_device),
         cmocka_unit_test(test_gpu_without_pods),
-        cmocka_unit_test(test_node_without_pods),
         cmocka_unit_test(test_promql_and_names),
     };
 
