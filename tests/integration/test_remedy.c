@@ -1397,7 +1397,9 @@ test_dry_run_settle(void **state)
     all = decisions(e);
     jstr(json_array_get(all, 0), "result", "would_recycle");
     jstr(json_array_get(all, 1), "result", "coalesced");
-    jhas(json_array_get(all, 1), "reason", "inside the SETTLE window");
+    /* Nothing was recycled: the reason does not say it was. */
+    jhas(json_array_get(all, 1), "reason",
+         "inside the SETTLE window after DRY_RUN would have recycled " ML_NS "/" ML_POD);
     json_decref(all);
 }
 
@@ -3021,14 +3023,15 @@ test_gpu_brakes(void **state)
     d = json_array_get(all, 2);
     jstr(d, "gpu", GPU_A);
     jstr(d, "result", "coalesced");
-    jhas(d, "reason", "inside the SETTLE window after recycling " ML_NS "/" ML_POD);
+    jhas(d, "reason",
+         "inside the SETTLE window after DRY_RUN would have recycled " ML_NS "/" ML_POD);
     d = json_array_get(all, 3);
     jstr(d, "gpu", GPU_B);
     jstr(d, "result", "would_recycle");
     d = json_array_get(all, 4);
     jstr(d, "gpu", GPU_B);
     jstr(d, "result", "coalesced");
-    jhas(d, "reason", "after recycling " FR_NS "/" FR_POD);
+    jhas(d, "reason", "after DRY_RUN would have recycled " FR_NS "/" FR_POD);
     json_decref(all);
 
     /* audit --gpu: only GPU A's rows */
@@ -3268,7 +3271,9 @@ test_gpu_alert_node_scope_settle(void **state)
     for (i = 1; i < 4; i++) {
         d = json_array_get(all, i);
         jstr(d, "result", "coalesced");
-        jhas(d, "reason", "inside the SETTLE window after recycling " ML_NS "/" ML_POD);
+        jhas(d, "reason",
+             "inside the SETTLE window after DRY_RUN would have recycled " ML_NS
+             "/" ML_POD);
         jnull(d, "gpu");
     }
     json_decref(all);
