@@ -3176,6 +3176,47 @@ test_gpu_verify_only_user_gone(void **state)
     json_decref(all);
 }
 
+/* A release in GPU scope: the gauge it leaves is that GPU's ({node,gpu}),
+ * never a node-wide series beside the per-GPU ones. */
+static void
+test_gpu_release_gauge(void **state)
+{
+    struct env *e = *state;
+    const struct gseries after[] = {
+        {ML_NS, ML_POD, GPU_A, 957},    {"llama-swap", LS_POD, GPU_A, 1100},
+        {NULL, NULL, GPU_A, 2750},      {FR_NS, FR_POD, GPU_B, 2500},
+        {"immich", SV_POD, GPU_B, 900}, {"portal-stt", ST_POD, GPU_B, 450},
+        {NULL, NULL, GPU_B, 11000}};
+    json_t *all, *d;
+    struct buf b;
+
+    two_gpus(e, 0);
+    then_gpu_prom(e, after, sizeof(after) / sizeof(after[0]));
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    start(e, (const struct kv[]){
+                 {"USED_QUERY", GPU_USED_QUERY}, {"RELEASE_WAIT", "2s"}, {NULL, NULL}});
+    metrics_init(0);
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "released");
+    json_decref(all);
+    buf_init(&b, 0);
+    assert_int_equal(metrics_render(&b), 0);
+    if (strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE
+                         "\",gpu=\"" GPU_A "\"} 11065622528\n") == NULL)
+        fail_msg("GPU A's gauge is not the released 10553 MiB:\n%s",
+                 strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{"));
+    if (strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE "\"}") != NULL)
+        fail_msg("a node-wide gauge in GPU scope:\n%s",
+                 strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{"));
+    buf_free(&b);
+    metrics_cleanup();
+}
+
 /* FREE_QUERY with $gpu: asked per GPU, after the used series named them. */
 static void
 test_gpu_free_query(void **state)
@@ -3370,6 +3411,7 @@ main(void)
         T(test_gpu_hourly_global_enforcing),
         T(test_gpu_recycle_verify),
         T(test_gpu_verify_only_user_gone),
+        T(test_gpu_release_gauge),
         T(test_gpu_free_query),
         T(test_gpu_label_off),
         T(test_gpu_alert_node_scope_settle),
