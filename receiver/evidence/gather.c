@@ -64,10 +64,10 @@ static void gather_gpu_after_usage(struct gather *g);
 static void gather_gpu_conclude(struct gather *g);
 static void gather_gpu_free_units(struct gather *g);
 static int scoped(const struct gather *g);
-static struct gather *start(struct event_base *base, const struct config *cfg,
-                            struct prom *prom, struct kube *kube, const char *node,
-                            const char *gpu, const char *starving_ns, int reread,
-                            gather_cb cb, void *arg);
+static struct gather *open_gather(struct event_base *base, const struct config *cfg,
+                                  struct prom *prom, struct kube *kube, const char *node,
+                                  const char *gpu, const char *starving_ns, int reread,
+                                  gather_cb cb, void *arg);
 
 static void
 gather_destroy(struct gather *g)
@@ -383,20 +383,20 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
                  struct kube *kube, const char *node, const char *gpu,
                  const char *starving_ns, gather_cb cb, void *arg)
 {
-    return start(base, cfg, prom, kube, node, gpu, starving_ns, 0, cb, arg);
+    return open_gather(base, cfg, prom, kube, node, gpu, starving_ns, 0, cb, arg);
 }
 
 struct gather *
 gather_start_reread(struct event_base *base, const struct config *cfg, struct prom *prom,
                     const char *node, const char *gpu, gather_cb cb, void *arg)
 {
-    return start(base, cfg, prom, NULL, node, gpu, NULL, 1, cb, arg);
+    return open_gather(base, cfg, prom, NULL, node, gpu, NULL, 1, cb, arg);
 }
 
 static struct gather *
-start(struct event_base *base, const struct config *cfg, struct prom *prom,
-      struct kube *kube, const char *node, const char *gpu, const char *starving_ns,
-      int reread, gather_cb cb, void *arg)
+open_gather(struct event_base *base, const struct config *cfg, struct prom *prom,
+            struct kube *kube, const char *node, const char *gpu, const char *starving_ns,
+            int reread, gather_cb cb, void *arg)
 {
     struct gather *g = calloc(1, sizeof(*g));
     struct pod_parse_opts po = {
