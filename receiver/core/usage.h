@@ -63,7 +63,8 @@ struct usage_total {
     int ut_device; /* 1: the device's own total; 0: GPU_TOTAL_MIB (messages differ) */
 };
 
-/* usage_summarise() against a total in bytes. */
+/* usage_summarise() against a total in bytes. No series at all is an error,
+ * except against the device's own total (ut_device): then an empty summary. */
 int usage_summarise_total(const struct usage_reading *r, const struct usage_total *t,
                           struct usage_summary *out, char *err, size_t errlen);
 

@@ -203,7 +203,7 @@ release_done(const struct release_outcome *o, void *arg)
     }
     if (o->ro_released) {
         /* Nothing recycled: no SETTLE window, not counted by the hourly brake. */
-        metrics_free_vram(d->d_v.vd_d.sd_node, o->ro_free_mib);
+        metrics_free_vram_gpu(d->d_v.vd_d.sd_node, d->d_v.vd_d.sd_gpu, o->ro_free_mib);
         verdict_reason_append(&d->d_v,
                               "asked to release first; free VRAM back to %lld MiB "
                               "(%+lld MiB) after %.1f s, so nothing was recycled",

@@ -118,6 +118,7 @@ brakes_open_settle_window(struct decision *d, const struct policy_candidate *c,
     d->d_node->n_settle_until = now + ((double)d->d_r->r_cfg->c_settle_ms / 1000.0);
     snprintf(d->d_node->n_last_victim, sizeof(d->d_node->n_last_victim), "%s/%s",
              c->pc_namespace, c->pc_name);
+    d->d_node->n_last_dry = d->d_r->r_cfg->c_dry_run;
 }
 
 /* "node", or "node GPU g" in GPU scope: what a brake is about. */
@@ -142,7 +143,8 @@ brakes_held_back(const struct node_state *n, double now, char *reason, size_t le
         return 1;
     }
     if (now < n->n_settle_until) {
-        snprintf(reason, len, "inside the SETTLE window after recycling %s (%.0f s left)",
+        snprintf(reason, len, "inside the SETTLE window after %s %s (%.0f s left)",
+                 n->n_last_dry ? "DRY_RUN would have recycled" : "recycling",
                  n->n_last_victim, n->n_settle_until - now);
         return 1;
     }

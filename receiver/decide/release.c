@@ -184,9 +184,9 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct release *rl = arg;
 
-    /* Prometheus only (kube NULL): the pods are not needed to read free VRAM. */
-    rl->rl_g = gather_start_gpu(rl->rl_base, rl->rl_cfg, rl->rl_prom, NULL, rl->rl_node,
-                                rl->rl_gpu, NULL, reading_cb, rl);
+    /* Prometheus only: the pods are not needed to read free VRAM. */
+    rl->rl_g = gather_start_reread(rl->rl_base, rl->rl_cfg, rl->rl_prom, rl->rl_node,
+                                   rl->rl_gpu, reading_cb, rl);
     if (rl->rl_g == NULL)
         done(rl, 0, "free VRAM could not be read (out of memory)");
 }

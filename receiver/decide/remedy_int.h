@@ -42,6 +42,7 @@ struct node_state {
     int n_busy;            /* a decision is in flight */
     double n_settle_until; /* monotonic seconds; 0 = no window */
     char n_last_victim[512]; /* for the coalesced reason */
+    int n_last_dry; /* that was a dry run's would_recycle: nothing was recycled */
     struct node_state *n_next;
 };
 

@@ -87,9 +87,9 @@ verify_tick(evutil_socket_t fd, short what, void *arg)
     struct decision *d = arg;
     struct remedy *r = d->d_r;
 
-    /* Verification reads Prometheus only: kube NULL skips the pod list. */
-    d->d_vg = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, NULL, d->d_v.vd_d.sd_node,
-                               d->d_v.vd_d.sd_gpu, NULL, verify_cb, d);
+    /* Verification reads Prometheus only: no pod list. */
+    d->d_vg = gather_start_reread(r->r_base, r->r_cfg, r->r_prom, d->d_v.vd_d.sd_node,
+                                  d->d_v.vd_d.sd_gpu, verify_cb, d);
     if (d->d_vg == NULL) {
         verdict_reason_append(&d->d_v, "verification could not start (out of memory)");
         decision_finish(d, RESULT_RECYCLED);

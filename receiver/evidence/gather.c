@@ -34,6 +34,7 @@ struct gather {
     int g_dead;    /* gather_free() ran; free when g_pending hits 0 */
     int g_refs;    /* holders (gather_hold); the last gather_free frees */
     int g_cancelled;
+    int g_reread; /* gather_start_reread: no used series at all is a reading */
     /* Evidence. */
     int g_usage_ok;
     struct usage_reading g_usage; /* owned */
@@ -63,6 +64,10 @@ static void gather_gpu_after_usage(struct gather *g);
 static void gather_gpu_conclude(struct gather *g);
 static void gather_gpu_free_units(struct gather *g);
 static int scoped(const struct gather *g);
+static struct gather *open_gather(struct event_base *base, const struct config *cfg,
+                                  struct prom *prom, struct kube *kube, const char *node,
+                                  const char *gpu, const char *starving_ns, int reread,
+                                  gather_cb cb, void *arg);
 
 static void
 gather_destroy(struct gather *g)
@@ -343,6 +348,10 @@ start_query(struct gather *g, struct prom *prom, const char *query, int is_free)
     }
     if (is_free)
         rc = prom_query_scalar(prom, q, free_cb, g);
+    else if (g->g_reread)
+        rc = prom_query_usage_any(prom, q, g->g_cfg->c_namespace_label,
+                                  g->g_cfg->c_pod_label, g->g_cfg->c_gpu_label, usage_cb,
+                                  g);
     else
         rc = prom_query_usage_gpu(prom, q, g->g_cfg->c_namespace_label,
                                   g->g_cfg->c_pod_label, g->g_cfg->c_gpu_label, usage_cb,
@@ -374,6 +383,21 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
                  struct kube *kube, const char *node, const char *gpu,
                  const char *starving_ns, gather_cb cb, void *arg)
 {
+    return open_gather(base, cfg, prom, kube, node, gpu, starving_ns, 0, cb, arg);
+}
+
+struct gather *
+gather_start_reread(struct event_base *base, const struct config *cfg, struct prom *prom,
+                    const char *node, const char *gpu, gather_cb cb, void *arg)
+{
+    return open_gather(base, cfg, prom, NULL, node, gpu, NULL, 1, cb, arg);
+}
+
+static struct gather *
+open_gather(struct event_base *base, const struct config *cfg, struct prom *prom,
+            struct kube *kube, const char *node, const char *gpu, const char *starving_ns,
+            int reread, gather_cb cb, void *arg)
+{
     struct gather *g = calloc(1, sizeof(*g));
     struct pod_parse_opts po = {
         .po_resource = cfg->c_gpumem_resource,
@@ -388,6 +412,7 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
     g->g_arg = arg;
     g->g_refs = 1;
     g->g_prom = prom;
+    g->g_reread = reread;
     g->g_want_device = strcmp(cfg->c_free_query, FREE_QUERY_AUTO) == 0;
     g->g_want_free = cfg->c_free_query[0] != '\0' && !g->g_want_device;
     /* A FREE_QUERY naming $gpu is asked per GPU, once the used series name them. */
@@ -457,10 +482,14 @@ gather_reread(const struct gather_result *gr, enum free_source decided, int64_t 
 
 /* --- GPU scope: FREE_QUERY per GPU, one result per GPU ---------------------- */
 
+/* A re-read of one GPU whose node has no used series left at all (its one
+ * tenant gone) is still that GPU's: judged by its device figure alone. */
 static int
 scoped(const struct gather *g)
 {
-    return g->g_cfg->c_gpu_label[0] != '\0' && usage_gpu_scoped(&g->g_usage);
+    return g->g_cfg->c_gpu_label[0] != '\0' &&
+           (usage_gpu_scoped(&g->g_usage) ||
+            (g->g_reread && g->g_gpu != NULL && g->g_usage.ur_count == 0));
 }
 
 /* Memory ran out between the answers: nothing is acted on. */

@@ -60,6 +60,17 @@ struct gather *gather_start_gpu(struct event_base *base, const struct config *cf
                                 const char *gpu, const char *starving_ns, gather_cb cb,
                                 void *arg);
 
+/*
+ * A re-read of free VRAM after a decision (the verify, a release wait) for
+ * node, or its GPU gpu: Prometheus only, no pods listed. Unlike a decision's
+ * gather, no used series at all is a reading, not "returned nothing": the one
+ * pod that held VRAM may be gone; the device's own figure then stands alone
+ * (a computed or FREE_QUERY figure does not: without series it proves nothing).
+ */
+struct gather *gather_start_reread(struct event_base *base, const struct config *cfg,
+                                   struct prom *prom, const char *node, const char *gpu,
+                                   gather_cb cb, void *arg);
+
 /* One more holder of g (its result shared by several decisions): each
  * holder calls gather_free() once. */
 void gather_hold(struct gather *g);
@@ -91,7 +102,7 @@ const struct device_reading *gather_device(const struct gather *g);
 
 /*
  * A re-read of free VRAM after a decision (the verify, a release wait), taken
- * with gather_start_gpu() for the decision's node or GPU. decided is the
+ * with gather_start_reread() for the decision's node or GPU. decided is the
  * decision's free_source. Returns 1 with *free_mib when the reading gives a
  * figure read the way the decision read it; else 0, with why "" (nothing
  * usable came back: a failed query, an impossible reading) or a sentence

@@ -26,7 +26,7 @@ struct prom {
 /* One query in flight; the httpc callback argument. */
 struct prom_call {
     int pc_scalar;       /* prom_query_scalar, else prom_query_usage */
-    int pc_may_be_empty; /* prom_query_device: no series is an answer */
+    int pc_may_be_empty; /* prom_query_device, _usage_any: no series is an answer */
     int pc_matrix;       /* prom_query_matrix */
     char *pc_query;      /* owned, for logs */
     char *pc_ns_label;   /* owned */
@@ -239,9 +239,11 @@ prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
     return prom_query_usage_gpu(p, promql, ns_label, pod_label, NULL, cb, arg);
 }
 
-int
-prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
-                     const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+/* A usage query; may_be_empty: no series is an answer, not an error. */
+static int
+usage_query(struct prom *p, const char *promql, const char *ns_label,
+            const char *pod_label, const char *gpu_label, int may_be_empty, prom_cb cb,
+            void *arg)
 {
     struct prom_call *pc;
 
@@ -258,7 +260,22 @@ prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
         call_free(pc);
         return -1;
     }
+    pc->pc_may_be_empty = may_be_empty;
     return query_start(p, pc, promql, cb, arg);
+}
+
+int
+prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
+                     const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+{
+    return usage_query(p, promql, ns_label, pod_label, gpu_label, 0, cb, arg);
+}
+
+int
+prom_query_usage_any(struct prom *p, const char *promql, const char *ns_label,
+                     const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+{
+    return usage_query(p, promql, ns_label, pod_label, gpu_label, 1, cb, arg);
 }
 
 int

@@ -63,6 +63,13 @@ int prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_labe
                          const char *pod_label, const char *gpu_label, prom_cb cb,
                          void *arg);
 
+/* The same, but no series at all is an answer (an empty reading), not an
+ * error: a re-read after a recycle or a release, where the one pod that held
+ * VRAM may be gone (gather_start_reread). */
+int prom_query_usage_any(struct prom *p, const char *promql, const char *ns_label,
+                         const char *pod_label, const char *gpu_label, prom_cb cb,
+                         void *arg);
+
 /*
  * FREE_QUERY=auto's device query (device_promql()): the answer in pa_usage with
  * __name__ read as the namespace, gvw_ts as the pod and gpu_label ("" =

@@ -458,6 +458,55 @@ test_verify_device_vanished(void **state)
     metrics_cleanup();
 }
 
+/* The used query's answer once no pod holds VRAM on the node. */
+#define PROM_NO_SERIES                                                                   \
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}"
+
+/* The decision judged the device (400 MiB free); then its one VRAM holder
+ * left: the used query answers no series at all, while the device, still
+ * reporting, says 12000 MiB free. */
+static void
+device_then_only_user_gone(struct env *e)
+{
+    fake_clear(e->fake);
+    assert_int_equal(
+        fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200, device_answer(400)),
+        0);
+    assert_int_equal(
+        fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200, device_answer(12000)),
+        0);
+    routes(e, "remedy-prom-incident.json", NULL);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, PROM_NO_SERIES, 0),
+                     0);
+}
+
+/* The verify of a recycle that emptied the node reads the device's figure:
+ * no used series left is not "nothing read back". */
+static void
+test_verify_only_user_gone(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *v;
+
+    start(e, NULL);
+    device_then_only_user_gone(e);
+    routes(e, NULL, "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jstr(d, "free_source", "device");
+    jint(d, "free_mib", 400);
+    v = jget(d, "verify");
+    if (!json_is_object(v))
+        fail_msg("verify is not an object: %s", json_string_value(jget(d, "reason")));
+    jint(v, "free_mib", 12000);
+    jhas(d, "reason", "free VRAM back to 12000 MiB");
+    json_decref(all);
+}
+
 /* --- 2. dry-run ------------------------------------------------------------ */
 
 static void
@@ -1348,7 +1397,9 @@ test_dry_run_settle(void **state)
     all = decisions(e);
     jstr(json_array_get(all, 0), "result", "would_recycle");
     jstr(json_array_get(all, 1), "result", "coalesced");
-    jhas(json_array_get(all, 1), "reason", "inside the SETTLE window");
+    /* Nothing was recycled: the reason does not say it was. */
+    jhas(json_array_get(all, 1), "reason",
+         "inside the SETTLE window after DRY_RUN would have recycled " ML_NS "/" ML_POD);
     json_decref(all);
 }
 
@@ -2258,6 +2309,34 @@ test_release_device_vanished(void **state)
     json_decref(all);
 }
 
+/* The tenant frees everything it held (its process exits: no used series at
+ * all on the node), and the device says the VRAM is back: released, not
+ * recycled for lack of pod series. */
+static void
+test_release_only_user_gone(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d, *r;
+
+    start(e, release_env);
+    device_then_only_user_gone(e);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000 + 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "released");
+    jstr(d, "free_source", "device");
+    r = release_obj(d);
+    jint(r, "status", 200);
+    jint(r, "freed_mib", 12000 - 400);
+    jhas(d, "reason", "free VRAM back to 12000 MiB");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(all);
+}
+
 /* A release that freed the VRAM tells the tenant: GPUVRAMReleased, action
  * release (nothing was evicted). */
 static void
@@ -2944,14 +3023,15 @@ test_gpu_brakes(void **state)
     d = json_array_get(all, 2);
     jstr(d, "gpu", GPU_A);
     jstr(d, "result", "coalesced");
-    jhas(d, "reason", "inside the SETTLE window after recycling " ML_NS "/" ML_POD);
+    jhas(d, "reason",
+         "inside the SETTLE window after DRY_RUN would have recycled " ML_NS "/" ML_POD);
     d = json_array_get(all, 3);
     jstr(d, "gpu", GPU_B);
     jstr(d, "result", "would_recycle");
     d = json_array_get(all, 4);
     jstr(d, "gpu", GPU_B);
     jstr(d, "result", "coalesced");
-    jhas(d, "reason", "after recycling " FR_NS "/" FR_POD);
+    jhas(d, "reason", "after DRY_RUN would have recycled " FR_NS "/" FR_POD);
     json_decref(all);
 
     /* audit --gpu: only GPU A's rows */
@@ -3035,6 +3115,106 @@ test_gpu_recycle_verify(void **state)
     /* GPU B is still short, but this decision is about GPU A */
     jint(jget(d, "verify"), "free_mib", 15360 - 1100 - 2750);
     json_decref(all);
+}
+
+/* The device query's answer for GPUs A and B of 15360 MiB: their free MiB. */
+static void
+then_gpu_device(struct env *e, long long free_a, long long free_b)
+{
+    char body[2048], part[2][640];
+    const char *gpu[2] = {GPU_A, GPU_B};
+    long long mib[2] = {free_a, free_b};
+
+    for (int i = 0; i < 2; i++)
+        snprintf(part[i], sizeof(part[i]),
+                 "{\"metric\":{\"__name__\":\"gpu_memory_free_bytes\",\"node\":\"" NODE
+                 "\",\"uuid\":\"%s\"},\"value\":[1780394400,\"%lld\"]},"
+                 "{\"metric\":{\"__name__\":\"gpu_memory_total_bytes\",\"node\":\"" NODE
+                 "\",\"uuid\":\"%s\"},\"value\":[1780394400,\"16106127360\"]},"
+                 "{\"metric\":{\"gvw_ts\":\"device\",\"node\":\"" NODE
+                 "\",\"uuid\":\"%s\"},\"value\":[1780394400,\"1780394400\"]}",
+                 gpu[i], mib[i] * 1048576, gpu[i], gpu[i]);
+    snprintf(body, sizeof(body),
+             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+             "%s,%s]}}",
+             part[0], part[1]);
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200, body),
+                     0);
+}
+
+/* The recycle emptied the node of pod series (the used query answers none):
+ * the verify still reads GPU A's own device figure, not the node's sum and
+ * not "nothing read back". */
+static void
+test_gpu_verify_only_user_gone(void **state)
+{
+    struct env *e = *state;
+    const struct gseries before[] = {{ML_NS, ML_POD, GPU_A, 10957}};
+    json_t *all, *d, *v;
+
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY}, {NULL, NULL}});
+    fake_clear(e->fake); /* start()'s "no device series" answer goes */
+    then_gpu_device(e, 400, 500);
+    then_gpu_device(e, 12000, 500);
+    then_gpu_prom(e, before, 1);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, PROM_NO_SERIES, 0),
+                     0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "recycled");
+    jstr(d, "free_source", "device");
+    jint(d, "free_mib", 400);
+    v = jget(d, "verify");
+    if (!json_is_object(v))
+        fail_msg("verify is not an object: %s", json_string_value(jget(d, "reason")));
+    jint(v, "free_mib", 12000);
+    json_decref(all);
+}
+
+/* A release in GPU scope: the gauge it leaves is that GPU's ({node,gpu}),
+ * never a node-wide series beside the per-GPU ones. */
+static void
+test_gpu_release_gauge(void **state)
+{
+    struct env *e = *state;
+    const struct gseries after[] = {
+        {ML_NS, ML_POD, GPU_A, 957},    {"llama-swap", LS_POD, GPU_A, 1100},
+        {NULL, NULL, GPU_A, 2750},      {FR_NS, FR_POD, GPU_B, 2500},
+        {"immich", SV_POD, GPU_B, 900}, {"portal-stt", ST_POD, GPU_B, 450},
+        {NULL, NULL, GPU_B, 11000}};
+    json_t *all, *d;
+    struct buf b;
+
+    two_gpus(e, 0);
+    then_gpu_prom(e, after, sizeof(after) / sizeof(after[0]));
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    start(e, (const struct kv[]){
+                 {"USED_QUERY", GPU_USED_QUERY}, {"RELEASE_WAIT", "2s"}, {NULL, NULL}});
+    metrics_init(0);
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "released");
+    json_decref(all);
+    buf_init(&b, 0);
+    assert_int_equal(metrics_render(&b), 0);
+    if (strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE
+                         "\",gpu=\"" GPU_A "\"} 11065622528\n") == NULL)
+        fail_msg("GPU A's gauge is not the released 10553 MiB:\n%s",
+                 strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{"));
+    if (strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE "\"}") != NULL)
+        fail_msg("a node-wide gauge in GPU scope:\n%s",
+                 strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{"));
+    buf_free(&b);
+    metrics_cleanup();
 }
 
 /* FREE_QUERY with $gpu: asked per GPU, after the used series named them. */
@@ -3132,7 +3312,9 @@ test_gpu_alert_node_scope_settle(void **state)
     for (i = 1; i < 4; i++) {
         d = json_array_get(all, i);
         jstr(d, "result", "coalesced");
-        jhas(d, "reason", "inside the SETTLE window after recycling " ML_NS "/" ML_POD);
+        jhas(d, "reason",
+             "inside the SETTLE window after DRY_RUN would have recycled " ML_NS
+             "/" ML_POD);
         jnull(d, "gpu");
     }
     json_decref(all);
@@ -3170,6 +3352,7 @@ main(void)
         T(test_incident_replay),
         T(test_verify_never_recovers),
         T(test_verify_device_vanished),
+        T(test_verify_only_user_gone),
         T(test_dry_run),
         T(test_dry_run_probe_pdb),
         T(test_dry_run_delete_probe),
@@ -3227,12 +3410,15 @@ main(void)
         T(test_gpu_hourly_global),
         T(test_gpu_hourly_global_enforcing),
         T(test_gpu_recycle_verify),
+        T(test_gpu_verify_only_user_gone),
+        T(test_gpu_release_gauge),
         T(test_gpu_free_query),
         T(test_gpu_label_off),
         T(test_gpu_alert_node_scope_settle),
         T(test_gpu_alert_node_scope_in_flight),
         T(test_release_frees),
         T(test_release_device_vanished),
+        T(test_release_only_user_gone),
         T(test_release_no_brakes),
         T(test_release_never_frees),
         T(test_release_500),

@@ -344,6 +344,36 @@ test_gpu_without_pods(void **state)
     usage_reading_free(&ur);
 }
 
+/* Node scope, no pod series at all (a re-read after the node's one VRAM
+ * holder left): the device's own figure stands; without it, nothing is known. */
+static void
+test_node_without_pods(void **state)
+{
+    const char *const none[] = {NULL};
+    const char *const freed[] = {FREE("GPU-a", "12582912000"),
+                                 TOTAL("GPU-a", "16106127360"), DTS("GPU-a", "100"),
+                                 NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct policy_result res;
+
+    (void)state;
+    usage(none, &ur);
+    device(freed, &dr);
+    decide(&ur, &dr, NULL, &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_RECOVERED);
+    assert_int_equal(res.pr_free_mib, 12000);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+    policy_result_free(&res);
+    device_reading_free(&dr);
+    /* The computed figure would be all of GPU_TOTAL_MIB: never taken. */
+    decide(&ur, NULL, NULL, &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    assert_string_equal(res.pr_reason, "Prometheus returned no series");
+    policy_result_free(&res);
+    usage_reading_free(&ur);
+}
+
 static void
 test_promql_and_names(void **state)
 {
@@ -374,6 +404,7 @@ main(void)
         cmocka_unit_test(test_taint_across_gpus),
         cmocka_unit_test(test_taint_by_device),
         cmocka_unit_test(test_gpu_without_pods),
+        cmocka_unit_test(test_node_without_pods),
         cmocka_unit_test(test_promql_and_names),
     };
 
