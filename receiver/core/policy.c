@@ -418,13 +418,15 @@ static void
 reason_fallback(struct policy_result *res, const struct policy_params *pp,
                 const struct policy_input *in, const struct device_figure *dev)
 {
-    size_t off = strlen(res->pr_reason), len = sizeof(res->pr_reason);
+    size_t off = 0;
 
     if (in->pi_device == NULL || dev->df_have)
         return;
-    policy_append(res->pr_reason, len, &off,
+    policy_append(res->pr_free_note, sizeof(res->pr_free_note), &off,
                   "; free computed as GPU_TOTAL_MIB=%lld - used (%s)",
                   (long long)pp->pp_total_mib, dev->df_why);
+    off = strlen(res->pr_reason);
+    policy_append(res->pr_reason, sizeof(res->pr_reason), &off, "%s", res->pr_free_note);
 }
 
 /* "free N MiB", and in GPU scope " on GPU G". */
@@ -508,15 +510,16 @@ reason_none(struct policy_result *res, const struct policy_params *pp, const cha
         pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM" : "");
 }
 
-static void
-reason_recovered(struct policy_result *res, const struct policy_params *pp,
-                 const char *gpu)
+void
+policy_reason_recovered(const struct policy_result *res, int64_t floor_mib,
+                        const char *gpu, const char *verdict, char *out, size_t len)
 {
-    size_t off = 0, len = sizeof(res->pr_reason);
+    size_t off = 0;
 
-    free_words(res->pr_reason, len, &off, res, gpu);
-    policy_append(res->pr_reason, len, &off, " >= floor %lld MiB; nothing to do",
-                  (long long)pp->pp_floor_mib);
+    out[0] = '\0';
+    free_words(out, len, &off, res, gpu);
+    policy_append(out, len, &off, " >= floor %lld MiB; %s%s", (long long)floor_mib,
+                  verdict, res->pr_free_note);
 }
 
 void
@@ -575,7 +578,9 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
 
     if (recovered) {
         res->pr_outcome = POLICY_SKIPPED_RECOVERED;
-        reason_recovered(res, pp, in->pi_gpu);
+        /* The free note comes after, with every outcome's (reason_fallback). */
+        policy_reason_recovered(res, pp->pp_floor_mib, in->pi_gpu, "nothing to do",
+                                res->pr_reason, sizeof(res->pr_reason));
     } else if (ranked == 0) {
         res->pr_outcome = POLICY_SKIPPED_NO_CANDIDATE;
         reason_none(res, pp, in->pi_gpu);

@@ -135,6 +135,9 @@ struct policy_result {
                                order of preference (429 moves to the next);
                                0 unless pr_outcome is POLICY_VICTIM */
     int pr_fallback;        /* the victims came from FALLBACK=largest */
+    char pr_free_note[320]; /* "; free computed as GPU_TOTAL_MIB=N - used (why)" when
+                               FREE_QUERY=auto fell back, else "": the end of pr_reason,
+                               kept apart so a summary can repeat it */
     enum free_source pr_free_source; /* where free came from; set whenever the
                                   reading got as far as choosing (even when it then
                                   proved impossible) */
@@ -169,6 +172,12 @@ void policy_result_free(struct policy_result *res);
 
 /* Appends to a bounded sentence at *off; output past the end is dropped,
  * never overrun (every reason the core writes). */
+/* A reading at or above the floor, said with verdict ("nothing to do", or
+ * why nothing is acted on though the trend was to be judged): "free N MiB[ on
+ * GPU G] >= floor F MiB; VERDICT" and res's free note, into out. */
+void policy_reason_recovered(const struct policy_result *res, int64_t floor_mib,
+                             const char *gpu, const char *verdict, char *out, size_t len);
+
 void policy_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -226,20 +226,17 @@ predict_forget_calls(struct remedy *r)
     r->r_pred_calls = NULL;
 }
 
-/* The reason when the trend cannot be judged: the re-verify's words with its
- * verdict ("; nothing to do", said of free at or above the floor) replaced
- * by why nothing is acted on, its notes (how free was read) kept after. */
+/* The reason when the trend cannot be judged: the re-verify's reading (free
+ * at or above the floor), with why nothing is acted on where a plain trigger
+ * says "nothing to do". */
 static void
 unjudged_reason(struct decision *d, const char *why_not)
 {
-    const char *verdict = "; nothing to do";
-    const char *r = d->d_gr->gr_policy.pr_reason, *cut = strstr(r, verdict);
+    char r[sizeof(d->d_gr->gr_policy.pr_reason)];
 
-    if (cut == NULL)
-        verdict_reason(&d->d_v, "%s; %s", r, why_not);
-    else
-        verdict_reason(&d->d_v, "%.*s; %s%s", (int)(cut - r), r, why_not,
-                       cut + strlen(verdict));
+    policy_reason_recovered(&d->d_gr->gr_policy, d->d_r->r_cfg->c_floor_mib,
+                            d->d_gr->gr_gpu, why_not, r, sizeof(r));
+    verdict_reason(&d->d_v, "%s", r);
 }
 
 /* One waiter's share of the answer. */

@@ -581,7 +581,6 @@ summarise(struct gather *g, struct gather_result *r, size_t below)
 {
     struct policy_result *p = &r->gr_policy;
     const struct gather_result *least = NULL;
-    const char *note;
     size_t i;
 
     r->gr_status = GATHER_DECIDED;
@@ -607,10 +606,12 @@ summarise(struct gather *g, struct gather_result *r, size_t below)
                  (long long)g->g_cfg->c_floor_mib, r->gr_gpu_count,
                  least != NULL ? least->gr_gpu : "?", (long long)p->pr_free_mib);
     /* SPEC "Free VRAM": a computed fallback figure says so, and why. */
-    if (below == 0 && least != NULL &&
-        (note = strstr(least->gr_policy.pr_reason, "; free computed as ")) != NULL)
+    if (below == 0 && least != NULL) {
+        snprintf(p->pr_free_note, sizeof(p->pr_free_note), "%s",
+                 least->gr_policy.pr_free_note);
         snprintf(p->pr_reason + strlen(p->pr_reason),
-                 sizeof(p->pr_reason) - strlen(p->pr_reason), "%s", note);
+                 sizeof(p->pr_reason) - strlen(p->pr_reason), "%s", p->pr_free_note);
+    }
 }
 
 static void
