@@ -163,10 +163,8 @@ reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
     }
     if (clock_mono_s() >= rl->rl_deadline) {
         wait_text(rl, wait, sizeof(wait));
-        char below[64] = "the floor";
-        if (rl->rl_target > rl->rl_cfg->c_floor_mib)
-            snprintf(below, sizeof(below), "the %lld MiB that ends the prediction",
-                     (long long)rl->rl_target);
+        char below[64];
+        free_target_words(rl->rl_target, rl->rl_cfg->c_floor_mib, below, sizeof(below));
         if (rl->rl_o.ro_free_known)
             done(rl, 0, "free VRAM still %lld MiB, below %s, after RELEASE_WAIT (%s)%s%s",
                  (long long)rl->rl_o.ro_free_mib, below, wait,
@@ -217,6 +215,16 @@ post_cb(const struct httpc_resp *resp, void *arg)
     else
         done(rl, 0, "the tenant did not answer: %s",
              resp->hr_error ? resp->hr_error : "no response");
+}
+
+void
+free_target_words(int64_t target_mib, int64_t floor_mib, char *out, size_t len)
+{
+    if (target_mib > floor_mib)
+        snprintf(out, len, "the %lld MiB that ends the prediction",
+                 (long long)target_mib);
+    else
+        snprintf(out, len, "the floor");
 }
 
 struct release *

@@ -66,6 +66,11 @@ struct release *release_start(struct event_base *base, const struct config *cfg,
                               int64_t target_mib, enum free_source decided, release_cb cb,
                               void *arg);
 
+/* What free VRAM fell short of, in words: "the floor", or for a prediction's
+ * higher target "the N MiB that ends the prediction" (the release wait and the
+ * verify say it alike). */
+void free_target_words(int64_t target_mib, int64_t floor_mib, char *out, size_t len);
+
 /* The figures so far, as an outcome that did not release (for a decision
  * cut short). */
 void release_outcome_now(const struct release *rl, struct release_outcome *o);

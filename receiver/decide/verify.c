@@ -62,10 +62,9 @@ verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
         }
     }
     if (now >= d->d_verify_deadline) {
-        char below[64] = "the floor";
-        if (decision_free_target(d) > d->d_r->r_cfg->c_floor_mib)
-            snprintf(below, sizeof(below), "the %lld MiB that ends the prediction",
-                     (long long)decision_free_target(d));
+        char below[64];
+        free_target_words(decision_free_target(d), d->d_r->r_cfg->c_floor_mib, below,
+                          sizeof(below));
         if (d->d_v.vd_d.sd_verified)
             verdict_reason_append(&d->d_v,
                                   "free VRAM still %lld MiB, below %s, when SETTLE "
