@@ -22,6 +22,7 @@
 #include "buf.h"
 #include "expo_render.h"
 #include "conn_guard.h"
+#include "front_reply.h"
 #include "exporter_config.h"
 #include "once.h"
 #include "log.h"
@@ -234,16 +235,8 @@ static void
 send_text(struct evhttp_request *req, int code, const char *reason, const char *type,
           struct evbuffer *body)
 {
-    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-    char len[32];
-
-    evhttp_add_header(h, "Content-Type", type);
-    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-        snprintf(len, sizeof(len), "%zu", evbuffer_get_length(body));
-        evhttp_add_header(h, "Content-Length", len);
-        evbuffer_drain(body, evbuffer_get_length(body));
-    }
-    evhttp_send_reply(req, code, reason, body);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", type);
+    front_reply_buffer(req, code, reason, body);
 }
 
 /* GET or HEAD of /metrics or /healthz (the guard refused every other method). */

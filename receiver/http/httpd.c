@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "conn_guard.h"
+#include "front_reply.h"
 #include "intake.h"
 #include "json_str.h"
 #include "log.h"
@@ -90,20 +91,8 @@ static void
 reply(struct evhttp_request *req, int code, const char *reason, const char *ctype,
       const char *body, size_t len)
 {
-    struct evbuffer *out = evhttp_request_get_output_buffer(req);
-    struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
-
-    evhttp_add_header(hdr, "Content-Type", ctype);
-    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-        /* evhttp would send a HEAD's body and no length: the body would be
-         * read as the start of the next answer on the connection. */
-        char n[32];
-        snprintf(n, sizeof(n), "%zu", len);
-        evhttp_add_header(hdr, "Content-Length", n);
-    } else {
-        evbuffer_add(out, body, len);
-    }
-    evhttp_send_reply(req, code, reason, NULL);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", ctype);
+    front_reply(req, code, reason, body, len);
 }
 
 /* Answers {"error": msg} with code; counted when it is a webhook answer. */

@@ -18,6 +18,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "front_reply.h"
 #include "log.h"
 #include "page_escape.h"
 #include "page_html.h"
@@ -50,15 +51,7 @@ send_page(struct evhttp_request *req, int code, const char *reason, const char *
     /* Nothing from elsewhere, no script: say so to the browser as well. */
     evhttp_add_header(hdr, "Content-Security-Policy",
                       "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'");
-    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
-        /* evhttp would send a HEAD's body and no length (see httpd.c reply) */
-        char n[32];
-        snprintf(n, sizeof(n), "%zu", len);
-        evhttp_add_header(hdr, "Content-Length", n);
-    } else {
-        evbuffer_add(evhttp_request_get_output_buffer(req), body, len);
-    }
-    evhttp_send_reply(req, code, reason, NULL);
+    front_reply(req, code, reason, body, len);
 }
 
 /* Answers every waiting request with the same body. */
