@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "capsize.h"
+#include "device.h"
 #include "predict.h"
 #include "token.h"
 
@@ -179,10 +180,7 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
         goto fail;
     }
     /* A series label (empty: GPU scope off); the device query names it. */
-    if (cfg->c_gpu_label[0] != '\0' &&
-        (strchr("0123456789", cfg->c_gpu_label[0]) != NULL ||
-         strspn(cfg->c_gpu_label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                  "0123456789_") != strlen(cfg->c_gpu_label))) {
+    if (cfg->c_gpu_label[0] != '\0' && !device_label_name_ok(cfg->c_gpu_label)) {
         snprintf(err, errlen, "GPU_LABEL: '%.64s' is not a Prometheus label name",
                  cfg->c_gpu_label);
         goto fail;

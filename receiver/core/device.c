@@ -9,15 +9,20 @@
 #include <string.h>
 
 int
+device_label_name_ok(const char *l)
+{
+    return l[0] != '\0' && strchr("0123456789", l[0]) == NULL &&
+           strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+               strlen(l);
+}
+
+int
 device_promql(const char *gpu_label, char *buf, size_t len)
 {
     const char *l = gpu_label != NULL && gpu_label[0] != '\0' ? gpu_label : "uuid";
     int n;
 
-    /* A label name: [a-zA-Z_][a-zA-Z0-9_]*, so nothing in it can change the query. */
-    if (strchr("0123456789", l[0]) != NULL ||
-        strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-            strlen(l))
+    if (!device_label_name_ok(l))
         return -1;
     n = snprintf(buf, len,
                  "{__name__=~\"" DEVICE_FREE_METRIC "|" DEVICE_TOTAL_METRIC

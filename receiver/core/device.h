@@ -13,6 +13,10 @@
 #define DEVICE_UNATTRIBUTED_METRIC "gpu_memory_unattributed_bytes"
 #define DEVICE_TS_LABEL "gvw_ts"
 
+/* 1 when l is a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not empty), so
+ * nothing in it can change a query that names it. */
+int device_label_name_ok(const char *l);
+
 /*
  * The one query FREE_QUERY=auto asks per decision ($node still to replace):
  * the device's free, total and unattributed series (they keep __name__), the sample time
