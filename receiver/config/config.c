@@ -16,6 +16,35 @@ static const char *const fallback_words[] = {"none", "largest", NULL};
 
 #define OFF(m) offsetof(struct config, m)
 
+/* BUDGET_SOURCES into its order, DRA_DRIVER a DNS subdomain (as the API
+ * validates a driver's name). 0, or -1 with one line naming the setting. */
+static int
+budget_sources_check(struct config *cfg, char *err, size_t errlen)
+{
+    char why[160];
+    const char *d = cfg->c_dra_driver;
+    size_t i, n = strlen(d);
+
+    if (bsrc_order_parse(cfg->c_budget_sources_raw, &cfg->c_budget_sources, why,
+                         sizeof(why)) == -1) {
+        snprintf(err, errlen, "BUDGET_SOURCES: %s", why);
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        if (!((d[i] >= 'a' && d[i] <= 'z') || (d[i] >= '0' && d[i] <= '9') ||
+              ((d[i] == '-' || d[i] == '.') && i > 0 && i + 1 < n && d[i - 1] != '.' &&
+               d[i + 1] != '.')))
+            break;
+    if (i < n || n > 253) {
+        snprintf(err, errlen,
+                 "DRA_DRIVER: '%.64s' is not a driver name (a DNS subdomain, e.g. "
+                 "gpu.nvidia.com)",
+                 d);
+        return -1;
+    }
+    return 0;
+}
+
 static const struct setting settings[] = {
     {"LISTEN_ADDR", "0.0.0.0:9808", SK_ADDR, OFF(c_listen_addr), NULL, "HTTP listener",
      NULL, NULL},
@@ -124,6 +153,14 @@ static const struct setting settings[] = {
     {"HTTP_BODY_TIMEOUT", "30s", SK_DURATION_MS, OFF(c_http_body_timeout_ms), NULL,
      "serve: a request's body must be complete this long after its first byte", NULL,
      NULL},
+    /* Where budgets come from (SPEC "Where budgets come from"). */
+    {"BUDGET_SOURCES", BSRC_DEFAULT, SK_NONEMPTY, OFF(c_budget_sources_raw), NULL,
+     "where budgets come from, in order: resource, hami, kai, dra (comma list; a pod's "
+     "budget is the first it declares)",
+     NULL, NULL},
+    {"DRA_DRIVER", BSRC_DRA_DRIVER_DEFAULT, SK_NONEMPTY, OFF(c_dra_driver), NULL,
+     "with dra: the driver whose devices' consumedCapacity memory is a budget", NULL,
+     NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -189,6 +226,8 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
         snprintf(err, errlen, "GPU_TOTAL_MIB: must be greater than 0");
         goto fail;
     }
+    if (budget_sources_check(cfg, err, errlen) == -1)
+        goto fail;
     return 0;
 fail:
     config_free(cfg);

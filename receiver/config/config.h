@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "budget_src.h"
 #include "kube_settings.h"
 #include "settings.h"
 
@@ -70,6 +71,11 @@ struct config {
     int64_t c_http_max_pending_mib;     /* HTTP_MAX_PENDING_MIB */
     int64_t c_http_header_timeout_ms;   /* HTTP_HEADER_TIMEOUT */
     int64_t c_http_body_timeout_ms;     /* HTTP_BODY_TIMEOUT */
+    char *c_budget_sources_raw;         /* BUDGET_SOURCES as given */
+    struct bsrc_order
+        c_budget_sources; /* ... parsed: where budgets come from, in order */
+    char *c_dra_driver;   /* DRA_DRIVER: the driver whose consumedCapacity
+                             memory is a budget */
 };
 
 /* Reads a variable of the environment; tests pass their own. NULL = unset. */

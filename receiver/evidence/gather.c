@@ -149,6 +149,9 @@ decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
         .pi_device = g->g_want_device ? &g->g_device : NULL,
     };
 
+    /* A share of the GPU (HAMi's percentage, KAI's fraction) needs its total. */
+    if (pods == &g->g_pods)
+        policy_resolve_budgets(&g->g_pods, &g->g_usage, in.pi_device);
     policy_params_from_config(g->g_cfg, g->g_starving_ns, (int64_t)time(NULL), &pp);
     policy_decide(&pp, &in, res);
 }
@@ -438,7 +441,8 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
         snprintf(g->g_pods_error, sizeof(g->g_pods_error),
                  "no Kubernetes API server is configured (KUBE_API_URL, or run in a "
                  "cluster)");
-    else if (kube_list_pods(kube, node, &po, pods_cb, g) == 0)
+    else if (kube_list_pods_sources(kube, node, &po, &cfg->c_budget_sources, pods_cb,
+                                    g) == 0)
         g->g_pending++;
     else
         snprintf(g->g_pods_error, sizeof(g->g_pods_error),

@@ -31,11 +31,12 @@ struct kube {
 struct kube_call {
     enum kube_op kc_op;
     char kc_what[256]; /* RBAC verb and resource: "create pods/eviction in namespace x" */
-    struct pod_parse_opts kc_po; /* owned strings (OP_LIST_PODS) */
-    struct pod_list kc_pods;     /* filled by list_parse, handed over in the answer */
-    char **kc_nodes;             /* owned, likewise */
-    char **kc_gpu_memory;        /* owned, parallel to kc_nodes (GFD labels) */
-    char **kc_gpu_count;         /* owned, likewise */
+    struct pod_parse_opts kc_po;  /* owned strings (OP_LIST_PODS) */
+    struct bsrc_order kc_sources; /* BUDGET_SOURCES (OP_LIST_PODS); empty = resource */
+    struct pod_list kc_pods;      /* filled by list_parse, handed over in the answer */
+    char **kc_nodes;              /* owned, likewise */
+    char **kc_gpu_memory;         /* owned, parallel to kc_nodes (GFD labels) */
+    char **kc_gpu_count;          /* owned, likewise */
     size_t kc_node_count;
     enum node_capacity_state kc_cap_state; /* OP_GET_NODE, filled by node_parse */
     int64_t kc_cap_mib;
@@ -96,7 +97,8 @@ list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
     struct kube_call *kc = arg;
 
     if (kc->kc_op == OP_LIST_PODS)
-        return pods_json_parse(body, len, &kc->kc_po, &kc->kc_pods, err, errlen);
+        return pods_json_parse_sources(body, len, &kc->kc_po, &kc->kc_sources,
+                                       &kc->kc_pods, err, errlen);
     return kube_json_nodes(body, len, &kc->kc_nodes, &kc->kc_gpu_memory,
                            &kc->kc_gpu_count, &kc->kc_node_count, err, errlen);
 }
@@ -206,6 +208,13 @@ int
 kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po,
                kube_cb cb, void *arg)
 {
+    return kube_list_pods_sources(k, node, po, NULL, cb, arg);
+}
+
+int
+kube_list_pods_sources(struct kube *k, const char *node, const struct pod_parse_opts *po,
+                       const struct bsrc_order *sources, kube_cb cb, void *arg)
+{
     struct kube_call *kc;
     struct buf path;
     int rc;
@@ -217,6 +226,8 @@ kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po
     if ((kc = call_new(OP_LIST_PODS)) == NULL)
         return -1;
     snprintf(kc->kc_what, sizeof(kc->kc_what), "list pods on node %s", node);
+    if (sources != NULL)
+        kc->kc_sources = *sources;
     if ((po->po_resource != NULL &&
          (kc->kc_po.po_resource = strdup(po->po_resource)) == NULL) ||
         (po->po_protect_annotation != NULL &&

@@ -67,6 +67,12 @@ struct kubec *kube_conn(struct kube *k);
 int kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po,
                    kube_cb cb, void *arg);
 
+/* The same, each pod's budget from the first of sources it declares
+ * (BUDGET_SOURCES; NULL = GPUMEM_RESOURCE alone): pods_json_parse_sources(). */
+int kube_list_pods_sources(struct kube *k, const char *node,
+                           const struct pod_parse_opts *po,
+                           const struct bsrc_order *sources, kube_cb cb, void *arg);
+
 /* GET /api/v1/nodes?labelSelector=SEL: the names of the matching nodes. */
 int kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg);
 

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "jscan.h"
+#include "pods_budget.h"
 #include "strpool.h"
 #include "quantity.h"
 #include "rfc3339.h"
@@ -34,7 +35,8 @@ struct walk {
     const struct pod_parse_opts *w_opts;
     struct strpool *w_pool; /* borrowed: the list's, where its strings go */
     int w_oom;
-    char w_why[WHY]; /* "" until an item's shape is wrong */
+    char w_why[WHY];             /* "" until an item's shape is wrong */
+    struct pods_budget w_budget; /* BUDGET_SOURCES: what else a pod declares */
 };
 
 /* limits or requests of one container. */
@@ -167,11 +169,11 @@ value_mib(const struct js_held *v, const char *word, const struct js_held *name,
 
 /* resources.limits or .requests: its type, and the resource's value. */
 static int
-read_res_map(struct walk *w, struct res_map *m)
+read_res_map(struct walk *w, struct res_map *m, int k)
 {
     struct js_str key;
     unsigned seen = 0;
-    int rc;
+    int rc, mine;
 
     m->m_value.h_type = JS_ERROR;
     m->m_type = js_peek(&w->w_s);
@@ -184,6 +186,9 @@ read_res_map(struct walk *w, struct res_map *m)
             if (js_once(&w->w_s, &seen, 1, w->w_opts->po_resource) == -1 ||
                 js_hold(&w->w_s, &m->m_value) == -1)
                 return -1;
+        } else if ((mine = pods_budget_resource(&w->w_budget, &w->w_s, &key, k)) != 0) {
+            if (mine == -1)
+                return w->w_oom = !w->w_s.js_err[0], -1;
         } else if (js_skip(&w->w_s) == -1) {
             return -1;
         }
@@ -212,7 +217,7 @@ read_resources(struct walk *w, enum js_type *rtype, struct res_map maps[2])
             if (js_skip(&w->w_s) == -1)
                 return -1;
         } else if (js_once(&w->w_s, &seen, 1u << k, k ? "requests" : "limits") == -1 ||
-                   read_res_map(w, &maps[k]) == -1) {
+                   read_res_map(w, &maps[k], k) == -1) {
             return -1;
         }
     }
@@ -251,6 +256,8 @@ read_container(struct walk *w, size_t idx, int64_t *mib, char *msg, size_t msgle
     }
     if (rc == -1)
         return -1;
+    if (pods_budget_container_name(&w->w_budget, &name) == -1)
+        return w->w_oom = 1, -1;
     if (rtype == JS_ERROR || rtype == JS_NULL)
         return 1;
     if (rtype != JS_OBJECT) {
@@ -295,6 +302,8 @@ read_containers(struct walk *w, struct pod *p, char *msg, size_t msglen)
             snprintf(msg, msglen, "spec.containers[%zu] is not an object", i);
             bad = 1;
             rc = js_skip(&w->w_s);
+        } else if (pods_budget_container(&w->w_budget) == -1) {
+            return w->w_oom = 1, -1;
         } else if ((rc = read_container(w, i, &v, msg, msglen)) == 2) {
             bad = 1;
         } else if (rc == 0) {
@@ -407,7 +416,7 @@ read_annotations(struct walk *w, struct pod *p)
     char value[8];
     unsigned seen = 0;
     enum js_type t = js_peek(&w->w_s);
-    int rc;
+    int rc, mine;
 
     if (t != JS_OBJECT) {
         p->p_protected = t != JS_NULL;
@@ -416,6 +425,11 @@ read_annotations(struct walk *w, struct pod *p)
     if (js_object_begin(&w->w_s) == -1)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if ((mine = pods_budget_annotation(&w->w_budget, &w->w_s, &key)) != 0) {
+            if (mine == -1)
+                return w->w_oom = !w->w_s.js_err[0], -1;
+            continue;
+        }
         if (js_str_eq(&key, MIRROR_ANNOTATION)) {
             if (js_once(&w->w_s, &seen, 1, MIRROR_ANNOTATION) == -1)
                 return -1;
@@ -617,6 +631,7 @@ read_item(struct walk *w, size_t idx, struct pod *p)
     unsigned seen = 0, depth = w->w_s.js_depth;
     int rc, have_md = 0;
 
+    pods_budget_pod(&w->w_budget);
     if (js_peek(&w->w_s) != JS_OBJECT) {
         item_error(w, idx, "has no metadata object");
         return js_skip(&w->w_s);
@@ -658,6 +673,8 @@ read_item(struct walk *w, size_t idx, struct pod *p)
             return 0;
         }
     }
+    if (pods_budget_judge(&w->w_budget, w->w_opts->po_resource, p) == -1)
+        return w->w_oom = 1, -1;
     return 0;
 }
 
@@ -689,6 +706,8 @@ read_items(struct walk *w, struct pod_list *out)
         out->pl_count++;
         if (read_item(w, out->pl_count - 1, &out->pl_pods[out->pl_count - 1]) == -1)
             return -1;
+        if (w->w_budget.pb_drop) /* a KAI/Run:ai reservation pod: no tenant */
+            out->pl_count--;
     }
     return rc;
 }
@@ -769,6 +788,14 @@ int
 pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
                 struct pod_list *out, char *err, size_t errlen)
 {
+    return pods_json_parse_sources(body, len, opts, NULL, out, err, errlen);
+}
+
+int
+pods_json_parse_sources(const char *body, size_t len, const struct pod_parse_opts *opts,
+                        const struct bsrc_order *sources, struct pod_list *out, char *err,
+                        size_t errlen)
+{
     struct walk *w = NULL;
     char why[WHY];
 
@@ -789,6 +816,7 @@ pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
     }
     w->w_opts = opts;
     w->w_pool = out->pl_pool;
+    pods_budget_init(&w->w_budget, sources, out->pl_pool);
     js_init(&w->w_s, body, len);
     if (walk_top(w, out, why) == -1) {
         if (w->w_oom)
@@ -799,10 +827,13 @@ pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
     }
     if (why[0] != '\0')
         goto fail;
+    pods_budget_free(&w->w_budget);
     free(w);
     return 0;
 
 fail:
+    if (w != NULL)
+        pods_budget_free(&w->w_budget);
     free(w);
     pod_list_free(out);
     if (err != NULL && errlen > 0)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "budget_src.h"
 #include "policy.h"
 
 struct pod_parse_opts {
@@ -22,5 +23,15 @@ struct pod_parse_opts {
  */
 int pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
                     struct pod_list *out, char *err, size_t errlen);
+
+/* The same, each pod's budget from the first of sources it declares (SPEC
+ * "Where budgets come from"; NULL or empty = GPUMEM_RESOURCE alone, which is
+ * what pods_json_parse() reads). Every pod gets p_budget_source and
+ * p_budget_decl; a KAI/Run:ai reservation pod is left out of the list when kai
+ * is a source. */
+int pods_json_parse_sources(const char *body, size_t len,
+                            const struct pod_parse_opts *opts,
+                            const struct bsrc_order *sources, struct pod_list *out,
+                            char *err, size_t errlen);
 
 #endif
