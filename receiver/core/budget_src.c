@@ -163,7 +163,7 @@ pick(const char *const v[2], const char **which)
 static void
 judge_hami(const struct bsrc_pod *p, struct bsrc_budget *b)
 {
-    char shown[SHOW], cname[SHOW], part[160];
+    char shown[SHOW], name[SHOW], cname[SHOW + 2], part[160];
     size_t off = 0, i, parts = 0;
     int declared = 0;
 
@@ -181,9 +181,10 @@ judge_hami(const struct bsrc_pod *p, struct bsrc_budget *b)
         const char *gv, *mv, *pv, *gw, *mw, *pw;
         int64_t n, mem = 0, pct = 0;
 
-        if (c->bc_name != NULL)
-            show(c->bc_name, cname);
-        else
+        if (c->bc_name != NULL) {
+            show(c->bc_name, name);
+            snprintf(cname, sizeof(cname), "\"%s\"", name);
+        } else
             snprintf(cname, sizeof(cname), "#%zu", i);
         if ((gv = pick(c->bc_gpu, &gw)) == NULL)
             continue; /* HAMi gives it no device: its gpumem means nothing */

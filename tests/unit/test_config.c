@@ -247,6 +247,55 @@ test_bad_values_name_the_setting(void **state)
     }
 }
 
+/* BUDGET_SOURCES and DRA_DRIVER: the default reads GPUMEM_RESOURCE alone; a bad or
+ * repeated word stops start-up naming the setting. */
+static void
+test_budget_sources(void **state)
+{
+    static const struct {
+        const char *name, *value, *expect;
+    } cases[] = {
+        {"BUDGET_SOURCES", "gpu",
+         "BUDGET_SOURCES: 'gpu' is not a budget source (resource, hami, kai, dra)"},
+        {"BUDGET_SOURCES", "hami,kai,hami", "BUDGET_SOURCES: 'hami' is listed twice"},
+        {"BUDGET_SOURCES", "resource,,kai", "BUDGET_SOURCES: an empty word"},
+        {"BUDGET_SOURCES", "", "BUDGET_SOURCES"},
+        {"BUDGET_SOURCES", "Resource",
+         "BUDGET_SOURCES: 'Resource' is not a budget source"},
+        {"DRA_DRIVER", "GPU.nvidia.com",
+         "DRA_DRIVER: 'GPU.nvidia.com' is not a driver name"},
+        {"DRA_DRIVER", "gpu..nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "-gpu.nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "", "DRA_DRIVER"},
+    };
+    const char *env[] = {"WEBHOOK_TOKEN_FILE", token_path, NULL, NULL, NULL};
+    char *argv[] = {"--budget-sources", "kai,hami,dra,resource", "--dra-driver",
+                    "gpu.example.com"};
+    struct config c;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(c.c_budget_sources.bo_count, 1);
+    assert_int_equal(c.c_budget_sources.bo_src[0], BSRC_RESOURCE);
+    assert_string_equal(c.c_dra_driver, "gpu.nvidia.com");
+    config_free(&c);
+    assert_int_equal(load(&c, env, 4, argv, err, sizeof(err)), 0);
+    assert_int_equal(c.c_budget_sources.bo_count, 4);
+    assert_int_equal(c.c_budget_sources.bo_src[0], BSRC_KAI);
+    assert_int_equal(c.c_budget_sources.bo_src[3], BSRC_RESOURCE);
+    assert_string_equal(c.c_dra_driver, "gpu.example.com");
+    config_free(&c);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        env[2] = cases[i].name;
+        env[3] = cases[i].value;
+        err[0] = '\0';
+        int rc = load(&c, env, 0, NULL, err, sizeof(err));
+        if (rc != -1 || strstr(err, cases[i].expect) != err)
+            fail_msg("%s=%s: rc %d, err '%s'", cases[i].name, cases[i].value, rc, err);
+    }
+}
+
 /* Only serve needs the webhook token: check and advertise run without one. */
 static void
 test_serve_needs_a_token_file(void **state)
@@ -408,6 +457,7 @@ main(void)
         cmocka_unit_test(test_bad_flag_value),
         cmocka_unit_test(test_kube_url_from_service_env),
         cmocka_unit_test(test_help_lists_every_setting),
+        cmocka_unit_test(test_budget_sources),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
