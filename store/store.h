@@ -153,6 +153,10 @@ struct store_decision {
     const struct store_release *sd_release;       /* NULL = no release was asked */
     const struct store_prediction *sd_prediction; /* NULL = not a predicted decision
                                    (and rows older than schema 4) */
+    const char *const *sd_budget_sources;         /* NULL, or one per candidate: where its
+                                           budget comes from ("resource", "hami", "kai", "dra";
+                                           NULL = none: the member is left out) */
+    const char *sd_victim_budget_source;          /* the victim's, the same way */
 };
 
 /* Inserts d with result "in_progress" (whatever sd_result says) and no

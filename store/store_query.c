@@ -113,6 +113,7 @@ struct decision_row {
     struct store_decision dr_d;
     struct store_victim dr_victim;
     struct store_candidate *dr_cands; /* owned */
+    const char **dr_sources;          /* owned: each candidate's budget_source */
     struct store_release dr_release;
     struct store_prediction dr_prediction;
     json_t *dr_prediction_json; /* owned */
@@ -125,6 +126,7 @@ static void
 decision_row_free(struct decision_row *r)
 {
     free(r->dr_cands);
+    free(r->dr_sources);
     json_decref(r->dr_victim_json);
     json_decref(r->dr_cands_json);
     json_decref(r->dr_release_json);
@@ -143,6 +145,13 @@ jstr(json_t *o, const char *key, int *bad)
         return NULL;
     }
     return json_string_value(v);
+}
+
+/* An optional string member: absent or null is NULL. */
+static const char *
+jstr_opt(json_t *o, const char *key, int *bad)
+{
+    return json_object_get(o, key) == NULL ? NULL : jstr(o, key, bad);
 }
 
 /* Reads an integer member; null or absent clears *known. */
@@ -173,6 +182,7 @@ parse_victim(struct decision_row *r, const char *text)
     v->sv_used_mib = jint(r->dr_victim_json, "used_mib", &known, &bad);
     v->sv_budget_mib = jint(r->dr_victim_json, "budget_mib", &v->sv_has_budget, &bad);
     v->sv_overshoot_mib = jint(r->dr_victim_json, "overshoot_mib", &known2, &bad);
+    r->dr_d.sd_victim_budget_source = jstr_opt(r->dr_victim_json, "budget_source", &bad);
     r->dr_d.sd_victim = v;
     return bad ? -1 : 0;
 }
@@ -248,11 +258,18 @@ parse_candidates(struct decision_row *r, const char *text)
     n = json_array_size(r->dr_cands_json);
     if (n == 0)
         return 0;
-    if ((r->dr_cands = calloc(n, sizeof(*r->dr_cands))) == NULL)
+    if ((r->dr_cands = calloc(n, sizeof(*r->dr_cands))) == NULL ||
+        (r->dr_sources = calloc(n, sizeof(*r->dr_sources))) == NULL)
         return -1;
-    for (i = 0; i < n; i++)
-        if (parse_candidate(json_array_get(r->dr_cands_json, i), &r->dr_cands[i]) == -1)
+    for (i = 0; i < n; i++) {
+        json_t *o = json_array_get(r->dr_cands_json, i);
+        int bad = 0;
+        if (parse_candidate(o, &r->dr_cands[i]) == -1)
             return -1;
+        if ((r->dr_sources[i] = jstr_opt(o, "budget_source", &bad)) == NULL && bad)
+            return -1;
+    }
+    r->dr_d.sd_budget_sources = r->dr_sources;
     r->dr_d.sd_candidates = r->dr_cands;
     r->dr_d.sd_candidate_count = n;
     return 0;

@@ -119,7 +119,8 @@ static int
 bind_candidates(sqlite3_stmt *st, int i, const struct store_decision *d)
 {
     size_t len = 0;
-    char *text = store_candidates_text(d->sd_candidates, d->sd_candidate_count, &len);
+    char *text = store_candidates_text_src(d->sd_candidates, d->sd_budget_sources,
+                                           d->sd_candidate_count, &len);
 
     return bind_owned_text(st, i, text, len);
 }
@@ -159,7 +160,9 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     sqlite3_bind_int(st, 9, d->sd_dry_run != 0);
     bind_str(st, 10, d->sd_action ? d->sd_action : "none");
     bind_victim_columns(st, d->sd_victim);
-    if (bind_json(st, 13, store_victim_json(d->sd_victim)) == -1 ||
+    if (bind_json(st, 13,
+                  store_victim_json_src(d->sd_victim, d->sd_victim_budget_source)) ==
+            -1 ||
         (with_candidates && bind_candidates(st, 14, d) == -1) ||
         bind_json(st, 32, store_release_json(d->sd_release)) == -1 ||
         bind_json(st, 34, store_prediction_json(d->sd_prediction)) == -1) {

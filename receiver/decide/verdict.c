@@ -32,6 +32,9 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
 {
     free(v->vd_cands);
     v->vd_cands = NULL;
+    free(v->vd_sources);
+    v->vd_sources = NULL;
+    v->vd_d.sd_budget_sources = NULL;
     v->vd_d.sd_candidates = NULL;
     v->vd_d.sd_candidate_count = 0;
     v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */
@@ -43,6 +46,8 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
     v->vd_cands = calloc(p->pr_candidate_count, sizeof(*v->vd_cands));
     if (v->vd_cands == NULL)
         return -1;
+    /* Without room for the sources the candidates still go out, sources unsaid. */
+    v->vd_sources = calloc(p->pr_candidate_count, sizeof(*v->vd_sources));
     for (size_t i = 0; i < p->pr_candidate_count; i++) {
         const struct policy_candidate *c = &p->pr_candidates[i];
         v->vd_cands[i] = (struct store_candidate){
@@ -54,7 +59,10 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
             .sc_eligible = c->pc_eligible,
             .sc_why_not = c->pc_why_not,
         };
+        if (v->vd_sources != NULL && c->pc_pod != NULL)
+            v->vd_sources[i] = c->pc_pod->p_budget_source;
     }
+    v->vd_d.sd_budget_sources = v->vd_sources;
     v->vd_d.sd_candidates = v->vd_cands;
     v->vd_d.sd_candidate_count = p->pr_candidate_count;
     return 0;
@@ -73,6 +81,8 @@ verdict_set_victim(struct verdict *v, const struct policy_candidate *c,
         .sv_overshoot_mib = c->pc_overshoot_mib,
     };
     v->vd_d.sd_victim = &v->vd_victim;
+    v->vd_d.sd_victim_budget_source =
+        c->pc_pod != NULL ? c->pc_pod->p_budget_source : NULL;
     v->vd_d.sd_action = action;
 }
 
@@ -164,6 +174,9 @@ verdict_free(struct verdict *v)
 {
     free(v->vd_cands);
     v->vd_cands = NULL;
+    free(v->vd_sources);
+    v->vd_sources = NULL;
+    v->vd_d.sd_budget_sources = NULL;
     v->vd_d.sd_candidates = NULL;
     v->vd_d.sd_candidate_count = 0;
     v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */

@@ -105,9 +105,11 @@ audit_decision_json(const struct store_decision *d, int64_t id)
         set(o, "floor_mib", json_integer((json_int_t)d->sd_floor_mib)) ||
         set(o, "dry_run", json_boolean(d->sd_dry_run)) ||
         set(o, "action", str_or(d->sd_action, "none")) ||
-        set(o, "victim", store_victim_json(d->sd_victim)) ||
+        set(o, "victim",
+            store_victim_json_src(d->sd_victim, d->sd_victim_budget_source)) ||
         set(o, "candidates",
-            store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ||
+            store_candidates_json_src(d->sd_candidates, d->sd_budget_sources,
+                                      d->sd_candidate_count)) ||
         set(o, "error", store_json_str(d->sd_error)) ||
         set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
         set(o, "release", store_release_json(d->sd_release)) ||
@@ -326,8 +328,17 @@ field(FILE *out, const char *label, const char *value)
     fputc('\n', out);
 }
 
+/* A budget source worth naming in a table: any but GPUMEM_RESOURCE's (the
+ * default), and only a known word (the row may come from anywhere). */
+static int
+source_note(const char *s)
+{
+    return s != NULL &&
+           (strcmp(s, "hami") == 0 || strcmp(s, "kai") == 0 || strcmp(s, "dra") == 0);
+}
+
 static void
-print_victim(FILE *out, const struct store_victim *v)
+print_victim(FILE *out, const struct store_victim *v, const char *src)
 {
     fprintf(out, "  %-12s", "victim");
     if (v == NULL) {
@@ -339,8 +350,10 @@ print_victim(FILE *out, const struct store_victim *v)
     put_clean(out, v->sv_pod ? v->sv_pod : "", SIZE_MAX);
     fprintf(out, ": used %" PRId64 " MiB", v->sv_used_mib);
     if (v->sv_has_budget)
-        fprintf(out, ", budget %" PRId64 " MiB, overshoot %+" PRId64 " MiB\n",
-                v->sv_budget_mib, v->sv_overshoot_mib);
+        fprintf(out, ", budget %" PRId64 " MiB%s%s%s, overshoot %+" PRId64 " MiB\n",
+                v->sv_budget_mib, source_note(src) ? " (" : "",
+                source_note(src) ? src : "", source_note(src) ? ")" : "",
+                v->sv_overshoot_mib);
     else
         fputs(", no budget\n", out);
 }
@@ -392,7 +405,7 @@ print_release(FILE *out, const struct store_release *r)
 
 /* One candidate per line, the name last so that it is never cut. */
 static void
-print_candidate(FILE *out, const struct store_candidate *c)
+print_candidate(FILE *out, const struct store_candidate *c, const char *src)
 {
     char budget[32], verdict[64];
 
@@ -409,6 +422,8 @@ print_candidate(FILE *out, const struct store_candidate *c)
     put_clean(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
     fputc('/', out);
     put_clean(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);
+    if (source_note(src))
+        fprintf(out, " [%s]", src);
     fputc('\n', out);
 }
 
@@ -423,7 +438,8 @@ print_candidates(FILE *out, const struct store_decision *d)
     fprintf(out, "    %7s %7s  %-24s %s\n", "USED", "BUDGET", "ELIGIBLE",
             "NAMESPACE/POD");
     for (i = 0; i < d->sd_candidate_count; i++)
-        print_candidate(out, &d->sd_candidates[i]);
+        print_candidate(out, &d->sd_candidates[i],
+                        d->sd_budget_sources ? d->sd_budget_sources[i] : NULL);
 }
 
 void
@@ -460,7 +476,7 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
                                                        : "query (FREE_QUERY)");
     field(out, "dry run", d->sd_dry_run ? "yes" : "no");
     field(out, "action", d->sd_action ? d->sd_action : "none");
-    print_victim(out, d->sd_victim);
+    print_victim(out, d->sd_victim, d->sd_victim_budget_source);
     field(out, "error", d->sd_error);
     if (d->sd_verified)
         snprintf(line, sizeof(line), "%" PRId64 " MiB free after %.3f s",
