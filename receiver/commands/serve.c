@@ -162,6 +162,15 @@ start_capacity(struct daemon *d)
         .co_interval_s = (long)cfg->c_advertise_interval_s,
     };
 
+    /* Another source's capacity belongs to its own scheduler or device plugin
+     * (SPEC "Where budgets come from"): without resource, nothing to patch. */
+    if (!bsrc_order_has(&cfg->c_budget_sources, BSRC_RESOURCE)) {
+        log_info("%s: capacity advertising is only for BUDGET_SOURCES=resource; "
+                 "BUDGET_SOURCES=%s patches nothing",
+                 __func__, cfg->c_budget_sources_raw);
+        return 0;
+    }
+
     if ((d->d_capacity = capacity_new(d->d_base, d->d_kube, &co)) == NULL ||
         capacity_start(d->d_capacity) == -1) {
         log_warnx("%s: cannot start capacity advertising", __func__);
