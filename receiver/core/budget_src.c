@@ -100,7 +100,7 @@ show(const char *v, char *out)
         snprintf(out, SHOW, "%s", v);
         return;
     }
-    for (i = 0; v[i] != '\0' && i < 16; i++) {
+    for (i = 0; i < 16 && v[i] != '\0'; i++) {
         unsigned char c = (unsigned char)v[i];
         if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
             out[o++] = (char)c;

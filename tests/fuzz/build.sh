@@ -60,7 +60,9 @@ SOURCES=("$ROOT/receiver/parse/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/commo
          "$ROOT/receiver/core/quantity.c" "$ROOT/receiver/core/usage.c"
          "$ROOT/receiver/core/policy.c" "$ROOT/receiver/core/device.c"
          "$ROOT/receiver/core/decision_result.c" "$ROOT/common/util/rfc3339.c"
-         "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c")
+         "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c"
+         "$ROOT/receiver/parse/pods_budget.c" "$ROOT/receiver/core/budget_src.c"
+         "$ROOT/receiver/core/budget_resolve.c" "$ROOT/common/util/decimal.c")
 for t in "${TARGETS[@]}"; do
     SOURCES+=("$HERE/$t.c")
 done
@@ -90,6 +92,7 @@ link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o
 link -o "$OUT/fuzz_quantity" "$o/fuzz_quantity.o" "$o/quantity.o"
 link -o "$OUT/fuzz_prom" "$o/fuzz_prom.o" "$o/prom_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/usage.o" "$o/device.o"
 link -o "$OUT/fuzz_pods" "$o/fuzz_pods.o" "$o/pods_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/rfc3339.o" \
-    "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o"
+    "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o" \
+    "$o/pods_budget.o" "$o/budget_src.o" "$o/budget_resolve.o" "$o/decimal.o"
 link -o "$OUT/fuzz_jscan" "$o/fuzz_jscan.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o"
 echo "fuzz/build.sh: built ${TARGETS[*]} in $OUT"
