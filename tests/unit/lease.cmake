@@ -1,0 +1,5 @@
+# tests/unit/lease.cmake -- high availability: the election on a fake clock, the Lease
+# JSON (malformed answers included), the gate.
+if(TARGET gvw_election)
+  gvw_add_test(test_election SOURCES unit/test_election.c LIBS gvw_election LABELS unit)
+endif()
