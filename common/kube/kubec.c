@@ -23,6 +23,7 @@ struct kubec_inflight {
     char *ki_path;     /* owned, for logs: the URL minus the base */
     char ki_what[256]; /* RBAC verb and resource */
     int ki_eviction;
+    int ki_quiet;
     kubec_parse_fn ki_parse;
     kubec_done_fn ki_done;
     void *ki_arg;
@@ -170,7 +171,8 @@ call_done(const struct httpc_resp *r, void *arg)
                   ki->ki_path, "status", status, "elapsed_ms", elapsed, "class",
                   kube_class_name(a.kr_class), "error", why, (char *)NULL);
     else /* the writes are worth an info line; the lists run on every decision */
-        log_event(strcmp(ki->ki_method, "GET") == 0 ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+        log_event(strcmp(ki->ki_method, "GET") == 0 || ki->ki_quiet ? LOG_LEVEL_DEBUG
+                                                                    : LOG_LEVEL_INFO,
                   "kube call done", "method", ki->ki_method, "path", ki->ki_path,
                   "status", status, "elapsed_ms", elapsed, (char *)NULL);
     ki->ki_done(&a, ki->ki_arg);
@@ -198,6 +200,7 @@ kubec_call(struct kubec *k, const struct kubec_call *c)
         goto out;
     }
     ki->ki_eviction = c->kq_eviction;
+    ki->ki_quiet = c->kq_quiet;
     ki->ki_parse = c->kq_parse;
     ki->ki_done = c->kq_done;
     ki->ki_arg = c->kq_arg;

@@ -141,6 +141,8 @@ act_try(struct decision *d)
         decision_finish(d, RESULT_FAILED);
         return;
     }
+    if (fence_first(d, act_try)) /* HA: the Lease records the act first */
+        return;
     d->d_phase = PH_ACT;
     if (r->r_cfg->c_action == ACTION_DELETE)
         rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 0, act_cb, d);

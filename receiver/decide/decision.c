@@ -105,6 +105,7 @@ decision_free(struct decision *d)
     struct remedy *r = d->d_r;
 
     decision_unlink(d);
+    fence_forget(d);
     brakes_seat_give_back(d);
     d->d_r->r_in_flight--;
     if (d->d_node != NULL)

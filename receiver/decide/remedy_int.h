@@ -91,6 +91,9 @@ struct decision {
                                  a predicted trigger's ranking */
     struct gather_result d_pred_gr;        /* d_gr for a predicted trigger once judged */
     struct store_prediction d_pred; /* vd_d.sd_prediction points here once judged */
+    struct gate_wait *d_fence; /* HA: the fence of the act about to be sent (fence.c) */
+    int d_fenced;              /* HA: the Lease records that act: send it now */
+    void (*d_fence_again)(struct decision *d); /* what runs once it is recorded */
     /* Set by a stage that keeps state past its own call (the prediction's
      * query); decision_free calls it, so decision.c needs no stage's names. */
     void (*d_detach)(struct decision *d);
@@ -230,6 +233,15 @@ void verify_tick(evutil_socket_t fd, short what, void *arg);
 /* d's policy chose a victim: past the hourly brake, asks it to release first
  * or evicts/deletes it (a dry run probes instead); ends d or leaves it waiting. */
 void act_begin(struct decision *d);
+
+/* --- fence.c ------------------------------------------------------------ */
+
+/* HA: before the eviction or deletion of the candidate at d_next, the Lease
+ * records it (gate.h). 0: send it now (no leader election, or recorded).
+ * 1: d waits (again(d) runs once it is recorded), or has ended failed. */
+int fence_first(struct decision *d, void (*again)(struct decision *d));
+/* d goes away: a fence it waits for is forgotten. */
+void fence_forget(struct decision *d);
 
 /* --- predict_query.c ---------------------------------------------------- */
 

@@ -11,10 +11,11 @@
 #define ELECTION_RENEW_DEADLINE_MS 10000L
 #define ELECTION_RETRY_MS 2000L
 
-#define LEASE_ID_MAX 254  /* holderIdentity: a pod name (DNS-1123, 253) + NUL */
-#define LEASE_TIME_MAX 40 /* a MicroTime as text, "2026-11-28T19:00:00.123456Z" + room   \
-                           */
-#define LEASE_RV_MAX 128  /* a resourceVersion (etcd's are decimal, ~20 digits) */
+#define LEASE_ID_MAX 254 /* holderIdentity: a pod name (DNS-1123, 253) + NUL */
+#define LEASE_TIME_MAX                                                                   \
+    40                   /* a MicroTime as text, "2026-11-28T19:00:00.123456Z" + room    \
+                          */
+#define LEASE_RV_MAX 128 /* a resourceVersion (etcd's are decimal, ~20 digits) */
 #define LEASE_DURATION_MAX_S 86400 /* a longer leaseDurationSeconds is read as this */
 
 /* The election record: the Lease spec's fields client-go compares. A time

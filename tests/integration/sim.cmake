@@ -10,7 +10,9 @@ add_executable(gvw-sim
   ${CMAKE_SOURCE_DIR}/tests/sim/nodefs.c
   ${CMAKE_SOURCE_DIR}/tests/sim/release.c
   ${CMAKE_SOURCE_DIR}/tests/sim/world.c
-  ${CMAKE_SOURCE_DIR}/tests/sim/scenario.c)
+  ${CMAKE_SOURCE_DIR}/tests/sim/scenario.c
+  ${CMAKE_SOURCE_DIR}/tests/fake/lease_api.c)
+target_include_directories(gvw-sim PRIVATE ${CMAKE_SOURCE_DIR}/tests/fake)
 target_link_libraries(gvw-sim PRIVATE PkgConfig::LIBEVENT PkgConfig::JANSSON m)
 
 add_test(NAME sim_smoke

@@ -130,7 +130,9 @@ handle_api(struct server *sv, struct evhttp_request *req, const struct sim_reque
     if (!authorized(sv, req)) {
         code = 401;
         out = kubeapi_status(401, "Unauthorized", "Unauthorized", NULL, NULL);
-    } else {
+    } else if (sv->sv_lease == NULL ||
+               (code = lease_api_handle(sv->sv_lease, rq->rq_method, rq->rq_path,
+                                        rq->rq_json, &out)) == 0) {
         code = kubeapi_handle(sv->sv_world, rq, &out);
     }
     if (out == NULL)
@@ -176,11 +178,24 @@ quit_done(struct evhttp_request *req, void *arg)
 
 static void
 handle_sim(struct server *sv, struct evhttp_request *req, const char *method,
-           const char *path)
+           const char *path, const char *body)
 {
     int get = strcmp(method, "GET") == 0;
 
-    if (strcmp(path, "/sim/events") == 0 && get) {
+    if (strcmp(path, "/sim/lease") == 0 && get && sv->sv_lease != NULL) {
+        reply_json(req, 200, lease_api_state(sv->sv_lease));
+    } else if (strcmp(path, "/sim/lease-fault") == 0 && strcmp(method, "POST") == 0 &&
+               sv->sv_lease != NULL) {
+        char spec[64];
+        snprintf(spec, sizeof(spec), "%s", body);
+        spec[strcspn(spec, "\r\n")] = '\0';
+        if (lease_api_fault(sv->sv_lease, spec) == 0) {
+            fprintf(stderr, "gvw-sim: lease fault %s\n", spec);
+            reply_json(req, 200, lease_api_state(sv->sv_lease));
+        } else {
+            reply_text(req, 400, "text/plain", "want fence:CODE, all:CODE or none\n");
+        }
+    } else if (strcmp(path, "/sim/events") == 0 && get) {
         reply_json(req, 200, json_incref(sv->sv_world->w_events));
     } else if (strcmp(path, "/sim/state") == 0 && get) {
         reply_json(req, 200, world_state_json(sv->sv_world));
@@ -263,7 +278,7 @@ server_handle(struct evhttp_request *req, void *arg)
         else
             reply_text(req, 405, "text/plain", "method not allowed\n");
     } else if (strncmp(path, "/sim/", 5) == 0) {
-        handle_sim(sv, req, method, path);
+        handle_sim(sv, req, method, path, body);
     } else {
         reply_text(req, 404, "text/plain", "404 page not found\n");
     }

@@ -3,3 +3,6 @@
 if(TARGET gvw_election)
   gvw_add_test(test_election SOURCES unit/test_election.c LIBS gvw_election LABELS unit)
 endif()
+if(TARGET gvw_lease)
+  gvw_add_test(test_lease_json SOURCES unit/test_lease_json.c LIBS gvw_lease LABELS unit)
+endif()
