@@ -23,7 +23,7 @@ enum store_mode {
 };
 
 /* The schema version this program writes and reads (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* The error an interrupted decision carries. Its result stays "in_progress":
  * that is what it was when the daemon stopped. */
@@ -153,6 +153,8 @@ struct store_decision {
     const struct store_release *sd_release;       /* NULL = no release was asked */
     const struct store_prediction *sd_prediction; /* NULL = not a predicted decision
                                    (and rows older than schema 4) */
+    const char *sd_replica; /* HA: POD_NAME of the replica that took it; NULL without
+                               leader election (and rows older than schema 5) */
 };
 
 /* Inserts d with result "in_progress" (whatever sd_result says) and no

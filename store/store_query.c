@@ -8,12 +8,12 @@
 #define DECISION_COLUMNS                                                                 \
     "id, time_ms, node, trigger_name, fingerprint, result, reason, free_mib, floor_mib," \
     " dry_run, action, victim, candidates, error, verify_free_mib, verify_seconds,"      \
-    " alert_id, gpu, release, free_source, prediction"
+    " alert_id, gpu, release, free_source, prediction, replica"
 enum {
     /* clang-format off */
     DC_ID, DC_TIME, DC_NODE, DC_TRIGGER, DC_FP, DC_RESULT, DC_REASON, DC_FREE, DC_FLOOR,
     DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT,
-    DC_GPU, DC_RELEASE, DC_FREE_SOURCE, DC_PREDICTION
+    DC_GPU, DC_RELEASE, DC_FREE_SOURCE, DC_PREDICTION, DC_REPLICA
     /* clang-format on */
 };
 
@@ -279,6 +279,7 @@ read_scalars(sqlite3_stmt *st, struct store_decision *d)
     d->sd_alert_id = sqlite3_column_int64(st, DC_ALERT);
     d->sd_gpu = col_text_or_null(st, DC_GPU);
     d->sd_free_source = col_text_or_null(st, DC_FREE_SOURCE);
+    d->sd_replica = col_text_or_null(st, DC_REPLICA);
 }
 
 /* Decodes the current row into r (zeroed by the caller). The JSON columns

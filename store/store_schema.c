@@ -81,6 +81,12 @@ static const char *const migrations[] = {
      * object like release; older rows read null. */
     "ALTER TABLE decisions ADD COLUMN prediction TEXT;"
     "PRAGMA user_version = 4;",
+
+    /* 4 -> 5: high availability: the replica (POD_NAME) that took the
+     * decision, so the listings of several replicas merge into one history
+     * (`audit --db A --db B`); NULL without leader election, and for older rows. */
+    "ALTER TABLE decisions ADD COLUMN replica TEXT;"
+    "PRAGMA user_version = 5;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

@@ -8,6 +8,7 @@
 
 #include "audit_args.h"
 #include "audit_format.h"
+#include "audit_merge.h"
 #include "store.h"
 
 /* Where output goes and how far it got. */
@@ -196,5 +197,7 @@ audit_main(int argc, char **argv)
         audit_print_usage(stdout);
         return fflush(stdout) == 0 ? AUDIT_EXIT_OK : AUDIT_EXIT_RUNTIME;
     }
+    if (a.aa_nmore_dbs > 0 || a.aa_nmerge > 0) /* HA: several replicas' histories */
+        return audit_merge_run(&a);
     return execute(&a);
 }

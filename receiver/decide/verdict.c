@@ -25,6 +25,8 @@ verdict_init(struct verdict *v, const struct config *cfg, const char *node,
     v->vd_d.sd_dry_run = cfg->c_dry_run;
     v->vd_d.sd_action = "none";
     v->vd_d.sd_alert_id = alert_id;
+    /* HA: each row names its replica, so `audit` merges the replicas' files. */
+    v->vd_d.sd_replica = cfg->c_leader_election ? cfg->c_pod_name : NULL;
 }
 
 int

@@ -112,7 +112,10 @@ audit_decision_json(const struct store_decision *d, int64_t id)
         set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
         set(o, "release", store_release_json(d->sd_release)) ||
         set(o, "free_source", store_json_str(d->sd_free_source)) ||
-        set(o, "prediction", store_prediction_json(d->sd_prediction))) {
+        set(o, "prediction", store_prediction_json(d->sd_prediction)) ||
+        /* HA only (README): the replica that took it; absent without leader
+         * election, so a single replica's listing is as it always was. */
+        (d->sd_replica != NULL && set(o, "replica", json_string(d->sd_replica)))) {
         json_decref(o);
         return NULL;
     }
@@ -437,6 +440,8 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
         fprintf(out, "decision %" PRId64 "\n", id);
     audit_format_time(d->sd_time_ms, t, sizeof(t));
     field(out, "time", t);
+    if (d->sd_replica != NULL)
+        field(out, "replica", d->sd_replica);
     field(out, "node", d->sd_node && *d->sd_node ? d->sd_node : "-");
     if (d->sd_gpu != NULL)
         field(out, "gpu", d->sd_gpu);

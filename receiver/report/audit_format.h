@@ -20,8 +20,9 @@ void audit_format_time(int64_t ms, char *buf, size_t len);
 
 /* The SPEC decision object: id, time, node, trigger, fingerprint, result,
  * reason, free_mib, floor_mib, dry_run, action, victim, candidates, error,
- * verify, gpu, release. id < 0 gives "id": null (check). Caller owns the result
- * (json_decref). NULL on OOM. */
+ * verify, gpu, release, free_source, prediction, and "replica" after them when
+ * the row names one (HA). id < 0 gives "id": null (check). Caller owns the
+ * result (json_decref). NULL on OOM. */
 json_t *audit_decision_json(const struct store_decision *d, int64_t id);
 /* One decision in full, human-readable (audit show, check --format table);
  * id < 0 prints it as not recorded. Control bytes print as '?'. */

@@ -6,3 +6,7 @@ endif()
 if(TARGET gvw_lease)
   gvw_add_test(test_lease_json SOURCES unit/test_lease_json.c LIBS gvw_lease LABELS unit)
 endif()
+if(TARGET gvw_commands)
+  gvw_add_test(test_audit_merge SOURCES unit/test_audit_merge.c
+    LIBS gvw_commands gvw_report gvw_store LABELS unit)
+endif()

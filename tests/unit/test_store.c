@@ -750,6 +750,7 @@ test_migrate_and_verify_pending(void **state)
                         "ALTER TABLE decisions DROP COLUMN release;"
                         "ALTER TABLE decisions DROP COLUMN free_source;"
                         "ALTER TABLE decisions DROP COLUMN prediction;"
+                        "ALTER TABLE decisions DROP COLUMN replica;"
                         "PRAGMA user_version = 1;");
     s = open_rw(f);
     assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
@@ -1259,7 +1260,53 @@ old_row_cb(void *arg, int64_t id, const struct store_decision *d)
     assert_null(
         d->sd_free_source); /* before schema 3: nothing says where free came from */
     assert_null(d->sd_prediction); /* before schema 4: no prediction */
+    assert_null(d->sd_replica);    /* before schema 5: no replica */
     return 0;
+}
+
+static int
+replica_cb(void *arg, int64_t id, const struct store_decision *d)
+{
+    assert_string_equal(d->sd_replica, (const char *)arg);
+    return 0;
+}
+
+/* A version 4 file: migrated to 5 in place, its rows naming no replica, new
+ * rows naming the one that took them (HA). */
+static void
+test_migrates_v4_file_replica(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = open_rw(f);
+    struct store_decision d = full_decision();
+    int64_t old, id;
+    int calls = 0;
+
+    d.sd_reason = "old row";
+    assert_int_equal(store_decision_record(s, &d, &old, f->f_err, sizeof(f->f_err)), 0);
+    store_close(s);
+    sql_exec(f->f_path, "ALTER TABLE decisions DROP COLUMN replica;"
+                        "PRAGMA user_version = 4;");
+    assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
+    assert_non_null(strstr(f->f_err, "schema version 4 is older than 5"));
+    s = open_rw(f);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 5);
+    d.sd_free_source = NULL;
+    d.sd_prediction = NULL;
+    assert_int_equal(
+        store_get_decision(s, old, old_row_cb, &calls, f->f_err, sizeof(f->f_err)), 1);
+    d.sd_reason = "new row";
+    d.sd_replica = "gpu-vram-watchdog-1";
+    assert_int_equal(store_decision_start(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    assert_int_equal(store_get_decision(s, id, replica_cb, "gpu-vram-watchdog-1",
+                                        f->f_err, sizeof(f->f_err)),
+                     1);
+    d.sd_replica = "gpu-vram-watchdog-0"; /* finish writes it too */
+    assert_int_equal(store_decision_finish(s, id, &d, f->f_err, sizeof(f->f_err)), 0);
+    assert_int_equal(store_get_decision(s, id, replica_cb, "gpu-vram-watchdog-0",
+                                        f->f_err, sizeof(f->f_err)),
+                     1);
+    store_close(s);
 }
 
 static int
@@ -1301,10 +1348,10 @@ test_migrates_v1_file(void **state)
     assert_int_equal(sqlite3_exec(db, schema_v1, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 1 is older than 4"));
+    assert_non_null(strstr(f->f_err, "schema version 1 is older than 5"));
 
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 5);
     d.sd_gpu = "GPU-a";
     d.sd_free_source = "device";
     d.sd_prediction = &(struct store_prediction){
@@ -1340,11 +1387,12 @@ test_migrates_v2_file(void **state)
     store_close(s);
     sql_exec(f->f_path, "ALTER TABLE decisions DROP COLUMN free_source;"
                         "ALTER TABLE decisions DROP COLUMN prediction;"
+                        "ALTER TABLE decisions DROP COLUMN replica;"
                         "PRAGMA user_version = 2;");
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 2 is older than 4"));
+    assert_non_null(strstr(f->f_err, "schema version 2 is older than 5"));
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 5);
     assert_int_equal(
         store_get_decision(s, id, old_row_cb, &calls, f->f_err, sizeof(f->f_err)), 1);
     assert_int_equal(calls, 1);
@@ -1414,6 +1462,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_reopen_marks_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_and_verify_pending, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_v4_file_replica, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_keeps_stored_candidates, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
