@@ -10,3 +10,6 @@ if(TARGET gvw_commands)
   gvw_add_test(test_audit_merge SOURCES unit/test_audit_merge.c
     LIBS gvw_commands gvw_report gvw_store LABELS unit)
 endif()
+if(TARGET gvw_lease)
+  gvw_add_test(test_refire SOURCES unit/test_refire.c LIBS gvw_lease gvw_parse LABELS unit)
+endif()
