@@ -278,12 +278,14 @@ send_req(struct lease *l, const struct election_req *rq, struct gate_wait *w)
     case EOP_GET:
         kc.kq_method = "GET";
         kc.kq_path = l->l_path;
-        snprintf(what, sizeof(what), "get leases in namespace %s", l->l_ns);
+        snprintf(what, sizeof(what), "get coordination.k8s.io leases in namespace %s",
+                 l->l_ns);
         break;
     case EOP_CREATE:
         kc.kq_method = "POST";
         kc.kq_path = l->l_coll_path;
-        snprintf(what, sizeof(what), "create leases in namespace %s", l->l_ns);
+        snprintf(what, sizeof(what), "create coordination.k8s.io leases in namespace %s",
+                 l->l_ns);
         if ((body = lease_body(NULL, l->l_ns, l->l_name, &rq->er_record, NULL, NULL,
                                NULL)) == NULL)
             goto out;
@@ -291,7 +293,8 @@ send_req(struct lease *l, const struct election_req *rq, struct gate_wait *w)
     case EOP_UPDATE:
         kc.kq_method = "PUT";
         kc.kq_path = l->l_path;
-        snprintf(what, sizeof(what), "update leases in namespace %s", l->l_ns);
+        snprintf(what, sizeof(what), "update coordination.k8s.io leases in namespace %s",
+                 l->l_ns);
         /* Never a PUT without the version read: it would overwrite blind. */
         if (l->l_obj.lo_json == NULL || rq->er_rv[0] == '\0')
             goto out;

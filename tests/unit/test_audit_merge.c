@@ -57,9 +57,13 @@ setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
 
-    snprintf(f->f_dir, sizeof(f->f_dir), "/tmp/gvw-merge-XXXXXX");
-    if (mkdtemp(f->f_dir) == NULL)
+    if (f == NULL)
         return -1;
+    snprintf(f->f_dir, sizeof(f->f_dir), "/tmp/gvw-merge-XXXXXX");
+    if (mkdtemp(f->f_dir) == NULL) {
+        free(f);
+        return -1;
+    }
     snprintf(f->f_a, sizeof(f->f_a), "%s/a.db", f->f_dir);
     snprintf(f->f_b, sizeof(f->f_b), "%s/b.db", f->f_dir);
     snprintf(f->f_old, sizeof(f->f_old), "%s/single.db", f->f_dir);
