@@ -23,10 +23,10 @@ struct kubec_inflight {
     char *ki_path;     /* owned, for logs: the URL minus the base */
     char ki_what[256]; /* RBAC verb and resource */
     int ki_eviction;
-    int ki_quiet;
     kubec_parse_fn ki_parse;
     kubec_done_fn ki_done;
     void *ki_arg;
+    int ki_quiet; /* success logged at debug */
 };
 
 const char *
@@ -200,10 +200,10 @@ kubec_call(struct kubec *k, const struct kubec_call *c)
         goto out;
     }
     ki->ki_eviction = c->kq_eviction;
-    ki->ki_quiet = c->kq_quiet;
     ki->ki_parse = c->kq_parse;
     ki->ki_done = c->kq_done;
     ki->ki_arg = c->kq_arg;
+    ki->ki_quiet = c->kq_quiet;
     memset(&req, 0, sizeof(req));
     req.hq_method = c->kq_method;
     req.hq_url = url.b_data;

@@ -58,11 +58,11 @@ struct kubec_call {
     const char *kq_body;         /* NULL = none */
     int kq_eviction;             /* a 429 is a PodDisruptionBudget refusal, not
                                     throttling */
-    int kq_quiet;                /* a routine call (the Lease renewed every 2 s): its
-                                    success is logged at debug, not info */
     kubec_parse_fn kq_parse;     /* run on a 2xx before kq_done; NULL = none */
     kubec_done_fn kq_done;       /* runs exactly once, from the loop */
     void *kq_arg;                /* for kq_parse and kq_done */
+    int kq_quiet; /* a routine call (the Lease renewed every 2 s): its success is
+                     logged at debug, not info */
 };
 
 /*

@@ -265,6 +265,59 @@ test_serve_needs_a_token_file(void **state)
     config_free(&c);
 }
 
+static void
+test_bad_flag_value(void **state)
+{
+    const char *env[] = {"WEBHOOK_AUTH", "none", NULL};
+    char *argv1[] = {"--floor-mib=lots"};
+    char *argv2[] = {"--settle"};
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, env, 1, argv1, err, sizeof(err)), -1);
+    assert_string_equal(err, "FLOOR_MIB: 'lots' is not a non-negative integer");
+    assert_int_equal(load(&c, env, 1, argv2, err, sizeof(err)), -1);
+    assert_string_equal(err, "SETTLE: --settle needs a value");
+}
+
+static void
+test_kube_url_from_service_env(void **state)
+{
+    const char *env4[] = {"WEBHOOK_AUTH",
+                          "none",
+                          "KUBERNETES_SERVICE_HOST",
+                          "10.0.0.1",
+                          "KUBERNETES_SERVICE_PORT",
+                          "443",
+                          NULL};
+    const char *env6[] = {"WEBHOOK_AUTH",
+                          "none",
+                          "KUBERNETES_SERVICE_HOST",
+                          "fd00::1",
+                          "KUBERNETES_SERVICE_PORT",
+                          "6443",
+                          NULL};
+    const char *envx[] = {"WEBHOOK_AUTH",
+                          "none",
+                          "KUBERNETES_SERVICE_HOST",
+                          "10.0.0.1",
+                          "KUBE_API_URL",
+                          "http://127.0.0.1:8001",
+                          NULL};
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, env4, 0, NULL, err, sizeof(err)), 0);
+    assert_string_equal(c.c_kube.ks_api_url, "https://10.0.0.1:443");
+    config_free(&c);
+    assert_int_equal(load(&c, env6, 0, NULL, err, sizeof(err)), 0);
+    assert_string_equal(c.c_kube.ks_api_url, "https://[fd00::1]:6443");
+    config_free(&c);
+    assert_int_equal(load(&c, envx, 0, NULL, err, sizeof(err)), 0);
+    assert_string_equal(c.c_kube.ks_api_url, "http://127.0.0.1:8001");
+    config_free(&c);
+}
+
 /* LEADER_ELECTION=true needs an API server and Kubernetes names for the
  * replica, its namespace and the Lease; false (the default) checks none. */
 static void
@@ -338,59 +391,6 @@ test_leader_election_settings(void **state)
 }
 
 static void
-test_bad_flag_value(void **state)
-{
-    const char *env[] = {"WEBHOOK_AUTH", "none", NULL};
-    char *argv1[] = {"--floor-mib=lots"};
-    char *argv2[] = {"--settle"};
-    struct config c;
-    char err[256];
-
-    assert_int_equal(load(&c, env, 1, argv1, err, sizeof(err)), -1);
-    assert_string_equal(err, "FLOOR_MIB: 'lots' is not a non-negative integer");
-    assert_int_equal(load(&c, env, 1, argv2, err, sizeof(err)), -1);
-    assert_string_equal(err, "SETTLE: --settle needs a value");
-}
-
-static void
-test_kube_url_from_service_env(void **state)
-{
-    const char *env4[] = {"WEBHOOK_AUTH",
-                          "none",
-                          "KUBERNETES_SERVICE_HOST",
-                          "10.0.0.1",
-                          "KUBERNETES_SERVICE_PORT",
-                          "443",
-                          NULL};
-    const char *env6[] = {"WEBHOOK_AUTH",
-                          "none",
-                          "KUBERNETES_SERVICE_HOST",
-                          "fd00::1",
-                          "KUBERNETES_SERVICE_PORT",
-                          "6443",
-                          NULL};
-    const char *envx[] = {"WEBHOOK_AUTH",
-                          "none",
-                          "KUBERNETES_SERVICE_HOST",
-                          "10.0.0.1",
-                          "KUBE_API_URL",
-                          "http://127.0.0.1:8001",
-                          NULL};
-    struct config c;
-    char err[256];
-
-    assert_int_equal(load(&c, env4, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube.ks_api_url, "https://10.0.0.1:443");
-    config_free(&c);
-    assert_int_equal(load(&c, env6, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube.ks_api_url, "https://[fd00::1]:6443");
-    config_free(&c);
-    assert_int_equal(load(&c, envx, 0, NULL, err, sizeof(err)), 0);
-    assert_string_equal(c.c_kube.ks_api_url, "http://127.0.0.1:8001");
-    config_free(&c);
-}
-
-static void
 test_help_lists_every_setting(void **state)
 {
     static const char *const names[] = {"LISTEN_ADDR",
@@ -452,9 +452,9 @@ main(void)
         cmocka_unit_test(test_empty_string_is_empty_not_default),
         cmocka_unit_test(test_bad_values_name_the_setting),
         cmocka_unit_test(test_serve_needs_a_token_file),
-        cmocka_unit_test(test_leader_election_settings),
         cmocka_unit_test(test_bad_flag_value),
         cmocka_unit_test(test_kube_url_from_service_env),
+        cmocka_unit_test(test_leader_election_settings),
         cmocka_unit_test(test_help_lists_every_setting),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
