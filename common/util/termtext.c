@@ -33,6 +33,17 @@ decode(const unsigned char *p, size_t n)
 }
 
 size_t
+termtext_hidden_at(const char *s, size_t avail, uint32_t *cp)
+{
+    size_t n = (unsigned char)s[0] < 0x80 ? 0 : utf8_char_len(s, avail);
+
+    if (n == 0)
+        return 0;
+    *cp = decode((const unsigned char *)s, n);
+    return termtext_hidden(*cp) ? n : 0;
+}
+
+size_t
 termtext_next(const char *s, size_t avail, unsigned flags, char esc[TERMTEXT_ESC_MAX + 1],
               const char **out, size_t *outlen)
 {

@@ -41,6 +41,11 @@
  * a line or paragraph separator or an invisible format character. */
 int termtext_hidden(uint32_t cp);
 
+/* When the character at s (avail > 0 bytes) is well-formed UTF-8 and hidden
+ * (termtext_hidden), its length (2 to 4) with its code point in *cp; else 0.
+ * For a writer with escapes of its own (a JSON log line's \uNNNN). */
+size_t termtext_hidden_at(const char *s, size_t avail, uint32_t *cp);
+
 /*
  * The shown form of the character at s, of which avail (> 0) bytes may be
  * read. Returns how many bytes of s it covers (1 to 4); *out and *outlen

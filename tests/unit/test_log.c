@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
 
 /* Runs fn with stderr sent to a temporary file and returns what it wrote. */
 static char *
@@ -156,6 +157,127 @@ test_text_format(void **state)
     free(text);
 }
 
+/* An alertname (a webhook's label) that tries to forge a line, recolour the
+ * terminal and reverse what follows. */
+static const char forged[] = "GPUVRAMLow\n2026-06-02T10:00:00.000Z info  decision "
+                             "node=gpu-1 result=recycled\x1b[31m \xc2\x9b"
+                             "2J\xe2\x80\xae"
+                             "deyalp\xe2\x80\xa8x\x7f\x9b";
+
+static void
+log_text_hostile(void)
+{
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_INFO);
+    log_event(LOG_LEVEL_INFO, "alert recorded", "alertname", forged, "status", "firing",
+              "empty", "", "spaced", "a b=c \"d\"", (char *)NULL);
+    log_warnx("intake: %s", forged);
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+}
+
+/* Whether text is valid UTF-8 free of what a terminal must not get: C0 but
+ * the line ends, DEL, C1 (as UTF-8, U+0080-U+009F, is C2 80..C2 9F; a raw
+ * byte 0x80-0x9F is not valid UTF-8 on its own), the bidi controls and
+ * U+2028/9. */
+static int
+terminal_safe(const char *text)
+{
+    static const char *const banned[] = {
+        "\xd8\x9c",     "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xa8", "\xe2\x80\xa9",
+        "\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad", "\xe2\x80\xae",
+        "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9"};
+
+    if (!utf8_valid(text, strlen(text)))
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0))
+            return 0;
+    for (size_t i = 0; i < sizeof(banned) / sizeof(*banned); i++)
+        if (strstr(text, banned[i]) != NULL)
+            return 0;
+    return 1;
+}
+
+/* LOG_FORMAT=text: one record, one line, whatever a value holds; controls
+ * and bidi overrides show as escapes; a value with a space is quoted. */
+static void
+test_text_values_cannot_forge_lines(void **state)
+{
+    char *text = capture(log_text_hostile), *nl;
+    size_t lines = 0;
+
+    (void)state;
+    for (nl = text; (nl = strchr(nl, '\n')) != NULL; nl++)
+        lines++;
+    assert_int_equal(lines, 2);
+    assert_true(terminal_safe(text));
+    assert_non_null(strstr(text,
+                           " alertname=\"GPUVRAMLow\\n2026-06-02T10:00:00.000Z info  "
+                           "decision node=gpu-1 result=recycled\\x1b[31m \\u{009B}2J"
+                           "\\u{202E}deyalp\\u{2028}x\\x7f\\x9b\" status=firing "
+                           "empty=\"\" spaced=\"a b=c \\\"d\\\"\"\n"));
+    assert_non_null(strstr(text, " warn  intake: GPUVRAMLow\\n2026-"));
+    free(text);
+}
+
+static void
+log_json_hostile(void)
+{
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    log_event(LOG_LEVEL_INFO, "alert recorded", "alertname", forged, "tag",
+              "\xf3\xa0\x81\x81", (char *)NULL);
+}
+
+/* JSON lines: the same text reads back exactly, yet the line itself holds
+ * no raw C1, bidi override or line separator (`kubectl logs` shows it). */
+static void
+test_json_escapes_terminal_controls(void **state)
+{
+    char *text = capture(log_json_hostile), *copy = strdup(text);
+    json_t *last = NULL;
+
+    (void)state;
+    assert_non_null(copy);
+    assert_true(terminal_safe(copy));
+    assert_non_null(strstr(copy, "\\u202e"));
+    assert_int_equal(json_lines(text, &last), 1);
+    /* The invalid byte at the end reads back as '?' (it always did). */
+    assert_memory_equal(json_string_value(json_object_get(last, "alertname")), forged,
+                        sizeof(forged) - 2);
+    assert_string_equal(json_string_value(json_object_get(last, "tag")),
+                        "\xf3\xa0\x81\x81");
+    json_decref(last);
+    free(copy);
+    free(text);
+}
+
+static void
+log_text_huge(void)
+{
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_INFO);
+    memset(huge, '\x1b', sizeof(huge) - 1); /* escapes four-fold */
+    log_event(LOG_LEVEL_INFO, "huge", "a", huge, "b", huge, "c", huge, "d", huge, "e",
+              huge, "tail", "kept?", (char *)NULL);
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+}
+
+/* A text line is bounded and cut between escapes, never inside one. */
+static void
+test_text_huge_values_are_cut_between_escapes(void **state)
+{
+    char *text = capture(log_text_huge), *p;
+
+    (void)state;
+    assert_true(strlen(text) <= 16384);
+    assert_ptr_equal(strchr(text, '\n'), text + strlen(text) - 1);
+    p = strstr(text, " a=");
+    assert_non_null(p);
+    p += 3;
+    while (strncmp(p, "\\x1b", 4) == 0)
+        p += 4;
+    assert_true(strncmp(p, "... ", 4) == 0);
+    free(text);
+}
+
 /* Held lines: nothing reaches stderr until log_release(); then every line,
  * whole and in order, even when they overflow the hold buffer. */
 static int held_seen_before_release = -1;
@@ -246,6 +368,9 @@ main(void)
         cmocka_unit_test(test_awkward_values_stay_json),
         cmocka_unit_test(test_huge_values_are_cut_not_broken),
         cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_text_values_cannot_forge_lines),
+        cmocka_unit_test(test_json_escapes_terminal_controls),
+        cmocka_unit_test(test_text_huge_values_are_cut_between_escapes),
         cmocka_unit_test(test_broken_utf8_stays_json),
         cmocka_unit_test(test_held_lines_come_out_at_release),
         cmocka_unit_test(test_held_overflow_keeps_every_line_in_order),
