@@ -139,7 +139,7 @@ digest_pair(uint64_t id[2], const struct js_str *key, const struct js_str *val)
 {
     const struct js_str *part[2] = {key, val};
     uint64_t h[2] = {1469598103934665603ull, 0x6c62272e07bb0142ull};
-    char stack[256], *heap = NULL;
+    char stack[256] = "", *heap = NULL;
 
     for (int i = 0; i < 2; i++) {
         const char *bytes = part[i]->jv_raw;
