@@ -159,3 +159,11 @@ termtext_put(FILE *out, const char *s, size_t max_cols)
     }
     return cols;
 }
+
+void
+termtext_line(FILE *out, const char *prefix, const char *s)
+{
+    fputs(prefix, out);
+    termtext_put(out, s, SIZE_MAX);
+    fputc('\n', out);
+}

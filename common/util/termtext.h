@@ -71,4 +71,8 @@ size_t termtext_width(const char *s);
  * never cutting an escape. Returns the columns written. NULL reads as "". */
 size_t termtext_put(FILE *out, const char *s, size_t max_cols);
 
+/* One message line: prefix as it is (the program's own words), then s
+ * cleaned, then a newline. For error lines that quote outside text. */
+void termtext_line(FILE *out, const char *prefix, const char *s);
+
 #endif

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/terminal_safe.h"
 #include "log.h"
-#include "utf8.h"
 
 /* Runs fn with stderr sent to a temporary file and returns what it wrote. */
 static char *
@@ -172,29 +172,6 @@ log_text_hostile(void)
               "empty", "", "spaced", "a b=c \"d\"", (char *)NULL);
     log_warnx("intake: %s", forged);
     log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
-}
-
-/* Whether text is valid UTF-8 free of what a terminal must not get: C0 but
- * the line ends, DEL, C1 (as UTF-8, U+0080-U+009F, is C2 80..C2 9F; a raw
- * byte 0x80-0x9F is not valid UTF-8 on its own), the bidi controls and
- * U+2028/9. */
-static int
-terminal_safe(const char *text)
-{
-    static const char *const banned[] = {
-        "\xd8\x9c",     "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xa8", "\xe2\x80\xa9",
-        "\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad", "\xe2\x80\xae",
-        "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9"};
-
-    if (!utf8_valid(text, strlen(text)))
-        return 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++)
-        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p == 0xc2 && p[1] < 0xa0))
-            return 0;
-    for (size_t i = 0; i < sizeof(banned) / sizeof(*banned); i++)
-        if (strstr(text, banned[i]) != NULL)
-            return 0;
-    return 1;
 }
 
 /* LOG_FORMAT=text: one record, one line, whatever a value holds; controls

@@ -12,11 +12,13 @@
 #include <cmocka.h>
 
 #include "buf.h"
+#include "lib/terminal_safe.h"
 #include "prom_matrix.h"
 #include "suggest_acc.h"
 #include "suggest_math.h"
 #include "suggest_owner.h"
 #include "suggest_pods.h"
+#include "suggest_print.h"
 
 static int
 cmp_u32(const void *a, const void *b)
@@ -396,6 +398,62 @@ test_repeated_samples_counted_once(void **state)
     sg_pod_list_free(&l);
 }
 
+/* A bare pod and a node whose names try to take over the terminal. */
+/* clang-format off */
+static const char HOSTILE_PODS[] =
+    "{\"kind\":\"PodList\",\"items\":["
+    "{\"metadata\":{\"name\":\"evil\\u001b[2J\\u202e\",\"namespace\":\"ml\\u009b\","
+    "\"uid\":\"u-1\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+    "\"status\":{\"phase\":\"Running\"}}]}";
+/* clang-format on */
+
+/* `budgets --suggest` as a table and as patches: names from the API and from
+ * Prometheus reach the terminal with their controls, C1 and bidi overrides as
+ * escapes; each line is one line. */
+static void
+test_table_hostile(void **state)
+{
+    struct sg_pod_list l;
+    struct sg_acc a;
+    struct sg_opts o = {.so_window_s = 6000, .so_headroom_bp = 1000};
+    char err[256], *text = NULL;
+    size_t len = 0;
+    FILE *mem;
+
+    (void)state;
+    assert_int_equal(
+        sg_pods_parse(HOSTILE_PODS, strlen(HOSTILE_PODS), "r.io/m", &l, err, sizeof(err)),
+        0);
+    assert_string_equal(l.sl_pods[0].sp_name, "evil\x1b[2J\xe2\x80\xae");
+    assert_int_equal(sg_acc_init(&a, 0, 60, 100, 1000), 0);
+    assert_int_equal(
+        sg_acc_add_node(&a, "gpu-1\xe2\x80\xa8x", &l, "nodes is forbidden\n\x07", 0), 0);
+    assert_int_equal(sg_acc_chunk_begin(&a, 0, 0, 100), 0);
+    assert_int_equal(sg_acc_sample(&a, "ml\xc2\x9b", "evil\x1b[2J\xe2\x80\xae", 0, 1e9),
+                     0);
+    assert_int_equal(sg_acc_sample(&a, "ml", "gone\x9b\x7f", 0, 1e9), 0);
+    assert_int_equal(sg_acc_chunk_end(&a, err, sizeof(err)), 0);
+    assert_int_equal(sg_acc_finish(&a), 0);
+    for (o.so_format = SG_FORMAT_TABLE; o.so_format <= SG_FORMAT_PATCH; o.so_format++) {
+        if (o.so_format == SG_FORMAT_JSON)
+            continue;
+        assert_non_null(mem = open_memstream(&text, &len));
+        assert_int_equal(sg_print(mem, &a, &o, "q", "r.io/m"), 0);
+        fclose(mem);
+        assert_true(terminal_safe(text));
+        assert_non_null(strstr(text, "ml\\u{009B}/evil\\x1b[2J\\u{202E}"));
+        if (o.so_format == SG_FORMAT_TABLE) {
+            assert_non_null(strstr(text, "node gpu-1\\u{2028}x: capacity unknown "
+                                         "(nodes is forbidden\\n\\x07)"));
+            assert_non_null(strstr(text, " ml/gone\\x9b\\x7f\n"));
+        }
+        free(text);
+        text = NULL;
+    }
+    sg_acc_free(&a);
+    sg_pod_list_free(&l);
+}
+
 int
 main(void)
 {
@@ -408,6 +466,7 @@ main(void)
         cmocka_unit_test(test_pods),
         cmocka_unit_test(test_tally),
         cmocka_unit_test(test_repeated_samples_counted_once),
+        cmocka_unit_test(test_table_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
