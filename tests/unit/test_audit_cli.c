@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "audit_cli.h"
 #include "lib/terminal_safe.h"
@@ -723,6 +724,121 @@ test_hostile_text(void **state)
     }
 }
 
+/* ---- a file written by another hand ---- */
+
+/* Runs sql on the fixture's database, as someone editing the file would. */
+static void
+edit_db(struct fx *f, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    assert_int_equal(sqlite3_open(f->f_db, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* run() that a hang fails (SIGALRM ends the test program) instead of
+ * blocking the suite until ctest's timeout. */
+static int
+run_bounded(struct fx *f, const char *w1, const char *w2, const char *w3, const char *w4)
+{
+    int rc;
+
+    alarm(30);
+    rc = run(f, "--db", "DB", w1, w2, w3, w4, END);
+    alarm(0);
+    return rc;
+}
+
+/* A `decisions` view whose recursive query never ends (trusted_schema was on,
+ * and the view was read as if it were the table): refused at once, with one
+ * line and a failure status, in every format and for every listing. So are
+ * a view for `alerts`, and a generated column in the table's place. */
+static void
+test_crafted_schema_refused(void **state)
+{
+    struct fx *f = *state;
+
+    edit_db(f, "DROP TABLE decisions;"
+               "CREATE VIEW decisions AS WITH RECURSIVE r(n) AS"
+               " (SELECT 1 UNION ALL SELECT n + 1 FROM r)"
+               " SELECT n AS id, n AS time_ms, 'n' AS node, 't' AS trigger_name,"
+               " '' AS fingerprint, 'recycled' AS result, 'r' AS reason,"
+               " 1 AS free_mib, 1 AS floor_mib, 0 AS dry_run, 'none' AS action,"
+               " NULL AS victim_namespace, NULL AS victim_pod, NULL AS victim,"
+               " '[]' AS candidates, NULL AS error, NULL AS verify_free_mib,"
+               " NULL AS verify_seconds, NULL AS alert_id, 0 AS verify_pending,"
+               " NULL AS gpu, NULL AS release, NULL AS free_source, NULL AS prediction"
+               " FROM r;");
+    assert_one_error(f, run_bounded(f, END, END, END, END), 1, "decisions is a view");
+    assert_one_error(f, run_bounded(f, "--format", "json", END, END), 1,
+                     "decisions is a view");
+    assert_one_error(f, run_bounded(f, "stats", END, END, END), 1, "decisions is a view");
+    assert_one_error(f, run_bounded(f, "show", "1", END, END), 1, "not the audit store");
+    assert_one_error(f, run_bounded(f, "alerts", END, END, END), 1,
+                     "decisions is a view");
+
+    edit_db(f,
+            "DROP VIEW decisions;"
+            "ALTER TABLE alerts RENAME TO old_alerts;"
+            "CREATE TABLE decisions (id INTEGER PRIMARY KEY, time_ms INTEGER,"
+            " node TEXT, trigger_name TEXT, fingerprint TEXT, result TEXT, reason TEXT,"
+            " free_mib INTEGER, floor_mib INTEGER, dry_run INTEGER, action TEXT,"
+            " victim_namespace TEXT, victim TEXT, candidates TEXT, error TEXT,"
+            " verify_free_mib INTEGER, verify_seconds REAL, alert_id INTEGER, gpu TEXT,"
+            " release TEXT, free_source TEXT, prediction TEXT);"
+            "CREATE VIEW alerts AS SELECT * FROM old_alerts;");
+    assert_one_error(f, run_bounded(f, "alerts", END, END, END), 1, "alerts is a view");
+    edit_db(f, "DROP VIEW alerts;"
+               "CREATE TABLE alerts (id INTEGER PRIMARY KEY, received_ms INTEGER,"
+               " alertname TEXT, status TEXT, fingerprint TEXT, starts_at TEXT,"
+               " ends_at TEXT, annotations TEXT,"
+               " labels TEXT GENERATED ALWAYS AS (printf('%.*c', 1000000000, 'x')));");
+    assert_one_error(f, run_bounded(f, "alerts", END, END, END), 1,
+                     "alerts.labels is generated");
+}
+
+/* Rows edited by hand (text where an integer belongs, JSON that does not
+ * parse, a blob): each is named on stderr and skipped; every other row is
+ * listed, the JSON array closed, and the status says the listing is not
+ * whole. */
+static void
+test_unreadable_rows_skipped(void **state)
+{
+    struct fx *f = *state;
+    json_t *a;
+
+    edit_db(f, "UPDATE decisions SET time_ms = 'soon' WHERE id = 2;"
+               "UPDATE decisions SET candidates = '[{\"namespace\":' WHERE id = 3;"
+               "UPDATE decisions SET victim = '{\"namespace\":7}' WHERE id = 1;"
+               "UPDATE alerts SET received_ms = x'00' WHERE id = 2;");
+    assert_int_equal(run_bounded(f, "--format", "json", END, END), 1);
+    assert_ids(f, "[6,4,5]");
+    assert_non_null(strstr(f->f_err,
+                           "audit: decision row 2 cannot be read (time_ms holds "
+                           "text): skipped\n"));
+    assert_non_null(strstr(f->f_err,
+                           "audit: decision row 3 cannot be read (candidates is "
+                           "not the JSON the daemon writes): skipped\n"));
+    assert_non_null(strstr(f->f_err, "decision row 1 cannot be read (victim is not"));
+    assert_int_equal(run_bounded(f, END, END, END, END), 1);
+    assert_out_has(f, "      5 ");
+    assert_null(strstr(f->f_out, "      3 "));
+    assert_int_equal(run_bounded(f, "show", "3", END, END), 1);
+    assert_string_equal(f->f_out, "");
+    assert_non_null(strstr(f->f_err, "decision row 3 cannot be read"));
+    assert_null(strstr(f->f_err, "no decision"));
+    assert_int_equal(run_bounded(f, "show", "4", "--format", "json"), 0);
+    assert_int_equal(run_bounded(f, "alerts", "--format", "json", END), 1);
+    assert_non_null(
+        strstr(f->f_err, "alert row 2 cannot be read (received_ms holds a blob)"));
+    a = out_json(f);
+    assert_int_equal(json_array_size(a), 1);
+    json_decref(a);
+}
+
 /* ---- show ---- */
 
 static void
@@ -1160,6 +1276,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_longest_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crafted_schema_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_rows_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_show, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alerts, setup, teardown),
