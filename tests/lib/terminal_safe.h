@@ -30,7 +30,7 @@ ts_banned(uint32_t cp, int newline_ok)
  * surrogates, at most U+10FFFF) holding no banned character; else -1 with
  * what and where in why (64 bytes). newline_ok: '\n' may end lines.
  */
-static int
+__attribute__((unused)) static int
 terminal_unsafe_at(const char *text, size_t len, int newline_ok, char why[64])
 {
     const unsigned char *p = (const unsigned char *)text;
@@ -71,7 +71,7 @@ terminal_unsafe_at(const char *text, size_t len, int newline_ok, char why[64])
 
 /* 1 when the NUL-terminated text is safe with '\n' as line ends, else 0
  * (the offender printed on stderr). */
-static int
+__attribute__((unused)) static int
 terminal_safe(const char *text)
 {
     char why[64];
