@@ -7,6 +7,7 @@
 #include "once.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "nvml.h"
 #include "podmap.h"
 #include "poller.h"
+#include "termtext.h"
 
 #define MIB 1048576.0
 
@@ -81,20 +83,37 @@ device_sums(const struct nvml_device *d, const struct attr_pid *pids, size_t npi
     s->no_proc = s->used > s->procs_known ? s->used - s->procs_known : 0;
 }
 
+/* Every name below comes from outside (NVML's model and UUID, the API's pod
+ * names, its error): each goes through termtext_put(), so none can move the
+ * cursor, recolour the terminal or reorder the line. */
+static void
+put(FILE *out, const char *s)
+{
+    termtext_put(out, s, SIZE_MAX);
+}
+
 static void
 print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
             const struct attr_pid *pids, size_t npids, const struct pl_pods *pods,
             int list_ok, const char *list_why)
 {
-    fprintf(out, "node %s: %zu GPU%s; pod list: %s%s\n", node, snap->ns_count,
-            snap->ns_count == 1 ? "" : "s",
-            list_ok ? "read" : "unavailable: ", list_ok ? "" : list_why);
+    fputs("node ", out);
+    put(out, node);
+    fprintf(out, ": %zu GPU%s; pod list: %s", snap->ns_count,
+            snap->ns_count == 1 ? "" : "s", list_ok ? "read" : "unavailable: ");
+    if (!list_ok)
+        put(out, list_why);
+    fputc('\n', out);
     for (size_t dv = 0; dv < snap->ns_count; dv++) {
         const struct nvml_device *d = &snap->ns_devices[dv];
         struct sums s;
 
         device_sums(d, pids, npids, pods, &s);
-        fprintf(out, "\nGPU %u  %s  %s\n", d->nd_index, d->nd_uuid, d->nd_model);
+        fprintf(out, "\nGPU %u  ", d->nd_index);
+        put(out, d->nd_uuid);
+        fputs("  ", out);
+        put(out, d->nd_model);
+        fputc('\n', out);
         fprintf(out,
                 "  total %.1f MiB   free %.1f MiB   used %.1f MiB (total - free)   "
                 "unattributed %.1f MiB\n",
@@ -126,11 +145,15 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
                 snprintf(mib, sizeof(mib), "?");
             else
                 snprintf(mib, sizeof(mib), "%.1f", (double)used / MIB);
-            if (w == ATTR_POD)
-                fprintf(out, "  %8" PRIu32 " %10s  %s/%s %s\n", d->nd_procs[i].np_pid,
-                        mib, pod->pp_namespace, pod->pp_name,
-                        container ? container : "(container not matched)");
-            else
+            if (w == ATTR_POD) {
+                fprintf(out, "  %8" PRIu32 " %10s  ", d->nd_procs[i].np_pid, mib);
+                put(out, pod->pp_namespace);
+                fputc('/', out);
+                put(out, pod->pp_name);
+                fputc(' ', out);
+                put(out, container ? container : "(container not matched)");
+                fputc('\n', out);
+            } else
                 fprintf(out, "  %8" PRIu32 " %10s  unattributed: %s\n",
                         d->nd_procs[i].np_pid, mib, why_text(w, list_ok));
         }

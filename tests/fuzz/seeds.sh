@@ -17,7 +17,7 @@ command -v jq >/dev/null 2>&1 || {
     exit 1
 }
 rm -rf "$C"
-mkdir -p "$C/alert" "$C/quantity" "$C/prom" "$C/pods" "$C/jscan"
+mkdir -p "$C/alert" "$C/quantity" "$C/prom" "$C/pods" "$C/jscan" "$C/termtext"
 
 # seed TARGET NAME TEXT: one file, no trailing newline.
 seed() {
@@ -168,3 +168,11 @@ printf '["\300\257","\355\240\200","\364\220\200\200"]' >"$C/jscan/utf8-invalid"
 printf '[12\0]' >"$C/jscan/nul-after-number"
 # A number of 600 characters: js_number converts at most 511, js_skip any.
 printf '[%s,1]' "$(printf '1.%0598d' 0)" >"$C/jscan/long-number"
+
+# --- text for a terminal (fuzz_termtext: buffer size, columns, then text) ---
+printf '\377\377GPUVRAMLow\n2026-06-02T10:00:00Z info forged' >"$C/termtext/newline"
+printf '\020\010\033[2J\007\177 ml/onnx-1' >"$C/termtext/c0-del"
+printf '\040\377\302\233\233\302\205\302\237\302\240' >"$C/termtext/c1"
+printf '\041\011\342\200\256abc\342\200\250\342\200\251\342\201\246\330\234' >"$C/termtext/bidi"
+printf '\377\377\300\257\355\240\200\342\200\364\220\200\200\\x1b \\u{202E} "q"' >"$C/termtext/invalid-and-backslash"
+printf '\005\377caf\303\251 \360\237\230\200 \363\240\201\201\357\273\277' >"$C/termtext/kept-and-tags"
