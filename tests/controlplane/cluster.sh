@@ -260,7 +260,8 @@ cp_sa_token() {
 }
 
 # cp_gpu_node NAME [podCIDR] -- a Node object that kwok plays: a GPU node by
-# GPU_NODE_SELECTOR's default label, no gpumem capacity yet (advertise puts it).
+# GPU_NODE_SELECTOR's default label, a time-sliced GPU (nvidia.com/gpu 16: the
+# device plugin's replicas), no gpumem capacity yet (advertise puts it).
 cp_gpu_node() {
     kc apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -276,8 +277,8 @@ metadata:
 spec:
   ${2:+podCIDR: $2}
 status:
-  capacity: {cpu: "32", memory: 128Gi, pods: "110", nvidia.com/gpu: "1"}
-  allocatable: {cpu: "32", memory: 128Gi, pods: "110", nvidia.com/gpu: "1"}
+  capacity: {cpu: "32", memory: 128Gi, pods: "110", nvidia.com/gpu: "16"}
+  allocatable: {cpu: "32", memory: 128Gi, pods: "110", nvidia.com/gpu: "16"}
 EOF
 }
 
