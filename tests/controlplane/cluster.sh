@@ -288,10 +288,10 @@ cp_audit_json() { cat "$CP_DIR/audit.log" 2>/dev/null; }
 cp_dump_logs() {
     local f
     for f in "$CP_DIR"/*.log "$TMP"/*.log; do
-        [ -f "$f" ] || continue
-        case "$f" in */audit.log) continue ;; esac
-        echo "----- $(basename "$f") (last 40 lines)"
-        tail -40 "$f"
+        [ -s "$f" ] || continue
+        case "$f" in */audit.log | */prom.log) continue ;; esac
+        echo "----- $(basename "$f") (last 25 lines)"
+        tail -25 "$f"
     done
 }
 
@@ -314,10 +314,15 @@ cp_stop() {
     done
 }
 
+# GVW_CP_KEEP=DIR keeps every log and the audit log of a failed run there.
 cp_exit() {
     local rc=$?
     if [ "$FAILED" -gt 0 ] || [ "$rc" -ne 0 ]; then
         cp_dump_logs
+        if [ -n "${GVW_CP_KEEP:-}" ]; then
+            mkdir -p "$GVW_CP_KEEP" && cp "$CP_DIR"/*.log "$TMP"/*.log "$TMP"/*.db "$GVW_CP_KEEP/" 2>/dev/null
+            echo "logs kept in $GVW_CP_KEEP"
+        fi
     fi
     cp_stop
     cleanup

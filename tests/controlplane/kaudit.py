@@ -11,7 +11,9 @@ this project's ServiceAccounts did, against what deploy/'s RBAC grants them.
       401/403; a dry run counts, it needs the verb too).
 
 A resource is written "pods", "pods/eviction", "events.k8s.io/events" (core
-group: no prefix). Only ResponseComplete events are read.
+group: no prefix). Only ResponseComplete events of this project's binaries
+(User-Agent gpu-vram-watchdog/...) are read: a test's own probes with a
+token (curl) are not what the RBAC serves.
 """
 import json
 import sys
@@ -30,6 +32,8 @@ def events(path, users):
             if e.get("stage") != "ResponseComplete":
                 continue
             if e.get("user", {}).get("username") not in users:
+                continue
+            if not e.get("userAgent", "").startswith("gpu-vram-watchdog/"):
                 continue
             yield e
 
