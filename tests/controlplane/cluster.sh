@@ -30,6 +30,8 @@ cp_abort() {
 # cp_bin -- finds (or builds) the control plane binaries; sets CP_BIN.
 cp_bin() {
     local b
+    [ -z "${GVW_CP_BUILD_ERROR:-}" ] ||
+        cp_abort "the pinned control plane builds (scripts/test.sh ran tests/controlplane/build.sh)" "$GVW_CP_BUILD_ERROR"
     if [ -z "${GVW_CP_BIN:-}" ]; then
         GVW_CP_BIN=$("$CP_SRC_DIR/build.sh") ||
             cp_abort "the pinned control plane builds (tests/controlplane/build.sh)" "see its output above"
