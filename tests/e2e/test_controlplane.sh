@@ -245,7 +245,7 @@ if want g; then
     serve_up g KUBE_TOKEN_FILE="$TMP/g.token" GPU_NODE_SELECTOR=gvw.test/node=gpu-g
     G_STARTED=$(date +%s)
     # Its first call (the start-up capacity patch) is made with the old token.
-    g_first() { kube_calls >/dev/null; grep -q "\"JTI=$G_JTI_OLD\"" "$CP_DIR/audit.log"; }
+    g_first() { grep -q "\"JTI=$G_JTI_OLD\"" "$CP_DIR/audit.log"; }
     if wait_for 20 g_first; then pass "serve (g) calls the API server with the bound token"; else
         fail "serve (g) calls the API server with the bound token" "$(tail -5 "$TMP/serve-g.log")"
     fi
@@ -495,55 +495,75 @@ EOF
 fi
 
 # --- (j) a StatefulSet pod replaced between the decision and the eviction ----------
+# j_case NAME CORDON -- serve NAME decides on cache-0 and first asks it to release;
+# the release endpoint holds its answer while the test deletes cache-0 and the
+# StatefulSet recreates it (same name, new UID); then the answer (503) lets
+# the eviction go, with the old UID. CORDON=1: the node is cordoned first, so
+# the replacement stays Pending and the server retries the conflict for ~10 s
+# before its 409; CORDON=0: the replacement runs and the 409 comes at once.
+# Either way the replacement must be untouched.
+j_eviction_seconds() {
+    python3 - "$CP_DIR/audit.log" "$CP_SA_SERVE" "$1" <<'PY'
+import json, sys
+from datetime import datetime
+f = lambda s: datetime.strptime(s[:26].rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f")
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if (e.get("stage") == "ResponseComplete" and e["user"]["username"] == sys.argv[2]
+            and e["requestURI"].endswith("/namespaces/j/pods/cache-0/eviction")
+            and f(e["requestReceivedTimestamp"]) >= f(sys.argv[3])):
+        print("%d %.1f" % (e["responseStatus"]["code"], (f(e["stageTimestamp"]) - f(e["requestReceivedTimestamp"])).total_seconds()))
+PY
+}
+j_case() {
+    local name=$1 cordon=$2 ip old new_uid new_rv d since ev rpid
+    wait_for 60 ready_all j 1
+    wait_seated gpu-j 14600 "$name: Prometheus sees gpu-j's tenants (cache-0 over budget, ballast protected)"
+    ip=$(kc get pod -n j cache-0 -o jsonpath='{.status.podIP}')
+    old=$(uid_of j cache-0)
+    python3 "$CPS/slow_release.py" --listen "$ip:18080" --asked "$TMP/$name.asked" --go "$TMP/$name.go" \
+        >"$TMP/$name-release.out" 2>"$TMP/$name-release.log" &
+    rpid=$!
+    PIDS+=("$rpid")
+    wait_for 10 grep -q '^listening' "$TMP/$name-release.out" ||
+        fail "$name: the slow release endpoint listens on cache-0's IP $ip" "$(cat "$TMP/$name-release.log")"
+    since=$(date -u +%Y-%m-%dT%H:%M:%S.%6N)
+    serve_up "$name" GPU_NODE_SELECTOR=gvw.test/node=gpu-j RELEASE_WAIT=20s
+    post_alert "$name" gpu-j
+    if wait_for 30 test -f "$TMP/$name.asked"; then
+        pass "$name: serve chose cache-0 and asks it to release first (the answer is held)"
+    else
+        fail "$name: serve asks cache-0 to release" "$(tail -5 "$TMP/serve-$name.log")"
+    fi
+    [ "$cordon" = 1 ] && kc cordon gpu-j >/dev/null
+    kc delete pod -n j cache-0 --wait=true --timeout=30s >/dev/null
+    j_replaced() { local u; u=$(uid_of j cache-0); [ -n "$u" ] && [ "$u" != "$old" ]; }
+    wait_for 30 j_replaced || fail "$name: the StatefulSet recreates cache-0"
+    [ "$cordon" = 1 ] || wait_for 30 ready_all j 1 || fail "$name: the replacement runs"
+    new_uid=$(uid_of j cache-0)
+    new_rv=$(rv_of j cache-0)
+    touch "$TMP/$name.go" # the release answers 503: on to the eviction, with the old UID
+    d=$(decision "$name")
+    ev=$(j_eviction_seconds "$since")
+    timing "${name}_eviction_code_and_server_seconds" "$(echo "$ev" | paste -sd,)"
+    expect_eq "$name: the eviction against the old UID was answered 409, once" 409 "$(echo "$ev" | awk '{ print $1 }' | paste -sd' ')"
+    expect_eq "$name: the replacement is untouched (same UID and resourceVersion, not terminating)" \
+        "$new_uid $new_rv null" "$(kc get pod -n j cache-0 -o json | jq -r '"\(.metadata.uid) \(.metadata.resourceVersion) \(.metadata.deletionTimestamp)"')"
+    expect_eq "$name: serve read the server's 409 (the decision did not fail)" "not failed" \
+        "$(echo "$d" | jq -r 'if .result == "failed" then "failed: \(.error)" elif .result == null then "no decision" else "not failed" end')"
+    expect_eq "$name: serve is still running" yes "$(kill -0 "${SPID[$name]}" 2>/dev/null && echo yes || tail -3 "$TMP/serve-$name.log")"
+    [ "$cordon" = 1 ] && kc uncordon gpu-j >/dev/null
+    kill "$rpid" 2>/dev/null # the replacement may get the same address
+    wait "$rpid" 2>/dev/null
+    serve_down "$name"
+}
 if want j; then
     namespace j
     tenant Deployment j ballast gpu-j 12800 13600 gpu-vram-watchdog/protected=true
     tenant StatefulSet j cache gpu-j 500 1000 gpu-vram-watchdog/release=18080/release
     wait_for 60 npods_is j 2
-    ready_all j || fail "the j tenants run"
-    wait_seated gpu-j 14600 "Prometheus sees gpu-j's tenants (cache over budget, ballast protected)"
-    ip=$(kc get pod -n j cache-0 -o jsonpath='{.status.podIP}')
-    OLD_UID=$(uid_of j cache-0)
-    python3 "$CPS/slow_release.py" --listen "$ip:18080" --asked "$TMP/j.asked" --go "$TMP/j.go" \
-        >"$TMP/slow.out" 2>"$TMP/slow.log" &
-    PIDS+=($!)
-    wait_for 10 grep -q '^listening' "$TMP/slow.out" || fail "the slow release endpoint listens on cache-0's IP $ip" "$(cat "$TMP/slow.log")"
-    serve_up j GPU_NODE_SELECTOR=gvw.test/node=gpu-j RELEASE_WAIT=20s
-    post_alert j gpu-j
-    if wait_for 30 test -f "$TMP/j.asked"; then
-        pass "j: serve chose cache-0 and asks it to release first (the answer is held)"
-    else
-        fail "j: serve asks cache-0 to release" "$(tail -5 "$TMP/serve-j.log")"
-    fi
-    # Meanwhile the pod is replaced. The node is cordoned first, so the
-    # replacement stays Pending: an eviction against the old UID then meets
-    # the server's conflict retry (~10 s) before its 409.
-    kc cordon gpu-j >/dev/null
-    kc delete pod -n j cache-0 --wait=true --timeout=30s >/dev/null
-    replaced() { local u; u=$(uid_of j cache-0); [ -n "$u" ] && [ "$u" != "$OLD_UID" ]; }
-    wait_for 30 replaced || fail "j: the StatefulSet recreates cache-0"
-    NEW_UID=$(uid_of j cache-0)
-    NEW_RV=$(rv_of j cache-0)
-    touch "$TMP/j.go" # the release answers 503: on to the eviction, with the old UID
-    d=$(decision j)
-    expect_eq "j: the eviction of the old cache-0 was answered 409 (UID precondition)" 409 "$(evictions_of j cache-0)"
-    lat=$(python3 - "$CP_DIR/audit.log" "$CP_SA_SERVE" <<'PY'
-import json, sys
-from datetime import datetime
-for l in open(sys.argv[1]):
-    e = json.loads(l)
-    if e.get("stage") == "ResponseComplete" and e["user"]["username"] == sys.argv[2] and e["requestURI"].endswith("/namespaces/j/pods/cache-0/eviction"):
-        f = lambda s: datetime.strptime(s[:26].rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f")
-        print("%.1f" % (f(e["stageTimestamp"]) - f(e["requestReceivedTimestamp"])).total_seconds())
-PY
-)
-    timing eviction_409_server_seconds "$lat"
-    expect_eq "j: the replacement is untouched (same UID, same resourceVersion, not terminating)" \
-        "$NEW_UID $NEW_RV null" "$(kc get pod -n j cache-0 -o json | jq -r '"\(.metadata.uid) \(.metadata.resourceVersion) \(.metadata.deletionTimestamp)"')"
-    expect_eq "j: serve read the server's 409 (not a timeout): the decision did not fail" "not failed" \
-        "$(echo "$d" | jq -r 'if .result == "failed" then "failed: \(.error)" else "not failed" end')"
-    kc uncordon gpu-j >/dev/null
-    serve_down j
+    j_case j1 1
+    j_case j2 0
 fi
 
 # --- (h) finished pods hold no seat ----------------------------------------------
