@@ -13,10 +13,31 @@ struct pod_parse_opts {
 };
 
 /*
+ * A node's list may hold at most this many pods that have not finished, and
+ * their kept strings (names, UID, IP, annotation values, budget errors) at most
+ * POD_LIST_MAX_TEXT bytes; beyond either the list is refused as too large. A
+ * kubelet seats at most 110 pods by default; what a 32 MiB body of tiny pods
+ * would cost in the pod model, the decision's candidates and the audit row is
+ * past the daemons' 64 MiB memory limits (BENCHMARKS.md). Finished pods
+ * (phase Succeeded or Failed) hold no seat: they are dropped as they are read
+ * and count toward neither bound.
+ */
+#define POD_LIST_MAX 10000
+#define POD_LIST_MAX_TEXT (4u << 20)
+/* The start of the reason a too-large list is refused with. */
+#define POD_LIST_TOO_LARGE "pod list too large"
+
+/* The reason a list past the bounds is refused with, into err: by_text 0 when it
+ * held more than POD_LIST_MAX pods, 1 when their strings passed POD_LIST_MAX_TEXT. */
+void pods_json_too_large(int by_text, char *err, size_t errlen);
+
+/*
  * Parses a v1 PodList body (len bytes, need not be NUL-terminated). A pod
  * whose budget cannot be read is kept with BUDGET_BAD and a reason; only a
  * document that is not a PodList (not JSON, no items array, an item without
- * metadata.name/namespace/uid) fails. Returns 0 and fills out (the caller
+ * metadata.name/namespace/uid) fails, and so does a list past the bounds
+ * above. Pods in phase Succeeded or Failed are not in out: they are no tenant
+ * anywhere. Returns 0 and fills out (the caller
  * frees it with pod_list_free()), or -1 with a reason in err and nothing
  * allocated.
  */

@@ -51,7 +51,8 @@ test_up(void **state)
 }
 
 /* Budgets: bytes = MiB x 1048576, one series per pod that declares a
- * readable one and has not finished, even without VRAM; the errors counter. */
+ * readable one, even without VRAM; the errors counter. (Finished pods never
+ * reach the list: test_podlist's test_phase.) */
 static void
 test_budgets(void **state)
 {
@@ -80,19 +81,19 @@ test_budgets(void **state)
     items[2] = (struct pl_pod){.pp_uid = "u2", .pp_namespace = "ml", .pp_name = "none"};
     items[3] = (struct pl_pod){.pp_uid = "u3",
                                .pp_namespace = "ml",
-                               .pp_name = "done",
+                               .pp_name = "tiny",
                                .pp_budget = PL_BUDGET_OK,
-                               .pp_budget_mib = 1,
-                               .pp_finished = 1};
+                               .pp_budget_mib = 1};
     items[4] = items[0]; /* a list that repeats a pod still gives one series */
     buf_init(&b, 0);
     assert_int_equal(expo_render(&b, &st, &snap, &attr, &pods), 0);
     assert_non_null(strstr(b.b_data, "# TYPE gpu_pod_memory_budget_bytes gauge\n"
                                      "gpu_pod_memory_budget_bytes{node=\"node-1\","
-                                     "namespace=\"ml\",pod=\"llm\"} 5242880000\n#"));
+                                     "namespace=\"ml\",pod=\"llm\"} 5242880000\n"
+                                     "gpu_pod_memory_budget_bytes{node=\"node-1\","
+                                     "namespace=\"ml\",pod=\"tiny\"} 1048576\n#"));
     assert_null(strstr(b.b_data, "pod=\"bad\""));
     assert_null(strstr(b.b_data, "pod=\"none\""));
-    assert_null(strstr(b.b_data, "pod=\"done\""));
     assert_non_null(strstr(b.b_data,
                            "# TYPE gpu_vram_exporter_budget_errors_total counter\n"
                            "gpu_vram_exporter_budget_errors_total 3\n"));
