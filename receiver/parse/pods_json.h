@@ -13,17 +13,19 @@ struct pod_parse_opts {
 };
 
 /*
- * A node's list may hold at most this many pods that have not finished, and
+ * A node's list may hold at most POD_LIST_MAX pods that have not finished, and
  * their kept strings (names, UID, IP, annotation values, budget errors) at most
  * POD_LIST_MAX_TEXT bytes; beyond either the list is refused as too large. A
- * kubelet seats at most 110 pods by default; what a 32 MiB body of tiny pods
- * would cost in the pod model, the decision's candidates and the audit row is
- * past the daemons' 64 MiB memory limits (BENCHMARKS.md). Finished pods
- * (phase Succeeded or Failed) hold no seat: they are dropped as they are read
- * and count toward neither bound.
+ * kubelet seats at most 110 pods by default (5,000 is the project's benchmark
+ * node); with these bounds and the 32 MiB body cap, serve's decision and the
+ * exporter's two lists stay near 55 MiB at worst, under the shipped 64 Mi
+ * limits (BENCHMARKS.md, tests/fault/podlist_rss.sh), where a 32 MiB list of
+ * tiny pods once took 326 MiB. Finished pods (phase Succeeded or Failed)
+ * hold no seat: they are dropped as they are read and count toward neither
+ * bound.
  */
-#define POD_LIST_MAX 10000
-#define POD_LIST_MAX_TEXT (4u << 20)
+#define POD_LIST_MAX 5000
+#define POD_LIST_MAX_TEXT (2u << 20)
 /* The start of the reason a too-large list is refused with. */
 #define POD_LIST_TOO_LARGE "pod list too large"
 

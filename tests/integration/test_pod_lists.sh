@@ -27,7 +27,7 @@ pods_json() {
         "$(pod crashed Failed 3k "${U}3")" "$(pod web Running 2k "${U}4")" \
         "$(pod broken-done Succeeded 5q "${U}5")" "$(pod waiting Pending 1k "${U}6")"
 }
-# A list of N running tiny pods (Python: a shell loop takes too long for 10,001).
+# A list of N running tiny pods (Python: a shell loop takes too long for 5,001).
 many_running() {
     python3 -c 'import sys
 n = int(sys.argv[1])
@@ -77,24 +77,24 @@ expect_eq "check: the candidates are the pods that have not finished" "llm waiti
     "$(printf '%s' "$out" | jq -r '[.candidates[].pod] | sort | join(" ")')"
 
 # --- a list past POD_LIST_MAX pods that have not finished --------------------------
-many_running 10001 | put "pods-$NODE"
+many_running 5001 | put "pods-$NODE"
 out=$(GPU_TOTAL_MIB=9000 "$GVW_BINARY" check --node "$NODE" --format json 2>"$TMP/err")
 expect_eq "too large: check says skipped_kube" skipped_kube "$(printf '%s' "$out" | jq -r .result)"
 expect_contains "too large: the reason says the pod list is too large" \
     "could not be listed (the pod list is too large)" "$(printf '%s' "$out" | jq -r .reason)"
 expect_contains "too large: the error names the bound" \
-    "pod list too large: more than 10000 pods that have not finished" \
+    "pod list too large: more than 5000 pods that have not finished" \
     "$(printf '%s' "$out" | jq -r .error)"
 out=$("$GVW_BINARY" budgets --node "$NODE" --format json 2>"$TMP/err")
 expect_contains "too large: budgets says why it has no budgets" "pod list too large" \
     "$(printf '%s' "$out" | jq -r '.error // .gpus[0].error // empty')"
-# The same 10,001 pods with one finished: 10,000 that have not finished is within bounds.
+# The same 5,001 pods with one finished: 5,000 that have not finished is within bounds.
 python3 -c 'import json,sys
 d = json.load(open(sys.argv[1])); d["items"][0]["status"]["phase"] = "Succeeded"
 json.dump(d, open(sys.argv[1] + ".tmp", "w"))' "$KUBE/pods-$NODE" && mv "$KUBE/pods-$NODE.tmp" "$KUBE/pods-$NODE"
 out=$(GPU_TOTAL_MIB=9000 "$GVW_BINARY" check --node "$NODE" --format json 2>"$TMP/err")
-expect_eq "10,000 pods that have not finished and one that has: judged" \
-    "skipped_no_candidate 10002" \
+expect_eq "5,000 pods that have not finished and one that has: judged" \
+    "skipped_no_candidate 5002" \
     "$(printf '%s' "$out" | jq -r '"\(.result) \(.candidates | length)"')"
 
 # --- the exporter ------------------------------------------------------------------
@@ -129,7 +129,7 @@ expect_contains "exporter: a finished pod's unreadable budget is no error" \
 expect_not_contains "exporter: nor logged" "broken-done" "$(cat "$TMP/exporter.log")"
 
 # Now the list grows past the bound and a process of an unknown pod asks for a re-list.
-many_running 10001 | put "pods-$NODE"
+many_running 5001 | put "pods-$NODE"
 state "gpu 0 GPU-0aaa 16106127360 6442450944 Tesla T4" "proc 0 101 $((4 * GIB)) compute" \
     "proc 0 102 $GIB compute"
 logged() { grep -q 'pod list too large' "$TMP/exporter.log"; }

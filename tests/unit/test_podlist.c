@@ -296,13 +296,13 @@ test_too_large(void **state)
     assert_int_equal(podlist_parse(doc, len, RES, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, POD_LIST_MAX);
     assert_non_null(podlist_find(&l, "u0"));
-    assert_null(podlist_find(&l, "u10000"));
+    assert_null(podlist_find(&l, "u5000"));
     podlist_free(&l);
     free(doc);
 
     doc = many_pods(POD_LIST_MAX + 1, 0, 0, &len);
     assert_int_equal(podlist_parse(doc, len, RES, &l, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "pod list too large: more than 10000 pods that have not "
+    assert_non_null(strstr(err, "pod list too large: more than 5000 pods that have not "
                                 "finished"));
     assert_int_equal(l.pl_count, 0);
     assert_null(l.pl_items);

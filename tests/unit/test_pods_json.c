@@ -772,7 +772,7 @@ test_too_large(void **state)
     doc = many_pods(POD_LIST_MAX + 1, 0, 0, &len);
     memset(&l, 0xa5, sizeof(l));
     assert_int_equal(pods_json_parse(doc, len, &opts, &l, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "pod list too large: more than 10000 pods that have not "
+    assert_non_null(strstr(err, "pod list too large: more than 5000 pods that have not "
                                 "finished"));
     assert_null(l.pl_pods);
     assert_int_equal(l.pl_count, 0);
