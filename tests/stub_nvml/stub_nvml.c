@@ -14,7 +14,20 @@
  * NVML_ERROR_DRIVER_NOT_LOADED; so does "init fail", and once it appears in
  * a running process nvmlDeviceGetCount* answers the same (the driver went
  * away), so the caller has to init again. A malformed line is reported on stderr and
- * ignored. Signatures and codes are NVIDIA's public ones. */
+ * ignored. Signatures and codes are NVIDIA's public ones.
+ *
+ * GVW_STUB_NVML_EVIL (read at every call; a comma list, or "all") makes the
+ * library misbehave the ways a buggy or hostile driver could, to prove the
+ * caller trusts nothing it should not:
+ *     overcount     a process list filled into a buffer answers SUCCESS with a
+ *                   count 1000 past the buffer's size
+ *     size-success  the size query (no buffer) answers SUCCESS with the count,
+ *                   writing nothing, instead of NVML_ERROR_INSUFFICIENT_SIZE
+ *     huge          every process reports 2^63 bytes (the file's figure ignored;
+ *                   "na" stays na)
+ *     badname       names and UUIDs carry invalid UTF-8 (a lone continuation,
+ *                   0xFF, an overlong '/', a surrogate, a cut sequence) and the
+ *                   characters the exposition must escape (" \ newline) */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +92,23 @@ static struct {
     struct nvmlDevice_st gpus[MAX_GPUS];
     unsigned ngpus;
 } st;
+
+/* Whether GVW_STUB_NVML_EVIL names word (or is "all"). */
+static int
+evil(const char *word)
+{
+    const char *e = getenv("GVW_STUB_NVML_EVIL"), *p;
+    size_t n = strlen(word);
+
+    if (e == NULL)
+        return 0;
+    if (strcmp(e, "all") == 0)
+        return 1;
+    for (p = e; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == e || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
 
 static int
 parse_u64(const char *s, unsigned long long *out)
@@ -314,18 +344,37 @@ copy_text(const char *s, char *out, unsigned int len)
     return NVML_SUCCESS;
 }
 
+/* s, with badname: wrapped in invalid UTF-8 and characters to escape, as
+ * much as fits NVML's 96-byte buffers. */
+static const char *
+maybe_bad(const char *s, char *buf, size_t len)
+{
+    if (!evil("badname"))
+        return s;
+    snprintf(buf, len, "\x80%.40s \xff\xc0\xaf\xed\xa0\x80 \"q\" b\\s\nl \xe2\x82", s);
+    return buf;
+}
+
 EXPORT nvmlReturn_t
 nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned int len)
 {
     nvmlReturn_t rc = check_dev(dev);
-    return rc != NVML_SUCCESS ? rc : copy_text(dev->uuid, uuid, len);
+    char buf[96];
+
+    return rc != NVML_SUCCESS
+               ? rc
+               : copy_text(maybe_bad(dev->uuid, buf, sizeof(buf)), uuid, len);
 }
 
 EXPORT nvmlReturn_t
 nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigned int len)
 {
     nvmlReturn_t rc = check_dev(dev);
-    return rc != NVML_SUCCESS ? rc : copy_text(dev->name, name, len);
+    char buf[96];
+
+    return rc != NVML_SUCCESS
+               ? rc
+               : copy_text(maybe_bad(dev->name, buf, sizeof(buf)), name, len);
 }
 
 EXPORT nvmlReturn_t
@@ -362,29 +411,37 @@ list(nvmlDevice_t dev, int graphics, unsigned int *count, void *infos, size_t re
         return NVML_ERROR_INVALID_ARGUMENT;
     for (int i = 0; i < dev->nprocs; i++)
         n += graphics ? dev->procs[i].graphics : dev->procs[i].compute;
+    if (infos == NULL && n > 0 && evil("size-success")) {
+        *count = n; /* "success", and nothing written anywhere */
+        return NVML_SUCCESS;
+    }
     if (*count < n || (n > 0 && infos == NULL)) {
         *count = n;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     for (int i = 0; i < dev->nprocs; i++) {
         const struct proc *p = &dev->procs[i];
+        unsigned long long used = p->used;
         if (!(graphics ? p->graphics : p->compute))
             continue;
+        if (evil("huge") && used != NVML_VALUE_NOT_AVAILABLE)
+            used = 1ULL << 63;
         if (rec == sizeof(nvmlProcessInfo_v1_t)) {
             nvmlProcessInfo_v1_t *r = (nvmlProcessInfo_v1_t *)infos + k;
             r->pid = p->pid;
-            r->usedGpuMemory = p->used;
+            r->usedGpuMemory = used;
         } else {
             nvmlProcessInfo_t *r = (nvmlProcessInfo_t *)infos + k;
             memset(r, 0, sizeof(*r));
             r->pid = p->pid;
-            r->usedGpuMemory = p->used;
+            r->usedGpuMemory = used;
             r->gpuInstanceId = 0xFFFFFFFFu;
             r->computeInstanceId = 0xFFFFFFFFu;
         }
         k++;
     }
-    *count = n;
+    /* overcount: the buffer's size plus records that were never written */
+    *count = evil("overcount") && infos != NULL ? *count + 1000 : n;
     return NVML_SUCCESS;
 }
 
