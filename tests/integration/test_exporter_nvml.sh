@@ -121,6 +121,34 @@ out=$(once_json all); rc=$?
 expect_eq "all: --once --format json exits 0 with 3 processes" "0 3" \
     "$rc $(printf '%s' "$out" | jq -r '.gpus[0].processes | length')"
 
+# --- a node of a T4 and an H100 as real cards report them --------------------------
+# The stub's "card" records: NVML's names and totals, the driver's reserve, and each
+# process reported with its CUDA context (500 MiB): used is more than the processes.
+MIB=1048576
+state "card 0 GPU-t4 T4" "card 1 GPU-h100 H100" \
+    "proc 0 101 $((4 * GIB)) compute" "proc 0 401 $GIB compute" "proc 1 102 $((20 * GIB)) both"
+run_exporter none-cards
+D0='node="gpu-node-1",gpu="0",uuid="GPU-t4"' D1='node="gpu-node-1",gpu="1",uuid="GPU-h100"'
+expect_contains "cards: the T4's total and name" \
+    "gpu_memory_total_bytes{$D0,model=\"Tesla T4\"} $((15360 * MIB))" "$M"
+expect_contains "cards: the H100's total and name" \
+    "gpu_memory_total_bytes{$D1,model=\"NVIDIA H100 80GB HBM3\"} $((81559 * MIB))" "$M"
+expect_contains "cards: T4 used = reserve 300 + (4 GiB + context) + host (1 GiB + context)" \
+    "gpu_memory_used_bytes{$D0,model=\"Tesla T4\"} $(((300 + 4596 + 1524) * MIB))" "$M"
+expect_contains "cards: T4 free = total - used" \
+    "gpu_memory_free_bytes{$D0,model=\"Tesla T4\"} $(((15360 - 6420) * MIB))" "$M"
+expect_contains "cards: llm-0 on the T4 is charged its context" "$SERIES,uuid=\"GPU-t4\"} $((4596 * MIB))" "$M"
+expect_contains "cards: T4 unattributed = the driver's reserve + the host process" \
+    "gpu_memory_unattributed_bytes{$D0} $(((300 + 1524) * MIB))" "$M"
+expect_contains "cards: H100 unattributed = the driver's reserve alone" \
+    "gpu_memory_unattributed_bytes{$D1} $((480 * MIB))" "$M"
+promtool_ok cards "$TMP/metrics-none-cards.txt"
+stop_exporter none-cards
+out=$(once_json none)
+expect_eq "cards: --once tells the memory no process holds (the reserve) per card" \
+    "$((300 * MIB)) $((480 * MIB))" \
+    "$(printf '%s' "$out" | jq -r '[.gpus[].no_process_bytes] | map(tostring) | join(" ")')"
+
 # --- the receiver reads a saturated series as impossible ----------------------------
 cat >"$TMP/prom.json" <<'JSON'
 {"status":"success","data":{"resultType":"vector","result":[

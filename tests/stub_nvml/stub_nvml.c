@@ -10,6 +10,18 @@
  *     lost INDEX
  *     slow INDEX MILLISECONDS   (nvmlDeviceGetMemoryInfo of that GPU sleeps
  *                                that long first: a driver call that hangs)
+ *     card INDEX UUID MODEL     a real card, its free memory following from its
+ *                                processes: MODEL T4, A10, L4, A100-40GB,
+ *                                A100-80GB or H100 gives NVML's name and total
+ *                                (15360 to 81559 MiB) and what the driver
+ *                                reserves (300 to 480 MiB); each process is
+ *                                reported with its CUDA context added (500 MiB
+ *                                unless "context" says otherwise), and free =
+ *                                total - reserve - the processes' figures, so
+ *                                used is more than the processes hold
+ *     reserve INDEX MIB         that card's driver reserve instead
+ *     context INDEX MIB         that card's context per process instead
+ * On a card, "proc ... USED" is what the process allocated itself.
  * A missing or unreadable file makes nvmlInit fail with
  * NVML_ERROR_DRIVER_NOT_LOADED; so does "init fail", and once it appears in
  * a running process nvmlDeviceGetCount* answers the same (the driver went
@@ -82,7 +94,37 @@ struct nvmlDevice_st {
     unsigned long long total, free;
     struct proc procs[MAX_PROCS];
     int nprocs;
+    int card;                            /* a "card" record: free follows the processes */
+    unsigned long long reserve, context; /* bytes, on a card */
+    int has_reserve, has_context;        /* set by their own records */
 };
+
+#define MIB 1048576ULL
+
+/* Real cards as NVML names them and nvidia-smi counts their memory; the
+ * reserve is about what the driver keeps (SPEC: ~300 MiB on a T4, ~480 on an
+ * H100). */
+static const struct {
+    const char *model, *name;
+    unsigned long long total_mib, reserve_mib;
+} cards[] = {
+    {"T4", "Tesla T4", 15360, 300},
+    {"A10", "NVIDIA A10", 23028, 400},
+    {"L4", "NVIDIA L4", 23034, 400},
+    {"A100-40GB", "NVIDIA A100-PCIE-40GB", 40960, 450},
+    {"A100-80GB", "NVIDIA A100 80GB PCIe", 81920, 480},
+    {"H100", "NVIDIA H100 80GB HBM3", 81559, 480},
+};
+#define CONTEXT_MIB 500
+
+/* What NVML reports for process p: on a card, its own memory and its context. */
+static unsigned long long
+reported(const struct nvmlDevice_st *g, const struct proc *p)
+{
+    if (p->used == NVML_VALUE_NOT_AVAILABLE || !g->card)
+        return p->used;
+    return p->used > ~0ULL - 1 - g->context ? ~0ULL - 1 : p->used + g->context;
+}
 
 static struct {
     int loaded, init_fail, inited;
@@ -201,6 +243,46 @@ parse_line(const char *path, int lineno, char *line)
             return;
         }
         st.gpus[idx].slow_ms = a;
+    } else if (strcmp(word, "card") == 0) {
+        char *uuid, *model;
+        size_t k;
+        struct nvmlDevice_st *g;
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS ||
+            (uuid = strtok_r(NULL, " ", &save)) == NULL ||
+            (model = strtok_r(NULL, " ", &save)) == NULL) {
+            bad(path, lineno, "card INDEX UUID MODEL");
+            return;
+        }
+        for (k = 0; k < sizeof(cards) / sizeof(cards[0]); k++)
+            if (strcmp(cards[k].model, model) == 0)
+                break;
+        if (k == sizeof(cards) / sizeof(cards[0])) {
+            bad(path, lineno, "MODEL is not T4, A10, L4, A100-40GB, A100-80GB or H100");
+            return;
+        }
+        g = &st.gpus[idx];
+        g->present = g->card = 1;
+        snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+        snprintf(g->name, sizeof(g->name), "%s", cards[k].name);
+        g->total = cards[k].total_mib * MIB;
+        if (!g->has_reserve)
+            g->reserve = cards[k].reserve_mib * MIB;
+        if (!g->has_context)
+            g->context = CONTEXT_MIB * MIB;
+        if (idx + 1 > st.ngpus)
+            st.ngpus = (unsigned)idx + 1;
+    } else if (strcmp(word, "reserve") == 0 || strcmp(word, "context") == 0) {
+        int reserve = strcmp(word, "reserve") == 0;
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS ||
+            parse_u64(strtok_r(NULL, " ", &save), &a) == -1 || a > (1ULL << 40)) {
+            bad(path, lineno, reserve ? "reserve INDEX MIB" : "context INDEX MIB");
+            return;
+        }
+        /* Before or after the card record: either way it wins. */
+        if (reserve)
+            st.gpus[idx].reserve = a * MIB, st.gpus[idx].has_reserve = 1;
+        else
+            st.gpus[idx].context = a * MIB, st.gpus[idx].has_context = 1;
     } else if (strcmp(word, "lost") == 0) {
         if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS) {
             bad(path, lineno, "lost INDEX");
@@ -394,7 +476,17 @@ nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
     }
     mem->total = dev->total;
     mem->free = dev->free;
-    mem->used = dev->total > dev->free ? dev->total - dev->free : 0;
+    if (dev->card) { /* the reserve and each process once, whichever lists it */
+        unsigned long long held = dev->reserve;
+        for (int i = 0; i < dev->nprocs; i++) {
+            unsigned long long r = reported(dev, &dev->procs[i]);
+            if (r == NVML_VALUE_NOT_AVAILABLE)
+                continue;
+            held = held >= dev->total || r >= dev->total - held ? dev->total : held + r;
+        }
+        mem->free = held < dev->total ? dev->total - held : 0;
+    }
+    mem->used = dev->total > mem->free ? dev->total - mem->free : 0;
     return NVML_SUCCESS;
 }
 
@@ -421,7 +513,7 @@ list(nvmlDevice_t dev, int graphics, unsigned int *count, void *infos, size_t re
     }
     for (int i = 0; i < dev->nprocs; i++) {
         const struct proc *p = &dev->procs[i];
-        unsigned long long used = p->used;
+        unsigned long long used = reported(dev, p);
         if (!(graphics ? p->graphics : p->compute))
             continue;
         if (evil("huge") && used != NVML_VALUE_NOT_AVAILABLE)
