@@ -69,6 +69,20 @@ out=$("$GVW_BINARY" budgets --node "$NODE" 2>&1)
 expect_not_contains "budgets table: no finished pod" "done" "$out"
 expect_not_contains "budgets table: no unreadable budget of a finished pod" "broken" "$out"
 
+# --- the page: the same seating chart ----------------------------------------------
+start_serve "$TMP/serve.log" WEBHOOK_AUTH=none AUDIT_DB="$TMP/audit.db" EVENTS=false \
+    GPUMEM_CAPACITY_MIB=14000 || { fail "serve starts"; finish; exit 1; }
+code=$(http_code GET / --max-time 20)
+expect_eq "the page answers" 200 "$code"
+expect_contains "the page: Σ budgets without the finished pods" \
+    "14000 MiB advertised, 7000 MiB of budgets declared" "$(cat "$TMP/body")"
+expect_contains "the page: llm's seat" "ml/llm: budget 4000 MiB" "$(cat "$TMP/body")"
+for gone in done crashed broken-done; do
+    expect_not_contains "the page: no seat for the finished ml/$gone" "ml/$gone:" "$(cat "$TMP/body")"
+done
+kill "$SERVE_PID" 2>/dev/null
+wait "$SERVE_PID" 2>/dev/null
+
 # --- check: a decision's candidates are the tenants --------------------------------
 out=$(GPU_TOTAL_MIB=9000 "$GVW_BINARY" check --node "$NODE" --format json 2>"$TMP/err")
 expect_eq "check: below the floor, llm (3000 MiB over its budget) is the victim" \
