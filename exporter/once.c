@@ -73,10 +73,10 @@ device_sums(const struct nvml_device *d, const struct attr_pid *pids, size_t npi
         enum attr_why w =
             attribute_process(d, i, pids, npids, pods, &used, &pod, &container, NULL);
         if (w == ATTR_POD)
-            s->pods += used;
+            s->pods = attr_add_sat(s->pods, used);
         else if (w == ATTR_NO_POD_CGROUP || w == ATTR_POD_UNKNOWN)
-            s->unattr_procs += used;
-        s->procs_known += used;
+            s->unattr_procs = attr_add_sat(s->unattr_procs, used);
+        s->procs_known = attr_add_sat(s->procs_known, used);
     }
     /* As attribute(): what no pod accounts for. */
     s->unattr = s->used > s->pods ? s->used - s->pods : 0;
@@ -162,6 +162,14 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
     }
 }
 
+/* A byte figure: an integer, or past INT64_MAX (a saturated sum, a figure
+ * NVML made up) a real, never a negative integer. */
+static json_t *
+bytes_json(uint64_t v)
+{
+    return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
 /* json_object_set_new(), and a NULL value (an allocation that failed) fails. */
 static int
 set(json_t *o, const char *k, json_t *v)
@@ -195,14 +203,13 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
             set(g, "index", json_integer(d->nd_index)) ||
             set(g, "uuid", json_string(d->nd_uuid)) ||
             set(g, "model", json_string(d->nd_model)) ||
-            set(g, "total_bytes", json_integer((json_int_t)d->nd_total)) ||
-            set(g, "free_bytes", json_integer((json_int_t)d->nd_free)) ||
-            set(g, "used_bytes", json_integer((json_int_t)s.used)) ||
-            set(g, "pods_bytes", json_integer((json_int_t)s.pods)) ||
-            set(g, "unattributed_bytes", json_integer((json_int_t)s.unattr)) ||
-            set(g, "unattributed_process_bytes",
-                json_integer((json_int_t)s.unattr_procs)) ||
-            set(g, "no_process_bytes", json_integer((json_int_t)s.no_proc)) ||
+            set(g, "total_bytes", bytes_json(d->nd_total)) ||
+            set(g, "free_bytes", bytes_json(d->nd_free)) ||
+            set(g, "used_bytes", bytes_json(s.used)) ||
+            set(g, "pods_bytes", bytes_json(s.pods)) ||
+            set(g, "unattributed_bytes", bytes_json(s.unattr)) ||
+            set(g, "unattributed_process_bytes", bytes_json(s.unattr_procs)) ||
+            set(g, "no_process_bytes", bytes_json(s.no_proc)) ||
             set(g, "processes", procs = json_array()))
             goto oom;
         for (size_t i = 0; i < d->nd_nprocs; i++) {
@@ -217,8 +224,7 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
                 continue;
             if ((p = json_object()) == NULL || json_array_append_new(procs, p) == -1 ||
                 set(p, "pid", json_integer(d->nd_procs[i].np_pid)) ||
-                set(p, "bytes",
-                    w == ATTR_NO_MEMORY ? json_null() : json_integer((json_int_t)used)) ||
+                set(p, "bytes", w == ATTR_NO_MEMORY ? json_null() : bytes_json(used)) ||
                 set(p, "namespace",
                     w == ATTR_POD ? json_string(pod->pp_namespace) : json_null()) ||
                 set(p, "pod", w == ATTR_POD ? json_string(pod->pp_name) : json_null()) ||

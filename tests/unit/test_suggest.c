@@ -247,6 +247,41 @@ test_pods(void **state)
     }
 }
 
+/* A finished pod of a workload (the replica it replaced, Succeeded or
+ * Failed) is kept for its history but declares nothing: no budget from it,
+ * a broken one is no error, and the live pods after it keep their own. */
+static void
+test_pods_finished(void **state)
+{
+    /* clang-format off */
+    static const char body[] =
+        "{\"kind\":\"PodList\",\"items\":["
+        "{\"metadata\":{\"name\":\"llm-5d9f8c7b6-old\",\"namespace\":\"ml\",\"uid\":\"u1\","
+        "\"ownerReferences\":" RS "},\"spec\":{\"containers\":[{\"name\":\"main\","
+        "\"resources\":{\"limits\":{\"r.io/m\":\"9k\"}}}]},\"status\":{\"phase\":\"Failed\"}},"
+        "{\"metadata\":{\"name\":\"job-x7k2p\",\"namespace\":\"ml\",\"uid\":\"u2\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"j\",\"resources\":{\"limits\":{\"r.io/m\":"
+        "\"5q\"}}}]},\"status\":{\"phase\":\"Succeeded\"}},"
+        POD("llm-5d9f8c7b6-new", RS, "\"5d9f8c7b6\"",
+            "[{\"name\":\"main\",\"resources\":{\"limits\":{\"r.io/m\":\"2k\"}}}]")
+        "]}";
+    /* clang-format on */
+    struct sg_pod_list l;
+    char err[256];
+
+    assert_int_equal(sg_pods_parse(body, strlen(body), "r.io/m", &l, err, sizeof(err)),
+                     0);
+    assert_int_equal(l.sl_count, 3);
+    assert_true(l.sl_pods[0].sp_terminal);
+    assert_int_equal(l.sl_pods[0].sp_budget_state, BUDGET_NONE);
+    assert_true(l.sl_pods[1].sp_terminal);
+    assert_int_equal(l.sl_pods[1].sp_budget_state, BUDGET_NONE);
+    assert_false(l.sl_pods[2].sp_terminal);
+    assert_int_equal(l.sl_pods[2].sp_budget_state, BUDGET_OK);
+    assert_int_equal(l.sl_pods[2].sp_budget_mib, 2000);
+    sg_pod_list_free(&l);
+}
+
 /* The tally: two series of one pod at one step are summed; a gone pod of
  * the same Deployment counts for it; under 1h of history gets no suggestion. */
 static void
@@ -464,6 +499,7 @@ main(void)
         cmocka_unit_test(test_cut_list),
         cmocka_unit_test(test_owners),
         cmocka_unit_test(test_pods),
+        cmocka_unit_test(test_pods_finished),
         cmocka_unit_test(test_tally),
         cmocka_unit_test(test_repeated_samples_counted_once),
         cmocka_unit_test(test_table_hostile),
