@@ -20,6 +20,7 @@
 #include "audit_format.h"
 #include "rfc3339.h"
 #include "store.h"
+#include "termtext.h"
 
 #define LISTING_MAX (256u * 1024 * 1024) /* bytes of JSON read from one --merge */
 
@@ -235,15 +236,12 @@ cmp_rows(const void *pa, const void *pb)
 static void
 replica_cell(FILE *out, const char *r, int w)
 {
-    char cell[REPLICA_CELL_MAX + 1];
-    size_t i;
+    size_t shown;
 
-    if (r == NULL)
-        r = "-";
-    for (i = 0; i < sizeof(cell) - 1 && r[i] != '\0'; i++)
-        cell[i] = r[i] > 0x20 && r[i] < 0x7f ? r[i] : '?';
-    cell[i] = '\0';
-    fprintf(out, "%-*s ", w, cell);
+    /* A replica name read from another file is outside text: cleaned like
+     * every other cell (termtext.h), padded by the columns it shows. */
+    shown = termtext_put(out, r == NULL ? "-" : r, (size_t)w);
+    fprintf(out, "%*s ", (int)((size_t)w - shown), "");
 }
 
 /* What the table prints of an object, as a decision (borrowing from it). */
@@ -279,7 +277,7 @@ print_rows(const struct rows *rs, size_t n, int json)
 
     for (size_t i = 0; i < n; i++) { /* the column is as wide as its longest name */
         const char *r = str_member(rs->rs_v[i].r_obj, "replica");
-        size_t len = r ? strlen(r) : 1;
+        size_t len = r ? termtext_width(r) : 1;
         if ((int)len > w)
             w = len > REPLICA_CELL_MAX ? REPLICA_CELL_MAX : (int)len;
     }

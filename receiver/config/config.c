@@ -316,6 +316,17 @@ config_validate_serve(const struct config *cfg, char *err, size_t errlen)
             snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: %s", why);
             return -1;
         }
+        /* deploy/ ships a placeholder Secret so `apply -k` works before a token
+         * exists; running with it would accept anyone who read the repository. */
+        if (strncmp(tok, "PLACEHOLDER", 11) == 0) {
+            snprintf(err, errlen,
+                     "WEBHOOK_TOKEN_FILE: holds the placeholder token deploy/ ships; "
+                     "generate one (openssl rand -hex 32) and put it in the "
+                     "gpu-vram-watchdog-webhook Secret");
+            token_wipe(tok, strlen(tok));
+            free(tok);
+            return -1;
+        }
         token_wipe(tok, strlen(tok));
         free(tok);
     }

@@ -25,7 +25,8 @@ void audit_format_time(int64_t ms, char *buf, size_t len);
  * result (json_decref). NULL on OOM. */
 json_t *audit_decision_json(const struct store_decision *d, int64_t id);
 /* One decision in full, human-readable (audit show, check --format table);
- * id < 0 prints it as not recorded. Control bytes print as '?'. */
+ * id < 0 prints it as not recorded. Every stored string is cleaned for the
+ * terminal (termtext.h): controls, bidi overrides and bad UTF-8 as escapes. */
 void audit_decision_print(FILE *out, const struct store_decision *d, int64_t id);
 
 /* The SPEC alert object: id, received_at, alertname, status, fingerprint,

@@ -20,3 +20,10 @@ add_test(NAME sim_smoke
           ${CMAKE_SOURCE_DIR}/tests/sim/scenarios/incident-2026-06-02.json)
 set_tests_properties(sim_smoke PROPERTIES LABELS "integration;sim" TIMEOUT 60
   SKIP_RETURN_CODE 77)
+
+# The answers a real API server gives to evictions and deletes (SPEC "A real API
+# server"): DELETE options from the body, PDB refusal forms, load shedding.
+add_test(NAME sim_answers
+  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/sim/answers.sh $<TARGET_FILE:gvw-sim>)
+set_tests_properties(sim_answers PROPERTIES LABELS "integration;sim" TIMEOUT 60
+  SKIP_RETURN_CODE 77)

@@ -49,12 +49,21 @@ reply_text(struct evhttp_request *req, int code, const char *ctype, const char *
     evbuffer_free(buf);
 }
 
-/* Sends body (stolen) as JSON; NULL body means memory ran out. */
+/* Sends body (stolen) as JSON; NULL body means memory ran out. A Status whose
+ * details suggest a wait also gets Retry-After, as the API server's
+ * ErrorNegotiated writes it. */
 static void
 reply_json(struct evhttp_request *req, int code, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    json_int_t wait = json_integer_value(
+        json_object_get(json_object_get(body, "details"), "retryAfterSeconds"));
+    char after[24];
 
+    if (wait > 0) {
+        snprintf(after, sizeof(after), "%lld", (long long)wait);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", after);
+    }
     json_decref(body);
     if (text == NULL) {
         reply_text(req, 500, "text/plain", "gvw-sim: out of memory\n");
@@ -120,14 +129,50 @@ record(struct world *w, const struct sim_request *rq, struct evhttp_request *req
             *rq->rq_query ? "?" : "", rq->rq_query, code);
 }
 
+/* Whether rq is an eviction or a pod's DELETE: what the scenario's "throttle" sheds. */
+static int
+recycles_pod(const struct sim_request *rq)
+{
+    const char *p = rq->rq_path;
+    size_t n = strlen(p);
+
+    if (strncmp(p, "/api/v1/namespaces/", 19) != 0 || strstr(p, "/pods/") == NULL)
+        return 0;
+    if (strcmp(rq->rq_method, "POST") == 0)
+        return n > 9 && strcmp(p + n - 9, "/eviction") == 0;
+    return strcmp(rq->rq_method, "DELETE") == 0 &&
+           strchr(strstr(p, "/pods/") + 6, '/') == NULL;
+}
+
+/* Load shedding, as max-in-flight and priority-and-fairness answer it (apiserver
+ * server/filters: tooManyRequests): plain text, Retry-After, no Status. */
+static void
+reply_shed(struct server *sv, struct evhttp_request *req, const struct sim_request *rq)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+    record(sv->sv_world, rq, req, 429, NULL);
+    evhttp_add_header(h, "Retry-After", sv->sv_world->w_sc->sc_throttle_retry_after);
+    evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+    reply_text(req, 429, "text/plain; charset=utf-8",
+               "Too many requests, please try again later.\n");
+}
+
 static void
 handle_api(struct server *sv, struct evhttp_request *req, const struct sim_request *rq)
 {
     int code, mutating =
                   strcmp(rq->rq_method, "GET") != 0 && strcmp(rq->rq_method, "HEAD") != 0;
+    int allowed = authorized(sv, req);
     json_t *out = NULL;
 
-    if (!authorized(sv, req)) {
+    /* Shedding comes after authentication, before anything is read or changed. */
+    if (allowed && recycles_pod(rq) && sv->sv_world->w_throttle_left > 0) {
+        sv->sv_world->w_throttle_left--;
+        reply_shed(sv, req, rq);
+        return;
+    }
+    if (!allowed) {
         code = 401;
         out = kubeapi_status(401, "Unauthorized", "Unauthorized", NULL, NULL);
     } else if (sv->sv_lease == NULL ||

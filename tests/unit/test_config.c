@@ -206,8 +206,13 @@ test_bad_values_name_the_setting(void **state)
         {"PROMETHEUS_URL", "prometheus:9090", "PROMETHEUS_URL: 'prometheus:9090' is not"},
         {"PROMETHEUS_URL", "", "PROMETHEUS_URL"},
         {"KUBE_API_URL", "ftp://x", "KUBE_API_URL"},
-        {"LISTEN_ADDR", "9808", "LISTEN_ADDR"},
-        {"LISTEN_ADDR", "0.0.0.0:99999", "LISTEN_ADDR"},
+        {"LISTEN_ADDR", "9808", "LISTEN_ADDR: '9808' is not host:port: no ':port'"},
+        {"LISTEN_ADDR", "0.0.0.0:99999",
+         "LISTEN_ADDR: '0.0.0.0:99999' is not host:port: the port is not a number"},
+        /* The shorthand Go programs accept: the message says what to write. */
+        {"LISTEN_ADDR", ":9808",
+         "LISTEN_ADDR: ':9808' is not host:port: the host is empty (0.0.0.0:PORT"},
+        {"LISTEN_ADDR", "::1:9808", "LISTEN_ADDR: '::1:9808' is not host:port: an IPv6"},
         {"USED_QUERY", "", "USED_QUERY: must not be empty"},
         /* Never a series label: every device query (FREE_QUERY=auto) would fail. */
         {"GPU_LABEL", "u-uid", "GPU_LABEL: 'u-uid' is not a Prometheus label name"},
@@ -263,6 +268,29 @@ test_serve_needs_a_token_file(void **state)
     assert_int_equal(load(&c, with, 0, NULL, err, sizeof(err)), 0);
     assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
     config_free(&c);
+}
+
+/* The Secret deploy/ ships holds a placeholder: serve refuses it by name, never
+ * runs with a token anyone can read in the repository. */
+static void
+test_serve_refuses_the_placeholder_token(void **state)
+{
+    char path[] = "/tmp/gvw-test-placeholder-XXXXXX";
+    int fd = mkstemp(path);
+    const char *env[] = {"WEBHOOK_TOKEN_FILE", path, NULL};
+    static const char tok[] = "PLACEHOLDER-replace-me-with-openssl-rand-hex-32\n";
+    struct config c;
+    char err[256];
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, tok, sizeof(tok) - 1), (ssize_t)(sizeof(tok) - 1));
+    close(fd);
+    assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "WEBHOOK_TOKEN_FILE: holds the placeholder token"));
+    assert_non_null(strstr(err, "openssl rand -hex 32"));
+    config_free(&c);
+    unlink(path);
 }
 
 static void
@@ -452,6 +480,7 @@ main(void)
         cmocka_unit_test(test_empty_string_is_empty_not_default),
         cmocka_unit_test(test_bad_values_name_the_setting),
         cmocka_unit_test(test_serve_needs_a_token_file),
+        cmocka_unit_test(test_serve_refuses_the_placeholder_token),
         cmocka_unit_test(test_bad_flag_value),
         cmocka_unit_test(test_kube_url_from_service_env),
         cmocka_unit_test(test_leader_election_settings),

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "clock.h"
 #include "store_int.h" /* the FULL and query-plan tests reach the handle */
 #include "store_json.h"
 
@@ -1435,6 +1436,51 @@ test_query_gpu_filter(void **state)
     store_close(s);
 }
 
+/* A READONLY store bounds every step of a query: one that would run forever
+ * (a recursive query, as a crafted view holds) is interrupted at the limit,
+ * and the store stays usable. trusted_schema is off in both modes. */
+static void
+test_readonly_step_limit(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = store_open(f->f_path, STORE_READWRITE, f->f_err, sizeof(f->f_err));
+    sqlite3_stmt *st = NULL;
+    int on = -1;
+    double t0;
+
+    assert_non_null(s);
+    assert_int_equal(sqlite3_db_config(s->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &on),
+                     SQLITE_OK);
+    assert_int_equal(on, 0);
+    store_close(s);
+    s = store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err));
+    assert_non_null(s);
+    assert_int_equal(sqlite3_db_config(s->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &on),
+                     SQLITE_OK);
+    assert_int_equal(on, 0);
+    assert_true(s->st_step_limit_s >= 10);
+    s->st_step_limit_s = 0.2;
+    assert_int_equal(sqlite3_prepare_v2(s->st_db,
+                                        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL"
+                                        " SELECT n + 1 FROM r) SELECT count(*) FROM r",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    t0 = clock_mono_s();
+    store_arm(s);
+    assert_int_equal(sqlite3_step(st), SQLITE_INTERRUPT);
+    assert_true(clock_mono_s() - t0 < 5);
+    sqlite3_finalize(st);
+    s->st_step_limit_s = STORE_STEP_LIMIT_S;
+    {
+        struct store_filter all = {0};
+        int64_t n = 0;
+        assert_int_equal(
+            store_query_alerts(s, &all, count_alerts_cb, &n, f->f_err, sizeof(f->f_err)),
+            0);
+    }
+    store_close(s);
+}
+
 int
 main(void)
 {
@@ -1473,6 +1519,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_alert_roundtrip, setup, teardown),
         cmocka_unit_test(test_json_not_utf8),
         cmocka_unit_test_setup_teardown(test_query_plans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_step_limit, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
