@@ -13,6 +13,7 @@
 #include "gather.h"
 #include "kube.h"
 #include "prom.h"
+#include "termtext.h"
 #include "verdict.h"
 
 struct check;
@@ -223,8 +224,8 @@ check_main(const struct config *cfg, const char *node, int json)
 
     if ((c.c_base = event_base_new()) == NULL ||
         clients_new(c.c_base, cfg, &c.c_prom, &c.c_kube, err, sizeof(err)) == -1) {
-        fprintf(stderr, "gpu-vram-watchdog: check: %s\n",
-                c.c_base ? err : "cannot create the event loop");
+        termtext_line(stderr, "gpu-vram-watchdog: check: ",
+                      c.c_base ? err : "cannot create the event loop");
         goto done;
     }
     if (node != NULL) {

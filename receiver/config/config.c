@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capsize.h"
 #include "device.h"
@@ -43,6 +44,41 @@ budget_sources_check(struct config *cfg, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* Where a pod finds its own namespace (the downward API sets POD_NAMESPACE too). */
+#define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/* POD_NAME's default: the hostname, which is the pod's name in a cluster. */
+static int
+default_pod_name(settings_getenv_fn env, char **out)
+{
+    char host[256] = "";
+
+    (void)env;
+    if (gethostname(host, sizeof(host) - 1) == -1)
+        host[0] = '\0';
+    *out = strdup(host);
+    return *out ? 0 : -1;
+}
+
+/* POD_NAMESPACE's default: the ServiceAccount's namespace file; "" outside a pod. */
+static int
+default_pod_namespace(settings_getenv_fn env, char **out)
+{
+    char ns[128] = "";
+    FILE *f = fopen(SA_NAMESPACE_FILE, "r");
+    size_t n = 0;
+
+    (void)env;
+    if (f != NULL) {
+        n = fread(ns, 1, sizeof(ns) - 1, f);
+        fclose(f);
+    }
+    ns[n] = '\0';
+    ns[strcspn(ns, " \t\r\n")] = '\0';
+    *out = strdup(ns);
+    return *out ? 0 : -1;
 }
 
 static const struct setting settings[] = {
@@ -153,6 +189,17 @@ static const struct setting settings[] = {
     {"HTTP_BODY_TIMEOUT", "30s", SK_DURATION_MS, OFF(c_http_body_timeout_ms), NULL,
      "serve: a request's body must be complete this long after its first byte", NULL,
      NULL},
+    {"LEADER_ELECTION", "false", SK_BOOL, OFF(c_leader_election), NULL,
+     "serve: true = one of several replicas behind a Lease; only the leader decides",
+     NULL, NULL},
+    {"LEASE_NAME", "gpu-vram-watchdog", SK_NONEMPTY, OFF(c_lease_name), NULL,
+     "the Lease's name, in POD_NAMESPACE", NULL, NULL},
+    {"POD_NAME", NULL, SK_STRING, OFF(c_pod_name), NULL,
+     "this replica's identity: the Lease's holderIdentity (downward API)",
+     default_pod_name, "(the hostname)"},
+    {"POD_NAMESPACE", NULL, SK_STRING, OFF(c_pod_namespace), NULL,
+     "the Lease's namespace (downward API)", default_pod_namespace,
+     "(the ServiceAccount's namespace)"},
     /* Where budgets come from (SPEC "Where budgets come from"). */
     {"BUDGET_SOURCES", BSRC_DEFAULT, SK_NONEMPTY, OFF(c_budget_sources_raw), NULL,
      "where budgets come from, in order: resource, hami, kai, dra (comma list; a pod's "
@@ -234,9 +281,64 @@ fail:
     return -1;
 }
 
+/* A DNS-1123 subdomain of at most max bytes (dots too when dots is set). */
+static int
+kube_name_ok(const char *s, size_t max, int dots)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && c != '-' && !(dots && c == '.'))
+            return 0;
+        if ((i == 0 || i == n - 1) && !alnum)
+            return 0;
+    }
+    return 1;
+}
+
+/* LEADER_ELECTION=true: what the Lease needs, named setting by setting. */
+static int
+validate_election(const struct config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->c_leader_election)
+        return 0;
+    if (cfg->c_kube.ks_api_url[0] == '\0') {
+        snprintf(err, errlen,
+                 "LEADER_ELECTION: true needs an API server (KUBE_API_URL, or run in a "
+                 "cluster)");
+        return -1;
+    }
+    if (!kube_name_ok(cfg->c_pod_name, 253, 1)) {
+        snprintf(err, errlen,
+                 "POD_NAME: '%.64s' is not a pod name (set it from the "
+                 "downward API: metadata.name)",
+                 cfg->c_pod_name);
+        return -1;
+    }
+    if (!kube_name_ok(cfg->c_pod_namespace, 63, 0)) {
+        snprintf(err, errlen,
+                 "POD_NAMESPACE: '%.64s' is not a namespace (set it from the "
+                 "downward API: metadata.namespace)",
+                 cfg->c_pod_namespace);
+        return -1;
+    }
+    if (!kube_name_ok(cfg->c_lease_name, 253, 1)) {
+        snprintf(err, errlen, "LEASE_NAME: '%.64s' is not a Kubernetes name",
+                 cfg->c_lease_name);
+        return -1;
+    }
+    return 0;
+}
+
 int
 config_validate_serve(const struct config *cfg, char *err, size_t errlen)
 {
+    if (validate_election(cfg, err, errlen) == -1)
+        return -1;
     if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER &&
         cfg->c_webhook_token_file[0] == '\0') {
         snprintf(err, errlen,

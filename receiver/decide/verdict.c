@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pods_json.h"
+
 void
 verdict_init(struct verdict *v, const struct config *cfg, const char *node,
              const char *trigger, const char *fingerprint, int64_t alert_id)
@@ -25,6 +27,8 @@ verdict_init(struct verdict *v, const struct config *cfg, const char *node,
     v->vd_d.sd_dry_run = cfg->c_dry_run;
     v->vd_d.sd_action = "none";
     v->vd_d.sd_alert_id = alert_id;
+    /* HA: each row names its replica, so `audit` merges the replicas' files. */
+    v->vd_d.sd_replica = cfg->c_leader_election ? cfg->c_pod_name : NULL;
 }
 
 int
@@ -155,10 +159,15 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
                            &(struct policy_result){.pr_free_known = p->pr_free_known,
                                                    .pr_free_mib = p->pr_free_mib,
                                                    .pr_free_source = p->pr_free_source});
+        /* The answer names a list refused as too large only in its error
+         * text (the transport's one line); the reason says it plainly. */
         verdict_reason(v,
                        "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
-                       "listed, so acting on nothing",
-                       (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, node);
+                       "listed%s, so acting on nothing",
+                       (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, node,
+                       strstr(gr->gr_error, POD_LIST_TOO_LARGE) != NULL
+                           ? " (the pod list is too large)"
+                           : "");
         verdict_error(v, "%s", gr->gr_error);
         return RESULT_SKIPPED_KUBE;
     }

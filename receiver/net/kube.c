@@ -25,6 +25,7 @@ enum kube_op {
 
 struct kube {
     struct kubec *k_c; /* owned */
+    long k_timeout_ms; /* the client's timeout for every call; 0 = kubec's */
 };
 
 /* One call in flight; the kubec callback argument. */
@@ -57,6 +58,7 @@ kube_new(struct event_base *base, const struct kube_opts *o, char *err, size_t e
         free(k);
         return NULL;
     }
+    k->k_timeout_ms = o->ko_timeout_ms;
     return k;
 }
 
@@ -127,6 +129,7 @@ call_done(const struct kubec_answer *r, void *arg)
     a.ka_status = r->kr_status;
     a.ka_error = r->kr_error;
     a.ka_elapsed_ms = r->kr_elapsed_ms;
+    a.ka_retry_after_s = r->kr_retry_after_s;
     if (r->kr_class == KUBE_OK) { /* the callback may take them */
         a.ka_pods = kc->kc_pods;
         a.ka_nodes = kc->kc_nodes;
@@ -167,6 +170,11 @@ call_start(struct kube *k, struct kube_call *kc, const char *method, struct buf 
     c.kq_content_type = content_type;
     c.kq_body = body;
     c.kq_eviction = kc->kc_op == OP_EVICT;
+    c.kq_uid_precondition = kc->kc_op == OP_EVICT || kc->kc_op == OP_DELETE;
+    if (c.kq_uid_precondition)
+        c.kq_timeout_ms = k->k_timeout_ms > KUBE_RECYCLE_TIMEOUT_MS
+                              ? k->k_timeout_ms
+                              : KUBE_RECYCLE_TIMEOUT_MS;
     c.kq_parse =
         kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ? list_parse : NULL;
     if (kc->kc_op == OP_GET_NODE)
@@ -285,8 +293,8 @@ recycle(struct kube *k, enum kube_op op, const char *ns, const char *pod, const 
         return -1;
     snprintf(kc->kc_what, sizeof(kc->kc_what), "%s in namespace %s",
              op == OP_EVICT ? "create pods/eviction" : "delete pods", ns);
-    body =
-        op == OP_EVICT ? kube_json_eviction(ns, pod, uid) : kube_json_delete_options(uid);
+    body = op == OP_EVICT ? kube_json_eviction(ns, pod, uid, dry_run)
+                          : kube_json_delete_options(uid, dry_run);
     if (body == NULL) {
         log_warnx("%s: cannot build the request body", __func__);
         call_free(kc);

@@ -5,7 +5,10 @@
  * so what a judgement needs is collected first and judged when its object
  * closes. A wrong shape does not stop the walk (the rest must still be JSON,
  * and kind may come after items); the first such error is reported unless
- * the body turns out not to be JSON at all. */
+ * the body turns out not to be JSON at all. Finished pods (Succeeded,
+ * Failed) are dropped as they are read, and a list past POD_LIST_MAX pods or
+ * POD_LIST_MAX_TEXT bytes of kept strings is refused: the model stays small
+ * whatever a body under the HTTP cap holds. */
 #include "pods_json.h"
 
 #include <math.h>
@@ -35,6 +38,8 @@ struct walk {
     const struct pod_parse_opts *w_opts;
     struct strpool *w_pool; /* borrowed: the list's, where its strings go */
     int w_oom;
+    int w_finished;              /* the item being read is in phase Succeeded or Failed */
+    int w_too_large;             /* the list passed POD_LIST_MAX or POD_LIST_MAX_TEXT */
     char w_why[WHY];             /* "" until an item's shape is wrong */
     struct pods_budget w_budget; /* BUDGET_SOURCES: what else a pod declares */
 };
@@ -600,10 +605,11 @@ read_status(struct walk *w, struct pod *p)
         } else if (js_peek(&w->w_s) != JS_STRING) {
             rc = js_skip(&w->w_s);
         } else if ((rc = js_string(&w->w_s, &v)) == 0) {
-            if (is_phase)
+            if (is_phase) {
                 p->p_running = js_str_eq(&v, "Running");
-            else if (js_str_copy(&v, when, sizeof(when)) < sizeof(when) &&
-                     strlen(when) == js_str_len(&v))
+                w->w_finished = js_str_eq(&v, "Succeeded") || js_str_eq(&v, "Failed");
+            } else if (js_str_copy(&v, when, sizeof(when)) < sizeof(when) &&
+                       strlen(when) == js_str_len(&v))
                 p->p_started = rfc3339_parse(when);
         }
         if (rc == -1)
@@ -678,17 +684,20 @@ read_item(struct walk *w, size_t idx, struct pod *p)
     return 0;
 }
 
-/* The items array into out; the pods array grows by doubling. */
+/* The items array into out; the pods array grows by doubling. A finished
+ * pod is read (its shape is checked like any other's), then dropped with the
+ * strings it kept. Past the bounds the walk stops: -1 with w_too_large. */
 static int
 read_items(struct walk *w, struct pod_list *out)
 {
-    size_t cap = 0;
+    size_t cap = 0, idx = 0;
     struct pod *grown;
+    struct strpool_mark mark;
     int rc;
 
     if (js_array_begin(&w->w_s) == -1)
         return -1;
-    while ((rc = js_array_next(&w->w_s)) == 1) {
+    for (; (rc = js_array_next(&w->w_s)) == 1; idx++) {
         if (w->w_why[0] != '\0') { /* an item was wrong: only check the rest */
             if (js_skip(&w->w_s) == -1)
                 return -1;
@@ -704,10 +713,20 @@ read_items(struct walk *w, struct pod_list *out)
         /* Counted first, so pod_list_free() sees a half-read pod too. */
         memset(&out->pl_pods[out->pl_count], 0, sizeof(*grown));
         out->pl_count++;
-        if (read_item(w, out->pl_count - 1, &out->pl_pods[out->pl_count - 1]) == -1)
+        strpool_mark(w->w_pool, &mark);
+        w->w_finished = 0;
+        if (read_item(w, idx, &out->pl_pods[out->pl_count - 1]) == -1)
             return -1;
-        if (w->w_budget.pb_drop) /* a KAI/Run:ai reservation pod: no tenant */
+        /* A finished pod holds no seat, a KAI/Run:ai reservation pod is no
+         * tenant: neither is kept, nor are its strings. */
+        if (w->w_finished || w->w_budget.pb_drop) {
             out->pl_count--;
+            strpool_rewind(w->w_pool, &mark);
+        } else if (out->pl_count > POD_LIST_MAX ||
+                   strpool_used(w->w_pool) > POD_LIST_MAX_TEXT) {
+            w->w_too_large = 1;
+            return -1;
+        }
     }
     return rc;
 }
@@ -784,6 +803,22 @@ walk_top(struct walk *w, struct pod_list *out, char *why)
     return 0;
 }
 
+void
+pods_json_too_large(int by_text, char *err, size_t errlen)
+{
+    if (by_text)
+        snprintf(err, errlen,
+                 POD_LIST_TOO_LARGE ": the names and annotations of its pods that have "
+                                    "not finished pass %u MiB (refused to stay within "
+                                    "the memory limit)",
+                 POD_LIST_MAX_TEXT >> 20);
+    else
+        snprintf(err, errlen,
+                 POD_LIST_TOO_LARGE ": more than %d pods that have not finished "
+                                    "(refused to stay within the memory limit)",
+                 POD_LIST_MAX);
+}
+
 int
 pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
                 struct pod_list *out, char *err, size_t errlen)
@@ -821,6 +856,8 @@ pods_json_parse_sources(const char *body, size_t len, const struct pod_parse_opt
     if (walk_top(w, out, why) == -1) {
         if (w->w_oom)
             snprintf(why, sizeof(why), "out of memory");
+        else if (w->w_too_large)
+            pods_json_too_large(out->pl_count <= POD_LIST_MAX, why, sizeof(why));
         else
             snprintf(why, sizeof(why), "not JSON: %s", w->w_s.js_err);
         goto fail;

@@ -2,10 +2,12 @@
 #include "audit_format.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
 #include "store_json.h"
+#include "termtext.h"
 
 #define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column wide */
 
@@ -114,7 +116,10 @@ audit_decision_json(const struct store_decision *d, int64_t id)
         set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
         set(o, "release", store_release_json(d->sd_release)) ||
         set(o, "free_source", store_json_str(d->sd_free_source)) ||
-        set(o, "prediction", store_prediction_json(d->sd_prediction))) {
+        set(o, "prediction", store_prediction_json(d->sd_prediction)) ||
+        /* HA only (README): the replica that took it; absent without leader
+         * election, so a single replica's listing is as it always was. */
+        (d->sd_replica != NULL && set(o, "replica", json_string(d->sd_replica)))) {
         json_decref(o);
         return NULL;
     }
@@ -174,50 +179,26 @@ audit_stat_json(const struct store_stat *st)
     return o;
 }
 
-/* Writes at most max code points of s, control bytes as '?' so stored text
- * (an API error body, a label) cannot move the cursor or fake a line.
- * Returns the code points written. */
-static size_t
-put_clean(FILE *out, const char *s, size_t max)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t cols = 0;
-
-    for (; *p != '\0'; p++) {
-        if ((*p & 0xC0) != 0x80 && cols++ == max) {
-            cols--;
-            break;
-        }
-        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
-    }
-    return cols;
-}
-
-static size_t
-width_of(const char *s)
-{
-    size_t n = 0;
-
-    for (; *s != '\0'; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
-/* One table cell of exactly width columns. The last one is unpadded and
+/* One table cell of exactly width columns, its text cleaned for the
+ * terminal (termtext.h: stored text, an API error body or a label, cannot
+ * move the cursor, fake a line or reorder the row). The last one is unpadded and
  * never cut: it runs to its full width (a 253-character pod name stays
  * whole, and copy-pastes into kubectl), the columns before it stay aligned. */
 static void
 cell(FILE *out, const char *s, size_t width, int right, int last)
 {
-    size_t w = width_of(s);
+    size_t w = termtext_width(s), shown;
 
     if (w > width && !last) {
-        put_clean(out, s, width - 1);
+        /* An escape that would not fit whole is left out: the padding
+         * after the ellipsis keeps the columns. */
+        shown = termtext_put(out, s, width - 1);
         fputs(ELLIPSIS, out);
+        fprintf(out, "%*s", (int)(width - 1 - shown), "");
     } else {
         if (right)
             fprintf(out, "%*s", (int)(width - w), "");
-        put_clean(out, s, w);
+        termtext_put(out, s, SIZE_MAX);
         if (!right && !last)
             fprintf(out, "%*s", (int)(width - w), "");
     }
@@ -324,7 +305,7 @@ static void
 field(FILE *out, const char *label, const char *value)
 {
     fprintf(out, "  %-12s", label);
-    put_clean(out, value ? value : "-", SIZE_MAX);
+    termtext_put(out, value ? value : "-", SIZE_MAX);
     fputc('\n', out);
 }
 
@@ -345,9 +326,9 @@ print_victim(FILE *out, const struct store_victim *v, const char *src)
         fputs("-\n", out);
         return;
     }
-    put_clean(out, v->sv_namespace ? v->sv_namespace : "", SIZE_MAX);
+    termtext_put(out, v->sv_namespace ? v->sv_namespace : "", SIZE_MAX);
     fputc('/', out);
-    put_clean(out, v->sv_pod ? v->sv_pod : "", SIZE_MAX);
+    termtext_put(out, v->sv_pod ? v->sv_pod : "", SIZE_MAX);
     fprintf(out, ": used %" PRId64 " MiB", v->sv_used_mib);
     if (v->sv_has_budget)
         fprintf(out, ", budget %" PRId64 " MiB%s%s%s, overshoot %+" PRId64 " MiB\n",
@@ -387,7 +368,7 @@ print_release(FILE *out, const struct store_release *r)
         fputs("-\n", out);
         return;
     }
-    put_clean(out, r->sr_url ? r->sr_url : "", SIZE_MAX);
+    termtext_put(out, r->sr_url ? r->sr_url : "", SIZE_MAX);
     if (!r->sr_status_known && !r->sr_seconds_known) {
         fputs(": not asked (dry run)\n", out);
         return;
@@ -419,9 +400,9 @@ print_candidate(FILE *out, const struct store_candidate *c, const char *src)
         snprintf(verdict, sizeof(verdict), "no: %s", c->sc_why_not ? c->sc_why_not : "?");
     fprintf(out, "    %7" PRId64 " %7s  ", c->sc_used_mib, budget);
     cell(out, verdict, 24, 0, 0);
-    put_clean(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
+    termtext_put(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
     fputc('/', out);
-    put_clean(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);
+    termtext_put(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);
     if (source_note(src))
         fprintf(out, " [%s]", src);
     fputc('\n', out);
@@ -453,6 +434,8 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
         fprintf(out, "decision %" PRId64 "\n", id);
     audit_format_time(d->sd_time_ms, t, sizeof(t));
     field(out, "time", t);
+    if (d->sd_replica != NULL)
+        field(out, "replica", d->sd_replica);
     field(out, "node", d->sd_node && *d->sd_node ? d->sd_node : "-");
     if (d->sd_gpu != NULL)
         field(out, "gpu", d->sd_gpu);

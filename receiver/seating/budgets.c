@@ -57,6 +57,7 @@
 #include "budgets.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,7 @@
 #include "clients.h"
 #include "kube.h"
 #include "prom.h"
+#include "termtext.h"
 
 static int
 set(json_t *o, const char *key, json_t *v)
@@ -187,12 +189,12 @@ fail:
     return NULL;
 }
 
-/* Writes s with control bytes as '?', so an API string cannot move the cursor. */
+/* Writes s cleaned for the terminal (termtext.h), so an API string cannot
+ * move the cursor, fake a line or reorder the chart. */
 static void
 put_clean(FILE *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
-        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+    termtext_put(out, s, SIZE_MAX);
 }
 
 /* "N MiB of budgets declared", or that they are unknown (no pod list). */
@@ -373,7 +375,7 @@ looked(const struct seating *s, void *arg)
     b->b_done = 1;
     event_base_loopbreak(b->b_base);
     if (s->s_error[0] != '\0' && s->s_node_count == 0) {
-        fprintf(stderr, "gpu-vram-watchdog: budgets: %s\n", s->s_error);
+        termtext_line(stderr, "gpu-vram-watchdog: budgets: ", s->s_error);
         return;
     }
     if (b->b_json) {
@@ -399,7 +401,7 @@ looked(const struct seating *s, void *arg)
         }
     }
     if (s->s_error[0] != '\0') /* some nodes shown, then out of memory */
-        fprintf(stderr, "gpu-vram-watchdog: budgets: %s\n", s->s_error);
+        termtext_line(stderr, "gpu-vram-watchdog: budgets: ", s->s_error);
     else
         b->b_rc = 0;
 }
@@ -414,8 +416,8 @@ budgets_main(const struct config *cfg, const char *node, int json)
 
     if ((b.b_base = event_base_new()) == NULL ||
         clients_new(b.b_base, cfg, &prom, &kube, err, sizeof(err)) == -1) {
-        fprintf(stderr, "gpu-vram-watchdog: budgets: %s\n",
-                b.b_base ? err : "cannot create the event loop");
+        termtext_line(stderr, "gpu-vram-watchdog: budgets: ",
+                      b.b_base ? err : "cannot create the event loop");
         goto done;
     }
     if (seating_look_start(b.b_base, cfg, prom, kube, node, looked, &b) == NULL) {

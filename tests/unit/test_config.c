@@ -395,6 +395,78 @@ test_kube_url_from_service_env(void **state)
     config_free(&c);
 }
 
+/* LEADER_ELECTION=true needs an API server and Kubernetes names for the
+ * replica, its namespace and the Lease; false (the default) checks none. */
+static void
+test_leader_election_settings(void **state)
+{
+    const char *off[] = {"WEBHOOK_AUTH", "none", "POD_NAME", "NOT A NAME", NULL};
+    const char *no_api[] = {
+        "WEBHOOK_AUTH",  "none", "LEADER_ELECTION", "true", "POD_NAME", "gvw-0",
+        "POD_NAMESPACE", "ns",   "KUBE_API_URL",    "",     NULL};
+    const char *ok[] = {"WEBHOOK_AUTH",
+                        "none",
+                        "LEADER_ELECTION",
+                        "true",
+                        "POD_NAME",
+                        "gpu-vram-watchdog-0",
+                        "POD_NAMESPACE",
+                        "gpu-vram-watchdog",
+                        "KUBE_API_URL",
+                        "http://127.0.0.1:1",
+                        NULL};
+    struct {
+        const char *k, *v, *want;
+    } bad[] = {
+        {"POD_NAME", "", "POD_NAME: '' is not a pod name"},
+        {"POD_NAME", "Gvw_0", "POD_NAME: 'Gvw_0' is not a pod name"},
+        {"POD_NAME", "-gvw", "POD_NAME: '-gvw' is not a pod name"},
+        {"POD_NAMESPACE", "", "POD_NAMESPACE: '' is not a namespace"},
+        {"POD_NAMESPACE", "a.b", "POD_NAMESPACE: 'a.b' is not a namespace"},
+        {"LEASE_NAME", "Lease!", "LEASE_NAME: 'Lease!' is not a Kubernetes name"},
+    };
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, off, 0, NULL, err, sizeof(err)), 0);
+    assert_false(c.c_leader_election);
+    assert_string_equal(c.c_lease_name, "gpu-vram-watchdog");
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
+    config_free(&c);
+    assert_int_equal(load(&c, no_api, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), -1);
+    assert_string_equal(err,
+                        "LEADER_ELECTION: true needs an API server (KUBE_API_URL, or "
+                        "run in a cluster)");
+    config_free(&c);
+    assert_int_equal(load(&c, ok, 0, NULL, err, sizeof(err)), 0);
+    assert_true(c.c_leader_election);
+    assert_string_equal(c.c_pod_name, "gpu-vram-watchdog-0");
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
+    config_free(&c);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        /* fake_getenv returns the first match: the bad value comes first. */
+        const char *env[] = {bad[i].k,
+                             bad[i].v,
+                             "WEBHOOK_AUTH",
+                             "none",
+                             "LEADER_ELECTION",
+                             "true",
+                             "KUBE_API_URL",
+                             "http://127.0.0.1:1",
+                             "POD_NAME",
+                             "gvw-0",
+                             "POD_NAMESPACE",
+                             "ns",
+                             NULL};
+        assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+        assert_int_equal(config_validate_serve(&c, err, sizeof(err)), -1);
+        if (strstr(err, bad[i].want) != err)
+            fail_msg("%s=%s: got '%s'", bad[i].k, bad[i].v, err);
+        config_free(&c);
+    }
+}
+
 static void
 test_help_lists_every_setting(void **state)
 {
@@ -428,6 +500,10 @@ test_help_lists_every_setting(void **state)
                                         "EXCLUDE_NAMESPACES",
                                         "FALLBACK",
                                         "LOG_FORMAT",
+                                        "LEADER_ELECTION",
+                                        "LEASE_NAME",
+                                        "POD_NAME",
+                                        "POD_NAMESPACE",
                                         "--floor-mib",
                                         "--max-recycles-per-hour",
                                         "--webhook-token-file"};
@@ -456,6 +532,7 @@ main(void)
         cmocka_unit_test(test_serve_refuses_the_placeholder_token),
         cmocka_unit_test(test_bad_flag_value),
         cmocka_unit_test(test_kube_url_from_service_env),
+        cmocka_unit_test(test_leader_election_settings),
         cmocka_unit_test(test_help_lists_every_setting),
         cmocka_unit_test(test_budget_sources),
     };
