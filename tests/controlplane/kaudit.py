@@ -2,10 +2,13 @@
 """kaudit.py -- reads the API server's audit log (JSON lines, level Metadata) for what
 this project's ServiceAccounts did, against what deploy/'s RBAC grants them.
 
-  kaudit.py calls AUDIT USER...            one line per request: "CODE VERB GROUP/RESOURCE[/SUB] URI"
+  kaudit.py calls AUDIT USER...            one line per request: "CODE VERB GROUP/RESOURCE[/SUB] URI CRED"
+      (CRED: the token's credential id, "JTI=...", or "-": which token, so
+      which of two replicas sharing a ServiceAccount, made the call)
   kaudit.py forbidden AUDIT USER...        the requests answered 401 or 403 (nothing: exit 0)
   kaudit.py unused AUDIT ROLES.json USER...
-      ROLES.json: the ClusterRoles bound to them (kubectl get clusterrole A B -o json).
+      ROLES.json: the ClusterRoles or Roles bound to them (kubectl get clusterrole A B -o json,
+      kubectl get role -n NS R -o json).
       Prints each granted "VERB GROUP/RESOURCE" that no authorized request used
       (a request is a use when the authorizer let it through: any answer but
       401/403; a dry run counts, it needs the verb too).
@@ -52,11 +55,16 @@ def code_of(e):
     return (e.get("responseStatus") or {}).get("code", 0)
 
 
+def cred_of(e):
+    c = (e.get("user") or {}).get("extra", {}).get("authentication.kubernetes.io/credential-id") or ["-"]
+    return c[0]
+
+
 def main():
     cmd, path = sys.argv[1], sys.argv[2]
     if cmd == "calls":
         for e in events(path, set(sys.argv[3:])):
-            print(code_of(e), e.get("verb"), resource_of(e), e.get("requestURI"))
+            print(code_of(e), e.get("verb"), resource_of(e), e.get("requestURI"), cred_of(e))
     elif cmd == "forbidden":
         for e in events(path, set(sys.argv[3:])):
             if code_of(e) in (401, 403):
@@ -75,7 +83,7 @@ def main():
                         for v in rule.get("verbs", []):
                             res = (g + "/" + r) if g else r
                             if (v, res) not in used:
-                                print("%s %s (ClusterRole %s)" % (v, res, role["metadata"]["name"]))
+                                print("%s %s (%s %s)" % (v, res, role.get("kind", "ClusterRole"), role["metadata"]["name"]))
     else:
         sys.exit("kaudit.py: unknown command %s" % cmd)
 

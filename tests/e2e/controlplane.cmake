@@ -9,3 +9,12 @@ if(TARGET gpu-vram-watchdog AND TARGET gvw-stub-nvml)
   set_tests_properties(controlplane PROPERTIES LABELS "controlplane" TIMEOUT 900
     ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR};GVW_CP_TIMINGS=${CMAKE_BINARY_DIR}/controlplane-timings.txt")
 endif()
+
+# Leader election on the real control plane (README "High availability"): two
+# serve replicas behind deploy/'s Lease Role, SIGTERM, SIGKILL mid-incident, a
+# partition through tests/controlplane/cut_relay.py; its own cluster.
+if(TARGET gpu-vram-watchdog AND TARGET gvw-stub-nvml)
+  add_test(NAME controlplane_ha COMMAND bash ${CMAKE_SOURCE_DIR}/tests/e2e/test_controlplane_ha.sh)
+  set_tests_properties(controlplane_ha PROPERTIES LABELS "controlplane" TIMEOUT 600
+    ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR};GVW_CP_TIMINGS=${CMAKE_BINARY_DIR}/controlplane-ha-timings.txt")
+endif()
