@@ -281,9 +281,10 @@ wait "${RPID[$L2]}" 2>/dev/null
 for _ in $(seq 1 1250); do leads "$F2" && break; sleep 0.02; done
 ms=$(($(now_ms) - t_kill))
 timing ha_sigkill_takeover_ms "$ms"
-# Expiry runs from when the follower last saw the record change (a renewal <= 2 s
-# before the kill, seen <= 2 s later), so the takeover comes 13-17 s after the kill.
-if leads "$F2" && [ "$ms" -le 17500 ]; then
+# Expiry runs from when the follower last saw the record change (the last
+# renewal, up to 2 s before the kill, is seen at the follower's next 2 s try),
+# and is noticed at a try of its own: 13-19 s after the kill (~16 s measured).
+if leads "$F2" && [ "$ms" -le 19500 ]; then
     pass "3: SIGKILL on $L2: $F2 leads $(secs "$ms") s later (the lease, 15 s, from the last change it saw)"
 else
     fail "3: $F2 leads within the lease after SIGKILL" "$ms ms"
@@ -323,8 +324,10 @@ post_alert "$L3" gpu-y # it still thinks it leads
 for _ in $(seq 1 800); do [ "$(gauge "$L3" gpu_vram_watchdog_leader)" = 0 ] && break; sleep 0.02; done
 ms_stop=$(($(now_ms) - t_cut))
 timing ha_partition_stop_leading_ms "$ms_stop"
-# The renew round that fails starts at the first retry after the cut (<= 2 s).
-[ "$ms_stop" -le 12500 ] && pass "4: cut off, $L3 stops leading $(secs "$ms_stop") s after the cut (renew deadline 10 s + one retry)" ||
+# It may act only while its last successful renewal was sent < 10 s ago (so
+# nothing after cut + 10 s); the gauge drops when the renew round that fails,
+# begun at the first retry after the cut (<= 2 s), reaches the deadline.
+[ "$ms_stop" -le 13000 ] && pass "4: cut off, $L3 stops leading $(secs "$ms_stop") s after the cut (renew deadline 10 s + one retry)" ||
     fail "4: the cut-off leader stops leading within the renew deadline" "$ms_stop ms"
 for _ in $(seq 1 1250); do leads "$F3" && break; sleep 0.02; done
 ms_take=$(($(now_ms) - t_cut))
