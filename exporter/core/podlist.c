@@ -379,7 +379,7 @@ static int
 read_budgets(const char *body, size_t len, const char *resource,
              const struct bsrc_order *sources, struct pl_pods *out)
 {
-    struct pod_parse_opts opts = {resource, "", NULL};
+    struct pod_parse_opts opts = {resource, "", NULL, NULL, NULL};
     struct pod_list pods;
     struct pl_pod **index = NULL;
     char why[512];

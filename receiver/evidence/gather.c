@@ -406,6 +406,7 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
         .po_resource = cfg->c_gpumem_resource,
         .po_protect_annotation = cfg->c_protect_annotation,
         .po_release_annotation = cfg->c_release_annotation,
+        .po_dra_driver = cfg->c_dra_driver,
     };
 
     if (g == NULL)

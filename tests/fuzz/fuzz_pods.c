@@ -14,7 +14,8 @@
 /* 2026-06-03T00:00:00Z: after the start times in tests/data. */
 #define NOW 1780444800
 
-static const struct pod_parse_opts opts = {RES, PROTECT, "gpu-vram-watchdog/release"};
+static const struct pod_parse_opts opts = {RES, PROTECT, "gpu-vram-watchdog/release",
+                                           NULL, NULL};
 
 /* FNV-1a: everything synthetic below is a function of the input, so a crash
  * file reproduces exactly. */

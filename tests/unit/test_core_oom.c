@@ -26,8 +26,9 @@
  * (counting from 0) returns NULL.
  */
 
-static const struct pod_parse_opts opts = {
-    "viktorbarzin.me/gpumem", "gpu-vram-watchdog/protected", "gpu-vram-watchdog/release"};
+static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
+                                           "gpu-vram-watchdog/protected",
+                                           "gpu-vram-watchdog/release", NULL, NULL};
 
 static void
 test_pods_json(void **state)
