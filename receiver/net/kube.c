@@ -270,7 +270,7 @@ start_claims(struct kube_call *kc, const struct kubec_answer *r)
         buf_init(&path, KUBE_URL_MAX);
         path_add(&path, "/apis/resource.k8s.io/v1/namespaces/", c->dc_namespace);
         path_add(&path, "/resourceclaims/", c->dc_name);
-        snprintf(what, sizeof(what), "get resourceclaims.resource.k8s.io in namespace %s",
+        snprintf(what, sizeof(what), "get resource.k8s.io resourceclaims in namespace %s",
                  c->dc_namespace);
         memset(&q, 0, sizeof(q));
         q.kq_method = "GET";

@@ -76,6 +76,25 @@ if kubectl kustomize "$TMP/optional" >"$TMP/optional.yaml" 2>"$TMP/kustomize.err
 else
     bad "the optional manifests render" "$(cat "$TMP/kustomize.err")"
 fi
+# deploy/ with every component (deploy/components/*): it renders, and then
+# every call in the code is granted, the components' optional ones included.
+mkdir -p "$TMP/withcomp"
+cp -r deploy "$TMP/withcomp/deploy"
+mkdir -p "$TMP/withcomp/overlay"
+{ printf 'resources:\n- ../deploy\ncomponents:\n'
+  for c in deploy/components/*/; do printf -- '- ../deploy/components/%s\n' "$(basename "$c")"; done
+} >"$TMP/withcomp/overlay/kustomization.yaml"
+if kubectl kustomize "$TMP/withcomp/overlay" >"$TMP/withcomp.yaml" 2>"$TMP/kustomize.err"; then
+    ok "deploy/ with its components (deploy/components/*) renders"
+    GVW_WITH_COMPONENTS=1 node "$MODS/validate.mjs" "$TMP/withcomp.yaml" >"$TMP/comp.out" 2>&1
+    if grep -q '^FAIL - RBAC' "$TMP/comp.out"; then
+        bad "deploy/ with its components: RBAC" "$(grep '^FAIL - RBAC' "$TMP/comp.out")"
+    else
+        ok "deploy/ with its components grants every call in the code, nothing beyond"
+    fi
+else
+    bad "deploy/ with its components renders" "$(cat "$TMP/kustomize.err")"
+fi
 node "$MODS/validate.mjs" "$TMP/rendered.yaml" "$TMP/optional.yaml" >"$TMP/good.out" 2>&1
 sed '$d' "$TMP/good.out"
 read -r p _ f _ < <(tail -n1 "$TMP/good.out")
