@@ -342,17 +342,33 @@ decide(const struct pod_list *l, uint64_t seed)
 }
 
 /* The same body with every budget source (BUDGET_SOURCES=hami,kai,dra,resource):
- * what a pod declares to HAMi or KAI never makes a budget without a reason. */
+ * what a pod declares to HAMi or KAI never makes a budget without a reason. The
+ * claims the body names are "read" as the body itself (every other one
+ * refused), so the ResourceClaim reader and the DRA judge see the input too. */
 static void
 every_source(const char *data, size_t size)
 {
     static const struct bsrc_order all = {{BSRC_HAMI, BSRC_KAI, BSRC_DRA, BSRC_RESOURCE},
                                           4};
+    struct pod_parse_opts o = opts;
+    struct dra_claims claims;
     struct pod_list l;
     char err[512];
 
-    if (pods_json_parse_sources(data, size, &opts, &all, &l, err, sizeof(err)) == -1) {
+    if (claim_json_refs(data, size, &claims) == -1)
+        abort(); /* the fuzzer's malloc limit, not a finding */
+    for (size_t i = 0; i < claims.dl_count; i++) {
+        struct dra_claim *c = &claims.dl_items[i];
+        if (i % 2 == 1 ||
+            claim_json_parse(data, size, "gpu.nvidia.com", c, err, sizeof(err)) == -1) {
+            FUZZ_CHECK(!c->dc_fetched, "claims[%zu]: a failed read left it fetched", i);
+            c->dc_error = xstrdup("refused");
+        }
+    }
+    o.po_claims = &claims;
+    if (pods_json_parse_sources(data, size, &o, &all, &l, err, sizeof(err)) == -1) {
         FUZZ_CHECK_REASON(err, sizeof(err));
+        dra_claims_free(&claims);
         return;
     }
     policy_resolve_budgets(&l, NULL, NULL);
@@ -369,6 +385,7 @@ every_source(const char *data, size_t size)
                    "items[%zu]: a share of the GPU judged without its total", i);
     }
     pod_list_free(&l);
+    dra_claims_free(&claims);
 }
 
 int
