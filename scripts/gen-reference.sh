@@ -41,7 +41,9 @@ table() {
 		h = $0
 		if (h ~ /^Settings/) next
 		if (open) print ""
-		print "**" substr(h, 1, length(h) - 1) "**"
+		h = substr(h, 1, length(h) - 1)
+		gsub(/\*/, "\\*", h) # KUBE_* is no emphasis
+		print "**" h "**"
 		print ""
 		print "| setting | flag | default | meaning |"
 		print "|---|---|---|---|"

@@ -381,8 +381,33 @@ config_free(struct config *cfg)
     settings_free(settings, NSETTINGS, cfg);
 }
 
+/* What a deployment must set (the shipped manifests do), then what operators
+ * commonly tune; --help lists them first so the rest reads as optional. */
+static const char *const every_deployment[] = {"PROMETHEUS_URL", "WEBHOOK_TOKEN_FILE",
+                                               NULL};
+static const char *const commonly_tuned[] = {"DRY_RUN",
+                                             "FLOOR_MIB",
+                                             "ACTION",
+                                             "MIN_RUNTIME",
+                                             "MAX_RECYCLES_PER_HOUR",
+                                             "EXCLUDE_NAMESPACES",
+                                             "PROTECT_ANNOTATION",
+                                             "GPUMEM_CAPACITY_MIB",
+                                             "GPUMEM_RESERVE_MIB",
+                                             "USED_QUERY",
+                                             "BUDGET_SOURCES",
+                                             "LEADER_ELECTION",
+                                             "AUDIT_DB",
+                                             "LOG_FORMAT",
+                                             NULL};
+static const struct setting_group groups[] = {
+    {"Every deployment sets", every_deployment},
+    {"Commonly tuned", commonly_tuned},
+};
+
 void
 config_print_help(FILE *out)
 {
-    settings_print_help(settings, NSETTINGS, out);
+    settings_print_groups(settings, NSETTINGS, groups, sizeof(groups) / sizeof(groups[0]),
+                          "The rest (the defaults suit most clusters)", out);
 }

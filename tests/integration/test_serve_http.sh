@@ -241,6 +241,23 @@ out=$("$GVW_BINARY" serve --help); rc=$?
 expect_eq "serve --help exits 0" 0 "$rc"
 expect_contains "and lists every setting with its default" "FLOOR_MIB" "$out"
 expect_contains "with the flag form" "--floor-mib" "$out"
+help=$("$GVW_BINARY" --help)
+expect_contains "--help opens the settings with what every deployment sets" \
+    "$(printf 'Settings (environment variable, or the flag, which wins):\nEvery deployment sets:\n  PROMETHEUS_URL')" "$help"
+expect_contains "then what is commonly tuned" "$(printf '\nCommonly tuned:\n  DRY_RUN ')" "$help"
+expect_contains "then the rest" "The rest (the defaults suit most clusters):" "$help"
+expect_eq "and lists each setting once" "" \
+    "$(printf '%s\n' "$help" | awk '/^  [A-Z][A-Z0-9_]+ +--/ {print $1}' | sort | uniq -d)"
+for cmd in serve check advertise budgets exporter; do
+    out=$("$GVW_BINARY" $cmd --help); rc=$?
+    expect_eq "$cmd --help is its own usage, exit 0" "usage: gpu-vram-watchdog $cmd 0" \
+        "$(printf '%s' "$out" | head -n1 | cut -d' ' -f1-3) $rc"
+done
+expect_contains "check --help names its flags" "[--node N] [--format table|json]" "$("$GVW_BINARY" check --help)"
+expect_contains "budgets --help names --suggest" "budgets --suggest [--window 7d]" "$("$GVW_BINARY" budgets --help)"
+expect_contains "advertise --help names --once" "advertise [--once]" "$("$GVW_BINARY" advertise --help)"
+expect_contains "exporter --help lists the exporter's settings" "NODE_NAME" "$("$GVW_BINARY" exporter --help)"
+expect_not_contains "and not serve's own" "FLOOR_MIB" "$("$GVW_BINARY" exporter --help)"
 expect_eq "--version names the version" "gpu-vram-watchdog" "$("$GVW_BINARY" --version | cut -d' ' -f1)"
 version=$("$GVW_BINARY" --version)
 for cmd in serve check budgets advertise exporter audit; do
