@@ -333,6 +333,8 @@ if want d; then
     wait_seated gpu-d 13600 "Prometheus sees gpu-d's tenants (hog over budget)"
     HOG=$(pod_of d hog)
     for action in evict delete; do
+        # ACTION=delete's grant is not in deploy/: its component adds it.
+        [ "$action" = delete ] && kc apply -k "$GVW_SOURCE_DIR/deploy/components/action-delete/rbac" >/dev/null
         uid=$(uid_of d "$HOG")
         rv=$(rv_of d "$HOG")
         serve_up "d-$action" GPU_NODE_SELECTOR=gvw.test/node=gpu-d DRY_RUN=true ACTION=$action
@@ -624,7 +626,9 @@ forbidden=$(python3 "$CPS/kaudit.py" forbidden "$CP_DIR/audit.log" "$CP_SA_SERVE
 expect_eq "no request of either ServiceAccount was refused (401/403) anywhere in the tier" "" "$forbidden"
 kc get clusterrole gpu-vram-watchdog -o json >"$TMP/role-serve.json"
 kc get clusterrole gpu-vram-watchdog-exporter -o json >"$TMP/role-exporter.json"
+kc get clusterrole gpu-vram-watchdog-delete -o json >"$TMP/role-delete.json" 2>/dev/null || echo '{"rules":[]}' >"$TMP/role-delete.json"
 unused=$(python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-serve.json" "$CP_SA_SERVE"
+    python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-delete.json" "$CP_SA_SERVE"
     python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-exporter.json" "$CP_SA_EXPORTER")
 if [ -z "${CP_ONLY:-}" ]; then
     expect_eq "every grant in deploy/'s RBAC was used by some test" "" "$unused"
