@@ -165,6 +165,27 @@ grep -q 'PLACEHOLDER' "$po" && bad "prometheus-operator: the placeholder token i
     ok "prometheus-operator: the placeholder token is replaced"
 grep -q 'priorityClassName: system-node-critical' "$TMP/rendered.yaml" &&
     ok "the exporter DaemonSet is system-node-critical" || bad "the exporter DaemonSet is system-node-critical"
+# scripts/set-image.sh (IMAGE=... scripts/image.sh ends with it): the
+# rendered StatefulSet and DaemonSet run the image named; a reference without
+# a tag (or with spaces, quotes) is refused and the file left alone.
+cp -r deploy/base "$TMP/setimg"
+if PATH=/usr/bin:/bin bash scripts/set-image.sh registry.example:5000/team/gvw:1.2.3 "$TMP/setimg" >"$TMP/setimg.out" 2>&1 &&
+    [ "$(kubectl kustomize "$TMP/setimg" | grep -c 'image: registry.example:5000/team/gvw:1.2.3$')" = 2 ]; then
+    ok "set-image.sh points both workloads at the image named ($(cat "$TMP/setimg.out"))"
+else
+    bad "set-image.sh points both workloads at the image named" "$(cat "$TMP/setimg.out")"
+fi
+before=$(sha256sum "$TMP/setimg/kustomization.yaml")
+for ref in registry.example/gvw "" "registry.example/gvw:1 x" 'a:"b' registry.example:5000/gvw; do
+    if bash scripts/set-image.sh "$ref" "$TMP/setimg" >/dev/null 2>&1; then
+        bad "set-image.sh refuses '$ref'"
+    else
+        ok "set-image.sh refuses '$ref'"
+    fi
+done
+[ "$before" = "$(sha256sum "$TMP/setimg/kustomization.yaml")" ] && ok "a refused reference leaves the kustomization alone" ||
+    bad "a refused reference leaves the kustomization alone"
+
 # plain-prometheus: its snippets load in the real tools.
 pp=deploy/overlays/plain-prometheus
 { echo 'scrape_configs:'; sed 's/^/  /' "$pp/prometheus-scrape.yml"; } >"$TMP/prometheus.yml"
