@@ -5,6 +5,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most GPUs one node's reading may name: a reading naming more cannot be
+ * one node's and is refused (SPEC "A decision"), which bounds the work and the
+ * brakes a node's fan-out makes. */
+#define USAGE_MAX_GPUS 256
+/* The longest GPU label value taken (a UUID is 40 bytes): names key brakes and
+ * gauges, so they are bounded in length as in count. */
+#define USAGE_GPU_NAME_MAX 256
+#define USAGE_GPU_NAME_MAX_TEXT "256"
+
 /* One sample of the used-bytes query (one process, container or pod). */
 struct usage_series {
     char *us_namespace; /* owned; value of NAMESPACE_LABEL, NULL if absent */

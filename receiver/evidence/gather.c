@@ -11,6 +11,7 @@
 
 #include "kube.h"
 #include "log.h"
+#include "node_name.h"
 #include "params.h"
 #include "prom.h"
 
@@ -34,7 +35,8 @@ struct gather {
     int g_dead;    /* gather_free() ran; free when g_pending hits 0 */
     int g_refs;    /* holders (gather_hold); the last gather_free frees */
     int g_cancelled;
-    int g_reread; /* gather_start_reread: no used series at all is a reading */
+    int g_reread;   /* gather_start_reread: no used series at all is a reading */
+    int g_bad_node; /* the node is no node name: nothing was asked (skipped_kube) */
     /* Evidence. */
     int g_usage_ok;
     struct usage_reading g_usage; /* owned */
@@ -207,6 +209,9 @@ conclude(struct gather *g)
     if (g->g_cancelled) {
         r->gr_status = GATHER_CANCELLED;
         snprintf(r->gr_error, sizeof(r->gr_error), "cancelled: the daemon is stopping");
+    } else if (g->g_bad_node) {
+        r->gr_status = GATHER_KUBE;
+        snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_pods_error);
     } else if (!g->g_usage_ok) {
         r->gr_status = GATHER_TELEMETRY;
         snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_usage_error);
@@ -427,6 +432,17 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
     /* One extra count holds the gather open until every request is started,
      * so no answer can conclude it half-way. */
     g->g_pending = 1;
+    if (!node_name_ok(node)) {
+        /* Only a node name may reach a field selector or a query: "=gpu-1"
+         * would list gpu-1's pods under another spelling. Nothing is asked. */
+        char shown[NODE_NAME_SHOWN];
+        g->g_bad_node = 1;
+        snprintf(g->g_pods_error, sizeof(g->g_pods_error),
+                 "%s is not a Kubernetes node name (a DNS-1123 subdomain of at most %d "
+                 "characters); nothing was asked about it",
+                 node_name_show(node, shown, sizeof(shown)), NODE_NAME_MAX);
+        goto deferred;
+    }
     if (start_query(g, prom, cfg->c_used_query, 0) == 0)
         g->g_pending++;
     if (g->g_want_free && !g->g_free_deferred &&
@@ -447,6 +463,7 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
         g->g_pending--; /* answers are still to come, from the loop */
         return g;
     }
+deferred:
     /* Nothing was started: conclude from the loop, never inside this call. */
     if (event_base_once(base, -1, EV_TIMEOUT, deferred_cb, g, NULL) == -1) {
         gather_destroy(g);

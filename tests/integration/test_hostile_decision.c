@@ -1,0 +1,341 @@
+/* test_hostile_decision.c -- hostile input to a decision, end to end against a
+ * loopback fake Prometheus + API server: what the audit shows, what was asked */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "buf.h"
+#include "engine_harness.h"
+#include "log.h"
+#include "metrics.h"
+
+#define NODE "gpu-node-1"
+#define QUERY_PATH "/api/v1/query"
+#define PODS_PATH "/api/v1/pods"
+#define NODES_PATH "/api/v1/nodes"
+#define ML_NS "immich"
+#define ML_POD "immich-ml-5f7c9d8b6-qx2lp"
+#define ML_EVICT "/api/v1/namespaces/" ML_NS "/pods/" ML_POD "/eviction"
+#define ON_NODE "\"node\":\"" NODE "\""
+#define GPU_USED_QUERY                                                                   \
+    "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"
+
+static const struct kv hostile_env[] = {
+    {"MIN_RUNTIME", "1s"},
+    {"SETTLE", "60s"},
+    {"DRY_RUN", "false"},
+    {"HTTP_TIMEOUT", "3s"},
+    {"HTTP_CONNECT_TIMEOUT", "1s"},
+    {"EVENTS", "false"},
+    {NULL, NULL},
+};
+
+static int
+setup(void **state)
+{
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_ERROR);
+    metrics_init(0);
+    return env_setup(state, hostile_env);
+}
+
+static int
+teardown(void **state)
+{
+    env_teardown(state);
+    metrics_cleanup();
+    return 0;
+}
+
+static void
+start(struct env *e, const struct kv *extra)
+{
+    engine_start(e, extra, 0);
+    route_no_device(e);
+}
+
+static void
+route_file(struct env *e, const char *method, const char *path, int status,
+           const char *file)
+{
+    assert_int_equal(fake_route_file(e->fake, method, path, status, file, 0), 0);
+}
+
+static size_t
+count_path(struct env *e, const char *method, const char *path)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        if (strcmp(r->fr_method, method) == 0 && strcmp(r->fr_path, path) == 0)
+            n++;
+    }
+    return n;
+}
+
+/* The i-th decision the audit lists (oldest first), as a new reference. */
+static json_t *
+decision_at(struct env *e, size_t i)
+{
+    json_t *all = decisions(e), *d;
+
+    assert_true(i < json_array_size(all));
+    d = json_incref(json_array_get(all, i));
+    json_decref(all);
+    return d;
+}
+
+/* --- 1. ALERT_NODE_LABEL is a node name, or it decides nothing ----------- */
+
+/* The alias "=gpu-node-1" lists gpu-node-1's pods (the API server reads
+ * spec.nodeName==gpu-node-1) under another brake: inside the SETTLE window of
+ * a recycle on gpu-node-1 it recycled a second pod. Now it decides nothing. */
+static void
+test_node_label_alias_inside_settle(void **state)
+{
+    struct env *e = *state;
+    size_t before;
+    json_t *d;
+
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json");
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json");
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json");
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_path(e, "POST", ML_EVICT), 1);
+    before = fake_count(e->fake);
+
+    deliver(e, "\"node\":\"=" NODE "\"");
+    wait_rows(e, 2, 5000);
+    assert_int_equal(fake_count(e->fake), before); /* nothing asked, nobody evicted */
+    assert_int_equal(count_path(e, "POST", ML_EVICT), 1);
+    d = decision_at(e, 1);
+    jstr(d, "result", "skipped_kube");
+    jstr(d, "node", "");
+    jhas(d, "reason", "node=\"=" NODE "\" is not a Kubernetes node name");
+    jnull(d, "victim");
+    json_decref(d);
+}
+
+/* "gpu-node-1,metadata.namespace=llm" would narrow the pod list to one
+ * namespace: refused before any request. */
+static void
+test_node_label_selector_syntax(void **state)
+{
+    struct env *e = *state;
+    json_t *d;
+
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, "\"node\":\"" NODE ",metadata.namespace=llm\"");
+    wait_rows(e, 1, 5000);
+    assert_int_equal(fake_count(e->fake), 0);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_kube");
+    jhas(d, "reason", "node=\"" NODE ",metadata.namespace=llm\" is not a Kubernetes");
+    json_decref(d);
+}
+
+/* What is no DNS-1123 subdomain, each refused with the label shown escaped
+ * and cut: controls, quotes, capitals, empty labels, a 64-byte label, 254
+ * bytes, and a megabyte. */
+static void
+test_node_label_not_a_name(void **state)
+{
+    struct env *e = *state;
+    static const char *const bad[] = {
+        "GPU-node-1", "gpu_node", "gpu..node", ".gpu",       "gpu-",
+        "-gpu",       "gpu.-x",   "gpu node",  "gpu%2dnode",
+    };
+    const size_t nbad = sizeof(bad) / sizeof(bad[0]);
+    char label[400], *big, *lbl;
+    size_t i, rows = 0;
+    json_t *d;
+
+    start(e, NULL);
+    for (i = 0; i < nbad; i++) {
+        snprintf(label, sizeof(label), "\"node\":\"%s\"", bad[i]);
+        deliver(e, label);
+        wait_rows(e, ++rows, 5000);
+    }
+    /* A control byte and a quote, escaped in the reason. */
+    deliver(e, "\"node\":\"gpu\\u0007\\\"x\"");
+    wait_rows(e, ++rows, 5000);
+    d = decision_at(e, rows - 1);
+    jstr(d, "result", "skipped_kube");
+    jhas(d, "reason", "node=\"gpu\\x07\\x22x\" is not");
+    json_decref(d);
+    /* One label of 64 bytes; 254 bytes in all. */
+    memset(label, 0, sizeof(label));
+    snprintf(label, sizeof(label), "\"node\":\"%064d.a\"", 0);
+    deliver(e, label);
+    wait_rows(e, ++rows, 5000);
+    memset(label, 'a', sizeof(label));
+    memcpy(label, "\"node\":\"", 8);
+    memcpy(label + 8 + 254, "\"", 2);
+    for (i = 8 + 63; i < 8 + 254; i += 64)
+        label[i] = '.';
+    deliver(e, label);
+    wait_rows(e, ++rows, 5000);
+    /* A megabyte: stored, refused, shown cut. */
+    assert_non_null(big = malloc(1 << 20));
+    memset(big, 'b', 1 << 20);
+    big[(1 << 20) - 1] = '\0';
+    assert_non_null(lbl = malloc((1 << 20) + 32));
+    snprintf(lbl, (1 << 20) + 32, "\"node\":\"%s\"", big);
+    deliver(e, lbl);
+    free(lbl);
+    free(big);
+    wait_rows(e, ++rows, 5000);
+    d = decision_at(e, rows - 1);
+    jhas(d, "reason", "node=\"bbbbbbbbbbbbbbbb");
+    jhas(d, "reason", "bbbb\"... is not a Kubernetes node name");
+    assert_true(strlen(json_string_value(jget(d, "reason"))) < 600);
+    json_decref(d);
+
+    assert_int_equal(fake_count(e->fake), 0);
+    for (i = 0; i < rows; i++) {
+        d = decision_at(e, i);
+        jstr(d, "result", "skipped_kube");
+        jstr(d, "node", "");
+        jhas(d, "reason", "is not a Kubernetes node name");
+        json_decref(d);
+    }
+    /* Every alert is stored all the same. */
+    d = audit_json(e, "alerts");
+    assert_int_equal(json_array_size(d), rows);
+    json_decref(d);
+}
+
+/* The longest names that are node names still decide: 253 bytes, labels of 63. */
+static void
+test_node_label_longest_name(void **state)
+{
+    struct env *e = *state;
+    char label[300], name[254];
+    size_t i;
+    json_t *d;
+
+    memset(name, 'a', 253);
+    name[253] = '\0';
+    for (i = 63; i < 253; i += 64)
+        name[i] = '.';
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, NULL);
+    snprintf(label, sizeof(label), "\"node\":\"%s\"", name);
+    deliver(e, label);
+    wait_rows(e, 1, 5000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_recovered");
+    jstr(d, "node", name);
+    json_decref(d);
+}
+
+/* No node label: the node list's names are checked too. One that is no node
+ * name is not looked at (one row says so); the real one is. */
+static void
+test_node_list_bad_names(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    json_t *all, *d;
+    char *v;
+    int bad_row = 0, good_row = 0;
+
+    assert_int_equal(
+        fake_route(e->fake, "GET", NODES_PATH, 200, NULL,
+                   "{\"kind\":\"NodeList\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                   "\"items\":[{\"metadata\":{\"name\":\"" NODE "\"}},"
+                   "{\"metadata\":{\"name\":\"=" NODE "\"}},"
+                   "{\"metadata\":{\"name\":\"" NODE ",metadata.namespace=llm\"}}]}",
+                   0),
+        0);
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, extra);
+    deliver(e, "");
+    wait_rows(e, 2, 5000);
+    assert_int_equal(count_path(e, "GET", PODS_PATH), 1);
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        if (strcmp(r->fr_path, PODS_PATH) != 0)
+            continue;
+        assert_non_null(v = fake_query_param(r, "fieldSelector"));
+        assert_string_equal(v, "spec.nodeName=" NODE);
+        free(v);
+    }
+    all = decisions(e);
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        d = json_array_get(all, i);
+        if (strcmp(json_string_value(jget(d, "result")), "skipped_kube") == 0) {
+            jstr(d, "node", "");
+            jhas(d, "reason", "holds 2 names that are not a Kubernetes node name");
+            jhas(d, "reason", "the first \"=" NODE "\"");
+            bad_row++;
+        } else {
+            jstr(d, "node", NODE);
+            jstr(d, "result", "skipped_recovered");
+            good_row++;
+        }
+    }
+    assert_int_equal(bad_row, 1);
+    assert_int_equal(good_row, 1);
+    json_decref(all);
+}
+
+/* An ALERT_GPU_LABEL longer than any GPU name decides nothing (its name would
+ * key a brake and a gauge). */
+static void
+test_gpu_label_too_long(void **state)
+{
+    struct env *e = *state;
+    char label[800], gpu[300];
+    json_t *d;
+
+    memset(gpu, 'g', 257);
+    gpu[257] = '\0';
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY}, {NULL, NULL}});
+    snprintf(label, sizeof(label), ON_NODE ",\"uuid\":\"%s\"", gpu);
+    deliver(e, label);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(fake_count(e->fake), 0);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jhas(d, "reason", "uuid=\"gggg");
+    jhas(d, "reason", "is longer than any GPU's name");
+    json_decref(d);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_node_label_alias_inside_settle),
+        T(test_node_label_selector_syntax),
+        T(test_node_label_not_a_name),
+        T(test_node_label_longest_name),
+        T(test_node_list_bad_names),
+        T(test_gpu_label_too_long),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

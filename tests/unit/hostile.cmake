@@ -1,0 +1,5 @@
+# tests/unit/hostile.cmake -- the hostile-input bounds of the decision core: node names,
+# readings naming too many GPUs, ambiguous or overflowing series.
+if(TARGET gvw_core)
+  gvw_add_test(test_node_name SOURCES unit/test_node_name.c LIBS gvw_core LABELS unit)
+endif()
