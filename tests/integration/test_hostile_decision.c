@@ -323,6 +323,206 @@ test_gpu_label_too_long(void **state)
     json_decref(d);
 }
 
+/* --- 3. a reading naming too many GPUs; FREE_QUERY per GPU bounded ------ */
+
+#define GPU_FREE_QUERY "gpu_memory_free_bytes{node=\"$node\",uuid=\"$gpu\"}/2^20"
+#define VEC_HEAD                                                                         \
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+#define VEC_TAIL "]}}"
+
+/* An answer with one series per GPU (tenant tI/p on GPU-I, mib each); owned. */
+static char *
+gpus_answer(size_t n, double mib)
+{
+    size_t cap = 128 + n * 160, off = 0;
+    char *b = malloc(cap);
+
+    assert_non_null(b);
+    off += (size_t)snprintf(b, cap, VEC_HEAD);
+    for (size_t i = 0; i < n; i++)
+        off += (size_t)snprintf(b + off, cap - off,
+                                "%s{\"metric\":{\"namespace\":\"t%zu\",\"pod\":\"p\","
+                                "\"uuid\":\"GPU-%06zu\"},\"value\":[1,\"%.0f\"]}",
+                                i ? "," : "", i, i, mib * 1048576.0);
+    snprintf(b + off, cap - off, VEC_TAIL);
+    return b;
+}
+
+/* The used series name 257 GPUs: no node holds them; refused before any
+ * GPU is judged (no row per GPU, no FREE_QUERY). 256 are a node's. */
+static void
+test_reading_too_many_gpus(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(257, 15000);
+    json_t *d;
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", GPU_FREE_QUERY},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows_then(e, 1, 10000, 300);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jnull(d, "gpu");
+    jhas(d, "error",
+         "the used series name 257 GPUs on node " NODE
+         ", more than the 256 one node's reading may name");
+    json_decref(d);
+    assert_int_equal(count_queries(e, "gpu_memory_free_bytes"), 0);
+}
+
+static void
+test_reading_256_gpus(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(256, 100);
+    json_t *d;
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 10000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_recovered");
+    jhas(d, "reason", "on every GPU (256;");
+    json_decref(d);
+}
+
+/* The device query (FREE_QUERY=auto) names 257 GPUs: no node's reading. */
+static void
+test_device_too_many_gpus(void **state)
+{
+    struct env *e = *state;
+    size_t cap = 128 + 257 * 200, off = 0;
+    char *b = malloc(cap);
+    json_t *d;
+
+    assert_non_null(b);
+    off += (size_t)snprintf(b, cap, VEC_HEAD);
+    for (size_t i = 0; i < 257; i++)
+        off += (size_t)snprintf(b + off, cap - off,
+                                "%s{\"metric\":{\"__name__\":\"gpu_memory_free_bytes\","
+                                "\"node\":\"" NODE "\",\"uuid\":\"GPU-%06zu\"},"
+                                "\"value\":[1,\"1073741824\"]}",
+                                i ? "," : "", i);
+    snprintf(b + off, cap - off, VEC_TAIL);
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH, "gvw_ts", 200, b), 0);
+    free(b);
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    engine_start(e, NULL, 0); /* no route_no_device: the device answer is above */
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 10000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jhas(d, "error", "names more than 256 GPUs on node " NODE);
+    json_decref(d);
+}
+
+/* FREE_QUERY naming $gpu on 200 GPUs: every GPU asked once, never more than
+ * MAX_CONCURRENT_DECISIONS at a time (2,000 GPUs once made 1,506 at once). */
+static void
+test_free_query_bounded(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(200, 100);
+    json_t *d;
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    free(body);
+    /* Every other query is a FREE_QUERY: held 50 ms, so those in flight pile up. */
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   VEC_HEAD "{\"metric\":{},\"value\":[1,\"9000\"]}" VEC_TAIL, 50),
+        0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", GPU_FREE_QUERY},
+                                 {"MAX_CONCURRENT_DECISIONS", "4"},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 30000);
+    assert_int_equal(count_queries(e, "gpu_memory_free_bytes{"), 200);
+    assert_true(fake_held_max(e->fake) <= 4);
+    assert_true(fake_held_max(e->fake) >= 2); /* a bound, not a serialisation */
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_recovered");
+    jstr(d, "free_source", "query");
+    json_decref(d);
+}
+
+/* --- 5. two series with one label set: ambiguous, never counted twice ---- */
+
+/* immich-ml's one series, sent twice: counted twice it read 2 x 6000 MiB, over
+ * its budget, and was recycled. A broken or hostile Prometheus: refused. */
+static void
+test_identical_series_refused(void **state)
+{
+    struct env *e = *state;
+    json_t *d;
+
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   VEC_HEAD "{\"metric\":{\"namespace\":\"" ML_NS "\",\"pod\":\"" ML_POD
+                            "\",\"container\":\"main\"},\"value\":[1,\"6291456000\"]},"
+                            "{\"metric\":{\"container\":\"main\",\"pod\":\"" ML_POD
+                            "\",\"namespace\":\"" ML_NS
+                            "\"},\"value\":[1,\"6291456000\"]}" VEC_TAIL,
+                   0),
+        0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json");
+    start(e, (const struct kv[]){{"GPU_TOTAL_MIB", "13000"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_path(e, "POST", ML_EVICT), 0);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jhas(d, "error", "two series with one label set (result[0] and result[1])");
+    json_decref(d);
+}
+
+/* The same pod in two series that differ in one label (two containers) is
+ * summed, as SPEC says: only an identical label set is refused. */
+static void
+test_two_containers_summed(void **state)
+{
+    struct env *e = *state;
+    json_t *d;
+
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   VEC_HEAD
+                   "{\"metric\":{\"namespace\":\"" ML_NS "\",\"pod\":\"" ML_POD
+                   "\",\"container\":\"main\"},\"value\":[1,\"6291456000\"]},"
+                   "{\"metric\":{\"namespace\":\"" ML_NS "\",\"pod\":\"" ML_POD
+                   "\",\"container\":\"side\"},\"value\":[1,\"6291456000\"]}" VEC_TAIL,
+                   0),
+        0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json");
+    start(e, (const struct kv[]){
+                 {"GPU_TOTAL_MIB", "13000"}, {"DRY_RUN", "true"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "would_recycle");
+    jint(jget(d, "victim"), "used_mib", 12000);
+    json_decref(d);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -335,6 +535,12 @@ main(void)
         T(test_node_label_longest_name),
         T(test_node_list_bad_names),
         T(test_gpu_label_too_long),
+        T(test_reading_too_many_gpus),
+        T(test_reading_256_gpus),
+        T(test_device_too_many_gpus),
+        T(test_free_query_bounded),
+        T(test_identical_series_refused),
+        T(test_two_containers_summed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
