@@ -154,6 +154,20 @@ def scenario_fanout256():
                 expect={"would_recycle", "skipped_no_candidate", "coalesced"})
 
 
+def scenario_taint256():
+    """One pod on all 256 GPUs, one GPU's reading impossible (NaN): every GPU
+    that pod uses is tainted (SPEC "GPU scope"), ~80,000 series in all."""
+    def make(i):
+        if i < 256:
+            return ({"namespace": "llm", "pod": "hog", "uuid": gpu(i)}, str(40 * MIB))
+        return ({"namespace": "ns%d" % (i % 97), "pod": "p%d" % (i // 256),
+                 "uuid": gpu(i % 256)}, "NaN" if i == 511 else str(MIB))
+    used = fill(make)
+    return dict(env={"USED_QUERY": GPU_USED}, labels={"node": NODE},
+                used=vector(used), device=EMPTY, pods=pod_list([("llm", "hog")]),
+                ngpus=256, expect={"skipped_telemetry", "coalesced"})
+
+
 def scenario_freequery2000():
     """An explicit FREE_QUERY naming $gpu and 2,000 GPUs (1,506 queries at once)."""
     n = 2000
@@ -181,6 +195,7 @@ SCENARIOS = {
     "taint60k": scenario_taint60k,
     "fanout20k": scenario_fanout20k,
     "fanout256": scenario_fanout256,
+    "taint256": scenario_taint256,
     "freequery2000": scenario_freequery2000,
     "freequery200": scenario_freequery200,
 }
@@ -210,7 +225,10 @@ def handler_for(fake):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # serve stopped mid-answer (the scenario's end)
 
         def do_GET(self):
             u = urlparse(self.path)

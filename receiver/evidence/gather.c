@@ -28,7 +28,10 @@ struct gather {
     char *g_node;               /* owned */
     char *g_starving_ns;        /* owned, may be NULL */
     char *g_gpu;                /* owned; the one GPU asked for, NULL = every GPU */
-    struct prom *g_prom;        /* borrowed */
+    char **g_subset;            /* owned (array and strings), sorted, distinct: the
+                                   GPUs asked for (gather_start_gpus), NULL = every GPU */
+    size_t g_subset_count;
+    struct prom *g_prom; /* borrowed */
     gather_cb g_cb;
     void *g_arg;
     int g_pending; /* requests whose answers have not arrived */
@@ -82,6 +85,9 @@ gather_destroy(struct gather *g)
 {
     gather_gpu_free_units(g);
     policy_prep_free(g->g_prep);
+    for (size_t i = 0; i < g->g_subset_count; i++)
+        free(g->g_subset[i]);
+    free(g->g_subset);
     free(g->g_gpu);
     policy_result_free(&g->g_result.gr_policy);
     usage_reading_free(&g->g_usage);
@@ -411,6 +417,52 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
     return open_gather(base, cfg, prom, kube, node, gpu, starving_ns, 0, cb, arg);
 }
 
+static int
+cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct gather *
+gather_start_gpus(struct event_base *base, const struct config *cfg, struct prom *prom,
+                  struct kube *kube, const char *node, const char *const *gpus, size_t n,
+                  const char *starving_ns, gather_cb cb, void *arg)
+{
+    char **subset;
+    struct gather *g;
+    size_t i, kept = 0;
+
+    if (n == 1)
+        return gather_start_gpu(base, cfg, prom, kube, node, gpus[0], starving_ns, cb,
+                                arg);
+    if (n == 0 || (subset = calloc(n, sizeof(*subset))) == NULL)
+        return NULL;
+    for (i = 0; i < n; i++)
+        if ((subset[i] = strdup(gpus[i])) == NULL)
+            goto fail;
+    qsort(subset, n, sizeof(*subset), cmp_name);
+    for (i = 0; i < n; i++) {
+        if (kept > 0 && strcmp(subset[kept - 1], subset[i]) == 0)
+            free(subset[i]);
+        else
+            subset[kept++] = subset[i];
+    }
+    for (i = kept; i < n; i++)
+        subset[i] = NULL;
+    /* Answers come from the loop, never inside this call: set before any. */
+    if ((g = open_gather(base, cfg, prom, kube, node, NULL, starving_ns, 0, cb, arg)) ==
+        NULL)
+        goto fail;
+    g->g_subset = subset;
+    g->g_subset_count = kept;
+    return g;
+fail:
+    for (i = 0; i < n; i++)
+        free(subset[i]);
+    free(subset);
+    return NULL;
+}
+
 struct gather *
 gather_start_reread(struct event_base *base, const struct config *cfg, struct prom *prom,
                     const char *node, const char *gpu, gather_cb cb, void *arg)
@@ -651,6 +703,16 @@ gather_gpu_after_usage(struct gather *g)
         }
         g->g_gpus[0] = g->g_gpu;
         g->g_gpu_count = 1;
+    } else if (gpus && g->g_subset != NULL) {
+        /* Only the GPUs asked for are judged (and asked FREE_QUERY). */
+        free(g->g_gpus);
+        if ((g->g_gpus = calloc(g->g_subset_count, sizeof(*g->g_gpus))) == NULL) {
+            g->g_gpu_count = 0;
+            return give_up(g);
+        }
+        for (i = 0; i < g->g_subset_count; i++)
+            g->g_gpus[i] = g->g_subset[i];
+        g->g_gpu_count = g->g_subset_count;
     }
     if (!g->g_want_free || (!gpus && !g->g_free_deferred))
         return;

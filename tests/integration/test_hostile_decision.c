@@ -463,6 +463,45 @@ test_free_query_bounded(void **state)
     json_decref(d);
 }
 
+/* A node's GPUs waiting their turn (MAX_CONCURRENT_DECISIONS) start in groups
+ * that share one fresh reading: 6 GPUs below the floor, 2 at a time, read 3
+ * times (not 5), and each GPU still gets its own decision on its own figures. */
+static void
+test_queued_gpus_share_a_reading(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(6, 15000);
+    json_t *all;
+    int seen[6] = {0};
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"MAX_CONCURRENT_DECISIONS", "2"},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 6, 10000);
+    assert_int_equal(count_queries(e, "sum by (namespace, pod, uuid)"), 3);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 6);
+    for (size_t i = 0; i < 6; i++) {
+        json_t *d = json_array_get(all, i);
+        const char *g = json_string_value(jget(d, "gpu"));
+        assert_non_null(g);
+        assert_true(strncmp(g, "GPU-00000", 9) == 0 && g[9] >= '0' && g[9] <= '5');
+        seen[g[9] - '0']++;
+        jstr(d, "result", "skipped_no_candidate");
+        jint(d, "free_mib", 360);
+        jhas(d, "reason", g);
+    }
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(seen[i], 1);
+    json_decref(all);
+}
+
 /* --- 5. two series with one label set: ambiguous, never counted twice ---- */
 
 /* immich-ml's one series, sent twice: counted twice it read 2 x 6000 MiB, over
@@ -539,6 +578,7 @@ main(void)
         T(test_reading_256_gpus),
         T(test_device_too_many_gpus),
         T(test_free_query_bounded),
+        T(test_queued_gpus_share_a_reading),
         T(test_identical_series_refused),
         T(test_two_containers_summed),
     };
