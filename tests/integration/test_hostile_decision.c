@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <jansson.h>
@@ -323,6 +324,128 @@ test_gpu_label_too_long(void **state)
     json_decref(d);
 }
 
+/* --- 2. per-node tables are bounded, and say so when full ---------------- */
+
+/* Runs the loop until no decision is in flight or queued, with stderr going to
+ * a file; returns what was written there (owned). */
+static char *
+drain_capturing_stderr(struct env *e, void (*deliver_fn)(struct env *, int), int n)
+{
+    FILE *f = tmpfile();
+    int saved = dup(2);
+    long len;
+    char *text;
+
+    assert_non_null(f);
+    assert_true(saved >= 0);
+    fflush(stderr);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    deliver_fn(e, n);
+    for (int i = 0; i < 20000 && remedy_in_flight(e->r) > 0; i++)
+        run_ms(e->base, 5);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    len = ftell(f);
+    assert_true(len >= 0);
+    assert_non_null(text = calloc(1, (size_t)len + 1));
+    rewind(f);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return text;
+}
+
+/* One webhook body of n firing GPUVRAMLow alerts, node-0000 ... */
+static void
+deliver_nodes(struct env *e, int n)
+{
+    size_t cap = 256 + (size_t)n * 200, off = 0;
+    char *body = malloc(cap);
+
+    assert_non_null(body);
+    off += (size_t)snprintf(body, cap, "{\"version\":\"4\",\"alerts\":[");
+    for (int i = 0; i < n; i++)
+        off += (size_t)snprintf(body + off, cap - off,
+                                "%s{\"status\":\"firing\",\"labels\":{\"alertname\":"
+                                "\"GPUVRAMLow\",\"node\":\"node-%04d\"}}",
+                                i ? "," : "", i);
+    snprintf(body + off, cap - off, "]}");
+    assert_int_equal(deliver_body(e, body), (size_t)n);
+    free(body);
+}
+
+/* 1,030 nodes at once: the brake table keeps 1,024 (each busy, in flight or
+ * queued); the rest end failed at once, and one warning says the table is
+ * full (not one per refusal). */
+static void
+test_brake_table_full(void **state)
+{
+    struct env *e = *state;
+    size_t n[2];
+    char *logs, *first;
+    json_t *all;
+    size_t failed = 0;
+
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"FREE_QUERY", ""}, {NULL, NULL}});
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_WARN);
+    logs = drain_capturing_stderr(e, deliver_nodes, 1030);
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_ERROR);
+    count_rows(e, n);
+    assert_int_equal(n[1], 1030);
+    all = decisions(e);
+    for (size_t i = 0; i < json_array_size(all); i++) {
+        json_t *d = json_array_get(all, i);
+        if (strcmp(json_string_value(jget(d, "result")), "failed") == 0) {
+            jhas(d, "error", "too many nodes tracked");
+            failed++;
+        }
+    }
+    json_decref(all);
+    assert_int_equal(failed, 6);
+    if ((first = strstr(logs, "brake table full")) == NULL)
+        fail_msg("no warning that the brake table is full in:\n%.2000s", logs);
+    assert_null(strstr(first + 1, "brake table full"));
+    free(logs);
+}
+
+/* Gauges keyed by node (or alertname) keep 256 label sets and no value over
+ * 256 bytes: 300 alertnames of 100 KB each once held 25 MB in the metrics. */
+static void
+test_metric_labels_bounded(void **state)
+{
+    char *big = malloc(100001);
+    struct buf b;
+
+    (void)state;
+    assert_non_null(big);
+    metrics_init(0);
+    memset(big, 'a', 100000);
+    big[100000] = '\0';
+    for (int i = 0; i < 300; i++) {
+        snprintf(big, 16, "alert-%05d", i);
+        big[11] = 'a';
+        metrics_alert_received(big, "firing");
+    }
+    for (int i = 0; i < 300; i++) {
+        char node[32];
+        snprintf(node, sizeof(node), "node-%04d", i);
+        metrics_free_vram(node, i);
+    }
+    buf_init(&b, 0);
+    assert_int_equal(metrics_render(&b), 0);
+    if (b.b_len > 64 * 1024)
+        fail_msg("the exposition holds %zu bytes", b.b_len);
+    assert_non_null(strstr(b.b_data, "alertname=\"_other\",status=\"_other\"} 300\n"));
+    assert_non_null(strstr(b.b_data, "free_vram_bytes{node=\"node-0254\"}"));
+    assert_null(strstr(b.b_data, "free_vram_bytes{node=\"node-0255\"}"));
+    assert_non_null(strstr(b.b_data, "free_vram_bytes{node=\"_other\"}"));
+    buf_free(&b);
+    free(big);
+}
+
 /* --- 3. a reading naming too many GPUs; FREE_QUERY per GPU bounded ------ */
 
 #define GPU_FREE_QUERY "gpu_memory_free_bytes{node=\"$node\",uuid=\"$gpu\"}/2^20"
@@ -574,6 +697,8 @@ main(void)
         T(test_node_label_longest_name),
         T(test_node_list_bad_names),
         T(test_gpu_label_too_long),
+        T(test_brake_table_full),
+        T(test_metric_labels_bounded),
         T(test_reading_too_many_gpus),
         T(test_reading_256_gpus),
         T(test_device_too_many_gpus),
