@@ -114,8 +114,9 @@ struct remedy {
     struct kube *r_kube;            /* borrowed, may be NULL */
     struct store *r_store;          /* borrowed, may be NULL */
     struct httpc *r_release_client; /* owned; NULL when RELEASE_WAIT=0 */
-    struct node_state *r_nodes;     /* owned list */
+    struct node_state *r_nodes;     /* owned list (at most MAX_NODES, brakes.c) */
     size_t r_node_count;
+    int r_nodes_full_said;        /* the full table was logged, not yet relieved */
     struct decision *r_decisions; /* owned list of unfinished decisions */
     size_t r_in_flight;
     size_t r_acting;    /* enforcing evictions/deletions sent, not yet answered */
