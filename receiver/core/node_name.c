@@ -57,7 +57,7 @@ node_name_show(const char *s, char *out, size_t len)
     if (len < 2)
         return out;
     out[o++] = '"';
-    for (i = 0; s[i] != '\0' && i < SHOWN_BYTES; i++) {
+    for (i = 0; i < SHOWN_BYTES && s[i] != '\0'; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
             if (o + 2 >= len)
