@@ -7,6 +7,7 @@
 #include "once.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "nvml.h"
 #include "podmap.h"
 #include "poller.h"
+#include "termtext.h"
 
 #define MIB 1048576.0
 
@@ -71,14 +73,23 @@ device_sums(const struct nvml_device *d, const struct attr_pid *pids, size_t npi
         enum attr_why w =
             attribute_process(d, i, pids, npids, pods, &used, &pod, &container, NULL);
         if (w == ATTR_POD)
-            s->pods += used;
+            s->pods = attr_add_sat(s->pods, used);
         else if (w == ATTR_NO_POD_CGROUP || w == ATTR_POD_UNKNOWN)
-            s->unattr_procs += used;
-        s->procs_known += used;
+            s->unattr_procs = attr_add_sat(s->unattr_procs, used);
+        s->procs_known = attr_add_sat(s->procs_known, used);
     }
     /* As attribute(): what no pod accounts for. */
     s->unattr = s->used > s->pods ? s->used - s->pods : 0;
     s->no_proc = s->used > s->procs_known ? s->used - s->procs_known : 0;
+}
+
+/* Every name below comes from outside (NVML's model and UUID, the API's pod
+ * names, its error): each goes through termtext_put(), so none can move the
+ * cursor, recolour the terminal or reorder the line. */
+static void
+put(FILE *out, const char *s)
+{
+    termtext_put(out, s, SIZE_MAX);
 }
 
 static void
@@ -86,15 +97,23 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
             const struct attr_pid *pids, size_t npids, const struct pl_pods *pods,
             int list_ok, const char *list_why)
 {
-    fprintf(out, "node %s: %zu GPU%s; pod list: %s%s\n", node, snap->ns_count,
-            snap->ns_count == 1 ? "" : "s",
-            list_ok ? "read" : "unavailable: ", list_ok ? "" : list_why);
+    fputs("node ", out);
+    put(out, node);
+    fprintf(out, ": %zu GPU%s; pod list: %s", snap->ns_count,
+            snap->ns_count == 1 ? "" : "s", list_ok ? "read" : "unavailable: ");
+    if (!list_ok)
+        put(out, list_why);
+    fputc('\n', out);
     for (size_t dv = 0; dv < snap->ns_count; dv++) {
         const struct nvml_device *d = &snap->ns_devices[dv];
         struct sums s;
 
         device_sums(d, pids, npids, pods, &s);
-        fprintf(out, "\nGPU %u  %s  %s\n", d->nd_index, d->nd_uuid, d->nd_model);
+        fprintf(out, "\nGPU %u  ", d->nd_index);
+        put(out, d->nd_uuid);
+        fputs("  ", out);
+        put(out, d->nd_model);
+        fputc('\n', out);
         fprintf(out,
                 "  total %.1f MiB   free %.1f MiB   used %.1f MiB (total - free)   "
                 "unattributed %.1f MiB\n",
@@ -126,17 +145,29 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
                 snprintf(mib, sizeof(mib), "?");
             else
                 snprintf(mib, sizeof(mib), "%.1f", (double)used / MIB);
-            if (w == ATTR_POD)
-                fprintf(out, "  %8" PRIu32 " %10s  %s/%s %s\n", d->nd_procs[i].np_pid,
-                        mib, pod->pp_namespace, pod->pp_name,
-                        container ? container : "(container not matched)");
-            else
+            if (w == ATTR_POD) {
+                fprintf(out, "  %8" PRIu32 " %10s  ", d->nd_procs[i].np_pid, mib);
+                put(out, pod->pp_namespace);
+                fputc('/', out);
+                put(out, pod->pp_name);
+                fputc(' ', out);
+                put(out, container ? container : "(container not matched)");
+                fputc('\n', out);
+            } else
                 fprintf(out, "  %8" PRIu32 " %10s  unattributed: %s\n",
                         d->nd_procs[i].np_pid, mib, why_text(w, list_ok));
         }
         if (d->nd_nprocs == 0)
             fprintf(out, "  (no processes)\n");
     }
+}
+
+/* A byte figure: an integer, or past INT64_MAX (a saturated sum, a figure
+ * NVML made up) a real, never a negative integer. */
+static json_t *
+bytes_json(uint64_t v)
+{
+    return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
 }
 
 /* json_object_set_new(), and a NULL value (an allocation that failed) fails. */
@@ -172,14 +203,13 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
             set(g, "index", json_integer(d->nd_index)) ||
             set(g, "uuid", json_string(d->nd_uuid)) ||
             set(g, "model", json_string(d->nd_model)) ||
-            set(g, "total_bytes", json_integer((json_int_t)d->nd_total)) ||
-            set(g, "free_bytes", json_integer((json_int_t)d->nd_free)) ||
-            set(g, "used_bytes", json_integer((json_int_t)s.used)) ||
-            set(g, "pods_bytes", json_integer((json_int_t)s.pods)) ||
-            set(g, "unattributed_bytes", json_integer((json_int_t)s.unattr)) ||
-            set(g, "unattributed_process_bytes",
-                json_integer((json_int_t)s.unattr_procs)) ||
-            set(g, "no_process_bytes", json_integer((json_int_t)s.no_proc)) ||
+            set(g, "total_bytes", bytes_json(d->nd_total)) ||
+            set(g, "free_bytes", bytes_json(d->nd_free)) ||
+            set(g, "used_bytes", bytes_json(s.used)) ||
+            set(g, "pods_bytes", bytes_json(s.pods)) ||
+            set(g, "unattributed_bytes", bytes_json(s.unattr)) ||
+            set(g, "unattributed_process_bytes", bytes_json(s.unattr_procs)) ||
+            set(g, "no_process_bytes", bytes_json(s.no_proc)) ||
             set(g, "processes", procs = json_array()))
             goto oom;
         for (size_t i = 0; i < d->nd_nprocs; i++) {
@@ -194,8 +224,7 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
                 continue;
             if ((p = json_object()) == NULL || json_array_append_new(procs, p) == -1 ||
                 set(p, "pid", json_integer(d->nd_procs[i].np_pid)) ||
-                set(p, "bytes",
-                    w == ATTR_NO_MEMORY ? json_null() : json_integer((json_int_t)used)) ||
+                set(p, "bytes", w == ATTR_NO_MEMORY ? json_null() : bytes_json(used)) ||
                 set(p, "namespace",
                     w == ATTR_POD ? json_string(pod->pp_namespace) : json_null()) ||
                 set(p, "pod", w == ATTR_POD ? json_string(pod->pp_name) : json_null()) ||

@@ -36,6 +36,7 @@ struct podmap {
     int pm_failed_logged;    /* the failure was logged; the next success says so */
     char pm_last_error[512]; /* why the last list failed */
     int pm_ok;               /* the last list that ended worked */
+    int pm_listed_ok;        /* some list worked: pm_pods is the last good one */
     double pm_failed_at;     /* monotonic seconds of the last failed list; 0 = none */
     struct asked pm_asked[ASKED_MAX];
     size_t pm_nasked;
@@ -131,7 +132,10 @@ listed(const struct kubec_answer *a, void *arg)
                  a->kr_error ? a->kr_error : "the pod list failed");
         pm->pm_nasked = 0; /* nothing was learned: the keys may ask again */
         if (!pm->pm_failed_logged)
-            log_event(LOG_LEVEL_WARN, "pod list failed; processes stay unattributed",
+            log_event(LOG_LEVEL_WARN,
+                      pm->pm_listed_ok
+                          ? "pod list failed; the last good list stays in use"
+                          : "pod list failed; processes stay unattributed",
                       "node", pm->pm_node, "error", a->kr_error, (char *)NULL);
         pm->pm_failed_logged = 1;
         return;
@@ -142,6 +146,7 @@ listed(const struct kubec_answer *a, void *arg)
     pm->pm_failed_logged = 0;
     pm->pm_failed_at = 0;
     pm->pm_ok = 1;
+    pm->pm_listed_ok = 1;
     if (pm->pm_changed != NULL)
         pm->pm_changed(pm->pm_arg);
 }

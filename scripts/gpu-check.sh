@@ -217,7 +217,9 @@ alerting: {alertmanagers: [{static_configs: [{targets: ["127.0.0.1:$AM_PORT"]}]}
 scrape_configs:
   - {job_name: gpu-vram-watchdog-exporter, honor_labels: true, static_configs: [{targets: ["127.0.0.1:$EXP_PORT"]}]}
   - {job_name: gpu-vram-watchdog, static_configs: [{targets: ["127.0.0.1:$SERVE_PORT"]}]}
-  - {job_name: prometheus, static_configs: [{targets: ["127.0.0.1:$PROM_PORT"]}]}
+  # Not job="prometheus": the shipped GPUVRAMLow mutes itself for 300 s after that
+  # job's server starts (its start-up guard), longer than this check may run.
+  - {job_name: prometheus-self, static_configs: [{targets: ["127.0.0.1:$PROM_PORT"]}]}
 YML
 "$PROMETHEUS" --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom" \
     --web.listen-address=127.0.0.1:$PROM_PORT >"$TMP/prom.log" 2>&1 &

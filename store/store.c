@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "log.h"
+
 /* The daemon is one event loop: waiting long for a lock would stall every
  * webhook, so it fails fast (503, Alertmanager retries). The CLI can wait. */
 #define BUSY_TIMEOUT_RO_MS 5000
@@ -204,14 +207,43 @@ reopen_unshared(struct store *s, const char *path)
                            NULL) == SQLITE_OK;
 }
 
+/* Non-zero interrupts the statement running: its step is past the limit. */
+static int
+past_deadline(void *arg)
+{
+    const struct store *s = arg;
+
+    return clock_mono_s() > s->st_deadline;
+}
+
+void
+store_arm(struct store *s)
+{
+    s->st_deadline = clock_mono_s() + s->st_step_limit_s;
+}
+
 static int
 configure(struct store *s, char *err, size_t errlen)
 {
-    int rw = s->st_mode == STORE_READWRITE;
+    int rw = s->st_mode == STORE_READWRITE, off = -1;
 
     sqlite3_busy_timeout(s->st_db, rw ? BUSY_TIMEOUT_RW_MS : BUSY_TIMEOUT_RO_MS);
-    if (!rw)
+    /* A view, trigger or index in the file may not call functions with side
+     * effects. The daemon's own schema has none of them. */
+    if (sqlite3_db_config(s->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &off) !=
+            SQLITE_OK ||
+        off != 0) {
+        store_seterr(err, errlen, "cannot turn trusted_schema off");
+        return -1;
+    }
+    if (!rw) {
+        /* The file is `audit`'s input, not its own: whatever it holds, no
+         * step runs past the limit (a recursive view would run forever). */
+        s->st_step_limit_s = STORE_STEP_LIMIT_S;
+        store_arm(s);
+        sqlite3_progress_handler(s->st_db, 10000, past_deadline, s);
         return 0; /* a reader must not try to change the journal mode */
+    }
     if (enable_wal(s, err, errlen) == -1)
         return -1;
     /* NORMAL in WAL: a power cut may lose the last commits, never corrupt.
@@ -240,6 +272,8 @@ store_open(const char *path, enum store_mode mode, char *err, size_t errlen)
         (mode != STORE_READONLY || !reopen_unshared(s, path) ||
          configure(s, err, errlen) == -1 || store_schema_migrate(s, err, errlen) == -1))
         goto fail;
+    if (mode == STORE_READONLY && store_schema_check_tables(s, err, errlen) == -1)
+        goto fail;
     if (mode == STORE_READWRITE && mark_interrupted(s, err, errlen) == -1)
         goto fail;
     if (mode == STORE_READWRITE)
@@ -265,6 +299,23 @@ store_close(struct store *s)
     sqlite3_finalize(s->st_rollback);
     sqlite3_close(s->st_db); /* rolls back an open transaction */
     free(s);
+}
+
+void
+store_on_unreadable(struct store *s, store_unreadable_cb cb, void *arg)
+{
+    s->st_unreadable = cb;
+    s->st_unreadable_arg = arg;
+}
+
+void
+store_unreadable(struct store *s, const char *table, int64_t id, const char *why)
+{
+    if (s->st_unreadable != NULL)
+        s->st_unreadable(s->st_unreadable_arg, table, id, why);
+    else
+        log_warnx("%s: %s row %lld cannot be read (%s): skipped", __func__, table,
+                  (long long)id, why);
 }
 
 int64_t

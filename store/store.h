@@ -23,7 +23,7 @@ enum store_mode {
 };
 
 /* The schema version this program writes and reads (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* The error an interrupted decision carries. Its result stays "in_progress":
  * that is what it was when the daemon stopped. */
@@ -42,8 +42,12 @@ enum store_mode {
  * schema forward, and marks rows a previous run left "in_progress" with
  * STORE_INTERRUPTED_ERROR, and rows it left with a verify pending with
  * STORE_UNVERIFIED_ERROR. READONLY never creates nor migrates: a missing
- * file, an older or a newer schema are errors. Returns an owned store (free
- * with store_close()) or NULL with the reason in err.
+ * file, an older or a newer schema are errors; it reads the file as
+ * untrusted: decisions and alerts must be this project's tables (a view, a
+ * virtual table or a generated column in their place is refused), and no
+ * step of a query runs longer than a minute. Both modes turn trusted_schema
+ * off. Returns an owned store (free with store_close()) or NULL with the
+ * reason in err.
  */
 struct store *store_open(const char *path, enum store_mode mode, char *err,
                          size_t errlen);
@@ -153,6 +157,12 @@ struct store_decision {
     const struct store_release *sd_release;       /* NULL = no release was asked */
     const struct store_prediction *sd_prediction; /* NULL = not a predicted decision
                                    (and rows older than schema 4) */
+    const char *const *sd_budget_sources;         /* NULL, or one per candidate: where its
+                                           budget comes from ("resource", "hami", "kai", "dra";
+                                           NULL = none: the member is left out) */
+    const char *sd_victim_budget_source;          /* the victim's, the same way */
+    const char *sd_replica; /* HA: POD_NAME of the replica that took it; NULL without
+                               leader election (and rows older than schema 5) */
 };
 
 /* Inserts d with result "in_progress" (whatever sd_result says) and no
@@ -188,6 +198,15 @@ struct store_filter {
 };
 
 typedef int (*store_decision_cb)(void *arg, int64_t id, const struct store_decision *d);
+
+/* A row a query cannot read (a value of the wrong type, a JSON column that
+ * does not parse: a file edited or damaged by hand) is skipped, never the
+ * end of the listing; this is told, with the table ("decisions" or
+ * "alerts"), the row's id and one phrase saying why. Without a handler the
+ * store logs a warning. arg is borrowed. */
+typedef void (*store_unreadable_cb)(void *arg, const char *table, int64_t id,
+                                    const char *why);
+void store_on_unreadable(struct store *s, store_unreadable_cb cb, void *arg);
 typedef int (*store_alert_cb)(void *arg, int64_t id, const struct store_alert *a);
 
 /* One line of a summary. by "result": key is the result, ss_result NULL.

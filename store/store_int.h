@@ -20,7 +20,28 @@ struct store {
     sqlite3_stmt *st_begin;
     sqlite3_stmt *st_commit;
     sqlite3_stmt *st_rollback;
+    /* READONLY: the progress handler interrupts a step still running at
+     * st_deadline (monotonic s), st_step_limit_s after store_arm(). */
+    double st_deadline, st_step_limit_s;
+    store_unreadable_cb st_unreadable; /* NULL: log a warning */
+    void *st_unreadable_arg;
 };
+
+/* How long one step of a READONLY query (producing one row) may run before
+ * it is interrupted: a crafted file cannot hang `audit`, and a real one a
+ * million rows long is read in well under it (README "The audit store"). */
+#define STORE_STEP_LIMIT_S 60.0
+
+/* Restarts the step limit; before each sqlite3_step() of a READONLY query. */
+void store_arm(struct store *s);
+
+/* Reports row id of table as unreadable (why: one phrase) and counts on. */
+void store_unreadable(struct store *s, const char *table, int64_t id, const char *why);
+
+/* READONLY: decisions and alerts are this project's tables (not views, not
+ * virtual tables), with every column the queries read an ordinary one. 0,
+ * or -1 with err. */
+int store_schema_check_tables(struct store *s, char *err, size_t errlen);
 
 /* Copies a formatted reason into err (bounded, always terminated when errlen > 0). */
 void store_seterr(char *err, size_t errlen, const char *fmt, ...)

@@ -88,6 +88,12 @@ store_prediction_json(const struct store_prediction *p)
 json_t *
 store_victim_json(const struct store_victim *v)
 {
+    return store_victim_json_src(v, NULL);
+}
+
+json_t *
+store_victim_json_src(const struct store_victim *v, const char *src)
+{
     json_t *o;
 
     if (v == NULL)
@@ -98,7 +104,8 @@ store_victim_json(const struct store_victim *v)
         set(o, "pod", store_json_str(v->sv_pod ? v->sv_pod : "")) ||
         set(o, "used_mib", json_integer((json_int_t)v->sv_used_mib)) ||
         set(o, "budget_mib", int_or_null(v->sv_has_budget, v->sv_budget_mib)) ||
-        set(o, "overshoot_mib", int_or_null(v->sv_has_budget, v->sv_overshoot_mib))) {
+        set(o, "overshoot_mib", int_or_null(v->sv_has_budget, v->sv_overshoot_mib)) ||
+        (src != NULL && set(o, "budget_source", store_json_str(src)))) {
         json_decref(o);
         return NULL;
     }
@@ -106,7 +113,7 @@ store_victim_json(const struct store_victim *v)
 }
 
 static json_t *
-candidate_json(const struct store_candidate *c)
+candidate_json(const struct store_candidate *c, const char *src)
 {
     json_t *o;
 
@@ -116,6 +123,7 @@ candidate_json(const struct store_candidate *c)
         set(o, "pod", store_json_str(c->sc_pod ? c->sc_pod : "")) ||
         set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
         set(o, "budget_mib", int_or_null(c->sc_has_budget, c->sc_budget_mib)) ||
+        (src != NULL && set(o, "budget_source", store_json_str(src))) ||
         set(o, "eligible", json_boolean(c->sc_eligible)) ||
         set(o, "why_not", c->sc_eligible ? json_null() : store_json_str(c->sc_why_not))) {
         json_decref(o);
@@ -127,13 +135,20 @@ candidate_json(const struct store_candidate *c)
 json_t *
 store_candidates_json(const struct store_candidate *c, size_t n)
 {
+    return store_candidates_json_src(c, NULL, n);
+}
+
+json_t *
+store_candidates_json_src(const struct store_candidate *c, const char *const *src,
+                          size_t n)
+{
     json_t *a;
     size_t i;
 
     if ((a = json_array()) == NULL)
         return NULL;
     for (i = 0; i < n; i++) {
-        if (json_array_append_new(a, candidate_json(&c[i])) == -1) {
+        if (json_array_append_new(a, candidate_json(&c[i], src ? src[i] : NULL)) == -1) {
             json_decref(a);
             return NULL;
         }

@@ -19,6 +19,12 @@ json_t *store_victim_json(const struct store_victim *v);
  * null without a budget, why_not null when eligible. New reference; NULL on OOM. */
 json_t *store_candidates_json(const struct store_candidate *c, size_t n);
 
+/* The same with budget_source after budget_mib where src (NULL = none) or its
+ * entry is set (SPEC "Where budgets come from"); src has n entries. */
+json_t *store_victim_json_src(const struct store_victim *v, const char *src);
+json_t *store_candidates_json_src(const struct store_candidate *c, const char *const *src,
+                                  size_t n);
+
 /* {url, status, freed_mib, seconds} (unknown figures null), or JSON null
  * when r is NULL. New reference; NULL on OOM. */
 json_t *store_release_json(const struct store_release *r);

@@ -29,7 +29,7 @@ put_int(struct buf *b, int64_t v)
 }
 
 static int
-candidate_text(struct buf *b, const struct store_candidate *c)
+candidate_text(struct buf *b, const struct store_candidate *c, const char *src)
 {
     if (PUT_LIT(b, "{\"namespace\":") == -1 ||
         json_str_put(b, c->sc_namespace ? c->sc_namespace : "") == -1 ||
@@ -38,6 +38,9 @@ candidate_text(struct buf *b, const struct store_candidate *c)
         PUT_LIT(b, ",\"used_mib\":") == -1 || put_int(b, c->sc_used_mib) == -1 ||
         PUT_LIT(b, ",\"budget_mib\":") == -1 ||
         (c->sc_has_budget ? put_int(b, c->sc_budget_mib) : PUT_LIT(b, "null")) == -1)
+        return -1;
+    if (src != NULL &&
+        (PUT_LIT(b, ",\"budget_source\":") == -1 || json_str_put(b, src) == -1))
         return -1;
     if (c->sc_eligible)
         return PUT_LIT(b, ",\"eligible\":true,\"why_not\":null}");
@@ -51,6 +54,13 @@ candidate_text(struct buf *b, const struct store_candidate *c)
 char *
 store_candidates_text(const struct store_candidate *c, size_t n, size_t *len_out)
 {
+    return store_candidates_text_src(c, NULL, n, len_out);
+}
+
+char *
+store_candidates_text_src(const struct store_candidate *c, const char *const *src,
+                          size_t n, size_t *len_out)
+{
     struct buf b;
     size_t i;
 
@@ -60,7 +70,8 @@ store_candidates_text(const struct store_candidate *c, size_t n, size_t *len_out
         PUT_LIT(&b, "[") == -1)
         goto fail;
     for (i = 0; i < n; i++)
-        if ((i > 0 && PUT_LIT(&b, ",") == -1) || candidate_text(&b, &c[i]) == -1)
+        if ((i > 0 && PUT_LIT(&b, ",") == -1) ||
+            candidate_text(&b, &c[i], src ? src[i] : NULL) == -1)
             goto fail;
     if (PUT_LIT(&b, "]") == -1)
         goto fail;

@@ -15,4 +15,9 @@
  * when len_out is not NULL; NULL only on OOM. */
 char *store_candidates_text(const struct store_candidate *c, size_t n, size_t *len_out);
 
+/* The same with each candidate's budget_source (src: NULL, or n entries; see
+ * store_candidates_json_src()). */
+char *store_candidates_text_src(const struct store_candidate *c, const char *const *src,
+                                size_t n, size_t *len_out);
+
 #endif

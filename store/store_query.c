@@ -2,20 +2,109 @@
 #include "store_int.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DECISION_COLUMNS                                                                 \
     "id, time_ms, node, trigger_name, fingerprint, result, reason, free_mib, floor_mib," \
     " dry_run, action, victim, candidates, error, verify_free_mib, verify_seconds,"      \
-    " alert_id, gpu, release, free_source, prediction"
+    " alert_id, gpu, release, free_source, prediction, replica"
 enum {
     /* clang-format off */
     DC_ID, DC_TIME, DC_NODE, DC_TRIGGER, DC_FP, DC_RESULT, DC_REASON, DC_FREE, DC_FLOOR,
     DC_DRY, DC_ACTION, DC_VICTIM, DC_CANDS, DC_ERROR, DC_VFREE, DC_VSEC, DC_ALERT,
-    DC_GPU, DC_RELEASE, DC_FREE_SOURCE, DC_PREDICTION
+    DC_GPU, DC_RELEASE, DC_FREE_SOURCE, DC_PREDICTION, DC_REPLICA, DC_COUNT
     /* clang-format on */
 };
+
+/* The storage classes a column may hold, as sqlite3_column_type() bits. */
+#define T_INT (1u << SQLITE_INTEGER)
+#define T_REAL (1u << SQLITE_FLOAT)
+#define T_TEXT (1u << SQLITE_TEXT)
+#define T_NULL (1u << SQLITE_NULL)
+
+/* What the daemon writes in each decision column (NOT NULL where the schema
+ * says so). Anything else was written by another hand. */
+static const struct column {
+    const char *c_name;
+    unsigned c_types;
+} decision_cols[DC_COUNT] = {
+    [DC_ID] = {"id", T_INT},
+    [DC_TIME] = {"time_ms", T_INT},
+    [DC_NODE] = {"node", T_TEXT},
+    [DC_TRIGGER] = {"trigger_name", T_TEXT},
+    [DC_FP] = {"fingerprint", T_TEXT},
+    [DC_RESULT] = {"result", T_TEXT},
+    [DC_REASON] = {"reason", T_TEXT},
+    [DC_FREE] = {"free_mib", T_INT | T_NULL},
+    [DC_FLOOR] = {"floor_mib", T_INT},
+    [DC_DRY] = {"dry_run", T_INT},
+    [DC_ACTION] = {"action", T_TEXT},
+    [DC_VICTIM] = {"victim", T_TEXT | T_NULL},
+    [DC_CANDS] = {"candidates", T_TEXT},
+    [DC_ERROR] = {"error", T_TEXT | T_NULL},
+    [DC_VFREE] = {"verify_free_mib", T_INT | T_NULL},
+    [DC_VSEC] = {"verify_seconds", T_INT | T_REAL | T_NULL},
+    [DC_ALERT] = {"alert_id", T_INT | T_NULL},
+    [DC_GPU] = {"gpu", T_TEXT | T_NULL},
+    [DC_RELEASE] = {"release", T_TEXT | T_NULL},
+    [DC_FREE_SOURCE] = {"free_source", T_TEXT | T_NULL},
+    [DC_PREDICTION] = {"prediction", T_TEXT | T_NULL},
+    [DC_REPLICA] = {"replica", T_TEXT | T_NULL},
+};
+
+static const struct column alert_cols[] = {
+    {"id", T_INT},
+    {"received_ms", T_INT},
+    {"alertname", T_TEXT},
+    {"status", T_TEXT},
+    {"fingerprint", T_TEXT},
+    {"starts_at", T_TEXT | T_NULL},
+    {"ends_at", T_TEXT | T_NULL},
+    {"labels", T_TEXT},
+    {"annotations", T_TEXT},
+};
+
+/* 0 when every column of the row holds what cols says, else -1 with a
+ * phrase naming the first one that does not in why. */
+static int
+check_types(sqlite3_stmt *st, const struct column *cols, int n, char *why, size_t len)
+{
+    static const char *const words[] = {"?",    "an integer", "a real",
+                                        "text", "a blob",     "null"};
+
+    for (int i = 0; i < n; i++) {
+        int t = sqlite3_column_type(st, i);
+        if (!((cols[i].c_types >> t) & 1u)) {
+            snprintf(why, len, "%s holds %s", cols[i].c_name,
+                     t >= 1 && t <= 5 ? words[t] : words[0]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A step of a query, under the READONLY step limit. */
+static int
+step(struct store *s, sqlite3_stmt *st)
+{
+    store_arm(s);
+    return sqlite3_step(st);
+}
+
+/* The error of a query that did not end in SQLITE_DONE. */
+static void
+query_error(struct store *s, int rc, char *err, size_t errlen)
+{
+    if (rc == SQLITE_INTERRUPT)
+        store_seterr(err, errlen,
+                     "query: interrupted after %.0f s without a row (is this the file "
+                     "gpu-vram-watchdog wrote?)",
+                     s->st_step_limit_s);
+    else
+        store_dberr(s, err, errlen, "query");
+}
 
 /* SQL text assembled from fixed fragments only; values are always bound. */
 struct sql {
@@ -113,6 +202,7 @@ struct decision_row {
     struct store_decision dr_d;
     struct store_victim dr_victim;
     struct store_candidate *dr_cands; /* owned */
+    const char **dr_sources;          /* owned: each candidate's budget_source */
     struct store_release dr_release;
     struct store_prediction dr_prediction;
     json_t *dr_prediction_json; /* owned */
@@ -125,6 +215,7 @@ static void
 decision_row_free(struct decision_row *r)
 {
     free(r->dr_cands);
+    free(r->dr_sources);
     json_decref(r->dr_victim_json);
     json_decref(r->dr_cands_json);
     json_decref(r->dr_release_json);
@@ -143,6 +234,13 @@ jstr(json_t *o, const char *key, int *bad)
         return NULL;
     }
     return json_string_value(v);
+}
+
+/* An optional string member: absent or null is NULL. */
+static const char *
+jstr_opt(json_t *o, const char *key, int *bad)
+{
+    return json_object_get(o, key) == NULL ? NULL : jstr(o, key, bad);
 }
 
 /* Reads an integer member; null or absent clears *known. */
@@ -173,6 +271,7 @@ parse_victim(struct decision_row *r, const char *text)
     v->sv_used_mib = jint(r->dr_victim_json, "used_mib", &known, &bad);
     v->sv_budget_mib = jint(r->dr_victim_json, "budget_mib", &v->sv_has_budget, &bad);
     v->sv_overshoot_mib = jint(r->dr_victim_json, "overshoot_mib", &known2, &bad);
+    r->dr_d.sd_victim_budget_source = jstr_opt(r->dr_victim_json, "budget_source", &bad);
     r->dr_d.sd_victim = v;
     return bad ? -1 : 0;
 }
@@ -248,11 +347,18 @@ parse_candidates(struct decision_row *r, const char *text)
     n = json_array_size(r->dr_cands_json);
     if (n == 0)
         return 0;
-    if ((r->dr_cands = calloc(n, sizeof(*r->dr_cands))) == NULL)
+    if ((r->dr_cands = calloc(n, sizeof(*r->dr_cands))) == NULL ||
+        (r->dr_sources = calloc(n, sizeof(*r->dr_sources))) == NULL)
         return -1;
-    for (i = 0; i < n; i++)
-        if (parse_candidate(json_array_get(r->dr_cands_json, i), &r->dr_cands[i]) == -1)
+    for (i = 0; i < n; i++) {
+        json_t *o = json_array_get(r->dr_cands_json, i);
+        int bad = 0;
+        if (parse_candidate(o, &r->dr_cands[i]) == -1)
             return -1;
+        if ((r->dr_sources[i] = jstr_opt(o, "budget_source", &bad)) == NULL && bad)
+            return -1;
+    }
+    r->dr_d.sd_budget_sources = r->dr_sources;
     r->dr_d.sd_candidates = r->dr_cands;
     r->dr_d.sd_candidate_count = n;
     return 0;
@@ -279,24 +385,30 @@ read_scalars(sqlite3_stmt *st, struct store_decision *d)
     d->sd_alert_id = sqlite3_column_int64(st, DC_ALERT);
     d->sd_gpu = col_text_or_null(st, DC_GPU);
     d->sd_free_source = col_text_or_null(st, DC_FREE_SOURCE);
+    d->sd_replica = col_text_or_null(st, DC_REPLICA);
 }
 
-/* Decodes the current row into r (zeroed by the caller). The JSON columns
- * are ours, so a parse failure means someone edited the file. */
+/* Decodes the current row into r (zeroed by the caller). Every column is
+ * the daemon's, so a value of another type or a JSON column that does not
+ * parse means someone edited the file: -1 with why. */
 static int
-read_decision(sqlite3_stmt *st, struct decision_row *r, char *err, size_t errlen)
+read_decision(sqlite3_stmt *st, struct decision_row *r, char *why, size_t len)
 {
-    int64_t id = sqlite3_column_int64(st, DC_ID);
+    const char *bad = NULL;
 
+    if (check_types(st, decision_cols, DC_COUNT, why, len) == -1)
+        return -1;
     read_scalars(st, &r->dr_d);
-    if (parse_victim(r, col_text_or_null(st, DC_VICTIM)) == -1 ||
-        parse_candidates(r, col_text(st, DC_CANDS)) == -1 ||
-        parse_release(r, col_text_or_null(st, DC_RELEASE)) == -1 ||
-        parse_prediction(r, col_text_or_null(st, DC_PREDICTION)) == -1) {
-        store_seterr(
-            err, errlen,
-            "decision %lld: victim, candidates, release or prediction unreadable",
-            (long long)id);
+    if (parse_victim(r, col_text_or_null(st, DC_VICTIM)) == -1)
+        bad = "victim";
+    else if (parse_candidates(r, col_text(st, DC_CANDS)) == -1)
+        bad = "candidates";
+    else if (parse_release(r, col_text_or_null(st, DC_RELEASE)) == -1)
+        bad = "release";
+    else if (parse_prediction(r, col_text_or_null(st, DC_PREDICTION)) == -1)
+        bad = "prediction";
+    if (bad != NULL) {
+        snprintf(why, len, "%s is not the JSON the daemon writes", bad);
         return -1;
     }
     return 0;
@@ -310,12 +422,15 @@ run_decisions(struct store *s, sqlite3_stmt *st, store_decision_cb cb, void *arg
     struct decision_row r;
     int64_t n = 0;
     int rc, stop;
+    char why[128];
 
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = step(s, st)) == SQLITE_ROW) {
         memset(&r, 0, sizeof(r));
-        if (read_decision(st, &r, err, errlen) == -1) {
+        if (read_decision(st, &r, why, sizeof(why)) == -1) {
+            /* One bad row is reported and skipped: never the listing's end. */
             decision_row_free(&r);
-            goto fail;
+            store_unreadable(s, "decisions", sqlite3_column_int64(st, DC_ID), why);
+            continue;
         }
         stop = cb(arg, sqlite3_column_int64(st, DC_ID), &r.dr_d);
         decision_row_free(&r);
@@ -326,7 +441,7 @@ run_decisions(struct store *s, sqlite3_stmt *st, store_decision_cb cb, void *arg
         n++;
     }
     if (rc != SQLITE_DONE) {
-        store_dberr(s, err, errlen, "query");
+        query_error(s, rc, err, errlen);
         goto fail;
     }
     sqlite3_finalize(st);
@@ -389,6 +504,7 @@ store_query_alerts(struct store *s, const struct store_filter *f, store_alert_cb
     sqlite3_stmt *st;
     int64_t n = 0;
     int rc;
+    char why[128];
 
     sql_add(&q,
             "SELECT id, received_ms, alertname, status, fingerprint, starts_at, ends_at,"
@@ -398,7 +514,12 @@ store_query_alerts(struct store *s, const struct store_filter *f, store_alert_cb
     if ((st = prepare(s, &q, err, errlen)) == NULL)
         return -1;
     bind_filter(st, &only);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = step(s, st)) == SQLITE_ROW) {
+        if (check_types(st, alert_cols, (int)(sizeof(alert_cols) / sizeof(*alert_cols)),
+                        why, sizeof(why)) == -1) {
+            store_unreadable(s, "alerts", sqlite3_column_int64(st, 0), why);
+            continue;
+        }
         memset(&a, 0, sizeof(a));
         read_alert(st, &a);
         if (cb(arg, sqlite3_column_int64(st, 0), &a) != 0) {
@@ -408,7 +529,7 @@ store_query_alerts(struct store *s, const struct store_filter *f, store_alert_cb
         n++;
     }
     if (rc != SQLITE_DONE) {
-        store_dberr(s, err, errlen, "query");
+        query_error(s, rc, err, errlen);
         goto fail;
     }
     sqlite3_finalize(st);
@@ -431,7 +552,7 @@ run_stats(struct store *s, struct sql *q, const struct store_filter *f, const ch
     if ((st = prepare(s, q, err, errlen)) == NULL)
         return -1;
     bind_filter(st, f);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = step(s, st)) == SQLITE_ROW) {
         line.ss_key = col_text(st, 0);
         line.ss_result = with_result ? col_text(st, 1) : NULL;
         line.ss_count = sqlite3_column_int64(st, with_result ? 2 : 1);
@@ -442,7 +563,7 @@ run_stats(struct store *s, struct sql *q, const struct store_filter *f, const ch
         n++;
     }
     if (rc != SQLITE_DONE) {
-        store_dberr(s, err, errlen, "query");
+        query_error(s, rc, err, errlen);
         goto fail;
     }
     sqlite3_finalize(st);

@@ -1,7 +1,9 @@
-/* store_schema.c -- the audit schema, as an ordered list of forward migrations */
+/* store_schema.c -- the audit schema, as an ordered list of forward migrations, and the
+ * reader's check that a file holds it */
 #include "store_int.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /*
  * Step i takes the schema from version i to i + 1 and sets user_version
@@ -81,6 +83,12 @@ static const char *const migrations[] = {
      * object like release; older rows read null. */
     "ALTER TABLE decisions ADD COLUMN prediction TEXT;"
     "PRAGMA user_version = 4;",
+
+    /* 4 -> 5: high availability: the replica (POD_NAME) that took the
+     * decision, so the listings of several replicas merge into one history
+     * (`audit --db A --db B`); NULL without leader election, and for older rows. */
+    "ALTER TABLE decisions ADD COLUMN replica TEXT;"
+    "PRAGMA user_version = 5;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -191,4 +199,109 @@ store_schema_migrate(struct store *s, char *err, size_t errlen)
         if (migrate_one(s, &done, err, errlen) == -1)
             return -1;
     return 0;
+}
+
+/* The columns the queries read (store_query.c), per table. */
+static const char *const decision_columns[] = {"id",
+                                               "time_ms",
+                                               "node",
+                                               "trigger_name",
+                                               "fingerprint",
+                                               "result",
+                                               "reason",
+                                               "free_mib",
+                                               "floor_mib",
+                                               "dry_run",
+                                               "action",
+                                               "victim_namespace",
+                                               "victim",
+                                               "candidates",
+                                               "error",
+                                               "verify_free_mib",
+                                               "verify_seconds",
+                                               "alert_id",
+                                               "gpu",
+                                               "release",
+                                               "free_source",
+                                               "prediction",
+                                               NULL};
+static const char *const alert_columns[] = {
+    "id",        "received_ms", "alertname", "status",      "fingerprint",
+    "starts_at", "ends_at",     "labels",    "annotations", NULL};
+
+/* table is an ordinary table of the file with every one of cols an
+ * ordinary column: not a view (whose query could run forever), not a
+ * virtual table, no generated or hidden column (computed as it is read). */
+static int
+check_table(struct store *s, const char *table, const char *const *cols, char *err,
+            size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    const char *type, *sql;
+    int rc, found = 0;
+
+    if (sqlite3_prepare_v2(
+            s->st_db,
+            "SELECT type, sql FROM sqlite_schema"
+            " WHERE type IN ('table', 'view') AND name = ?1 COLLATE NOCASE",
+            -1, &st, NULL) != SQLITE_OK)
+        goto dberr;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        type = (const char *)sqlite3_column_text(st, 0);
+        sql = (const char *)sqlite3_column_text(st, 1);
+        if (found++ > 0 || type == NULL || strcmp(type, "table") != 0 || sql == NULL ||
+            sqlite3_strnicmp(sql, "CREATE TABLE", 12) != 0) {
+            store_seterr(err, errlen,
+                         "%s is %s, not the audit store's table: this file was not "
+                         "written by gpu-vram-watchdog, refusing to read it",
+                         table,
+                         type != NULL && strcmp(type, "view") == 0 ? "a view"
+                         : found > 1                               ? "defined twice"
+                                                                   : "a virtual table");
+            goto fail;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        goto dberr;
+    if (!found) {
+        store_seterr(err, errlen, "the audit database has no %s table", table);
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(s->st_db,
+                           "SELECT hidden FROM pragma_table_xinfo(?1)"
+                           " WHERE name = ?2 COLLATE NOCASE",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto dberr;
+    for (; *cols != NULL; cols++) {
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, *cols, -1, SQLITE_STATIC);
+        if ((rc = sqlite3_step(st)) != SQLITE_ROW && rc != SQLITE_DONE)
+            goto dberr;
+        if (rc == SQLITE_DONE || sqlite3_column_int(st, 0) != 0) {
+            store_seterr(err, errlen,
+                         "%s.%s is %s: this file was not written by gpu-vram-watchdog, "
+                         "refusing to read it",
+                         table, *cols,
+                         rc == SQLITE_DONE ? "missing" : "generated, not stored");
+            goto fail;
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+dberr:
+    store_dberr(s, err, errlen, "read the schema");
+fail:
+    sqlite3_finalize(st);
+    return -1;
+}
+
+int
+store_schema_check_tables(struct store *s, char *err, size_t errlen)
+{
+    if (check_table(s, "decisions", decision_columns, err, errlen) == -1)
+        return -1;
+    return check_table(s, "alerts", alert_columns, err, errlen);
 }

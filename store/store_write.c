@@ -16,16 +16,17 @@ static const char SQL_DEC_INSERT[] =
     "INSERT INTO decisions(time_ms, node, trigger_name, fingerprint, result, reason,"
     " free_mib, floor_mib, dry_run, action, victim_namespace, victim_pod, victim,"
     " candidates, error, verify_free_mib, verify_seconds, alert_id, verify_pending,"
-    " gpu, release, free_source, prediction)"
+    " gpu, release, free_source, prediction, replica)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
-    " ?17, ?18, ?30, ?31, ?32, ?33, ?34)";
+    " ?17, ?18, ?30, ?31, ?32, ?33, ?34, ?35)";
 
 static const char SQL_DEC_FINISH[] =
     "UPDATE decisions SET time_ms = ?1, node = ?2, trigger_name = ?3, fingerprint = ?4,"
     " result = ?5, reason = ?6, free_mib = ?7, floor_mib = ?8, dry_run = ?9,"
     " action = ?10, victim_namespace = ?11, victim_pod = ?12, victim = ?13,"
     " candidates = ?14, error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
-    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33, prediction = ?34 WHERE id = ?19";
+    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33, prediction = ?34,"
+    " replica = ?35 WHERE id = ?19";
 
 /* The same, leaving the candidates as the row has them: a 5,000-pod node's
  * list is the costliest part to encode, and it does not change after the
@@ -35,7 +36,8 @@ static const char SQL_DEC_FINISH_KEEP_CANDIDATES[] =
     " result = ?5, reason = ?6, free_mib = ?7, floor_mib = ?8, dry_run = ?9,"
     " action = ?10, victim_namespace = ?11, victim_pod = ?12, victim = ?13,"
     " error = ?15, verify_free_mib = ?16, verify_seconds = ?17,"
-    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33, prediction = ?34 WHERE id = ?19";
+    " alert_id = ?18, verify_pending = ?30, gpu = ?31, release = ?32, free_source = ?33, prediction = ?34,"
+    " replica = ?35 WHERE id = ?19";
 
 /* Binds s, or NULL; the caller's string must outlive the step (SQLITE_STATIC). */
 static void
@@ -119,7 +121,8 @@ static int
 bind_candidates(sqlite3_stmt *st, int i, const struct store_decision *d)
 {
     size_t len = 0;
-    char *text = store_candidates_text(d->sd_candidates, d->sd_candidate_count, &len);
+    char *text = store_candidates_text_src(d->sd_candidates, d->sd_budget_sources,
+                                           d->sd_candidate_count, &len);
 
     return bind_owned_text(st, i, text, len);
 }
@@ -159,7 +162,9 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     sqlite3_bind_int(st, 9, d->sd_dry_run != 0);
     bind_str(st, 10, d->sd_action ? d->sd_action : "none");
     bind_victim_columns(st, d->sd_victim);
-    if (bind_json(st, 13, store_victim_json(d->sd_victim)) == -1 ||
+    if (bind_json(st, 13,
+                  store_victim_json_src(d->sd_victim, d->sd_victim_budget_source)) ==
+            -1 ||
         (with_candidates && bind_candidates(st, 14, d) == -1) ||
         bind_json(st, 32, store_release_json(d->sd_release)) == -1 ||
         bind_json(st, 34, store_prediction_json(d->sd_prediction)) == -1) {
@@ -177,6 +182,7 @@ bind_decision(sqlite3_stmt *st, const struct store_decision *d, const char *resu
     sqlite3_bind_int(st, 30, d->sd_verify_pending != 0);
     bind_str(st, 31, d->sd_gpu);
     bind_str(st, 33, d->sd_free_source);
+    bind_str(st, 35, d->sd_replica);
     return 0;
 }
 

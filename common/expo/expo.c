@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "utf8.h"
+
 int
 expo_header(struct buf *out, const char *name, const char *type, const char *help)
 {
@@ -13,15 +15,22 @@ expo_header(struct buf *out, const char *name, const char *type, const char *hel
 int
 expo_escape(struct buf *out, const char *v)
 {
-    for (const char *p = v; *p; p++) {
+    size_t n = strlen(v), k;
+
+    for (const char *p = v; *p; p += k) {
         const char *rep = NULL;
+        size_t rlen = 2;
+        k = 1;
         if (*p == '\\')
             rep = "\\\\";
         else if (*p == '"')
             rep = "\\\"";
         else if (*p == '\n')
             rep = "\\n";
-        if ((rep ? buf_append(out, rep, 2) : buf_append(out, p, 1)) == -1)
+        else if ((unsigned char)*p >= 0x80 &&
+                 (k = utf8_char_len(p, n - (size_t)(p - v))) == 0)
+            rep = UTF8_REPLACEMENT, rlen = 3, k = 1; /* the exposition is UTF-8 */
+        if ((rep ? buf_append(out, rep, rlen) : buf_append(out, p, k)) == -1)
             return -1;
     }
     return 0;

@@ -17,7 +17,9 @@ struct expo_label {
  * its samples). 0, or -1 when out is full or out of memory. */
 int expo_header(struct buf *out, const char *name, const char *type, const char *help);
 
-/* Appends v with \ as \\, " as \" and a newline as \n. 0 or -1. */
+/* Appends v with \ as \\, " as \" and a newline as \n, and each byte that is
+ * not part of well-formed UTF-8 as U+FFFD: the exposition stays valid UTF-8
+ * whatever a label's source holds. 0 or -1. */
 int expo_escape(struct buf *out, const char *v);
 
 /* Appends one sample line: name{l1="v1",...} value (no braces when nlabels is

@@ -33,7 +33,8 @@ struct httpc_call {
     char *c_fail;                   /* owned: an error known before any transfer */
     struct event *c_fail_ev;        /* owned: delivers c_fail from the loop */
     struct timespec c_start;
-    int c_sock_failed; /* a socket of it could not be watched */
+    int c_sock_failed;    /* a socket of it could not be watched */
+    long c_retry_after_s; /* the answer's Retry-After, seconds; 0 = none */
     httpc_done_cb c_cb;
     void *c_arg;
     struct httpc_call *c_prev, *c_next;
@@ -126,6 +127,7 @@ call_finish(struct httpc_call *c, const char *error, int cancelled, long status)
     r.hr_cancelled = cancelled;
     r.hr_status = status;
     r.hr_elapsed_ms = ms_since(&c->c_start);
+    r.hr_retry_after_s = c->c_retry_after_s;
     if (error == NULL && c->c_resp.b_data != NULL) {
         r.hr_body = c->c_resp.b_data;
         r.hr_body_len = c->c_resp.b_len;
@@ -140,6 +142,23 @@ call_finish(struct httpc_call *c, const char *error, int cancelled, long status)
     call_unlink(c);
     c->c_cb(&r, c->c_arg);
     call_free(c);
+}
+
+/* The answer's Retry-After in seconds (a delay, or an HTTP date from now), as
+ * libcurl read it; 0 when absent, unreadable, or in the past. */
+static long
+retry_after(CURL *e)
+{
+#if LIBCURL_VERSION_NUM >= 0x074200
+    curl_off_t s = 0;
+
+    if (curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &s) != CURLE_OK || s <= 0)
+        return 0;
+    return s > 86400 ? 86400 : (long)s;
+#else
+    (void)e;
+    return 0;
+#endif
 }
 
 /* Completes every finished transfer; runs after each curl_multi_socket_action(). */
@@ -164,6 +183,8 @@ check_multi_info(struct httpc *h)
         status = 0;
         curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&c);
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+        if (c != NULL)
+            c->c_retry_after_s = retry_after(e);
         if (c == NULL) { /* can't happen: every handle carries its call */
             curl_multi_remove_handle(h->h_multi, e);
             curl_easy_cleanup(e);
@@ -539,6 +560,12 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
     if (h->h_ca_file != NULL) {
         SET(CURLOPT_CAINFO, h->h_ca_file);
         SET(CURLOPT_CAPATH, (char *)NULL);
+#if LIBCURL_VERSION_NUM >= 0x075700
+        /* libcurl >= 7.87 keeps the parsed CA file per multi handle for 24 h by
+         * default: a rotated cluster CA would be refused until then. Read it
+         * afresh for every new connection (kept-alive ones are reused). */
+        SET(CURLOPT_CA_CACHE_TIMEOUT, 0L);
+#endif
     }
     if (strcmp(c->c_method, "GET") == 0) {
         SET(CURLOPT_HTTPGET, 1L);

@@ -25,7 +25,8 @@ struct httpc_opts {
     long ho_timeout_ms;         /* whole transfer; 0 = HTTPC_TIMEOUT_MS */
     size_t ho_body_cap;         /* 0 = HTTPC_BODY_CAP */
     const char *ho_ca_file;     /* borrowed (copied): PEM trust, the only one;
-                                   NULL/"" = system store */
+                                   NULL/"" = system store. Re-read for every new
+                                   connection, so a rotated CA is taken at once */
     const char *ho_token_file;  /* borrowed (copied): bearer token; NULL/"" = no auth */
     long ho_token_max_age_ms;   /* 0 = HTTPC_TOKEN_MAX_AGE_MS; tests set it short */
     int ho_no_proxy;            /* 1: ignore the *_proxy variables (pod-to-pod calls) */
@@ -54,7 +55,10 @@ struct httpc_resp {
     long hr_status;       /* HTTP status; 0 when no answer arrived */
     const char *hr_body;  /* never NULL, NUL-terminated ("" when empty or on error) */
     size_t hr_body_len;
-    long hr_elapsed_ms; /* from httpc_request() to completion */
+    long hr_elapsed_ms;    /* from httpc_request() to completion */
+    long hr_retry_after_s; /* the answer's Retry-After header in seconds (a delay or
+                              an HTTP date from now, at most a day); 0 when absent,
+                              unreadable or past */
 };
 
 typedef void (*httpc_done_cb)(const struct httpc_resp *resp, void *arg);

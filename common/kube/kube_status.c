@@ -70,3 +70,48 @@ kube_json_status_message(const char *body, size_t len, char *out, size_t outlen)
         snprintf(out, outlen, "%s", b.b_data);
     buf_free(&b);
 }
+
+/* Whether causes[] holds {"reason": "DisruptionBudget"}. */
+static int
+has_budget_cause(const json_t *causes)
+{
+    for (size_t i = 0; i < json_array_size(causes); i++) {
+        const char *r =
+            json_string_value(json_object_get(json_array_get(causes, i), "reason"));
+        if (r != NULL && strcmp(r, "DisruptionBudget") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int
+kube_status_pdb_refusal(long code, const char *body, size_t len)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    const json_t *details = json_object_get(root, "details");
+    const char *kind = json_string_value(json_object_get(details, "kind"));
+    const char *msg = json_string_value(json_object_get(root, "message"));
+    int yes = 0;
+
+    if (code == 429 || code == 403)
+        yes = has_budget_cause(json_object_get(details, "causes"));
+    if (code == 403 && kind != NULL)
+        yes = yes || strcmp(kind, "poddisruptionbudget") == 0 ||
+              strcmp(kind, "poddisruptionbudgets") == 0;
+    if (code == 500 && msg != NULL)
+        yes = strstr(msg, "more than one PodDisruptionBudget") != NULL;
+    json_decref(root);
+    return yes;
+}
+
+int
+kube_status_uid_conflict(const char *body, size_t len)
+{
+    json_t *root = json_loadb(body, len, 0, NULL);
+    const char *msg = json_string_value(json_object_get(root, "message"));
+    int yes = msg != NULL && (strstr(msg, "UID in precondition") != NULL ||
+                              strstr(msg, "UID in the precondition") != NULL);
+
+    json_decref(root);
+    return yes;
+}

@@ -23,9 +23,11 @@ struct kubec_inflight {
     char *ki_path;     /* owned, for logs: the URL minus the base */
     char ki_what[256]; /* RBAC verb and resource */
     int ki_eviction;
+    int ki_uid_precondition;
     kubec_parse_fn ki_parse;
     kubec_done_fn ki_done;
     void *ki_arg;
+    int ki_quiet; /* success logged at debug */
 };
 
 const char *
@@ -44,6 +46,8 @@ kube_class_name(enum kube_class c)
         return "forbidden";
     case KUBE_ERROR:
         return "error";
+    case KUBE_THROTTLED:
+        return "throttled";
     }
     return "error"; /* can't happen */
 }
@@ -103,25 +107,44 @@ inflight_free(struct kubec_inflight *ki)
     free(ki);
 }
 
-/* Judges an HTTP answer that arrived whole. */
+/* Judges an HTTP answer that arrived whole, as a real API server means it. */
 static enum kube_class
-classify(int eviction, long status)
+classify(const struct kubec_inflight *ki, const struct httpc_resp *r)
 {
+    long status = r->hr_status;
+
     if (status >= 200 && status <= 299)
         return KUBE_OK;
+    if (ki->ki_eviction && (status == 429 || status == 403 || status == 500) &&
+        kube_status_pdb_refusal(status, r->hr_body, r->hr_body_len))
+        return KUBE_PDB_REFUSED;
     switch (status) {
     case 404:
         return KUBE_GONE;
-    case 409:
-        return KUBE_CONFLICT;
+    case 409: /* another conflict (the pod changing under the server's retries) is no
+                 proof the pod decided on is gone */
+        return !ki->ki_uid_precondition ||
+                       kube_status_uid_conflict(r->hr_body, r->hr_body_len)
+                   ? KUBE_CONFLICT
+                   : KUBE_ERROR;
     case 401:
     case 403:
         return KUBE_FORBIDDEN;
-    case 429:
-        return eviction ? KUBE_PDB_REFUSED : KUBE_ERROR;
+    case 429: /* not a budget's: load shedding, answered in plain text */
+        return KUBE_THROTTLED;
     default:
         return KUBE_ERROR;
     }
+}
+
+/* Drops trailing spaces: a plain-text answer ends with a newline, cleaned to one. */
+static void
+trim_right(char *s)
+{
+    size_t n = strlen(s);
+
+    while (n > 0 && s[n - 1] == ' ')
+        s[--n] = '\0';
 }
 
 static void
@@ -135,11 +158,12 @@ call_done(const struct httpc_resp *r, void *arg)
     a.kr_cancelled = r->hr_cancelled;
     a.kr_status = r->hr_status;
     a.kr_elapsed_ms = r->hr_elapsed_ms;
+    a.kr_retry_after_s = r->hr_retry_after_s;
     why[0] = '\0';
     if (r->hr_error != NULL) {
         a.kr_class = KUBE_ERROR;
         snprintf(why, sizeof(why), "kube: %s: %s", ki->ki_what, r->hr_error);
-    } else if ((a.kr_class = classify(ki->ki_eviction, r->hr_status)) == KUBE_OK) {
+    } else if ((a.kr_class = classify(ki, r)) == KUBE_OK) {
         if (ki->ki_parse != NULL && ki->ki_parse(r->hr_body, r->hr_body_len, ki->ki_arg,
                                                  perr, sizeof(perr)) == -1) {
             a.kr_class = KUBE_ERROR;
@@ -147,11 +171,19 @@ call_done(const struct httpc_resp *r, void *arg)
         }
     } else {
         kube_json_status_message(r->hr_body, r->hr_body_len, msg, sizeof(msg));
-        if (r->hr_status == 401)
+        trim_right(msg);
+        if (a.kr_class == KUBE_THROTTLED && r->hr_retry_after_s > 0)
+            snprintf(why, sizeof(why),
+                     "kube: %s: HTTP 429: API server throttled (Retry-After %ld s): %s",
+                     ki->ki_what, r->hr_retry_after_s, msg);
+        else if (a.kr_class == KUBE_THROTTLED)
+            snprintf(why, sizeof(why), "kube: %s: HTTP 429: API server throttled: %s",
+                     ki->ki_what, msg);
+        else if (r->hr_status == 401)
             snprintf(why, sizeof(why),
                      "kube: %s: HTTP 401: the API server rejected the token: %s",
                      ki->ki_what, msg);
-        else if (r->hr_status == 403)
+        else if (r->hr_status == 403 && a.kr_class == KUBE_FORBIDDEN)
             snprintf(why, sizeof(why),
                      "kube: HTTP 403: missing RBAC permission to %s: %s", ki->ki_what,
                      msg);
@@ -170,7 +202,8 @@ call_done(const struct httpc_resp *r, void *arg)
                   ki->ki_path, "status", status, "elapsed_ms", elapsed, "class",
                   kube_class_name(a.kr_class), "error", why, (char *)NULL);
     else /* the writes are worth an info line; the lists run on every decision */
-        log_event(strcmp(ki->ki_method, "GET") == 0 ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO,
+        log_event(strcmp(ki->ki_method, "GET") == 0 || ki->ki_quiet ? LOG_LEVEL_DEBUG
+                                                                    : LOG_LEVEL_INFO,
                   "kube call done", "method", ki->ki_method, "path", ki->ki_path,
                   "status", status, "elapsed_ms", elapsed, (char *)NULL);
     ki->ki_done(&a, ki->ki_arg);
@@ -198,15 +231,18 @@ kubec_call(struct kubec *k, const struct kubec_call *c)
         goto out;
     }
     ki->ki_eviction = c->kq_eviction;
+    ki->ki_uid_precondition = c->kq_uid_precondition;
     ki->ki_parse = c->kq_parse;
     ki->ki_done = c->kq_done;
     ki->ki_arg = c->kq_arg;
+    ki->ki_quiet = c->kq_quiet;
     memset(&req, 0, sizeof(req));
     req.hq_method = c->kq_method;
     req.hq_url = url.b_data;
     req.hq_content_type = c->kq_content_type;
     req.hq_body = c->kq_body;
     req.hq_body_len = c->kq_body ? strlen(c->kq_body) : 0;
+    req.hq_timeout_ms = c->kq_timeout_ms;
     if ((rc = httpc_request(k->k_http, &req, call_done, ki)) == 0)
         ki = NULL; /* call_done frees it */
 out:

@@ -26,10 +26,15 @@ struct kube_opts {
 enum kube_class {
     KUBE_OK,          /* any 2xx */
     KUBE_GONE,        /* 404: the object is already gone */
-    KUBE_CONFLICT,    /* 409: the UID precondition failed (a replacement pod) */
-    KUBE_PDB_REFUSED, /* 429 to an eviction: a PodDisruptionBudget said no */
+    KUBE_CONFLICT,    /* 409 (with kq_uid_precondition: only the 409 that says
+                         the UID precondition failed, a replacement pod) */
+    KUBE_PDB_REFUSED, /* an eviction a PodDisruptionBudget refused: 429 with the
+                         cause DisruptionBudget, 403 naming a poddisruptionbudget,
+                         500 "more than one PodDisruptionBudget" */
     KUBE_FORBIDDEN,   /* 401/403: the token or RBAC is wrong */
     KUBE_ERROR,       /* anything else: 5xx, other 4xx, transport, timeout, bad body */
+    KUBE_THROTTLED,   /* any other 429: the server shedding load (max-in-flight,
+                         priority and fairness); kr_retry_after_s says when to retry */
 };
 
 /* What one call returned. Everything is borrowed, valid during the callback. */
@@ -40,6 +45,7 @@ struct kubec_answer {
     const char *kr_error; /* NULL when KUBE_OK; else one line: what failed, with the
                              Status message and causes */
     long kr_elapsed_ms;
+    long kr_retry_after_s; /* the answer's Retry-After, seconds; 0 = none or unreadable */
 };
 
 /* Reads a 2xx body (len bytes, NUL-terminated). 0, or -1 with a reason in err:
@@ -56,11 +62,17 @@ struct kubec_call {
                                     "create pods/eviction in namespace x" */
     const char *kq_content_type; /* with a body */
     const char *kq_body;         /* NULL = none */
-    int kq_eviction;             /* a 429 is a PodDisruptionBudget refusal, not
-                                    throttling */
+    int kq_eviction;             /* an eviction: a PodDisruptionBudget's refusal
+                                    (429, 403, 500 forms) is KUBE_PDB_REFUSED */
+    int kq_uid_precondition;     /* the body carries a UID precondition: a 409 is
+                                    KUBE_CONFLICT only when its Status says that
+                                    precondition failed, else KUBE_ERROR */
+    long kq_timeout_ms;          /* the whole call; 0 = the client's */
     kubec_parse_fn kq_parse;     /* run on a 2xx before kq_done; NULL = none */
     kubec_done_fn kq_done;       /* runs exactly once, from the loop */
     void *kq_arg;                /* for kq_parse and kq_done */
+    int kq_quiet; /* a routine call (the Lease renewed every 2 s): its success is
+                     logged at debug, not info */
 };
 
 /*
@@ -92,7 +104,7 @@ int kubec_call(struct kubec *k, const struct kubec_call *c);
  */
 void kubec_path_add(struct buf *path, const char *literal, const char *value);
 
-/* "ok", "gone", "conflict", "pdb_refused", "forbidden", "error". */
+/* "ok", "gone", "conflict", "pdb_refused", "forbidden", "error", "throttled". */
 const char *kube_class_name(enum kube_class c);
 
 /*

@@ -2,12 +2,14 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "termtext.h"
 #include "utf8.h"
 
 static enum log_format log_fmt = LOG_FORMAT_JSON;
@@ -45,10 +47,18 @@ put(struct line *l, const char *s)
     l->l_len += n;
 }
 
-/* The escaped form of byte c (NULL = the byte itself). */
+/* The JSON form of the character at s, of which n bytes are left (valid
+ * UTF-8), or NULL for its bytes as they are; *k gets its length. Besides
+ * what JSON requires, DEL and the characters a terminal must not get raw
+ * (termtext_hidden: C1, bidi controls, U+2028/9) are \u escapes, so a line
+ * read with `kubectl logs` cannot reorder or hide what follows. */
 static const char *
-json_escape(unsigned char c, char esc[8])
+json_escape(const char *s, size_t n, char esc[16], size_t *k)
 {
+    unsigned char c = (unsigned char)*s;
+    uint32_t cp;
+
+    *k = 1;
     switch (c) {
     case '"':
         return "\\\"";
@@ -61,30 +71,61 @@ json_escape(unsigned char c, char esc[8])
     case '\t':
         return "\\t";
     default:
-        if (c >= 0x20)
-            return NULL;
-        snprintf(esc, 8, "\\u%04x", c);
+        break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+        snprintf(esc, 16, "\\u%04x", c);
         return esc;
     }
+    if (c < 0x80 || (*k = termtext_hidden_at(s, n, &cp)) == 0) {
+        *k = 1; /* a byte of a character shown as it is */
+        return NULL;
+    }
+    if (cp > 0xFFFF) /* a tag character: a surrogate pair */
+        snprintf(esc, 16, "\\u%04x\\u%04x", (unsigned)(0xD800 + ((cp - 0x10000) >> 10)),
+                 (unsigned)(0xDC00 + ((cp - 0x10000) & 0x3FF)));
+    else
+        snprintf(esc, 16, "\\u%04x", (unsigned)cp);
+    return esc;
 }
 
-/* Appends s (quoted and escaped when json) whole or not at all, so a record
- * always stays valid JSON: a value past VALUE_MAX_BYTES is cut at a UTF-8
- * boundary and ends in "...", one that does not fit becomes "...". */
-static void
-put_value(struct line *l, const char *s, int json)
+/* The room left for a value: the reserve is kept for what closes the line. */
+static size_t
+value_room(const struct line *l)
 {
-    size_t in = strlen(s), need = 0, room;
-    char esc[8], clean[VALUE_MAX_BYTES + 1];
-    int cut = 0;
+    size_t room = sizeof(l->l_buf) - l->l_len;
 
+    return room > LINE_RESERVE ? room - LINE_RESERVE : 0;
+}
+
+/* The length of s to write, cut at VALUE_MAX_BYTES on a UTF-8 boundary. */
+static size_t
+value_len(const char *s, int *cut)
+{
+    size_t in = strlen(s);
+
+    *cut = 0;
     if (in > VALUE_MAX_BYTES) {
         in = VALUE_MAX_BYTES;
         while (in > 0 && ((unsigned char)s[in] & 0xC0) == 0x80)
             in--;
-        cut = 1;
+        *cut = 1;
     }
-    if (json && !utf8_valid(s, in)) {
+    return in;
+}
+
+/* Appends s quoted and escaped, whole or not at all, so a record always
+ * stays valid JSON: a value past VALUE_MAX_BYTES is cut at a UTF-8 boundary
+ * and ends in "...", one that does not fit becomes "...". */
+static void
+put_json_value(struct line *l, const char *s)
+{
+    size_t in, need = 0, k;
+    char esc[16], clean[VALUE_MAX_BYTES + 1];
+    int cut;
+
+    in = value_len(s, &cut);
+    if (!utf8_valid(s, in)) {
         /* Values quote what clients and servers sent, possibly cut mid-
          * character: a JSON line must stay valid UTF-8. (Copied only then:
          * this runs for every value of every line.) */
@@ -92,33 +133,69 @@ put_value(struct line *l, const char *s, int json)
         clean[in] = '\0';
         s = utf8_scrub(clean);
     }
-    for (size_t i = 0; i < in; i++) {
-        const char *rep = json ? json_escape((unsigned char)s[i], esc) : NULL;
-        need += rep ? strlen(rep) : 1;
+    for (size_t i = 0; i < in; i += k) {
+        const char *rep = json_escape(s + i, in - i, esc, &k);
+        need += rep ? strlen(rep) : k;
     }
-    need += (json ? 2 : 0) + (cut ? 3 : 0);
-    room = sizeof(l->l_buf) - l->l_len;
-    room = room > LINE_RESERVE ? room - LINE_RESERVE : 0;
-    if (need > room) {
+    need += 2 + (cut ? 3 : 0);
+    if (need > value_room(l)) {
         in = 0;
         cut = 1;
     }
-    if (json)
-        put(l, "\"");
-    for (size_t i = 0, run = 0; i <= in; i++) {
-        const char *rep = i < in && json ? json_escape((unsigned char)s[i], esc) : NULL;
+    put(l, "\"");
+    for (size_t i = 0, run = 0; i <= in; i += k) {
+        const char *rep = i < in ? json_escape(s + i, in - i, esc, &k) : NULL;
         if (i < in && rep == NULL)
             continue;
         memcpy(l->l_buf + l->l_len, s + run, i - run);
         l->l_len += i - run;
         if (rep != NULL)
             put(l, rep);
-        run = i + 1;
+        run = i + k;
+        if (i == in)
+            break;
     }
     if (cut)
         put(l, "...");
-    if (json)
+    put(l, "\"");
+}
+
+/* Appends s for LOG_FORMAT=text: cleaned for a terminal (termtext.h: a
+ * newline in an alertname cannot start a forged line, ESC cannot recolour),
+ * at most VALUE_MAX_BYTES of it, never cut inside an escape, "..." when
+ * cut. A value (not the message) is quoted when it is empty or holds a
+ * space, '=' or '"', so it cannot pass for another key=value. */
+static void
+put_text_value(struct line *l, const char *s, int is_value)
+{
+    char clean[VALUE_MAX_BYTES + 1];
+    size_t used, len;
+    int quoted = is_value && (s[0] == '\0' || strpbrk(s, " =\"") != NULL), cut;
+
+    termtext_clean(clean, sizeof(clean), s, SIZE_MAX, quoted ? TERMTEXT_QUOTED : 0,
+                   &used);
+    cut = s[used] != '\0';
+    len = strlen(clean);
+    if (len + (quoted ? 2 : 0) + (cut ? 3 : 0) > value_room(l)) {
+        clean[0] = '\0';
+        cut = 1;
+    }
+    if (quoted)
         put(l, "\"");
+    put(l, clean);
+    if (cut)
+        put(l, "...");
+    if (quoted)
+        put(l, "\"");
+}
+
+static void
+put_value(struct line *l, const char *s, int json, int is_value)
+{
+    if (json)
+        put_json_value(l, s);
+    else
+        put_text_value(l, s, is_value);
 }
 
 static void
@@ -185,15 +262,15 @@ emit(enum log_level level, const char *msg, va_list *kv)
         put(&l, level_names[level]);
         put(&l, strlen(level_names[level]) < 5 ? "  " : " "); /* aligned messages */
     }
-    put_value(&l, msg, json);
+    put_value(&l, msg, json, 0);
     if (kv != NULL) {
         const char *key;
         while ((key = va_arg(*kv, const char *)) != NULL) {
             const char *val = va_arg(*kv, const char *);
             put(&l, json ? "," : " ");
-            put_value(&l, key, json);
+            put_value(&l, key, json, 0);
             put(&l, json ? ":" : "=");
-            put_value(&l, val ? val : "", json);
+            put_value(&l, val ? val : "", json, 1);
         }
     }
     put(&l, json ? "}\n" : "\n");

@@ -20,7 +20,10 @@ void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A structured record: msg plus key/value string pairs, NULL-terminated:
  *   log_event(LOG_LEVEL_INFO, "decision", "node", node, "result", res, NULL);
- * Values are JSON-escaped; in text mode they print as key=value. */
+ * Values are JSON-escaped (DEL, C1, bidi controls and U+2028/9 as \u
+ * escapes too); in text mode they print as key=value, cleaned by termtext.h
+ * (so a value can never start a line of its own), quoted when empty or
+ * holding a space, '=' or '"'. */
 void log_event(enum log_level level, const char *msg, ...);
 
 /* Batching for a burst of records made in one event-loop callback: between

@@ -112,19 +112,24 @@ valid_url(const char *s)
 }
 
 /* host:port or [v6]:port with a port in 1..65535 (0 allowed: tests pick). */
-static int
-valid_addr(const char *s)
+/* Says what is wrong with a listen address, or NULL when it is host:port. */
+static const char *
+addr_problem(const char *s)
 {
     const char *colon = strrchr(s, ':');
     int64_t port;
 
-    if (colon == NULL || colon == s)
-        return 0;
-    if (s[0] == '[' && colon[-1] != ']')
-        return 0;
+    if (colon == NULL)
+        return "no ':port' (write host:port, e.g. 0.0.0.0:9808)";
+    if (colon == s)
+        return "the host is empty (0.0.0.0:PORT listens on every IPv4 address, "
+               "[::]:PORT on every IPv6 one)";
+    if ((s[0] == '[' && colon[-1] != ']') ||
+        (s[0] != '[' && memchr(s, ':', (size_t)(colon - s)) != NULL))
+        return "an IPv6 host needs brackets ([::1]:9808)";
     if (parse_int(colon + 1, &port) == -1 || port > 65535)
-        return 0;
-    return 1;
+        return "the port is not a number from 0 to 65535";
+    return NULL;
 }
 
 static int
@@ -242,8 +247,10 @@ apply(void *cfg, const struct setting *st, const char *v, int explicit, char *er
             return seterr(err, errlen, "%s: '%s' is not an http:// or https:// URL",
                           st->s_name, v),
                    -1;
-        if (st->s_kind == SK_ADDR && !valid_addr(v))
-            return seterr(err, errlen, "%s: '%s' is not host:port", st->s_name, v), -1;
+        if (st->s_kind == SK_ADDR && addr_problem(v) != NULL)
+            return seterr(err, errlen, "%s: '%s' is not host:port: %s", st->s_name, v,
+                          addr_problem(v)),
+                   -1;
         if (st->s_kind == SK_RESOURCE && !valid_resource(v))
             return seterr(err, errlen,
                           "%s: '%s' is not a valid extended resource name (domain/name)",

@@ -79,6 +79,39 @@ strpool_dup(struct strpool *p, const char *s, size_t len)
     return d;
 }
 
+void
+strpool_mark(const struct strpool *p, struct strpool_mark *m)
+{
+    m->m_head = p->sp_head;
+    m->m_next = p->sp_head != NULL ? p->sp_head->c_next : NULL;
+    m->m_fill = p->sp_head != NULL ? p->sp_head->c_used : 0;
+    m->m_used = p->sp_used;
+}
+
+void
+strpool_rewind(struct strpool *p, const struct strpool_mark *m)
+{
+    struct chunk *c = p->sp_head, *next, *head = m->m_head;
+
+    /* Chunks made since the mark sit in front of its head (new heads, and
+     * the big strings put behind them) or right behind its head (big
+     * strings put there while it was still the head). */
+    for (; c != head; c = next) {
+        next = c->c_next;
+        free(c);
+    }
+    if (head != NULL) {
+        for (c = head->c_next; c != m->m_next; c = next) {
+            next = c->c_next;
+            free(c);
+        }
+        head->c_next = m->m_next;
+        head->c_used = m->m_fill;
+    }
+    p->sp_head = head;
+    p->sp_used = m->m_used;
+}
+
 size_t
 strpool_used(const struct strpool *p)
 {

@@ -24,6 +24,23 @@ char *strpool_alloc(struct strpool *p, size_t n);
  * valid until strpool_free()); NULL when out of memory. */
 char *strpool_dup(struct strpool *p, const char *s, size_t len);
 
+/* A point in the pool's history, for a reader that drops what it kept of an
+ * item it turns out not to want (a finished pod). */
+struct strpool_mark {
+    void *m_head;  /* the chunk being filled then (opaque) */
+    void *m_next;  /* the chunk behind it then */
+    size_t m_fill; /* its bytes used then */
+    size_t m_used; /* the pool's bytes handed out then */
+};
+
+/* Records where the pool stands now. */
+void strpool_mark(const struct strpool *p, struct strpool_mark *m);
+
+/* Forgets every string handed out since m (they must no longer be used),
+ * freeing the chunks made since. m must come from this pool, and no rewind
+ * to an earlier mark may have happened since it was taken. */
+void strpool_rewind(struct strpool *p, const struct strpool_mark *m);
+
 /* Bytes handed out so far (for tests and figures). */
 size_t strpool_used(const struct strpool *p);
 

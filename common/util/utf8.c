@@ -64,3 +64,26 @@ utf8_scrub(char *s)
     }
     return s;
 }
+
+size_t
+utf8_clean(const char *s, char *out, size_t outlen)
+{
+    size_t n = strlen(s), i = 0, o = 0, k;
+
+    while (i < n) {
+        const char *from = s + i;
+        if ((k = utf8_char_len(s + i, n - i)) == 0) {
+            from = UTF8_REPLACEMENT;
+            k = 3;
+            i++;
+        } else {
+            i += k;
+        }
+        if (o + k >= outlen)
+            break;
+        memcpy(out + o, from, k);
+        o += k;
+    }
+    out[o] = '\0';
+    return o;
+}

@@ -19,4 +19,15 @@ int utf8_valid(const char *s, size_t n);
  * so the 400 would lose its reason. Returns s. */
 char *utf8_scrub(char *s);
 
+/* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */
+#define UTF8_REPLACEMENT "\xEF\xBF\xBD"
+
+/* Copies the NUL-terminated s into out (outlen > 0 bytes) as well-formed
+ * UTF-8: every byte that is not part of a well-formed character becomes
+ * U+FFFD. Cut before a character that would not fit; always terminated.
+ * Returns the bytes written, the NUL not counted. For text from a source that
+ * promises no encoding (NVML's device names) before it reaches a format that
+ * must be UTF-8 (the exposition, JSON). */
+size_t utf8_clean(const char *s, char *out, size_t outlen);
+
 #endif

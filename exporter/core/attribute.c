@@ -37,7 +37,7 @@ add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pl_pod *
         if (s->as_device == dev && s->as_pod == pod->pp_name &&
             s->as_namespace == pod->pp_namespace &&
             strcmp(s->as_container, container) == 0) {
-            s->as_bytes += bytes;
+            s->as_bytes = attr_add_sat(s->as_bytes, bytes);
             return 0;
         }
     }
@@ -157,7 +157,7 @@ attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t 
                 attr_result_free(out);
                 return -1;
             }
-            attributed += used;
+            attributed = attr_add_sat(attributed, used);
         }
         out->ar_devices[dv].ad_unattributed =
             out->ar_devices[dv].ad_used > attributed

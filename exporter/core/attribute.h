@@ -23,7 +23,7 @@ struct attr_series {
     const char *as_namespace;
     const char *as_pod;
     const char *as_container; /* "" when the container could not be matched */
-    uint64_t as_bytes;        /* its processes summed */
+    uint64_t as_bytes;        /* its processes summed, saturating at UINT64_MAX */
 };
 
 /* One device's figures. */
@@ -42,6 +42,16 @@ struct attr_result {
     int ar_unknown_seen;
     char ar_unknown[CGROUP_UID_MAX + CGROUP_CID_MAX];
 };
+
+/* a + b, or UINT64_MAX when that does not fit: per-process figures are
+ * NVML's word, and a sum that wrapped (2^63 + 2^63 + 5 GiB read as 5 GiB)
+ * would look plausible. UINT64_MAX bytes is past any card's total, so the
+ * receiver reads the saturated series as impossible, never as small. */
+static inline uint64_t
+attr_add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 /*
  * Joins snap's processes to pods. A PID in both of a device's lists counts

@@ -72,7 +72,7 @@ by_namespace_name(const void *a, const void *b)
 }
 
 /* Marks in repeat[] every pod whose namespace and name an earlier pod of the
- * list (one with a budget, not finished) already has: one series each, even
+ * list (one with a budget) already has: one series each, even
  * from a list that repeats a pod. Sorted (O(n log n)): a scan per pod was
  * 12.5 M comparisons a scrape on a 5,000-pod node. -1 when out of memory. */
 static int
@@ -87,7 +87,7 @@ mark_repeats(const struct pl_pods *pods, unsigned char *repeat)
         return -1;
     for (size_t i = 0; i < pods->pl_count; i++) {
         const struct pl_pod *p = &pods->pl_items[i];
-        if (p->pp_budget == PL_BUDGET_OK && !p->pp_finished)
+        if (p->pp_budget == PL_BUDGET_OK)
             order[n++] = p;
     }
     qsort(order, n, sizeof(*order), by_namespace_name);
@@ -120,8 +120,8 @@ budget_family(struct buf *out, const struct expo_status *st, const struct pl_pod
         const struct pl_pod *p = &pods->pl_items[i];
         struct expo_label l[3] = {
             {"node", st->es_node}, {"namespace", p->pp_namespace}, {"pod", p->pp_name}};
-        /* Finished pods hold no seat; MiB as the resource is counted. */
-        if (p->pp_budget != PL_BUDGET_OK || p->pp_finished || repeat[i])
+        /* MiB as the resource is counted. (Finished pods are not in the list.) */
+        if (p->pp_budget != PL_BUDGET_OK || repeat[i])
             continue;
         if (expo_sample(out, name, l, 3, (double)p->pp_budget_mib * 1048576.0) == -1)
             rc = -1;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /* From NVIDIA's nvml.h (public API). */
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st *nvmlDevice_t;
@@ -165,38 +167,51 @@ nvml_snapshot_free(struct nvml_snapshot *s)
     s->ns_count = 0;
 }
 
-/* Appends one process list of dev to d->nd_procs, asking again with a bigger
- * buffer while NVML answers NVML_ERROR_INSUFFICIENT_SIZE. */
+/* Appends one process list of dev to d->nd_procs. NVML's count is trusted
+ * only as far as the buffer given: asked for the size (no buffer), it should
+ * answer NVML_ERROR_INSUFFICIENT_SIZE with the count, and then a bigger
+ * buffer is tried; a SUCCESS there names records it never wrote, so it is
+ * asked again with a buffer too. A SUCCESS with a buffer counts at most the
+ * records that buffer holds, and a record left as zeroed (PID 0) is none.
+ * Any other code fails the read. */
 static int
 read_procs(struct nvml *n, procs_fn fn, const char *what, nvmlDevice_t dev,
            struct nvml_device *d, char *err, size_t errlen)
 {
-    unsigned int count = 0;
+    unsigned int count = 0, cap = 0;
     unsigned char *recs = NULL;
     struct nvml_proc *grown;
     nvmlReturn_t rc;
 
     rc = fn(dev, &count, NULL); /* count = 0: asks for the size */
-    for (int attempt = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && attempt < RETRIES;
-         attempt++) {
+    for (int attempt = 0; attempt < RETRIES; attempt++) {
         unsigned char *bigger;
+        if (rc == NVML_SUCCESS && (cap > 0 || count == 0))
+            break;
+        if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE)
+            break;
         if (count > MAX_PROCS) {
             snprintf(err, errlen, "%s: GPU %u lists %u processes", what, d->nd_index,
                      count);
             goto fail;
         }
-        count += 8; /* room for processes that start meanwhile */
-        if ((bigger = realloc(recs, (size_t)count * n->n_rec_size)) == NULL) {
+        cap = count + 8; /* room for processes that start meanwhile */
+        if ((bigger = realloc(recs, (size_t)cap * n->n_rec_size)) == NULL) {
             snprintf(err, errlen, "out of memory");
             goto fail;
         }
         recs = bigger;
+        /* Zeroed: a record NVML claims but never wrote reads as PID 0. */
+        memset(recs, 0, (size_t)cap * n->n_rec_size);
+        count = cap;
         rc = fn(dev, &count, recs);
     }
     if (rc != NVML_SUCCESS) {
         snprintf(err, errlen, "%s: GPU %u: %s", what, d->nd_index, why(n, rc));
         goto fail;
     }
+    if (count > cap) /* never past the buffer (cap 0: the size query's SUCCESS) */
+        count = cap;
     if (count > 0) {
         if ((grown = realloc(d->nd_procs, (d->nd_nprocs + count) * sizeof(*grown))) ==
             NULL) {
@@ -214,6 +229,8 @@ read_procs(struct nvml *n, procs_fn fn, const char *what, nvmlDevice_t dev,
                 const nvmlProcessInfo_v2_t *r = (const void *)(recs + i * n->n_rec_size);
                 pid = r->pid, used = r->usedGpuMemory;
             }
+            if (pid == 0) /* no process has PID 0: a record never written */
+                continue;
             grown[d->nd_nprocs].np_pid = pid;
             grown[d->nd_nprocs].np_known = used != NVML_VALUE_NOT_AVAILABLE;
             grown[d->nd_nprocs].np_used = used == NVML_VALUE_NOT_AVAILABLE ? 0 : used;
@@ -231,6 +248,7 @@ static int
 read_device(struct nvml *n, unsigned int i, struct nvml_device *d, char *err,
             size_t errlen)
 {
+    char uuid[NVML_TEXT_MAX], model[NVML_TEXT_MAX];
     nvmlDevice_t dev;
     nvmlMemory_t mem;
     nvmlReturn_t rc;
@@ -240,14 +258,20 @@ read_device(struct nvml *n, unsigned int i, struct nvml_device *d, char *err,
         snprintf(err, errlen, "nvmlDeviceGetHandleByIndex_v2: GPU %u: %s", i, why(n, rc));
         return -1;
     }
-    if ((rc = n->n_uuid(dev, d->nd_uuid, sizeof(d->nd_uuid))) != NVML_SUCCESS ||
-        (rc = n->n_name(dev, d->nd_model, sizeof(d->nd_model))) != NVML_SUCCESS ||
+    memset(uuid, 0, sizeof(uuid));
+    memset(model, 0, sizeof(model));
+    if ((rc = n->n_uuid(dev, uuid, sizeof(uuid))) != NVML_SUCCESS ||
+        (rc = n->n_name(dev, model, sizeof(model))) != NVML_SUCCESS ||
         (rc = n->n_memory(dev, &mem)) != NVML_SUCCESS) {
         snprintf(err, errlen, "GPU %u: %s", i, why(n, rc));
         return -1;
     }
-    d->nd_uuid[sizeof(d->nd_uuid) - 1] = '\0';
-    d->nd_model[sizeof(d->nd_model) - 1] = '\0';
+    /* NVML promises neither a terminator nor an encoding: the exposition and
+     * --once's JSON must be UTF-8, so a bad byte becomes U+FFFD here, once. */
+    uuid[sizeof(uuid) - 1] = '\0';
+    model[sizeof(model) - 1] = '\0';
+    utf8_clean(uuid, d->nd_uuid, sizeof(d->nd_uuid));
+    utf8_clean(model, d->nd_model, sizeof(d->nd_model));
     d->nd_total = mem.total;
     d->nd_free = mem.free;
     if (read_procs(n, n->n_compute, "compute processes", dev, d, err, errlen) == -1 ||

@@ -20,11 +20,11 @@ struct nvml_proc {
 /* One GPU. */
 struct nvml_device {
     unsigned nd_index;
-    char nd_uuid[NVML_TEXT_MAX];
-    char nd_model[NVML_TEXT_MAX];
-    uint64_t nd_total;          /* bytes, as NVML reports */
-    uint64_t nd_free;           /* bytes, as NVML reports */
-    struct nvml_proc *nd_procs; /* owned: compute then graphics list, as listed */
+    char nd_uuid[NVML_TEXT_MAX];  /* valid UTF-8 (bad bytes as U+FFFD), maybe cut */
+    char nd_model[NVML_TEXT_MAX]; /* likewise */
+    uint64_t nd_total;            /* bytes, as NVML reports */
+    uint64_t nd_free;             /* bytes, as NVML reports */
+    struct nvml_proc *nd_procs;   /* owned: compute then graphics list, as listed */
     size_t nd_nprocs;
 };
 

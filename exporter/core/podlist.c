@@ -6,6 +6,7 @@
  * process with the wrong pod. */
 #include "podlist.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@
 struct walk {
     struct js_scan w_s;
     int w_oom;
+    int w_finished;  /* the item being read is in phase Succeeded or Failed */
+    int w_too_large; /* 1: more than POD_LIST_MAX pods; 2: their strings passed
+                        POD_LIST_MAX_TEXT */
+    size_t w_text;   /* bytes of the kept pods' strings */
 };
 
 static void
@@ -237,7 +242,7 @@ read_pod_status(struct walk *w, struct pl_pod *p)
                 free(phase);
                 return -1;
             }
-            p->pp_finished =
+            w->w_finished =
                 strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
             free(phase);
         } else if (js_str_eq(&key, "ephemeralContainerStatuses")) {
@@ -283,25 +288,56 @@ read_item(struct walk *w, struct pl_pod *p)
     return 0;
 }
 
+/* The bytes of p's strings, as they count toward POD_LIST_MAX_TEXT. */
+static size_t
+pod_text(const struct pl_pod *p)
+{
+    size_t n = strlen(p->pp_uid) + strlen(p->pp_namespace) + strlen(p->pp_name) +
+               (p->pp_mirror_uid ? strlen(p->pp_mirror_uid) : 0);
+
+    for (size_t i = 0; i < p->pp_ncontainers; i++)
+        n += strlen(p->pp_containers[i].pc_id) + strlen(p->pp_containers[i].pc_name);
+    return n;
+}
+
+/* The items; the array grows by doubling. A finished pod is read (its shape
+ * checked like any other's) and dropped. Past the bounds the walk stops. */
 static int
 read_items(struct walk *w, struct pl_pods *out)
 {
+    size_t cap = 0;
     int rc;
 
     if (shape(&w->w_s, JS_ARRAY, "items is not an array") == -1)
         return -1;
     while ((rc = js_array_next(&w->w_s)) == 1) {
-        struct pl_pod *grown =
-            realloc(out->pl_items, (out->pl_count + 1) * sizeof(*grown));
-        if (grown == NULL) {
-            w->w_oom = 1;
-            return js_fail(&w->w_s, "out of memory");
+        struct pl_pod *p;
+        if (out->pl_count == cap) {
+            struct pl_pod *grown = NULL;
+            cap = cap ? cap * 2 : 16;
+            if (cap > SIZE_MAX / sizeof(*grown) ||
+                (grown = realloc(out->pl_items, cap * sizeof(*grown))) == NULL) {
+                w->w_oom = 1;
+                return js_fail(&w->w_s, "out of memory");
+            }
+            out->pl_items = grown;
         }
-        out->pl_items = grown;
-        memset(&grown[out->pl_count], 0, sizeof(*grown));
+        p = &out->pl_items[out->pl_count];
+        memset(p, 0, sizeof(*p));
         out->pl_count++; /* counted before it is read, so a failure frees it */
-        if (read_item(w, &grown[out->pl_count - 1]) == -1)
+        w->w_finished = 0;
+        if (read_item(w, p) == -1)
             return -1;
+        if (w->w_finished) { /* holds no seat: no tenant */
+            pod_clear(p);
+            out->pl_count--;
+            continue;
+        }
+        w->w_text += pod_text(p);
+        if (out->pl_count > POD_LIST_MAX || w->w_text > POD_LIST_MAX_TEXT) {
+            w->w_too_large = out->pl_count > POD_LIST_MAX ? 1 : 2;
+            return js_fail(&w->w_s, POD_LIST_TOO_LARGE);
+        }
     }
     return rc;
 }
@@ -423,7 +459,10 @@ podlist_parse(const char *body, size_t len, const char *resource, struct pl_pods
     }
     return 0;
 fail:
-    snprintf(err, errlen, "%s", w.w_oom ? "out of memory" : w.w_s.js_err);
+    if (w.w_too_large)
+        pods_json_too_large(w.w_too_large == 2, err, errlen);
+    else
+        snprintf(err, errlen, "%s", w.w_oom ? "out of memory" : w.w_s.js_err);
     podlist_free(out);
     return -1;
 }

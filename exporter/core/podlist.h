@@ -27,7 +27,6 @@ struct pl_pod {
     size_t pp_ncontainers;
     char *pp_mirror_uid; /* owned or NULL: a mirror pod's static pod UID (annotation
                             kubernetes.io/config.mirror), the one its cgroups name */
-    int pp_finished;     /* status.phase Succeeded or Failed: it holds no seat */
     enum pl_budget pp_budget;
     int64_t pp_budget_mib; /* when PL_BUDGET_OK */
     char *pp_budget_error; /* owned, when PL_BUDGET_BAD */
@@ -44,7 +43,12 @@ struct pl_pods {
  * metadata.uid/namespace/name (required, strings) and the name and
  * containerID of status.containerStatuses[], initContainerStatuses[] and
  * ephemeralContainerStatuses[], and a mirror pod's annotation
- * kubernetes.io/config.mirror (its static pod's UID).
+ * kubernetes.io/config.mirror (its static pod's UID). A pod in phase
+ * Succeeded or Failed is not in out: it holds no seat and is no tenant (no
+ * budget series, no budget error); a process still in its cgroup is
+ * unattributed. More than POD_LIST_MAX such pods that have not finished, or
+ * POD_LIST_MAX_TEXT bytes of their strings, and the list is refused as too
+ * large (pods_json.h).
  * Members may come in any order; a key repeated where it is read is refused.
  * With resource (GPUMEM_RESOURCE; NULL or "" = none) each pod's budget is
  * read too, by the receiver's parser (receiver/core/pods_json.c), so the

@@ -20,6 +20,7 @@ enum {
     OPT_LIMIT = 1 << 5,
     OPT_FORMAT = 1 << 6,
     OPT_GPU = 1 << 7,
+    OPT_MERGE = 1 << 8,
 };
 
 /* The parser's state around what it fills in. */
@@ -29,6 +30,7 @@ struct parse {
     const char *p_id_text; /* show's ID as written */
     unsigned p_given;      /* OPT_* bits */
     int64_t p_now_ms;      /* --since durations count back from here */
+    int p_ndb;             /* --db given so far */
 };
 
 static const char usage_text[] =
@@ -55,6 +57,13 @@ static const char usage_text[] =
     "  --limit N            at most N rows, newest first (default 100, 0 = all;\n"
     "                       stats counts every match unless --limit is given)\n"
     "  --format table|json  output (default table; json is one array)\n"
+    "\n"
+    "high availability (several replicas, each its own database): one listing of\n"
+    "decisions, newest first, each row naming its replica:\n"
+    "  --db PATH            again: also read that database (up to 16 in all)\n"
+    "  --merge FILE         also read FILE, the `audit --format json` listing of\n"
+    "                       another replica (\"-\" = standard input; several listings\n"
+    "                       one after another are fine)\n"
     "  --help               this text\n"
     "\n"
     "exit status: 0 ok (also when nothing matches), 1 runtime error, 2 usage error\n";
@@ -138,7 +147,25 @@ set_option(struct parse *p, unsigned bit, const char *v)
     case OPT_DB:
         if (*v == '\0')
             return usage_error("--db is empty");
-        p->p_a.aa_db = v;
+        if (p->p_ndb++ == 0) { /* the first replaces the default */
+            p->p_a.aa_db = v;
+            return 0;
+        }
+        if (p->p_a.aa_nmore_dbs + p->p_a.aa_nmerge + 1 >= AUDIT_MAX_SOURCES)
+            return usage_error("too many --db and --merge (at most %d)",
+                               AUDIT_MAX_SOURCES);
+        p->p_a.aa_more_dbs[p->p_a.aa_nmore_dbs++] = v;
+        return 0;
+    case OPT_MERGE:
+        if (*v == '\0')
+            return usage_error("--merge is empty");
+        if (p->p_a.aa_nmore_dbs + p->p_a.aa_nmerge + 1 >= AUDIT_MAX_SOURCES)
+            return usage_error("too many --db and --merge (at most %d)",
+                               AUDIT_MAX_SOURCES);
+        for (size_t i = 0; i < p->p_a.aa_nmerge; i++)
+            if (strcmp(v, "-") == 0 && strcmp(p->p_a.aa_merge[i], "-") == 0)
+                return usage_error("--merge - (standard input) is given twice");
+        p->p_a.aa_merge[p->p_a.aa_nmerge++] = v;
         return 0;
     case OPT_SINCE:
         return set_since(p, v);
@@ -173,6 +200,7 @@ static const struct {
     unsigned o_bit;
 } options[] = {
     {"db", OPT_DB},
+    {"merge", OPT_MERGE},
     {"since", OPT_SINCE},
     {"node", OPT_NODE},
     {"namespace", OPT_NAMESPACE},
@@ -257,6 +285,9 @@ check_applicable(const struct parse *p)
             return usage_error("%s does not apply to %s", filters[i].c_name, cmd);
     if (p->p_a.aa_cmd == AUDIT_SHOW && p->p_id_text == NULL)
         return usage_error("show needs a decision ID");
+    if (p->p_a.aa_cmd != AUDIT_LIST && (p->p_a.aa_nmore_dbs > 0 || p->p_a.aa_nmerge > 0))
+        return usage_error("several --db, or --merge, merge the decision listing only "
+                           "(show, alerts and stats read one database)");
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #define AUDIT_PROG "gpu-vram-watchdog audit" /* how error lines begin */
 #define AUDIT_DEFAULT_DB "/var/lib/gpu-vram-watchdog/audit.db"
 #define AUDIT_DEFAULT_LIMIT 100
+#define AUDIT_MAX_SOURCES 16 /* --db and --merge together, for one merged listing */
 
 enum audit_command {
     AUDIT_LIST,   /* no word: decisions */
@@ -22,8 +23,15 @@ enum audit_command {
  * environment. */
 struct audit_args {
     enum audit_command aa_cmd;
-    int64_t aa_id;                 /* show's decision id */
-    const char *aa_db;             /* --db, else $AUDIT_DB, else the default */
+    int64_t aa_id;     /* show's decision id */
+    const char *aa_db; /* --db, else $AUDIT_DB, else the default */
+    /* HA: more databases (a second --db and on) and JSON listings (--merge;
+     * "-" = standard input) of other replicas, merged with aa_db into one
+     * listing of decisions (audit_merge.h). */
+    const char *aa_more_dbs[AUDIT_MAX_SOURCES];
+    size_t aa_nmore_dbs;
+    const char *aa_merge[AUDIT_MAX_SOURCES];
+    size_t aa_nmerge;
     struct store_filter aa_filter; /* --since, --node, --namespace, --result, --limit */
     int aa_json;                   /* --format json */
     int aa_help;                   /* --help or -h: print usage, nothing else */

@@ -4,19 +4,36 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "audit_args.h"
 #include "audit_format.h"
+#include "audit_merge.h"
 #include "store.h"
+#include "termtext.h"
 
 /* Where output goes and how far it got. */
 struct out {
     FILE *o_file;
     int o_json;
     int64_t o_rows;
+    int64_t o_skipped;  /* rows the store could not read (each said on stderr) */
     const char *o_fail; /* why a callback stopped, for the error line */
 };
+
+/* A row the store cannot read: one line on stderr, and the listing goes on. */
+static void
+on_unreadable(void *arg, const char *table, int64_t id, const char *why)
+{
+    struct out *o = arg;
+    char line[256];
+
+    o->o_skipped++;
+    snprintf(line, sizeof(line), "%s row %" PRId64 " cannot be read (%s): skipped",
+             strcmp(table, "alerts") == 0 ? "alert" : "decision", id, why);
+    termtext_line(stderr, AUDIT_PROG ": ", line);
+}
 
 /* A callback's answer: stop at the first failed write (a full disk, a
  * closed pipe with SIGPIPE ignored) instead of reading a million more rows. */
@@ -153,15 +170,18 @@ execute(const struct audit_args *a)
     int64_t n;
 
     if ((s = store_open(a->aa_db, STORE_READONLY, err, sizeof(err))) == NULL) {
-        fprintf(stderr, AUDIT_PROG ": %s\n", err);
+        termtext_line(stderr, AUDIT_PROG ": ", err);
         return AUDIT_EXIT_RUNTIME;
     }
+    store_on_unreadable(s, on_unreadable, &o);
     n = run(s, a, &o, err, sizeof(err));
     store_close(s);
     if (n == -1) {
-        fprintf(stderr, AUDIT_PROG ": %s\n", o.o_fail ? o.o_fail : err);
+        termtext_line(stderr, AUDIT_PROG ": ", o.o_fail ? o.o_fail : err);
         return AUDIT_EXIT_RUNTIME;
     }
+    if (a->aa_cmd == AUDIT_SHOW && n == 0 && o.o_skipped > 0)
+        return AUDIT_EXIT_RUNTIME; /* it is there, and said unreadable */
     if (a->aa_cmd == AUDIT_SHOW && n == 0) {
         fprintf(stderr, AUDIT_PROG ": no decision %" PRId64 " in %s\n", a->aa_id,
                 a->aa_db);
@@ -172,7 +192,9 @@ execute(const struct audit_args *a)
         fprintf(stderr, AUDIT_PROG ": cannot write the output\n");
         return AUDIT_EXIT_RUNTIME;
     }
-    return AUDIT_EXIT_OK;
+    /* Every readable row is out and the JSON array closed; the status still
+     * tells a script that the listing is not the whole store. */
+    return o.o_skipped > 0 ? AUDIT_EXIT_RUNTIME : AUDIT_EXIT_OK;
 }
 
 static int64_t
@@ -196,5 +218,7 @@ audit_main(int argc, char **argv)
         audit_print_usage(stdout);
         return fflush(stdout) == 0 ? AUDIT_EXIT_OK : AUDIT_EXIT_RUNTIME;
     }
+    if (a.aa_nmore_dbs > 0 || a.aa_nmerge > 0) /* HA: several replicas' histories */
+        return audit_merge_run(&a);
     return execute(&a);
 }

@@ -13,6 +13,7 @@
 #include "gather.h"
 #include "kube.h"
 #include "prom.h"
+#include "termtext.h"
 #include "verdict.h"
 
 struct check;
@@ -197,6 +198,23 @@ print(const struct check *c, int json, int single)
             audit_decision_print(stdout, &v[k].vd_d, -1);
 }
 
+/* How many printed decisions could not be judged (no telemetry, no API). */
+static size_t
+count_unjudged(const struct check *c, size_t *total)
+{
+    const struct verdict *v;
+    size_t i, k, n, bad = 0;
+
+    *total = 0;
+    for (i = 0; i < c->c_count; i++)
+        for (k = 0, n = decisions_of(c, i, &v); k < n; k++, (*total)++)
+            if (v[k].vd_d.sd_result != NULL &&
+                (strcmp(v[k].vd_d.sd_result, "skipped_telemetry") == 0 ||
+                 strcmp(v[k].vd_d.sd_result, "skipped_kube") == 0))
+                bad++;
+    return bad;
+}
+
 int
 check_main(const struct config *cfg, const char *node, int json)
 {
@@ -206,8 +224,8 @@ check_main(const struct config *cfg, const char *node, int json)
 
     if ((c.c_base = event_base_new()) == NULL ||
         clients_new(c.c_base, cfg, &c.c_prom, &c.c_kube, err, sizeof(err)) == -1) {
-        fprintf(stderr, "gpu-vram-watchdog: check: %s\n",
-                c.c_base ? err : "cannot create the event loop");
+        termtext_line(stderr, "gpu-vram-watchdog: check: ",
+                      c.c_base ? err : "cannot create the event loop");
         goto done;
     }
     if (node != NULL) {
@@ -230,8 +248,17 @@ check_main(const struct config *cfg, const char *node, int json)
     if (node != NULL && c.c_pending > 0)
         event_base_dispatch(c.c_base);
     if (!c.c_failed) {
+        size_t unjudged = 0, total = 0;
+
         print(&c, json, node != NULL);
-        rc = 0;
+        unjudged = count_unjudged(&c, &total);
+        rc = unjudged > 0;
+        /* A script tells "nothing to do" (0) from "could not look" (1). */
+        if (unjudged > 0)
+            fprintf(stderr,
+                    "gpu-vram-watchdog: check: %zu of %zu decisions could not be judged "
+                    "(skipped_telemetry or skipped_kube: see each reason)\n",
+                    unjudged, total);
     }
 done:
     kube_free(c.c_kube);

@@ -176,6 +176,16 @@ receiver_cmd_advertise(int argc, char **argv)
                     argv[rest[i]]);
             goto done;
         }
+    /* Another source's capacity belongs to its own scheduler or device plugin
+     * (SPEC "Where budgets come from"): nothing to patch, and nothing wrong. */
+    if (!bsrc_order_has(&cfg.c_budget_sources, BSRC_RESOURCE)) {
+        fprintf(stderr,
+                "gpu-vram-watchdog: advertise: capacity advertising is only for "
+                "BUDGET_SOURCES=resource; BUDGET_SOURCES=%s patches nothing\n",
+                cfg.c_budget_sources_raw);
+        rc = 0;
+        goto done;
+    }
     rc = 1;
     if ((run.ar_base = event_base_new()) == NULL ||
         clients_new(run.ar_base, &cfg, &prom, &kube, err, sizeof(err)) == -1) {

@@ -12,10 +12,12 @@
 #include "clients.h"
 #include "httpd.h"
 #include "kube.h"
+#include "lease.h"
 #include "log.h"
 #include "metrics.h"
 #include "page.h"
 #include "prom.h"
+#include "refire.h"
 #include "remedy.h"
 #include "store.h"
 
@@ -42,6 +44,9 @@ struct daemon {
     struct event *d_sigterm, *d_sigint; /* owned */
     struct event *d_grace;              /* owned: the shutdown deadline */
     int d_stopping;
+    struct lease *d_lease;   /* owned; NULL with LEADER_ELECTION=false */
+    struct refire *d_refire; /* owned; with d_lease: a new leader's look at ALERTS */
+    int d_stop_waits;        /* SIGTERM: what must end before the loop stops */
 };
 
 static void
@@ -126,6 +131,13 @@ on_alert(const struct alert *a, int64_t alert_id, void *arg)
     log_event(LOG_LEVEL_INFO, "alert recorded", "id", id, "alertname", a->a_alertname,
               "status", alert_status_name(a), "fingerprint", a->a_fingerprint,
               (char *)NULL);
+    /* HA: a follower stores and answers the webhook, and decides nothing; the
+     * leader decides (and a new one reads the alerts still firing). */
+    if (d->d_lease != NULL && !lease_leading(d->d_lease)) {
+        log_event(LOG_LEVEL_INFO, "alert not decided: this replica follows", "id", id,
+                  "leader", lease_leader(d->d_lease), (char *)NULL);
+        return;
+    }
     remedy_on_alert(d->d_remedy, a, alert_id);
 }
 
@@ -141,6 +153,10 @@ collect(void *arg)
 {
     struct daemon *d = arg;
 
+    if (d->d_lease != NULL) {
+        metrics_leader_set(lease_leading(d->d_lease));
+        metrics_leader_transitions_set(lease_transitions(d->d_lease));
+    }
     if (d->d_capacity == NULL)
         return;
     capacity_foreach_node(d->d_capacity, capacity_node_metric, NULL);
@@ -162,11 +178,125 @@ start_capacity(struct daemon *d)
         .co_interval_s = (long)cfg->c_advertise_interval_s,
     };
 
+    /* Another source's capacity belongs to its own scheduler or device plugin
+     * (SPEC "Where budgets come from"): without resource, nothing to patch. */
+    if (!bsrc_order_has(&cfg->c_budget_sources, BSRC_RESOURCE)) {
+        log_info("%s: capacity advertising is only for BUDGET_SOURCES=resource; "
+                 "BUDGET_SOURCES=%s patches nothing",
+                 __func__, cfg->c_budget_sources_raw);
+        return 0;
+    }
+
     if ((d->d_capacity = capacity_new(d->d_base, d->d_kube, &co)) == NULL ||
         capacity_start(d->d_capacity) == -1) {
         log_warnx("%s: cannot start capacity advertising", __func__);
         return -1;
     }
+    return 0;
+}
+
+/* --- high availability (LEADER_ELECTION=true) ---------------------------- */
+
+static int64_t
+wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A firing alert read from Prometheus by a new leader: decided as a webhook's
+ * would be (no alert row: it did not come from Alertmanager). */
+static void
+on_refire_alert(const struct alert *a, void *arg)
+{
+    struct daemon *d = arg;
+
+    if (d->d_stopping || !lease_leading(d->d_lease))
+        return;
+    remedy_on_alert(d->d_remedy, a, 0);
+}
+
+static void
+brakes_import(const char *json, void *arg)
+{
+    struct daemon *d = arg;
+    char err[256];
+
+    if (remedy_brakes_import(d->d_remedy, json, wall_ms(), err, sizeof(err)) == -1)
+        log_event(LOG_LEVEL_WARN, "the brakes in the Lease could not be read", "error",
+                  err, (char *)NULL);
+}
+
+static char *
+brakes_export(const struct gate_act *pending, void *arg)
+{
+    struct daemon *d = arg;
+
+    return remedy_brakes_export(d->d_remedy, pending, wall_ms());
+}
+
+/* Only the leader advertises capacity and decides: a new leader starts the
+ * advertiser and decides afresh for every trigger still firing; one that
+ * stopped leading stops advertising. */
+static void
+on_leading(int leading, void *arg)
+{
+    struct daemon *d = arg;
+
+    if (!leading) {
+        capacity_free(d->d_capacity);
+        d->d_capacity = NULL;
+        refire_stop(d->d_refire);
+        return;
+    }
+    if (d->d_stopping)
+        return;
+    if (d->d_capacity == NULL && d->d_kube != NULL && start_capacity(d) == -1) {
+        capacity_free(d->d_capacity);
+        d->d_capacity = NULL;
+    }
+    refire_run(d->d_refire);
+}
+
+static int
+ready(char *why, size_t len, void *arg)
+{
+    struct daemon *d = arg;
+
+    return lease_ready(d->d_lease, why, len);
+}
+
+static int
+start_lease(struct daemon *d, char *err, size_t errlen)
+{
+    const struct config *cfg = d->d_cfg;
+    struct kube_opts ko;
+    struct lease_opts lo = {
+        .lo_kube = &ko,
+        .lo_namespace = cfg->c_pod_namespace,
+        .lo_name = cfg->c_lease_name,
+        .lo_identity = cfg->c_pod_name,
+        .lo_brakes_import = brakes_import,
+        .lo_brakes_export = brakes_export,
+        .lo_leading = on_leading,
+        .lo_arg = d,
+    };
+    struct refire_opts ro = {
+        .ro_prom_url = cfg->c_prometheus_url,
+        .ro_connect_timeout_ms = (long)cfg->c_kube.ks_http_connect_timeout_ms,
+        .ro_timeout_ms = (long)cfg->c_kube.ks_http_timeout_ms,
+        .ro_alert = on_refire_alert,
+        .ro_arg = d,
+    };
+
+    kube_settings_opts(&cfg->c_kube, &ko);
+    if ((d->d_refire = refire_new(d->d_base, &ro, err, errlen)) == NULL ||
+        (d->d_lease = lease_new(d->d_base, &lo, err, errlen)) == NULL)
+        return -1;
+    metrics_leader_set(0);
+    lease_start(d->d_lease);
     return 0;
 }
 
@@ -184,6 +314,17 @@ stop_now(void *arg)
     struct daemon *d = arg;
 
     event_base_loopexit(d->d_base, NULL);
+}
+
+/* SIGTERM: the decisions drained, or (HA) the Lease released; the loop stops
+ * once both are done. */
+static void
+stop_part_done(void *arg)
+{
+    struct daemon *d = arg;
+
+    if (--d->d_stop_waits <= 0)
+        stop_now(d);
 }
 
 static void
@@ -222,7 +363,12 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
     d->d_httpd = NULL;
     if (d->d_grace != NULL)
         evtimer_add(d->d_grace, &grace);
-    remedy_shutdown(d->d_remedy, stop_now, d);
+    /* HA: the Lease is released at once, so the other replica takes over at
+     * its next try; an act already recorded in it may still be answered. */
+    d->d_stop_waits = d->d_lease != NULL ? 2 : 1;
+    if (d->d_lease != NULL)
+        lease_release(d->d_lease, stop_part_done, d);
+    remedy_shutdown(d->d_remedy, stop_part_done, d);
 }
 
 static void
@@ -238,6 +384,9 @@ daemon_teardown(struct daemon *d)
 {
     page_free(d->d_page); /* answers its waiting requests before httpd goes */
     httpd_free(d->d_httpd);
+    /* Fences still waiting end cancelled: their decisions complete first. */
+    lease_free(d->d_lease);
+    refire_free(d->d_refire);
     /* Clients first: their in-flight calls end and release what waits on them. */
     capacity_free(d->d_capacity);
     kube_free(d->d_kube);
@@ -298,6 +447,7 @@ serve_main(const struct config *cfg)
         .ho_body_ms = cfg->c_http_body_timeout_ms,
         .ho_on_alert = on_alert,
         .ho_on_page = on_page,
+        .ho_ready = cfg->c_leader_election ? ready : NULL,
         .ho_cb_arg = &d,
     };
     int rc = 1;
@@ -330,7 +480,13 @@ serve_main(const struct config *cfg)
                   "no Kubernetes API server (KUBE_API_URL unset, not in a cluster): "
                   "decisions will end skipped_kube and no capacity is advertised",
                   (char *)NULL);
-    else if (start_capacity(&d) == -1)
+    else if (cfg->c_leader_election) {
+        /* The advertiser starts when this replica leads (on_leading). */
+        if (start_lease(&d, err, sizeof(err)) == -1) {
+            log_warnx("%s: leader election: %s", __func__, err);
+            goto done;
+        }
+    } else if (start_capacity(&d) == -1)
         goto done;
     metrics_set_collector(collect, &d);
     if ((d.d_httpd = httpd_new(d.d_base, &ho, err, sizeof(err))) == NULL) {

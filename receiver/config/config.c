@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capsize.h"
 #include "device.h"
@@ -15,6 +16,70 @@ static const char *const action_words[] = {"evict", "delete", NULL};
 static const char *const fallback_words[] = {"none", "largest", NULL};
 
 #define OFF(m) offsetof(struct config, m)
+
+/* BUDGET_SOURCES into its order, DRA_DRIVER a DNS subdomain (as the API
+ * validates a driver's name). 0, or -1 with one line naming the setting. */
+static int
+budget_sources_check(struct config *cfg, char *err, size_t errlen)
+{
+    char why[160];
+    const char *d = cfg->c_dra_driver;
+    size_t i, n = strlen(d);
+
+    if (bsrc_order_parse(cfg->c_budget_sources_raw, &cfg->c_budget_sources, why,
+                         sizeof(why)) == -1) {
+        snprintf(err, errlen, "BUDGET_SOURCES: %s", why);
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        if (!((d[i] >= 'a' && d[i] <= 'z') || (d[i] >= '0' && d[i] <= '9') ||
+              ((d[i] == '-' || d[i] == '.') && i > 0 && i + 1 < n && d[i - 1] != '.' &&
+               d[i + 1] != '.')))
+            break;
+    if (i < n || n > 253) {
+        snprintf(err, errlen,
+                 "DRA_DRIVER: '%.64s' is not a driver name (a DNS subdomain, e.g. "
+                 "gpu.nvidia.com)",
+                 d);
+        return -1;
+    }
+    return 0;
+}
+
+/* Where a pod finds its own namespace (the downward API sets POD_NAMESPACE too). */
+#define SA_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/* POD_NAME's default: the hostname, which is the pod's name in a cluster. */
+static int
+default_pod_name(settings_getenv_fn env, char **out)
+{
+    char host[256] = "";
+
+    (void)env;
+    if (gethostname(host, sizeof(host) - 1) == -1)
+        host[0] = '\0';
+    *out = strdup(host);
+    return *out ? 0 : -1;
+}
+
+/* POD_NAMESPACE's default: the ServiceAccount's namespace file; "" outside a pod. */
+static int
+default_pod_namespace(settings_getenv_fn env, char **out)
+{
+    char ns[128] = "";
+    FILE *f = fopen(SA_NAMESPACE_FILE, "r");
+    size_t n = 0;
+
+    (void)env;
+    if (f != NULL) {
+        n = fread(ns, 1, sizeof(ns) - 1, f);
+        fclose(f);
+    }
+    ns[n] = '\0';
+    ns[strcspn(ns, " \t\r\n")] = '\0';
+    *out = strdup(ns);
+    return *out ? 0 : -1;
+}
 
 static const struct setting settings[] = {
     {"LISTEN_ADDR", "0.0.0.0:9808", SK_ADDR, OFF(c_listen_addr), NULL, "HTTP listener",
@@ -124,6 +189,25 @@ static const struct setting settings[] = {
     {"HTTP_BODY_TIMEOUT", "30s", SK_DURATION_MS, OFF(c_http_body_timeout_ms), NULL,
      "serve: a request's body must be complete this long after its first byte", NULL,
      NULL},
+    {"LEADER_ELECTION", "false", SK_BOOL, OFF(c_leader_election), NULL,
+     "serve: true = one of several replicas behind a Lease; only the leader decides",
+     NULL, NULL},
+    {"LEASE_NAME", "gpu-vram-watchdog", SK_NONEMPTY, OFF(c_lease_name), NULL,
+     "the Lease's name, in POD_NAMESPACE", NULL, NULL},
+    {"POD_NAME", NULL, SK_STRING, OFF(c_pod_name), NULL,
+     "this replica's identity: the Lease's holderIdentity (downward API)",
+     default_pod_name, "(the hostname)"},
+    {"POD_NAMESPACE", NULL, SK_STRING, OFF(c_pod_namespace), NULL,
+     "the Lease's namespace (downward API)", default_pod_namespace,
+     "(the ServiceAccount's namespace)"},
+    /* Where budgets come from (SPEC "Where budgets come from"). */
+    {"BUDGET_SOURCES", BSRC_DEFAULT, SK_NONEMPTY, OFF(c_budget_sources_raw), NULL,
+     "where budgets come from, in order: resource, hami, kai, dra (comma list; a pod's "
+     "budget is the first it declares)",
+     NULL, NULL},
+    {"DRA_DRIVER", BSRC_DRA_DRIVER_DEFAULT, SK_NONEMPTY, OFF(c_dra_driver), NULL,
+     "with dra: the driver whose devices' consumedCapacity memory is a budget", NULL,
+     NULL},
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -189,15 +273,72 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
         snprintf(err, errlen, "GPU_TOTAL_MIB: must be greater than 0");
         goto fail;
     }
+    if (budget_sources_check(cfg, err, errlen) == -1)
+        goto fail;
     return 0;
 fail:
     config_free(cfg);
     return -1;
 }
 
+/* A DNS-1123 subdomain of at most max bytes (dots too when dots is set). */
+static int
+kube_name_ok(const char *s, size_t max, int dots)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && c != '-' && !(dots && c == '.'))
+            return 0;
+        if ((i == 0 || i == n - 1) && !alnum)
+            return 0;
+    }
+    return 1;
+}
+
+/* LEADER_ELECTION=true: what the Lease needs, named setting by setting. */
+static int
+validate_election(const struct config *cfg, char *err, size_t errlen)
+{
+    if (!cfg->c_leader_election)
+        return 0;
+    if (cfg->c_kube.ks_api_url[0] == '\0') {
+        snprintf(err, errlen,
+                 "LEADER_ELECTION: true needs an API server (KUBE_API_URL, or run in a "
+                 "cluster)");
+        return -1;
+    }
+    if (!kube_name_ok(cfg->c_pod_name, 253, 1)) {
+        snprintf(err, errlen,
+                 "POD_NAME: '%.64s' is not a pod name (set it from the "
+                 "downward API: metadata.name)",
+                 cfg->c_pod_name);
+        return -1;
+    }
+    if (!kube_name_ok(cfg->c_pod_namespace, 63, 0)) {
+        snprintf(err, errlen,
+                 "POD_NAMESPACE: '%.64s' is not a namespace (set it from the "
+                 "downward API: metadata.namespace)",
+                 cfg->c_pod_namespace);
+        return -1;
+    }
+    if (!kube_name_ok(cfg->c_lease_name, 253, 1)) {
+        snprintf(err, errlen, "LEASE_NAME: '%.64s' is not a Kubernetes name",
+                 cfg->c_lease_name);
+        return -1;
+    }
+    return 0;
+}
+
 int
 config_validate_serve(const struct config *cfg, char *err, size_t errlen)
 {
+    if (validate_election(cfg, err, errlen) == -1)
+        return -1;
     if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER &&
         cfg->c_webhook_token_file[0] == '\0') {
         snprintf(err, errlen,
@@ -212,6 +353,17 @@ config_validate_serve(const struct config *cfg, char *err, size_t errlen)
 
         if (token_read(cfg->c_webhook_token_file, &tok, why, sizeof(why)) == -1) {
             snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: %s", why);
+            return -1;
+        }
+        /* deploy/ ships a placeholder Secret so `apply -k` works before a token
+         * exists; running with it would accept anyone who read the repository. */
+        if (strncmp(tok, "PLACEHOLDER", 11) == 0) {
+            snprintf(err, errlen,
+                     "WEBHOOK_TOKEN_FILE: holds the placeholder token deploy/ ships; "
+                     "generate one (openssl rand -hex 32) and put it in the "
+                     "gpu-vram-watchdog-webhook Secret");
+            token_wipe(tok, strlen(tok));
+            free(tok);
             return -1;
         }
         token_wipe(tok, strlen(tok));

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "budget_src.h"
 #include "kube_settings.h"
 #include "settings.h"
 
@@ -70,6 +71,15 @@ struct config {
     int64_t c_http_max_pending_mib;     /* HTTP_MAX_PENDING_MIB */
     int64_t c_http_header_timeout_ms;   /* HTTP_HEADER_TIMEOUT */
     int64_t c_http_body_timeout_ms;     /* HTTP_BODY_TIMEOUT */
+    char *c_budget_sources_raw;         /* BUDGET_SOURCES as given */
+    struct bsrc_order
+        c_budget_sources;  /* ... parsed: where budgets come from, in order */
+    char *c_dra_driver;    /* DRA_DRIVER: the driver whose consumedCapacity
+                              memory is a budget */
+    int c_leader_election; /* LEADER_ELECTION: one of several replicas */
+    char *c_lease_name;    /* LEASE_NAME, in c_pod_namespace */
+    char *c_pod_name;      /* POD_NAME: the Lease's holderIdentity (default: hostname) */
+    char *c_pod_namespace; /* POD_NAMESPACE (default: the ServiceAccount's; "" = none) */
 };
 
 /* Reads a variable of the environment; tests pass their own. NULL = unset. */
@@ -92,7 +102,9 @@ typedef settings_getenv_fn config_getenv_fn;
 int config_load(struct config *cfg, int argc, char **argv, config_getenv_fn getenv_fn,
                 int *rest, int *nrest, char *err, size_t errlen);
 
-/* What only `serve` needs: a webhook token when WEBHOOK_AUTH=bearer.
+/* What only `serve` needs: a webhook token when WEBHOOK_AUTH=bearer; with
+ * LEADER_ELECTION=true an API server, a POD_NAME that is a pod name, a
+ * POD_NAMESPACE and a LEASE_NAME that are Kubernetes names.
  * 0, or -1 with one line naming the setting. */
 int config_validate_serve(const struct config *cfg, char *err, size_t errlen);
 

@@ -43,6 +43,7 @@ pod_list_free(struct pod_list *l)
         free(l->pl_pods[i].p_name);
         free(l->pl_pods[i].p_uid);
         free(l->pl_pods[i].p_budget_error);
+        free(l->pl_pods[i].p_budget_decl);
         free(l->pl_pods[i].p_ip);
         free(l->pl_pods[i].p_release);
     }

@@ -32,9 +32,18 @@ struct pod {
     int64_t p_budget_mib; /* valid when BUDGET_OK */
     char *p_budget_error; /* owned; set when BUDGET_BAD, e.g. "container x: limit \"5q\"
                              is not a quantity" */
-    char *p_ip;           /* owned; status.podIP, NULL when absent */
-    int p_host_network;   /* spec.hostNetwork is true */
-    char *p_release;      /* owned; RELEASE_ANNOTATION's raw value, NULL when absent */
+    const char *p_budget_source; /* static: "resource", "hami", "kai", "dra" (see
+                                    budget_src.h), the first BUDGET_SOURCES word the pod
+                                    declares; NULL when it declares none */
+    char *p_budget_decl;         /* owned; the declaration in its source's own form
+                                    ("nvidia.com/gpumem: 4000"), NULL when none */
+    double p_budget_gpus;        /* > 0: the budget is p_budget_base_mib plus this many
+                                    of its GPU's total; BUDGET_BAD until
+                                    policy_resolve_budgets() knows the total */
+    int64_t p_budget_base_mib;   /* the fixed part, when p_budget_gpus > 0 */
+    char *p_ip;                  /* owned; status.podIP, NULL when absent */
+    int p_host_network;          /* spec.hostNetwork is true */
+    char *p_release; /* owned; RELEASE_ANNOTATION's raw value, NULL when absent */
 };
 
 struct strpool;
@@ -48,6 +57,19 @@ struct pod_list {
 
 /* Frees every pod and the array; NULL is a no-op. Leaves l empty. */
 void pod_list_free(struct pod_list *l);
+
+struct device_reading;
+
+/*
+ * Budgets declared as a share of the GPU (HAMi's gpumem-percentage, KAI's
+ * gpu-fraction: p_budget_gpus > 0) into MiB, by the device's own total
+ * (gpu_memory_total_bytes) of the GPU the pod runs on: the GPUs its series in u
+ * name, else the node's GPUs when they are all one size. A pod whose total
+ * cannot be known stays BUDGET_BAD with the reason. d NULL = no device query.
+ * Pure; the same input gives the same result however often it runs.
+ */
+void policy_resolve_budgets(struct pod_list *l, const struct usage_reading *u,
+                            const struct device_reading *d);
 
 /* Settings that shape a decision (borrowed strings). */
 struct policy_params {

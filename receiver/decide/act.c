@@ -50,24 +50,54 @@ recycled(struct decision *d, const struct policy_candidate *c, const char *how)
     verify_schedule(d);
 }
 
-/* Starts a fresh look after a 409: the pod was replaced under us. */
-static void
-relist(struct decision *d)
-{
-    struct remedy *r = d->d_r;
+/* Load shedding (a 429 that is no budget's refusal): the same victim again after
+ * Retry-After, at most this many tries in all. */
+#define THROTTLE_TRIES 3
+#define RETRY_AFTER_MAX_S 10L    /* a longer Retry-After is waited only this long */
+#define RETRY_AFTER_DEFAULT_S 1L /* none, or one that cannot be read */
 
-    d->d_relisted = 1;
-    d->d_phase = PH_GATHER;
-    verdict_set_policy(&d->d_v, &(struct policy_result){0});
-    gather_free(d->d_g);
-    d->d_gr = NULL;
-    d->d_g =
-        gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, d->d_v.vd_d.sd_node,
-                         d->d_v.vd_d.sd_gpu, d->d_starving_ns, judge_gathered, d);
-    if (d->d_g == NULL) {
-        verdict_error(&d->d_v, "out of memory while looking again after a 409");
-        decision_finish(d, RESULT_FAILED);
-    }
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    act_try(arg);
+}
+
+/* Waits out the throttled answer a, on a timer (never a sleep on the loop), then
+ * asks again for the same victim. 0, or -1 when the timer cannot be armed. */
+static int
+retry_later(struct decision *d, const struct kube_answer *a,
+            const struct policy_candidate *c)
+{
+    long s = a->ka_retry_after_s <= 0                  ? RETRY_AFTER_DEFAULT_S
+             : a->ka_retry_after_s > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S
+                                                       : a->ka_retry_after_s;
+    struct timeval tv = {s, 0};
+    char after[24];
+
+    if (d->d_retry_ev == NULL &&
+        (d->d_retry_ev = evtimer_new(d->d_r->r_base, retry_cb, d)) == NULL)
+        return -1;
+    if (evtimer_add(d->d_retry_ev, &tv) == -1)
+        return -1;
+    d->d_phase = PH_ACT_WAIT;
+    snprintf(after, sizeof(after), "%ld", s);
+    log_event(LOG_LEVEL_WARN, "API server throttled the request; retrying the same pod",
+              "namespace", c->pc_namespace, "pod", c->pc_name, "retry_after_s", after,
+              (char *)NULL);
+    return 0;
+}
+
+/* Ends d failed on the answer a for victim c: the error as the server gave it. */
+static void
+act_failed(struct decision *d, const struct policy_candidate *c,
+           const struct kube_answer *a, const char *why)
+{
+    verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
+    decision_note_refusals(d);
+    verdict_error(&d->d_v, "%s", a->ka_error ? a->ka_error : "the API server refused");
+    verdict_reason_append(&d->d_v, "the %s of %s/%s failed%s", action_name(d->d_r->r_cfg),
+                          c->pc_namespace, c->pc_name, why);
+    decision_finish(d, RESULT_FAILED);
 }
 
 static void
@@ -76,6 +106,7 @@ act_cb(struct kube_answer *a, void *arg)
     struct decision *d = arg;
     const struct policy_candidate *c = ranked(d, d->d_next);
     size_t used;
+    char why[96];
 
     if (a->ka_cancelled) {
         decision_interrupt(d);
@@ -88,6 +119,13 @@ act_cb(struct kube_answer *a, void *arg)
     case KUBE_GONE:
         recycled(d, c, "already gone (404):");
         return;
+    case KUBE_CONFLICT:
+        /* The UID precondition failed: the pod decided on is gone and a
+         * replacement holds its name. Done; the replacement is never chased. */
+        recycled(d, c,
+                 "already gone, replaced under its name (409 on the UID "
+                 "precondition; the replacement is left alone):");
+        return;
     case KUBE_PDB_REFUSED:
         used = strlen(d->d_refusals);
         snprintf(d->d_refusals + used, sizeof(d->d_refusals) - used, "%s%s/%s: %s",
@@ -96,34 +134,31 @@ act_cb(struct kube_answer *a, void *arg)
         log_event(LOG_LEVEL_INFO,
                   "eviction refused by a PodDisruptionBudget; next candidate",
                   "namespace", c->pc_namespace, "pod", c->pc_name, (char *)NULL);
+        d->d_throttled = 0;
         if (++d->d_next < d->d_gr->gr_policy.pr_ranked_count) {
             act_try(d);
             return;
         }
         verdict_set_victim(&d->d_v, ranked(d, 0), action_name(d->d_r->r_cfg));
-        verdict_reason_append(&d->d_v, "every candidate was refused by a "
-                                       "PodDisruptionBudget; nothing was recycled");
+        verdict_reason_append(&d->d_v,
+                              "every candidate was refused by a PodDisruptionBudget, so "
+                              "nothing was recycled: %s",
+                              d->d_refusals);
         verdict_error(&d->d_v, "%s", d->d_refusals);
         decision_finish(d, RESULT_BLOCKED);
         return;
-    case KUBE_CONFLICT:
+    case KUBE_THROTTLED:
+        /* Not a refusal: the server shed the request unread. Same pod, later. */
+        if (++d->d_throttled < THROTTLE_TRIES && !d->d_r->r_stopping &&
+            retry_later(d, a, c) == 0)
+            return;
+        snprintf(why, sizeof(why), ": API server throttled (%d of %d tries answered 429)",
+                 d->d_throttled, THROTTLE_TRIES);
+        act_failed(d, c, a, why);
+        return;
     case KUBE_FORBIDDEN:
     case KUBE_ERROR:
-        /* A 409 means the pod was replaced under us: look once more, afresh.
-         * A second replacement in a row is not chased further. */
-        if (a->ka_class == KUBE_CONFLICT && !d->d_relisted) {
-            log_event(LOG_LEVEL_INFO, "victim replaced under us (409); looking again",
-                      "namespace", c->pc_namespace, "pod", c->pc_name, (char *)NULL);
-            relist(d);
-            return;
-        }
-        verdict_set_victim(&d->d_v, c, action_name(d->d_r->r_cfg));
-        decision_note_refusals(d);
-        verdict_error(&d->d_v, "%s",
-                      a->ka_error ? a->ka_error : "the API server refused");
-        verdict_reason_append(&d->d_v, "the %s of %s/%s failed",
-                              action_name(d->d_r->r_cfg), c->pc_namespace, c->pc_name);
-        decision_finish(d, RESULT_FAILED);
+        act_failed(d, c, a, "");
         return;
     }
 }
@@ -141,6 +176,8 @@ act_try(struct decision *d)
         decision_finish(d, RESULT_FAILED);
         return;
     }
+    if (fence_first(d, act_try)) /* HA: the Lease records the act first */
+        return;
     d->d_phase = PH_ACT;
     if (r->r_cfg->c_action == ACTION_DELETE)
         rc = kube_delete_pod(r->r_kube, c->pc_namespace, c->pc_name, uid, 0, act_cb, d);

@@ -107,12 +107,15 @@ decision_free(struct decision *d)
     decision_unlink(d);
     if (d->d_batch != NULL) /* the shared reading's answer must not find it */
         d->d_batch->b_d[d->d_batch_at] = NULL;
+    fence_forget(d);
     brakes_seat_give_back(d);
     d->d_r->r_in_flight--;
     if (d->d_node != NULL)
         d->d_node->n_busy = 0;
     if (d->d_verify_ev != NULL)
         event_free(d->d_verify_ev);
+    if (d->d_retry_ev != NULL)
+        event_free(d->d_retry_ev);
     release_free(d->d_release);
     if (d->d_detach != NULL)
         d->d_detach(d);
@@ -313,6 +316,8 @@ decision_release_record(struct decision *d, const struct release_outcome *o)
  * - gathering: nothing was done; result failed, error STORE_INTERRUPTED_ERROR;
  * - an eviction or deletion in flight: its outcome is unknown; failed, naming
  *   the victim, and the error says so;
+ * - waiting to ask again after the API server throttled the eviction or
+ *   deletion: nothing was recycled; failed, naming the victim;
  * - the dry-run probe in flight: would_recycle, the probe said cut short;
  * - verifying: the recycle is already recorded; the verify is cut short with
  *   the free VRAM seen so far (or none) and the reason says the daemon stopped.
@@ -344,6 +349,19 @@ decision_interrupt(struct decision *d)
                       "interrupted: the daemon stopped before the API server "
                       "answered the %s; whether it took effect is unknown",
                       action_name(cfg));
+        decision_finish(d, RESULT_FAILED);
+        return;
+    case PH_ACT_WAIT:
+        event_del(d->d_retry_ev);
+        c = &d->d_gr->gr_policy.pr_candidates[d->d_next];
+        verdict_set_victim(&d->d_v, c, action_name(cfg));
+        decision_note_refusals(d);
+        verdict_reason_append(&d->d_v,
+                              "the daemon stopped while waiting to ask again for the "
+                              "%s of %s/%s (the API server throttled it); nothing was "
+                              "recycled",
+                              action_name(cfg), c->pc_namespace, c->pc_name);
+        verdict_error(&d->d_v, "%s", STORE_INTERRUPTED_ERROR);
         decision_finish(d, RESULT_FAILED);
         return;
     case PH_PROBE:

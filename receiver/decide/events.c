@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gate.h"
 #include "kube.h"
 #include "kube_event.h"
 #include "log.h"
@@ -62,8 +63,11 @@ events_on_decision(struct kube *kube, const struct config *cfg,
     struct kube_event ev;
     struct timespec ts;
 
+    /* HA: only the leader writes Events (a decision that ended after this
+     * replica lost the Lease is in its audit alone). */
     if (!cfg->c_events || kube == NULL || v == NULL || d->sd_result == NULL ||
-        decision_result_parse(d->sd_result, &res) == -1 || kube_event_reason(res) == NULL)
+        !gate_leading() || decision_result_parse(d->sd_result, &res) == -1 ||
+        kube_event_reason(res) == NULL)
         return;
     clock_gettime(CLOCK_REALTIME, &ts);
     memset(&ev, 0, sizeof(ev));

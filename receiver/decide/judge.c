@@ -24,12 +24,8 @@ judge(struct decision *d, const struct gather_result *gr)
     enum decision_result result;
 
     d->d_gr = gr;
-    /* A look after a 409 starts afresh: the first look's prediction (and the
-     * free VRAM it set as the target) no longer hold. */
-    d->d_v.vd_d.sd_prediction = NULL;
-    d->d_free_target_mib = 0;
     result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
-    /* The GPU's name as the brake holds it: it outlives a relist's gather. */
+    /* The GPU's name as the brake holds it, whatever the gather calls it. */
     if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu[0] != '\0')
         d->d_v.vd_d.sd_gpu = d->d_node->n_gpu;
     note_free(d->d_v.vd_d.sd_node, gr);

@@ -297,7 +297,7 @@ predict_begin(struct decision *d)
     char err[256], *qn = NULL, *q = NULL;
     size_t len;
 
-    predict_detach(d); /* a relist's second look starts afresh */
+    predict_detach(d); /* nothing of an earlier call is kept */
     d->d_detach = predict_detach;
     if (gather_pods(d->d_g) == NULL) {
         /* Free at or above the floor without the pod list: no candidate can

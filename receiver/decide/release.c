@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "gate.h"
 #include "gather.h"
 #include "httpc.h"
 #include "log.h"
@@ -29,10 +30,12 @@ struct release {
     char *rl_url;                /* owned */
     release_cb rl_cb;
     void *rl_arg;
-    int rl_posting;        /* the POST is in flight */
-    int rl_dead;           /* release_free() ran during the POST: the answer frees */
-    struct gather *rl_g;   /* owned: a reading in flight */
-    struct event *rl_tick; /* owned: the next reading */
+    int rl_posting;             /* the POST is in flight */
+    struct gate_wait *rl_fence; /* HA: the ask is being recorded in the Lease first */
+    char rl_refused[1024];      /* HA: why it may not be asked ("" = it may) */
+    int rl_dead;                /* release_free() ran during the POST: the answer frees */
+    struct gather *rl_g;        /* owned: a reading in flight */
+    struct event *rl_tick;      /* owned: the next reading */
     int64_t rl_free_before;
     int64_t rl_target;           /* free VRAM that counts as released */
     enum free_source rl_decided; /* the decision's free_source: re-read the same way */
@@ -59,6 +62,7 @@ release_client_new(struct event_base *base, char *err, size_t errlen)
 static void
 destroy(struct release *rl)
 {
+    gate_forget(rl->rl_fence);
     gather_free(rl->rl_g);
     if (rl->rl_tick != NULL)
         event_free(rl->rl_tick);
@@ -182,6 +186,10 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct release *rl = arg;
 
+    if (rl->rl_refused[0] != '\0') { /* HA: never asked (release_start) */
+        done(rl, 0, "the release was not sent: %s", rl->rl_refused);
+        return;
+    }
     /* Prometheus only: the pods are not needed to read free VRAM. */
     rl->rl_g = gather_start_reread(rl->rl_base, rl->rl_cfg, rl->rl_prom, rl->rl_node,
                                    rl->rl_gpu, reading_cb, rl);
@@ -227,18 +235,43 @@ free_target_words(int64_t target_mib, int64_t floor_mib, char *out, size_t len)
         snprintf(out, len, "the floor");
 }
 
+/* Sends the POST. 0, or -1 when it could not even be queued. */
+static int
+post(struct release *rl)
+{
+    struct httpc_req req = {
+        .hq_method = "POST",
+        .hq_url = rl->rl_url,
+        .hq_timeout_ms = RELEASE_TIMEOUT_MS,
+    };
+
+    if (httpc_request(rl->rl_client, &req, post_cb, rl) == -1)
+        return -1;
+    rl->rl_posting = 1;
+    return 0;
+}
+
+static void
+fenced_cb(int ok, int cancelled, const char *why, void *arg)
+{
+    struct release *rl = arg;
+
+    rl->rl_fence = NULL;
+    if (ok && post(rl) == 0)
+        return;
+    rl->rl_o.ro_cancelled = cancelled;
+    done(rl, 0, "the release was not sent: %s",
+         ok ? "the request could not be started" : why);
+}
+
 struct release *
 release_start(struct event_base *base, const struct config *cfg, struct httpc *client,
               struct prom *prom, const char *node, const char *gpu, const char *url,
               int64_t free_before_mib, int64_t target_mib, enum free_source decided,
               release_cb cb, void *arg)
 {
+    struct timeval now = {0, 0};
     struct release *rl;
-    struct httpc_req req = {
-        .hq_method = "POST",
-        .hq_url = url,
-        .hq_timeout_ms = RELEASE_TIMEOUT_MS,
-    };
 
     if (client == NULL || (rl = calloc(1, sizeof(*rl))) == NULL)
         return NULL;
@@ -257,9 +290,21 @@ release_start(struct event_base *base, const struct config *cfg, struct httpc *c
         goto fail;
     rl->rl_t0 = clock_mono_s();
     rl->rl_deadline = rl->rl_t0 + (double)cfg->c_release_wait_ms / 1000.0;
-    if (httpc_request(client, &req, post_cb, rl) == -1)
-        goto fail;
-    rl->rl_posting = 1;
+    /* HA: the ask is an act; the Lease records it before it is sent. */
+    switch (gate_fence(
+        &(struct gate_act){
+            .ga_verb = "release", .ga_node = node, .ga_gpu = gpu, .ga_url = url},
+        fenced_cb, rl, &rl->rl_fence, rl->rl_refused, sizeof(rl->rl_refused))) {
+    case GATE_GO:
+        if (post(rl) == -1)
+            goto fail;
+        break;
+    case GATE_WAIT:
+        break;
+    case GATE_REFUSED: /* its outcome comes from the loop, as any other would */
+        evtimer_add(rl->rl_tick, &now);
+        break;
+    }
     return rl;
 fail:
     destroy(rl);

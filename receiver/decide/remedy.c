@@ -289,6 +289,7 @@ remedy_shutdown(struct remedy *r, void (*drained)(void *), void *arg)
         case PH_VERIFY:
         case PH_FINISHING:
         case PH_RELEASE:
+        case PH_ACT_WAIT:
             decision_interrupt(d);
             break;
         case PH_ACT:

@@ -7,6 +7,7 @@
 
 #include "alert.h"
 #include "config.h"
+#include "gate.h"
 
 struct event_base;
 struct prom;
@@ -34,6 +35,27 @@ void remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id);
 
 /* Decisions started and not yet finished. */
 size_t remedy_in_flight(const struct remedy *r);
+
+/*
+ * High availability: the brakes (SETTLE windows, the recycles of the last
+ * hour) as the Lease carries them, a compact JSON text with wall-clock unix
+ * milliseconds (wall_ms is now): {"v":1,"settle":[{"node","gpu"?,"until_ms",
+ * "victim","dry_run"}],"recycles_ms":[...]}. With pending (an eviction or a
+ * deletion about to be sent; NULL = none) its window is open and its recycle
+ * counted already. Owned (free()), or NULL when out of memory.
+ */
+char *remedy_brakes_export(struct remedy *r, const struct gate_act *pending,
+                           int64_t wall_ms);
+
+/*
+ * Replaces the brakes with those of text (the Lease this replica just took;
+ * NULL = it carries none: nothing changes). Windows and recycles already over
+ * are dropped; a window is never longer than SETTLE from now, a recycle never
+ * in the future. 0, or -1 with the reason in err (a window that could not be
+ * read is skipped; an unreadable text changes nothing).
+ */
+int remedy_brakes_import(struct remedy *r, const char *text, int64_t wall_ms, char *err,
+                         size_t errlen);
 
 /*
  * The daemon is stopping: no decision starts any more (a trigger is recorded

@@ -3,14 +3,12 @@
 #define GVW_REMEDY_INT_H
 
 /*
- * Who calls whom (no file calls back into one that calls it, but for the 409
- * relist, which starts the pipeline over by design):
+ * Who calls whom (no file calls back into one that calls it):
  *   remedy.c (API, alert intake, node fan-out) -> dqueue.c, decision.c, brakes.c
  *   dqueue.c (MAX_CONCURRENT_DECISIONS)         -> decision.c, brakes.c (judge_gathered
  *                                                  as the gather callback)
  *   judge.c (evidence in: node or per-GPU)      -> act.c, decision.c, brakes.c
  *   act.c (evict/delete, probe, release first)  -> verify.c, decision.c, brakes.c
- *                                                  (and judge_gathered, to relist)
  *   verify.c                                    -> decision.c
  *   decision.c (the audit row's life)           -> brakes.c (and r_slot_freed, which
  *                                                  dqueue.c set, when a slot is free)
@@ -50,6 +48,7 @@ struct node_state {
 enum phase {
     PH_GATHER,    /* reading Prometheus and the pod list */
     PH_ACT,       /* an eviction or deletion is in flight */
+    PH_ACT_WAIT,  /* the API server throttled it (429): waiting to ask again */
     PH_PROBE,     /* the dry-run probe is in flight */
     PH_RELEASE,   /* the victim was asked to release; waiting for the VRAM */
     PH_VERIFY,    /* recycled (and recorded); waiting for the VRAM to show */
@@ -71,7 +70,8 @@ struct decision {
     struct gather *d_g;               /* owned: the evidence the verdict borrows from */
     const struct gather_result *d_gr; /* borrowed from d_g */
     size_t d_next;                    /* next ranked candidate to try */
-    int d_relisted;                   /* a 409 already led to one fresh look */
+    int d_throttled;                  /* 429s of load shedding for this victim */
+    struct event *d_retry_ev;         /* owned: the wait after one (PH_ACT_WAIT) */
     char d_refusals[1024];            /* PodDisruptionBudget refusals so far */
     struct gather *d_vg;              /* owned: a verify reading in flight */
     struct event *d_verify_ev;        /* owned; then the row-completion retry timer */
@@ -91,6 +91,9 @@ struct decision {
                                  a predicted trigger's ranking */
     struct gather_result d_pred_gr;        /* d_gr for a predicted trigger once judged */
     struct store_prediction d_pred; /* vd_d.sd_prediction points here once judged */
+    struct gate_wait *d_fence; /* HA: the fence of the act about to be sent (fence.c) */
+    int d_fenced;              /* HA: the Lease records that act: send it now */
+    void (*d_fence_again)(struct decision *d); /* what runs once it is recorded */
     /* Set by a stage that keeps state past its own call (the prediction's
      * query); decision_free calls it, so decision.c needs no stage's names. */
     void (*d_detach)(struct decision *d);
@@ -241,6 +244,15 @@ void verify_tick(evutil_socket_t fd, short what, void *arg);
 /* d's policy chose a victim: past the hourly brake, asks it to release first
  * or evicts/deletes it (a dry run probes instead); ends d or leaves it waiting. */
 void act_begin(struct decision *d);
+
+/* --- fence.c ------------------------------------------------------------ */
+
+/* HA: before the eviction or deletion of the candidate at d_next, the Lease
+ * records it (gate.h). 0: send it now (no leader election, or recorded).
+ * 1: d waits (again(d) runs once it is recorded), or has ended failed. */
+int fence_first(struct decision *d, void (*again)(struct decision *d));
+/* d goes away: a fence it waits for is forgotten. */
+void fence_forget(struct decision *d);
 
 /* --- predict_query.c ---------------------------------------------------- */
 

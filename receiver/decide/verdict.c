@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pods_json.h"
+
 void
 verdict_init(struct verdict *v, const struct config *cfg, const char *node,
              const char *trigger, const char *fingerprint, int64_t alert_id)
@@ -25,6 +27,8 @@ verdict_init(struct verdict *v, const struct config *cfg, const char *node,
     v->vd_d.sd_dry_run = cfg->c_dry_run;
     v->vd_d.sd_action = "none";
     v->vd_d.sd_alert_id = alert_id;
+    /* HA: each row names its replica, so `audit` merges the replicas' files. */
+    v->vd_d.sd_replica = cfg->c_leader_election ? cfg->c_pod_name : NULL;
 }
 
 int
@@ -32,6 +36,9 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
 {
     free(v->vd_cands);
     v->vd_cands = NULL;
+    free(v->vd_sources);
+    v->vd_sources = NULL;
+    v->vd_d.sd_budget_sources = NULL;
     v->vd_d.sd_candidates = NULL;
     v->vd_d.sd_candidate_count = 0;
     v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */
@@ -43,6 +50,8 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
     v->vd_cands = calloc(p->pr_candidate_count, sizeof(*v->vd_cands));
     if (v->vd_cands == NULL)
         return -1;
+    /* Without room for the sources the candidates still go out, sources unsaid. */
+    v->vd_sources = calloc(p->pr_candidate_count, sizeof(*v->vd_sources));
     for (size_t i = 0; i < p->pr_candidate_count; i++) {
         const struct policy_candidate *c = &p->pr_candidates[i];
         v->vd_cands[i] = (struct store_candidate){
@@ -54,7 +63,10 @@ verdict_set_policy(struct verdict *v, const struct policy_result *p)
             .sc_eligible = c->pc_eligible,
             .sc_why_not = c->pc_why_not,
         };
+        if (v->vd_sources != NULL && c->pc_pod != NULL)
+            v->vd_sources[i] = c->pc_pod->p_budget_source;
     }
+    v->vd_d.sd_budget_sources = v->vd_sources;
     v->vd_d.sd_candidates = v->vd_cands;
     v->vd_d.sd_candidate_count = p->pr_candidate_count;
     return 0;
@@ -73,6 +85,8 @@ verdict_set_victim(struct verdict *v, const struct policy_candidate *c,
         .sv_overshoot_mib = c->pc_overshoot_mib,
     };
     v->vd_d.sd_victim = &v->vd_victim;
+    v->vd_d.sd_victim_budget_source =
+        c->pc_pod != NULL ? c->pc_pod->p_budget_source : NULL;
     v->vd_d.sd_action = action;
 }
 
@@ -151,10 +165,15 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
                            &(struct policy_result){.pr_free_known = p->pr_free_known,
                                                    .pr_free_mib = p->pr_free_mib,
                                                    .pr_free_source = p->pr_free_source});
+        /* The answer names a list refused as too large only in its error
+         * text (the transport's one line); the reason says it plainly. */
         verdict_reason(v,
                        "free %lld MiB < floor %lld MiB, but the pods on %s could not be "
-                       "listed, so acting on nothing",
-                       (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, node);
+                       "listed%s, so acting on nothing",
+                       (long long)p->pr_free_mib, (long long)cfg->c_floor_mib, node,
+                       strstr(gr->gr_error, POD_LIST_TOO_LARGE) != NULL
+                           ? " (the pod list is too large)"
+                           : "");
         verdict_error(v, "%s", gr->gr_error);
         return RESULT_SKIPPED_KUBE;
     }
@@ -170,6 +189,9 @@ verdict_free(struct verdict *v)
 {
     free(v->vd_cands);
     v->vd_cands = NULL;
+    free(v->vd_sources);
+    v->vd_sources = NULL;
+    v->vd_d.sd_budget_sources = NULL;
     v->vd_d.sd_candidates = NULL;
     v->vd_d.sd_candidate_count = 0;
     v->vd_d.sd_candidates_stored = 0; /* new candidates: the row must get them */

@@ -15,6 +15,8 @@ struct verdict {
                                          given to verdict_init, and the policy result */
     struct store_victim vd_victim;    /* vd_d.sd_victim points here when set */
     struct store_candidate *vd_cands; /* owned */
+    const char **vd_sources;          /* owned array (static words): each candidate's
+                                         budget_source, vd_d.sd_budget_sources */
     char vd_reason[2048];
     char vd_error[1024];
 };

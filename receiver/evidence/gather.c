@@ -164,6 +164,9 @@ decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
         .pi_device = g->g_want_device ? &g->g_device : NULL,
     };
 
+    /* A share of the GPU (HAMi's percentage, KAI's fraction) needs its total. */
+    if (pods == &g->g_pods)
+        policy_resolve_budgets(&g->g_pods, &g->g_usage, in.pi_device);
     policy_params_from_config(g->g_cfg, g->g_starving_ns, (int64_t)time(NULL), &pp);
     /* Every GPU of the node reads the same pods and series: indexed once
      * (on OOM each decision indexes for itself, or says out of memory). */
@@ -526,7 +529,8 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
         snprintf(g->g_pods_error, sizeof(g->g_pods_error),
                  "no Kubernetes API server is configured (KUBE_API_URL, or run in a "
                  "cluster)");
-    else if (kube_list_pods(kube, node, &po, pods_cb, g) == 0)
+    else if (kube_list_pods_sources(kube, node, &po, &cfg->c_budget_sources, pods_cb,
+                                    g) == 0)
         g->g_pending++;
     else
         snprintf(g->g_pods_error, sizeof(g->g_pods_error),

@@ -324,7 +324,12 @@ route(struct evhttp_request *req, void *arg)
             reply(req, 200, "OK", "text/plain", "ok\n", 3);
         } else if (intake_store(h->h_intake) != NULL &&
                    !store_moved(intake_store(h->h_intake))) {
-            reply(req, 200, "OK", "text/plain", "ready\n", 6);
+            char why[512];
+            if (h->h_opts.ho_ready != NULL &&
+                !h->h_opts.ho_ready(why, sizeof(why), h->h_opts.ho_cb_arg))
+                reply(req, 503, "Service Unavailable", "text/plain", why, strlen(why));
+            else
+                reply(req, 200, "OK", "text/plain", "ready\n", 6);
         } else {
             reply(req, 503, "Service Unavailable", "text/plain",
                   "not ready: the audit store is not open\n", 39);

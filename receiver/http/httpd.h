@@ -30,6 +30,9 @@ struct httpd_opts {
     httpd_alert_cb ho_on_alert; /* may be NULL */
     /* GET /: takes the request and answers it later (page.c); NULL = 404. */
     void (*ho_on_page)(struct evhttp_request *req, void *arg);
+    /* GET /readyz once the store is open: 1 = ready, else 0 with the 503's
+     * body line in why (HA: a follower names the leader). NULL = ready. */
+    int (*ho_ready)(char *why, size_t len, void *arg);
     void *ho_cb_arg;
 };
 

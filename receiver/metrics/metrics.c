@@ -53,6 +53,8 @@ static struct {
     double capacity_errors;
     double event_errors;
     double decisions_queued; /* waiting for MAX_CONCURRENT_DECISIONS */
+    int leader;              /* this replica leads (always, without an election) */
+    double leader_transitions;
     metrics_collector_fn collector;
     void *collector_arg;
     uint64_t dur_buckets[NBUCKETS];
@@ -94,6 +96,7 @@ metrics_init(int dry_run)
     m.decisions.f_name = "gpu_vram_watchdog_decisions_total";
     m.free_vram.f_name = "gpu_vram_watchdog_free_vram_bytes";
     m.capacity.f_name = "gpu_vram_watchdog_capacity_advertised";
+    m.leader = 1;
     m.free_vram.f_l2_optional = 1;
     /* SPEC's results: each decisions_total series exists from start-up at 0, so a
      * rate() or an alert on one result works before that result first happens.
@@ -294,6 +297,18 @@ metrics_event_error(void)
 }
 
 void
+metrics_leader_set(int leading)
+{
+    m.leader = leading != 0;
+}
+
+void
+metrics_leader_transitions_set(uint64_t total)
+{
+    m.leader_transitions = (double)total;
+}
+
+void
 metrics_set_collector(metrics_collector_fn fn, void *arg)
 {
     m.collector = fn;
@@ -369,7 +384,15 @@ metrics_render(struct buf *out)
             out, "gpu_vram_watchdog_decisions_queued", "gauge",
             "Decisions waiting for a slot (MAX_CONCURRENT_DECISIONS in flight).") == -1 ||
         buf_printf(out, "gpu_vram_watchdog_decisions_queued %.17g\n",
-                   m.decisions_queued) == -1)
+                   m.decisions_queued) == -1 ||
+        expo_header(out, "gpu_vram_watchdog_leader", "gauge",
+                    "1 when this replica leads: it decides and acts (always 1 without "
+                    "leader election).") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_leader %d\n", m.leader) == -1 ||
+        expo_header(out, "gpu_vram_watchdog_leader_transitions_total", "counter",
+                    "Times this replica became the leader.") == -1 ||
+        buf_printf(out, "gpu_vram_watchdog_leader_transitions_total %.17g\n",
+                   m.leader_transitions) == -1)
         return -1;
     return 0;
 }

@@ -28,6 +28,10 @@ void metrics_capacity_errors_set(uint64_t total);
 void metrics_decisions_queued_set(uint64_t queued);
 /* A Kubernetes Event that could not be written. */
 void metrics_event_error(void);
+/* High availability: 1 when this replica leads (1 without leader election,
+ * the default after metrics_init), and how many times it became the leader. */
+void metrics_leader_set(int leading);
+void metrics_leader_transitions_set(uint64_t total);
 
 /* A function run at the start of every render, to pull state that lives
  * elsewhere (capacity advertising) into the metrics. NULL = none. */

@@ -25,17 +25,19 @@ enum kube_op {
 
 struct kube {
     struct kubec *k_c; /* owned */
+    long k_timeout_ms; /* the client's timeout for every call; 0 = kubec's */
 };
 
 /* One call in flight; the kubec callback argument. */
 struct kube_call {
     enum kube_op kc_op;
     char kc_what[256]; /* RBAC verb and resource: "create pods/eviction in namespace x" */
-    struct pod_parse_opts kc_po; /* owned strings (OP_LIST_PODS) */
-    struct pod_list kc_pods;     /* filled by list_parse, handed over in the answer */
-    char **kc_nodes;             /* owned, likewise */
-    char **kc_gpu_memory;        /* owned, parallel to kc_nodes (GFD labels) */
-    char **kc_gpu_count;         /* owned, likewise */
+    struct pod_parse_opts kc_po;  /* owned strings (OP_LIST_PODS) */
+    struct bsrc_order kc_sources; /* BUDGET_SOURCES (OP_LIST_PODS); empty = resource */
+    struct pod_list kc_pods;      /* filled by list_parse, handed over in the answer */
+    char **kc_nodes;              /* owned, likewise */
+    char **kc_gpu_memory;         /* owned, parallel to kc_nodes (GFD labels) */
+    char **kc_gpu_count;          /* owned, likewise */
     size_t kc_node_count;
     enum node_capacity_state kc_cap_state; /* OP_GET_NODE, filled by node_parse */
     int64_t kc_cap_mib;
@@ -56,6 +58,7 @@ kube_new(struct event_base *base, const struct kube_opts *o, char *err, size_t e
         free(k);
         return NULL;
     }
+    k->k_timeout_ms = o->ko_timeout_ms;
     return k;
 }
 
@@ -96,7 +99,8 @@ list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
     struct kube_call *kc = arg;
 
     if (kc->kc_op == OP_LIST_PODS)
-        return pods_json_parse(body, len, &kc->kc_po, &kc->kc_pods, err, errlen);
+        return pods_json_parse_sources(body, len, &kc->kc_po, &kc->kc_sources,
+                                       &kc->kc_pods, err, errlen);
     return kube_json_nodes(body, len, &kc->kc_nodes, &kc->kc_gpu_memory,
                            &kc->kc_gpu_count, &kc->kc_node_count, err, errlen);
 }
@@ -125,6 +129,7 @@ call_done(const struct kubec_answer *r, void *arg)
     a.ka_status = r->kr_status;
     a.ka_error = r->kr_error;
     a.ka_elapsed_ms = r->kr_elapsed_ms;
+    a.ka_retry_after_s = r->kr_retry_after_s;
     if (r->kr_class == KUBE_OK) { /* the callback may take them */
         a.ka_pods = kc->kc_pods;
         a.ka_nodes = kc->kc_nodes;
@@ -165,6 +170,11 @@ call_start(struct kube *k, struct kube_call *kc, const char *method, struct buf 
     c.kq_content_type = content_type;
     c.kq_body = body;
     c.kq_eviction = kc->kc_op == OP_EVICT;
+    c.kq_uid_precondition = kc->kc_op == OP_EVICT || kc->kc_op == OP_DELETE;
+    if (c.kq_uid_precondition)
+        c.kq_timeout_ms = k->k_timeout_ms > KUBE_RECYCLE_TIMEOUT_MS
+                              ? k->k_timeout_ms
+                              : KUBE_RECYCLE_TIMEOUT_MS;
     c.kq_parse =
         kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ? list_parse : NULL;
     if (kc->kc_op == OP_GET_NODE)
@@ -206,6 +216,13 @@ int
 kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po,
                kube_cb cb, void *arg)
 {
+    return kube_list_pods_sources(k, node, po, NULL, cb, arg);
+}
+
+int
+kube_list_pods_sources(struct kube *k, const char *node, const struct pod_parse_opts *po,
+                       const struct bsrc_order *sources, kube_cb cb, void *arg)
+{
     struct kube_call *kc;
     struct buf path;
     int rc;
@@ -217,6 +234,8 @@ kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po
     if ((kc = call_new(OP_LIST_PODS)) == NULL)
         return -1;
     snprintf(kc->kc_what, sizeof(kc->kc_what), "list pods on node %s", node);
+    if (sources != NULL)
+        kc->kc_sources = *sources;
     if ((po->po_resource != NULL &&
          (kc->kc_po.po_resource = strdup(po->po_resource)) == NULL) ||
         (po->po_protect_annotation != NULL &&
@@ -274,8 +293,8 @@ recycle(struct kube *k, enum kube_op op, const char *ns, const char *pod, const 
         return -1;
     snprintf(kc->kc_what, sizeof(kc->kc_what), "%s in namespace %s",
              op == OP_EVICT ? "create pods/eviction" : "delete pods", ns);
-    body =
-        op == OP_EVICT ? kube_json_eviction(ns, pod, uid) : kube_json_delete_options(uid);
+    body = op == OP_EVICT ? kube_json_eviction(ns, pod, uid, dry_run)
+                          : kube_json_delete_options(uid, dry_run);
     if (body == NULL) {
         log_warnx("%s: cannot build the request body", __func__);
         call_free(kc);

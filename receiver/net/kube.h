@@ -22,6 +22,8 @@ struct kube_answer {
     const char *ka_error; /* NULL when KUBE_OK; else one line: what failed, with the
                              Status message and causes ("...disruption budget...") */
     long ka_elapsed_ms;
+    long ka_retry_after_s;   /* KUBE_THROTTLED: the answer's Retry-After, seconds;
+                                0 when absent or unreadable */
     struct pod_list ka_pods; /* kube_list_pods on KUBE_OK. The callback may take it
                                 (copy the struct, then zero ka_pods); what is left is
                                 freed after the callback. */
@@ -67,17 +69,36 @@ struct kubec *kube_conn(struct kube *k);
 int kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po,
                    kube_cb cb, void *arg);
 
+/* The same, each pod's budget from the first of sources it declares
+ * (BUDGET_SOURCES; NULL = GPUMEM_RESOURCE alone): pods_json_parse_sources(). */
+int kube_list_pods_sources(struct kube *k, const char *node,
+                           const struct pod_parse_opts *po,
+                           const struct bsrc_order *sources, kube_cb cb, void *arg);
+
 /* GET /api/v1/nodes?labelSelector=SEL: the names of the matching nodes. */
 int kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg);
 
-/* POST /api/v1/namespaces/NS/pods/POD/eviction (policy/v1, UID precondition),
- * with ?dryRun=All when dry_run. 429 is KUBE_PDB_REFUSED only here: elsewhere
- * it is API throttling (KUBE_ERROR). */
+/*
+ * POST /api/v1/namespaces/NS/pods/POD/eviction (policy/v1, UID precondition);
+ * a dry run says "dryRun":["All"] in deleteOptions and ?dryRun=All (the server
+ * takes either, and both when they match). Only here is a PodDisruptionBudget's
+ * refusal KUBE_PDB_REFUSED; any other 429 is KUBE_THROTTLED. A 409 is
+ * KUBE_CONFLICT only when the UID precondition failed. Evictions and deletes
+ * get KUBE_RECYCLE_TIMEOUT_MS (or the client's timeout, when longer): the
+ * server retries a UID conflict for ~10 s before it answers 409.
+ */
 int kube_evict(struct kube *k, const char *ns, const char *pod, const char *uid,
                int dry_run, kube_cb cb, void *arg);
 
-/* DELETE /api/v1/namespaces/NS/pods/POD with a UID precondition, ?dryRun=All
- * when dry_run. */
+/* The timeout of an eviction or deletion: outlasts the API server's own ~10 s
+ * of retries (EvictionsRetry: 20 x 500 ms) with room for a slow etcd. */
+#define KUBE_RECYCLE_TIMEOUT_MS 30000L
+
+/* DELETE /api/v1/namespaces/NS/pods/POD with a UID precondition. A dry run says
+ * "dryRun":["All"] in the DeleteOptions body: a real API server reads a
+ * DELETE's options from its body alone when there is one, ignoring the query
+ * (?dryRun=All is sent too, for the logs). Answers as kube_evict's, but for
+ * PodDisruptionBudgets (a delete never meets them). */
 int kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char *uid,
                     int dry_run, kube_cb cb, void *arg);
 

@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "utf8.h"
+
 #define NAME_MAX_LEN 253 /* a DNS subdomain */
 
 const char *
@@ -39,12 +41,21 @@ cut_len(const char *s, size_t max)
     return n;
 }
 
-/* json_stringn of the first cut_len(s, max) bytes. */
+/* The first cut_len(s, max) bytes of s as a JSON string, any byte that is not
+ * well-formed UTF-8 shown as '?': jansson (and the API server) refuse such a
+ * string, and the Event would be lost for one stray byte in a quoted message. */
 static json_t *
 str_cut(const char *s, size_t max)
 {
+    char *copy;
+    json_t *j;
+
     s = s ? s : "";
-    return json_stringn(s, cut_len(s, max));
+    if ((copy = strndup(s, cut_len(s, max))) == NULL)
+        return NULL;
+    j = json_string(utf8_scrub(copy));
+    free(copy);
+    return j;
 }
 
 /* "<pod>.<time hex><id hex>": unique per pod and decision, kept a valid
@@ -100,6 +111,7 @@ kube_event_json(const struct kube_event *ev)
     keep = cut_len(ev->ke_note ? ev->ke_note : "", KUBE_EVENT_NOTE_MAX - strlen(suffix));
     snprintf(note, sizeof(note), "%.*s%s", (int)keep, ev->ke_note ? ev->ke_note : "",
              suffix);
+    utf8_scrub(note); /* a message quoted into the reason may be cut mid-character */
     regarding = json_pack("{s:s, s:s, s:s, s:s}", "kind", "Pod", "apiVersion", "v1",
                           "namespace", ev->ke_namespace, "name", ev->ke_pod);
     if (regarding != NULL && ev->ke_uid != NULL && ev->ke_uid[0] != '\0' &&

@@ -118,20 +118,41 @@ dump(json_t *root)
     return s;
 }
 
-char *
-kube_json_eviction(const char *ns, const char *pod, const char *uid)
+/* {"preconditions":{"uid":UID}[,"dryRun":["All"]]}, the options both bodies carry. */
+static json_t *
+delete_options(const char *uid, int dry_run)
 {
-    /* json_pack steals the "o" references and returns NULL on any failure. */
-    return dump(json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion",
-                          "policy/v1", "kind", "Eviction", "metadata", "name", pod,
-                          "namespace", ns, "deleteOptions", "preconditions", "uid", uid));
+    json_t *o = json_pack("{s:{s:s}}", "preconditions", "uid", uid);
+
+    if (o != NULL && dry_run &&
+        json_object_set_new(o, "dryRun", json_pack("[s]", "All")) == -1) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 char *
-kube_json_delete_options(const char *uid)
+kube_json_eviction(const char *ns, const char *pod, const char *uid, int dry_run)
 {
-    return dump(json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
-                          "DeleteOptions", "preconditions", "uid", uid));
+    /* json_pack steals the "o" reference, also when it fails (a NULL one fails it). */
+    return dump(json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "policy/v1",
+                          "kind", "Eviction", "metadata", "name", pod, "namespace", ns,
+                          "deleteOptions", delete_options(uid, dry_run)));
+}
+
+char *
+kube_json_delete_options(const char *uid, int dry_run)
+{
+    json_t *o = delete_options(uid, dry_run);
+
+    if (o != NULL &&
+        (json_object_set_new(o, "apiVersion", json_string("v1")) == -1 ||
+         json_object_set_new(o, "kind", json_string("DeleteOptions")) == -1)) {
+        json_decref(o);
+        return NULL;
+    }
+    return dump(o);
 }
 
 int

@@ -29,9 +29,10 @@ int kube_json_nodes(const char *body, size_t len, char ***names, char ***gpu_mem
 void kube_node_labels_free(char **values, size_t count);
 
 /* Request bodies, compact JSON. Each returns an owned string (free()), or NULL
- * when out of memory. Arguments are borrowed. */
-char *kube_json_eviction(const char *ns, const char *pod, const char *uid);
-char *kube_json_delete_options(const char *uid);
+ * when out of memory. Arguments are borrowed. dry_run adds "dryRun":["All"] to
+ * the DeleteOptions (the eviction's deleteOptions), beside preconditions.uid. */
+char *kube_json_eviction(const char *ns, const char *pod, const char *uid, int dry_run);
+char *kube_json_delete_options(const char *uid, int dry_run);
 /* [{"op":"add","path":"/status/capacity/<escaped resource>","value":"<mib>"}] */
 char *kube_json_capacity_patch(const char *resource, int64_t mib);
 

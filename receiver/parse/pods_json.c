@@ -5,7 +5,10 @@
  * so what a judgement needs is collected first and judged when its object
  * closes. A wrong shape does not stop the walk (the rest must still be JSON,
  * and kind may come after items); the first such error is reported unless
- * the body turns out not to be JSON at all. */
+ * the body turns out not to be JSON at all. Finished pods (Succeeded,
+ * Failed) are dropped as they are read, and a list past POD_LIST_MAX pods or
+ * POD_LIST_MAX_TEXT bytes of kept strings is refused: the model stays small
+ * whatever a body under the HTTP cap holds. */
 #include "pods_json.h"
 
 #include <math.h>
@@ -15,6 +18,7 @@
 #include <strings.h>
 
 #include "jscan.h"
+#include "pods_budget.h"
 #include "strpool.h"
 #include "quantity.h"
 #include "rfc3339.h"
@@ -34,7 +38,10 @@ struct walk {
     const struct pod_parse_opts *w_opts;
     struct strpool *w_pool; /* borrowed: the list's, where its strings go */
     int w_oom;
-    char w_why[WHY]; /* "" until an item's shape is wrong */
+    int w_finished;              /* the item being read is in phase Succeeded or Failed */
+    int w_too_large;             /* the list passed POD_LIST_MAX or POD_LIST_MAX_TEXT */
+    char w_why[WHY];             /* "" until an item's shape is wrong */
+    struct pods_budget w_budget; /* BUDGET_SOURCES: what else a pod declares */
 };
 
 /* limits or requests of one container. */
@@ -167,11 +174,11 @@ value_mib(const struct js_held *v, const char *word, const struct js_held *name,
 
 /* resources.limits or .requests: its type, and the resource's value. */
 static int
-read_res_map(struct walk *w, struct res_map *m)
+read_res_map(struct walk *w, struct res_map *m, int k)
 {
     struct js_str key;
     unsigned seen = 0;
-    int rc;
+    int rc, mine;
 
     m->m_value.h_type = JS_ERROR;
     m->m_type = js_peek(&w->w_s);
@@ -184,6 +191,9 @@ read_res_map(struct walk *w, struct res_map *m)
             if (js_once(&w->w_s, &seen, 1, w->w_opts->po_resource) == -1 ||
                 js_hold(&w->w_s, &m->m_value) == -1)
                 return -1;
+        } else if ((mine = pods_budget_resource(&w->w_budget, &w->w_s, &key, k)) != 0) {
+            if (mine == -1)
+                return w->w_oom = !w->w_s.js_err[0], -1;
         } else if (js_skip(&w->w_s) == -1) {
             return -1;
         }
@@ -212,7 +222,7 @@ read_resources(struct walk *w, enum js_type *rtype, struct res_map maps[2])
             if (js_skip(&w->w_s) == -1)
                 return -1;
         } else if (js_once(&w->w_s, &seen, 1u << k, k ? "requests" : "limits") == -1 ||
-                   read_res_map(w, &maps[k]) == -1) {
+                   read_res_map(w, &maps[k], k) == -1) {
             return -1;
         }
     }
@@ -251,6 +261,8 @@ read_container(struct walk *w, size_t idx, int64_t *mib, char *msg, size_t msgle
     }
     if (rc == -1)
         return -1;
+    if (pods_budget_container_name(&w->w_budget, &name) == -1)
+        return w->w_oom = 1, -1;
     if (rtype == JS_ERROR || rtype == JS_NULL)
         return 1;
     if (rtype != JS_OBJECT) {
@@ -295,6 +307,8 @@ read_containers(struct walk *w, struct pod *p, char *msg, size_t msglen)
             snprintf(msg, msglen, "spec.containers[%zu] is not an object", i);
             bad = 1;
             rc = js_skip(&w->w_s);
+        } else if (pods_budget_container(&w->w_budget) == -1) {
+            return w->w_oom = 1, -1;
         } else if ((rc = read_container(w, i, &v, msg, msglen)) == 2) {
             bad = 1;
         } else if (rc == 0) {
@@ -407,7 +421,7 @@ read_annotations(struct walk *w, struct pod *p)
     char value[8];
     unsigned seen = 0;
     enum js_type t = js_peek(&w->w_s);
-    int rc;
+    int rc, mine;
 
     if (t != JS_OBJECT) {
         p->p_protected = t != JS_NULL;
@@ -416,6 +430,11 @@ read_annotations(struct walk *w, struct pod *p)
     if (js_object_begin(&w->w_s) == -1)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
+        if ((mine = pods_budget_annotation(&w->w_budget, &w->w_s, &key)) != 0) {
+            if (mine == -1)
+                return w->w_oom = !w->w_s.js_err[0], -1;
+            continue;
+        }
         if (js_str_eq(&key, MIRROR_ANNOTATION)) {
             if (js_once(&w->w_s, &seen, 1, MIRROR_ANNOTATION) == -1)
                 return -1;
@@ -586,10 +605,11 @@ read_status(struct walk *w, struct pod *p)
         } else if (js_peek(&w->w_s) != JS_STRING) {
             rc = js_skip(&w->w_s);
         } else if ((rc = js_string(&w->w_s, &v)) == 0) {
-            if (is_phase)
+            if (is_phase) {
                 p->p_running = js_str_eq(&v, "Running");
-            else if (js_str_copy(&v, when, sizeof(when)) < sizeof(when) &&
-                     strlen(when) == js_str_len(&v))
+                w->w_finished = js_str_eq(&v, "Succeeded") || js_str_eq(&v, "Failed");
+            } else if (js_str_copy(&v, when, sizeof(when)) < sizeof(when) &&
+                       strlen(when) == js_str_len(&v))
                 p->p_started = rfc3339_parse(when);
         }
         if (rc == -1)
@@ -617,6 +637,7 @@ read_item(struct walk *w, size_t idx, struct pod *p)
     unsigned seen = 0, depth = w->w_s.js_depth;
     int rc, have_md = 0;
 
+    pods_budget_pod(&w->w_budget);
     if (js_peek(&w->w_s) != JS_OBJECT) {
         item_error(w, idx, "has no metadata object");
         return js_skip(&w->w_s);
@@ -658,20 +679,25 @@ read_item(struct walk *w, size_t idx, struct pod *p)
             return 0;
         }
     }
+    if (pods_budget_judge(&w->w_budget, w->w_opts->po_resource, p) == -1)
+        return w->w_oom = 1, -1;
     return 0;
 }
 
-/* The items array into out; the pods array grows by doubling. */
+/* The items array into out; the pods array grows by doubling. A finished
+ * pod is read (its shape is checked like any other's), then dropped with the
+ * strings it kept. Past the bounds the walk stops: -1 with w_too_large. */
 static int
 read_items(struct walk *w, struct pod_list *out)
 {
-    size_t cap = 0;
+    size_t cap = 0, idx = 0;
     struct pod *grown;
+    struct strpool_mark mark;
     int rc;
 
     if (js_array_begin(&w->w_s) == -1)
         return -1;
-    while ((rc = js_array_next(&w->w_s)) == 1) {
+    for (; (rc = js_array_next(&w->w_s)) == 1; idx++) {
         if (w->w_why[0] != '\0') { /* an item was wrong: only check the rest */
             if (js_skip(&w->w_s) == -1)
                 return -1;
@@ -687,8 +713,20 @@ read_items(struct walk *w, struct pod_list *out)
         /* Counted first, so pod_list_free() sees a half-read pod too. */
         memset(&out->pl_pods[out->pl_count], 0, sizeof(*grown));
         out->pl_count++;
-        if (read_item(w, out->pl_count - 1, &out->pl_pods[out->pl_count - 1]) == -1)
+        strpool_mark(w->w_pool, &mark);
+        w->w_finished = 0;
+        if (read_item(w, idx, &out->pl_pods[out->pl_count - 1]) == -1)
             return -1;
+        /* A finished pod holds no seat, a KAI/Run:ai reservation pod is no
+         * tenant: neither is kept, nor are its strings. */
+        if (w->w_finished || w->w_budget.pb_drop) {
+            out->pl_count--;
+            strpool_rewind(w->w_pool, &mark);
+        } else if (out->pl_count > POD_LIST_MAX ||
+                   strpool_used(w->w_pool) > POD_LIST_MAX_TEXT) {
+            w->w_too_large = 1;
+            return -1;
+        }
     }
     return rc;
 }
@@ -765,9 +803,33 @@ walk_top(struct walk *w, struct pod_list *out, char *why)
     return 0;
 }
 
+void
+pods_json_too_large(int by_text, char *err, size_t errlen)
+{
+    if (by_text)
+        snprintf(err, errlen,
+                 POD_LIST_TOO_LARGE ": the names and annotations of its pods that have "
+                                    "not finished pass %u MiB (refused to stay within "
+                                    "the memory limit)",
+                 POD_LIST_MAX_TEXT >> 20);
+    else
+        snprintf(err, errlen,
+                 POD_LIST_TOO_LARGE ": more than %d pods that have not finished "
+                                    "(refused to stay within the memory limit)",
+                 POD_LIST_MAX);
+}
+
 int
 pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
                 struct pod_list *out, char *err, size_t errlen)
+{
+    return pods_json_parse_sources(body, len, opts, NULL, out, err, errlen);
+}
+
+int
+pods_json_parse_sources(const char *body, size_t len, const struct pod_parse_opts *opts,
+                        const struct bsrc_order *sources, struct pod_list *out, char *err,
+                        size_t errlen)
 {
     struct walk *w = NULL;
     char why[WHY];
@@ -789,20 +851,26 @@ pods_json_parse(const char *body, size_t len, const struct pod_parse_opts *opts,
     }
     w->w_opts = opts;
     w->w_pool = out->pl_pool;
+    pods_budget_init(&w->w_budget, sources, out->pl_pool);
     js_init(&w->w_s, body, len);
     if (walk_top(w, out, why) == -1) {
         if (w->w_oom)
             snprintf(why, sizeof(why), "out of memory");
+        else if (w->w_too_large)
+            pods_json_too_large(out->pl_count <= POD_LIST_MAX, why, sizeof(why));
         else
             snprintf(why, sizeof(why), "not JSON: %s", w->w_s.js_err);
         goto fail;
     }
     if (why[0] != '\0')
         goto fail;
+    pods_budget_free(&w->w_budget);
     free(w);
     return 0;
 
 fail:
+    if (w != NULL)
+        pods_budget_free(&w->w_budget);
     free(w);
     pod_list_free(out);
     if (err != NULL && errlen > 0)

@@ -4,7 +4,11 @@
  * 5,000 pods, is megabytes of [[t,"v"],...]; the matrix is never built: each
  * sample goes to the caller as it is read. Prometheus sends a series'
  * "metric" before its "values", but JSON members have no order, so values
- * met first are walked again from a saved reader once the labels are known. */
+ * met first are walked again from a saved reader once the labels are known.
+ *
+ * On a query's grid each step of a series is given once: a repeated time,
+ * and a series whose whole label set repeats an earlier one's, add nothing
+ * (a proxy or a federation that doubles an answer must not double a sum). */
 #include "prom_matrix.h"
 
 #include <math.h>
@@ -17,6 +21,22 @@
 
 #define NAME_MAX_LEN 253 /* a Kubernetes name (DNS subdomain) */
 
+/* A series met in a grid answer: its label set's digest and the first step
+ * not given yet. */
+struct seen_series {
+    uint64_t ss_id[2];
+    size_t ss_next;
+};
+
+/* The series of one answer, by digest: entries in order, and an open-
+ * addressing index of them (entry + 1; 0 = empty). */
+struct seen_set {
+    struct seen_series *se_e; /* owned */
+    size_t se_count, se_cap;
+    size_t *se_slot; /* owned */
+    size_t se_slots;
+};
+
 struct rwalk {
     struct js_scan r_s;
     const struct prom_matrix_reader *r_q;
@@ -24,6 +44,7 @@ struct rwalk {
     enum prom_matrix_rc r_rc; /* the first error's kind */
     char *r_err;
     size_t r_errlen;
+    struct seen_set r_seen; /* grid answers only (mr_points > 0) */
 };
 
 /* One series' labels while it is read. */
@@ -31,6 +52,8 @@ struct names {
     char n_ns[NAME_MAX_LEN + 1], n_pod[NAME_MAX_LEN + 1], n_gpu[NAME_MAX_LEN + 1];
     struct prom_matrix_labels n_l;
     char n_who[2 * NAME_MAX_LEN + 8]; /* "ns/pod" for messages */
+    uint64_t n_id[2];                 /* a digest of every label, in any order */
+    size_t n_seen;                    /* its entry in r_seen (grid answers) */
 };
 
 static int fail(struct rwalk *w, enum prom_matrix_rc rc, const char *fmt, ...)
@@ -86,6 +109,114 @@ value_of(const struct js_str *v, int bytes_only, double *out)
     return !bytes_only || (isfinite(*out) && *out >= 0) ? 0 : -1;
 }
 
+/* 64 bits of FNV-1a over n bytes, from h. */
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* splitmix64's finaliser: every input bit moves every output bit. */
+static uint64_t
+mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Adds one label (key, value as decoded) to the digest id. Pairs are summed,
+ * so their order does not matter; the key's length goes first, so no two
+ * pairs read the same bytes. 0, or -1 out of memory. */
+static int
+digest_pair(uint64_t id[2], const struct js_str *key, const struct js_str *val)
+{
+    const struct js_str *part[2] = {key, val};
+    uint64_t h[2] = {1469598103934665603ull, 0x6c62272e07bb0142ull};
+    char stack[256] = "", *heap = NULL;
+
+    for (int i = 0; i < 2; i++) {
+        const char *bytes = part[i]->jv_raw;
+        size_t len = part[i]->jv_len;
+        if (part[i]->jv_escaped) { /* the same label however it was escaped */
+            len = js_str_len(part[i]);
+            if (len >= sizeof(stack) && (heap = malloc(len + 1)) == NULL)
+                return -1;
+            js_str_decode(part[i], heap ? heap : stack);
+            bytes = heap ? heap : stack;
+        }
+        if (i == 0) {
+            uint64_t klen = len;
+            h[0] = fnv(h[0], &klen, sizeof(klen));
+            h[1] = fnv(h[1], &klen, sizeof(klen));
+        }
+        h[0] = fnv(h[0], bytes, len);
+        h[1] = fnv(h[1], bytes, len);
+        free(heap);
+        heap = NULL;
+    }
+    id[0] += mix(h[0]);
+    id[1] += mix(h[1] ^ 0x9e3779b97f4a7c15ull);
+    return 0;
+}
+
+static void
+seen_free(struct seen_set *se)
+{
+    free(se->se_e);
+    free(se->se_slot);
+    memset(se, 0, sizeof(*se));
+}
+
+/* The entry of digest id, made when new. Its index, or -1 out of memory. */
+static int
+seen_entry(struct seen_set *se, const uint64_t id[2], size_t *out)
+{
+    size_t j;
+
+    if ((se->se_count + 1) * 2 > se->se_slots) {
+        size_t slots = se->se_slots ? se->se_slots * 2 : 64;
+        size_t *slot = calloc(slots, sizeof(*slot));
+        if (slot == NULL)
+            return -1;
+        for (size_t i = 0; i < se->se_count; i++) {
+            for (j = (size_t)se->se_e[i].ss_id[0] & (slots - 1); slot[j] != 0;
+                 j = (j + 1) & (slots - 1))
+                ;
+            slot[j] = i + 1;
+        }
+        free(se->se_slot);
+        se->se_slot = slot;
+        se->se_slots = slots;
+    }
+    for (j = (size_t)id[0] & (se->se_slots - 1); se->se_slot[j] != 0;
+         j = (j + 1) & (se->se_slots - 1)) {
+        const struct seen_series *e = &se->se_e[se->se_slot[j] - 1];
+        if (e->ss_id[0] == id[0] && e->ss_id[1] == id[1]) {
+            *out = se->se_slot[j] - 1;
+            return 0;
+        }
+    }
+    if (se->se_count == se->se_cap) {
+        size_t cap = se->se_cap ? se->se_cap * 2 : 64;
+        struct seen_series *e = realloc(se->se_e, cap * sizeof(*e));
+        if (e == NULL)
+            return -1;
+        se->se_e = e;
+        se->se_cap = cap;
+    }
+    se->se_e[se->se_count] = (struct seen_series){{id[0], id[1]}, 0};
+    se->se_slot[j] = se->se_count + 1;
+    *out = se->se_count++;
+    return 0;
+}
+
 /* One [t, "v"] pair. */
 static int
 read_pair(struct rwalk *w, const struct names *n)
@@ -126,6 +257,14 @@ read_pair(struct rwalk *w, const struct names *n)
     if (js_array_next(&w->r_s) != 0)
         return fail(w, PM_BAD_ANSWER, "a sample of %s at %s has more than two members",
                     n->n_who, when);
+    if (q->mr_points > 0) {
+        /* Prometheus sends a series in time order: a step at or before the
+         * last one given repeats it (or an identical series' repeats it). */
+        struct seen_series *e = &w->r_seen.se_e[n->n_seen];
+        if ((size_t)nearbyint(k) < e->ss_next)
+            return 0;
+        e->ss_next = (size_t)nearbyint(k) + 1;
+    }
     if (q->mr_sample(q->mr_arg, &n->n_l, t, (size_t)nearbyint(k), val) == -1)
         return fail(w, PM_NOMEM, "out of memory");
     return 0;
@@ -168,13 +307,19 @@ read_metric(struct rwalk *w, struct names *n)
                     : asked(&key, q->mr_pod_label) ? n->n_pod
                     : asked(&key, q->mr_gpu_label) ? n->n_gpu
                                                    : NULL;
-        if (dst == NULL) {
-            if (js_skip(&w->r_s) == -1)
+        if (js_peek(&w->r_s) != JS_STRING) {
+            if (dst != NULL)
+                return fail(w, PM_BAD_ANSWER, "a label is not a string");
+            if (js_skip(&w->r_s) == -1) /* not a label Prometheus sends: not digested */
                 return -1;
             continue;
         }
-        if (js_peek(&w->r_s) != JS_STRING || js_string(&w->r_s, &v) == -1)
-            return fail(w, PM_BAD_ANSWER, "a label is not a string");
+        if (js_string(&w->r_s, &v) == -1)
+            return -1;
+        if (digest_pair(n->n_id, &key, &v) == -1)
+            return fail(w, PM_NOMEM, "out of memory");
+        if (dst == NULL)
+            continue;
         if (js_str_copy(&v, dst, NAME_MAX_LEN + 1) > NAME_MAX_LEN || v.jv_escaped)
             return fail(w, PM_BAD_ANSWER, "a label value is not a Kubernetes name");
     }
@@ -194,9 +339,11 @@ read_metric(struct rwalk *w, struct names *n)
 
 /* Tells the caller a series starts (once its labels are known). */
 static int
-announce(struct rwalk *w, const struct names *n, int *announced)
+announce(struct rwalk *w, struct names *n, int *announced)
 {
     *announced = 1;
+    if (w->r_q->mr_points > 0 && seen_entry(&w->r_seen, n->n_id, &n->n_seen) == -1)
+        return fail(w, PM_NOMEM, "out of memory");
     if (w->r_q->mr_series != NULL && w->r_q->mr_series(w->r_q->mr_arg, &n->n_l) == -1)
         return fail(w, PM_NOMEM, "out of memory");
     return 0;
@@ -283,41 +430,42 @@ read_data(struct rwalk *w)
     return rc;
 }
 
-enum prom_matrix_rc
-prom_matrix_read(const char *body, size_t len, const struct prom_matrix_reader *r,
-                 size_t *series, char *err, size_t errlen)
+/* prom_matrix_read() in w, whose r_q, r_err and r_errlen are set. */
+static enum prom_matrix_rc
+read_answer(struct rwalk *w, const char *body, size_t len, size_t *series)
 {
-    struct rwalk w = {.r_q = r, .r_err = err, .r_errlen = errlen};
+    char *err = w->r_err;
+    size_t errlen = w->r_errlen;
     char etype[64] = "", emsg[256] = "";
     struct js_str key, v;
     int rc, success = -1, data = 0;
 
     err[0] = '\0';
-    js_init(&w.r_s, body, len);
-    if (js_object_begin(&w.r_s) == -1)
+    js_init(&w->r_s, body, len);
+    if (js_object_begin(&w->r_s) == -1)
         goto syntax;
-    while ((rc = js_object_next(&w.r_s, &key)) == 1) {
-        if (js_str_eq(&key, "status") && js_peek(&w.r_s) == JS_STRING) {
-            if (js_string(&w.r_s, &v) == -1)
+    while ((rc = js_object_next(&w->r_s, &key)) == 1) {
+        if (js_str_eq(&key, "status") && js_peek(&w->r_s) == JS_STRING) {
+            if (js_string(&w->r_s, &v) == -1)
                 goto syntax;
             success = js_str_eq(&v, "success");
-        } else if (js_str_eq(&key, "errorType") && js_peek(&w.r_s) == JS_STRING) {
-            if (js_string(&w.r_s, &v) == -1)
+        } else if (js_str_eq(&key, "errorType") && js_peek(&w->r_s) == JS_STRING) {
+            if (js_string(&w->r_s, &v) == -1)
                 goto syntax;
             js_str_copy(&v, etype, sizeof(etype));
-        } else if (js_str_eq(&key, "error") && js_peek(&w.r_s) == JS_STRING) {
-            if (js_string(&w.r_s, &v) == -1)
+        } else if (js_str_eq(&key, "error") && js_peek(&w->r_s) == JS_STRING) {
+            if (js_string(&w->r_s, &v) == -1)
                 goto syntax;
             js_str_copy(&v, emsg, sizeof(emsg));
         } else if (js_str_eq(&key, "data") && success != 0 && !data) {
             data = 1;
-            if (read_data(&w) == -1)
+            if (read_data(w) == -1)
                 goto stop;
-        } else if (js_skip(&w.r_s) == -1) {
+        } else if (js_skip(&w->r_s) == -1) {
             goto syntax;
         }
     }
-    if (rc == -1 || js_end(&w.r_s) == -1)
+    if (rc == -1 || js_end(&w->r_s) == -1)
         goto syntax;
     if (success == 0) {
         for (char *p = emsg; *p != '\0'; p++) /* one line */
@@ -332,12 +480,23 @@ prom_matrix_read(const char *body, size_t len, const struct prom_matrix_reader *
                  success != 1 ? "\"status\":\"success\"" : "data");
         return PM_BAD_ANSWER;
     }
-    *series = w.r_series;
+    *series = w->r_series;
     return PM_OK;
 stop:
-    if (w.r_rc != PM_OK)
-        return w.r_rc;
+    if (w->r_rc != PM_OK)
+        return w->r_rc;
 syntax:
-    snprintf(err, errlen, "the answer is not JSON: %s", w.r_s.js_err);
+    snprintf(err, errlen, "the answer is not JSON: %s", w->r_s.js_err);
     return PM_BAD_ANSWER;
+}
+
+enum prom_matrix_rc
+prom_matrix_read(const char *body, size_t len, const struct prom_matrix_reader *r,
+                 size_t *series, char *err, size_t errlen)
+{
+    struct rwalk w = {.r_q = r, .r_err = err, .r_errlen = errlen};
+    enum prom_matrix_rc rc = read_answer(&w, body, len, series);
+
+    seen_free(&w.r_seen);
+    return rc;
 }

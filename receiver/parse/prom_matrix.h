@@ -34,7 +34,12 @@ struct prom_matrix_reader {
     int mr_bytes_only;     /* 1: a value must be finite and >= 0 (PM_BAD_SAMPLE);
                               0: "NaN", "+Inf", "-1" are given as such */
     /* A query_range's grid: each time must be mr_start + k x mr_step, k <
-     * mr_points, and k is given as idx. mr_points 0: any time (idx 0). */
+     * mr_points, and k is given as idx. mr_points 0: any time (idx 0).
+     * On a grid each step of a series is given once: a time at or before one
+     * already given for the series (Prometheus sends a series in time order,
+     * so that is a repeat), and a series whose whole label set (every label,
+     * any order, escapes decoded) is an earlier one's, add only steps past
+     * what was given. Memory: ~56 bytes a series for the call. */
     int64_t mr_start, mr_step;
     size_t mr_points;
     /* Optional: each series once its labels are known, before its samples. */

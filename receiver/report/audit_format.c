@@ -2,10 +2,12 @@
 #include "audit_format.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
 #include "store_json.h"
+#include "termtext.h"
 
 #define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column wide */
 
@@ -105,14 +107,19 @@ audit_decision_json(const struct store_decision *d, int64_t id)
         set(o, "floor_mib", json_integer((json_int_t)d->sd_floor_mib)) ||
         set(o, "dry_run", json_boolean(d->sd_dry_run)) ||
         set(o, "action", str_or(d->sd_action, "none")) ||
-        set(o, "victim", store_victim_json(d->sd_victim)) ||
+        set(o, "victim",
+            store_victim_json_src(d->sd_victim, d->sd_victim_budget_source)) ||
         set(o, "candidates",
-            store_candidates_json(d->sd_candidates, d->sd_candidate_count)) ||
+            store_candidates_json_src(d->sd_candidates, d->sd_budget_sources,
+                                      d->sd_candidate_count)) ||
         set(o, "error", store_json_str(d->sd_error)) ||
         set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
         set(o, "release", store_release_json(d->sd_release)) ||
         set(o, "free_source", store_json_str(d->sd_free_source)) ||
-        set(o, "prediction", store_prediction_json(d->sd_prediction))) {
+        set(o, "prediction", store_prediction_json(d->sd_prediction)) ||
+        /* HA only (README): the replica that took it; absent without leader
+         * election, so a single replica's listing is as it always was. */
+        (d->sd_replica != NULL && set(o, "replica", json_string(d->sd_replica)))) {
         json_decref(o);
         return NULL;
     }
@@ -172,50 +179,26 @@ audit_stat_json(const struct store_stat *st)
     return o;
 }
 
-/* Writes at most max code points of s, control bytes as '?' so stored text
- * (an API error body, a label) cannot move the cursor or fake a line.
- * Returns the code points written. */
-static size_t
-put_clean(FILE *out, const char *s, size_t max)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t cols = 0;
-
-    for (; *p != '\0'; p++) {
-        if ((*p & 0xC0) != 0x80 && cols++ == max) {
-            cols--;
-            break;
-        }
-        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
-    }
-    return cols;
-}
-
-static size_t
-width_of(const char *s)
-{
-    size_t n = 0;
-
-    for (; *s != '\0'; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
-/* One table cell of exactly width columns. The last one is unpadded and
+/* One table cell of exactly width columns, its text cleaned for the
+ * terminal (termtext.h: stored text, an API error body or a label, cannot
+ * move the cursor, fake a line or reorder the row). The last one is unpadded and
  * never cut: it runs to its full width (a 253-character pod name stays
  * whole, and copy-pastes into kubectl), the columns before it stay aligned. */
 static void
 cell(FILE *out, const char *s, size_t width, int right, int last)
 {
-    size_t w = width_of(s);
+    size_t w = termtext_width(s), shown;
 
     if (w > width && !last) {
-        put_clean(out, s, width - 1);
+        /* An escape that would not fit whole is left out: the padding
+         * after the ellipsis keeps the columns. */
+        shown = termtext_put(out, s, width - 1);
         fputs(ELLIPSIS, out);
+        fprintf(out, "%*s", (int)(width - 1 - shown), "");
     } else {
         if (right)
             fprintf(out, "%*s", (int)(width - w), "");
-        put_clean(out, s, w);
+        termtext_put(out, s, SIZE_MAX);
         if (!right && !last)
             fprintf(out, "%*s", (int)(width - w), "");
     }
@@ -322,25 +305,36 @@ static void
 field(FILE *out, const char *label, const char *value)
 {
     fprintf(out, "  %-12s", label);
-    put_clean(out, value ? value : "-", SIZE_MAX);
+    termtext_put(out, value ? value : "-", SIZE_MAX);
     fputc('\n', out);
 }
 
+/* A budget source worth naming in a table: any but GPUMEM_RESOURCE's (the
+ * default), and only a known word (the row may come from anywhere). */
+static int
+source_note(const char *s)
+{
+    return s != NULL &&
+           (strcmp(s, "hami") == 0 || strcmp(s, "kai") == 0 || strcmp(s, "dra") == 0);
+}
+
 static void
-print_victim(FILE *out, const struct store_victim *v)
+print_victim(FILE *out, const struct store_victim *v, const char *src)
 {
     fprintf(out, "  %-12s", "victim");
     if (v == NULL) {
         fputs("-\n", out);
         return;
     }
-    put_clean(out, v->sv_namespace ? v->sv_namespace : "", SIZE_MAX);
+    termtext_put(out, v->sv_namespace ? v->sv_namespace : "", SIZE_MAX);
     fputc('/', out);
-    put_clean(out, v->sv_pod ? v->sv_pod : "", SIZE_MAX);
+    termtext_put(out, v->sv_pod ? v->sv_pod : "", SIZE_MAX);
     fprintf(out, ": used %" PRId64 " MiB", v->sv_used_mib);
     if (v->sv_has_budget)
-        fprintf(out, ", budget %" PRId64 " MiB, overshoot %+" PRId64 " MiB\n",
-                v->sv_budget_mib, v->sv_overshoot_mib);
+        fprintf(out, ", budget %" PRId64 " MiB%s%s%s, overshoot %+" PRId64 " MiB\n",
+                v->sv_budget_mib, source_note(src) ? " (" : "",
+                source_note(src) ? src : "", source_note(src) ? ")" : "",
+                v->sv_overshoot_mib);
     else
         fputs(", no budget\n", out);
 }
@@ -374,7 +368,7 @@ print_release(FILE *out, const struct store_release *r)
         fputs("-\n", out);
         return;
     }
-    put_clean(out, r->sr_url ? r->sr_url : "", SIZE_MAX);
+    termtext_put(out, r->sr_url ? r->sr_url : "", SIZE_MAX);
     if (!r->sr_status_known && !r->sr_seconds_known) {
         fputs(": not asked (dry run)\n", out);
         return;
@@ -392,7 +386,7 @@ print_release(FILE *out, const struct store_release *r)
 
 /* One candidate per line, the name last so that it is never cut. */
 static void
-print_candidate(FILE *out, const struct store_candidate *c)
+print_candidate(FILE *out, const struct store_candidate *c, const char *src)
 {
     char budget[32], verdict[64];
 
@@ -406,9 +400,11 @@ print_candidate(FILE *out, const struct store_candidate *c)
         snprintf(verdict, sizeof(verdict), "no: %s", c->sc_why_not ? c->sc_why_not : "?");
     fprintf(out, "    %7" PRId64 " %7s  ", c->sc_used_mib, budget);
     cell(out, verdict, 24, 0, 0);
-    put_clean(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
+    termtext_put(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
     fputc('/', out);
-    put_clean(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);
+    termtext_put(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);
+    if (source_note(src))
+        fprintf(out, " [%s]", src);
     fputc('\n', out);
 }
 
@@ -423,7 +419,8 @@ print_candidates(FILE *out, const struct store_decision *d)
     fprintf(out, "    %7s %7s  %-24s %s\n", "USED", "BUDGET", "ELIGIBLE",
             "NAMESPACE/POD");
     for (i = 0; i < d->sd_candidate_count; i++)
-        print_candidate(out, &d->sd_candidates[i]);
+        print_candidate(out, &d->sd_candidates[i],
+                        d->sd_budget_sources ? d->sd_budget_sources[i] : NULL);
 }
 
 void
@@ -437,6 +434,8 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
         fprintf(out, "decision %" PRId64 "\n", id);
     audit_format_time(d->sd_time_ms, t, sizeof(t));
     field(out, "time", t);
+    if (d->sd_replica != NULL)
+        field(out, "replica", d->sd_replica);
     field(out, "node", d->sd_node && *d->sd_node ? d->sd_node : "-");
     if (d->sd_gpu != NULL)
         field(out, "gpu", d->sd_gpu);
@@ -460,7 +459,7 @@ audit_decision_print(FILE *out, const struct store_decision *d, int64_t id)
                                                        : "query (FREE_QUERY)");
     field(out, "dry run", d->sd_dry_run ? "yes" : "no");
     field(out, "action", d->sd_action ? d->sd_action : "none");
-    print_victim(out, d->sd_victim);
+    print_victim(out, d->sd_victim, d->sd_victim_budget_source);
     field(out, "error", d->sd_error);
     if (d->sd_verified)
         snprintf(line, sizeof(line), "%" PRId64 " MiB free after %.3f s",

@@ -20,11 +20,13 @@ void audit_format_time(int64_t ms, char *buf, size_t len);
 
 /* The SPEC decision object: id, time, node, trigger, fingerprint, result,
  * reason, free_mib, floor_mib, dry_run, action, victim, candidates, error,
- * verify, gpu, release. id < 0 gives "id": null (check). Caller owns the result
- * (json_decref). NULL on OOM. */
+ * verify, gpu, release, free_source, prediction, and "replica" after them when
+ * the row names one (HA). id < 0 gives "id": null (check). Caller owns the
+ * result (json_decref). NULL on OOM. */
 json_t *audit_decision_json(const struct store_decision *d, int64_t id);
 /* One decision in full, human-readable (audit show, check --format table);
- * id < 0 prints it as not recorded. Control bytes print as '?'. */
+ * id < 0 prints it as not recorded. Every stored string is cleaned for the
+ * terminal (termtext.h): controls, bidi overrides and bad UTF-8 as escapes. */
 void audit_decision_print(FILE *out, const struct store_decision *d, int64_t id);
 
 /* The SPEC alert object: id, received_at, alertname, status, fingerprint,

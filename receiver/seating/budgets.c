@@ -40,6 +40,8 @@
  *                      the budget is held against this
  *       budget_mib     the declared budget, or null (none, or unreadable)
  *       budget         "declared", "none" or "unreadable"
+ *       budget_source  where it comes from: "resource", "hami", "kai", "dra"
+ *                      (BUDGET_SOURCES); absent when the pod declares none
  *       overshoot_mib  total_used_mib - budget_mib, or null without a budget
  *       over_budget    overshoot_mib > 0
  *       eligible       the policy would take it as a victim now
@@ -55,6 +57,7 @@
 #include "budgets.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +67,7 @@
 #include "clients.h"
 #include "kube.h"
 #include "prom.h"
+#include "termtext.h"
 
 static int
 set(json_t *o, const char *key, json_t *v)
@@ -90,8 +94,9 @@ budget_word(enum budget_state b)
 }
 
 static json_t *
-tenant_json(const struct seating_tenant *t)
+tenant_json(const struct seating_node *n, const struct seating_tenant *t)
 {
+    const char *src = seating_budget_source(n, t->st_namespace, t->st_pod);
     json_t *o = json_object();
     int has = t->st_budget_state == BUDGET_OK;
 
@@ -104,7 +109,8 @@ tenant_json(const struct seating_tenant *t)
         set(o, "overshoot_mib", int_or_null(has, t->st_overshoot_mib)) ||
         set(o, "over_budget", json_boolean(has && t->st_overshoot_mib > 0)) ||
         set(o, "eligible", json_boolean(t->st_eligible)) ||
-        set(o, "why_not", str_or_null(t->st_why_not))) {
+        set(o, "why_not", str_or_null(t->st_why_not)) ||
+        (src != NULL && set(o, "budget_source", json_string(src)))) {
         json_decref(o);
         return NULL;
     }
@@ -119,7 +125,7 @@ card_json(const struct seating_node *n, const struct seating_card *c)
     if (o == NULL || tenants == NULL)
         goto fail;
     for (size_t i = 0; i < c->sc_tenant_count; i++)
-        if (json_array_append_new(tenants, tenant_json(&c->sc_tenants[i])) == -1)
+        if (json_array_append_new(tenants, tenant_json(n, &c->sc_tenants[i])) == -1)
             goto fail;
     if (set(o, "gpu", str_or_null(c->sc_gpu)) ||
         set(o, "total_mib", json_integer((json_int_t)c->sc_total_mib)) ||
@@ -153,7 +159,7 @@ budgets_node_json(const struct seating_node *n)
         if (json_array_append_new(gpus, card_json(n, &n->sn_cards[i])) == -1)
             goto fail;
     for (size_t i = 0; i < n->sn_idle_count; i++)
-        if (json_array_append_new(idle, tenant_json(&n->sn_idle[i])) == -1)
+        if (json_array_append_new(idle, tenant_json(n, &n->sn_idle[i])) == -1)
             goto fail;
     if (set(o, "node", json_string(n->sn_node)) ||
         set(o, "capacity_mib",
@@ -183,12 +189,12 @@ fail:
     return NULL;
 }
 
-/* Writes s with control bytes as '?', so an API string cannot move the cursor. */
+/* Writes s cleaned for the terminal (termtext.h), so an API string cannot
+ * move the cursor, fake a line or reorder the chart. */
 static void
 put_clean(FILE *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
-        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+    termtext_put(out, s, SIZE_MAX);
 }
 
 /* "N MiB of budgets declared", or that they are unknown (no pod list). */
@@ -240,8 +246,10 @@ print_seats(FILE *out, const struct seating_node *n)
 }
 
 static void
-print_tenant(FILE *out, int gpu_scope, const struct seating_tenant *t)
+print_tenant(FILE *out, const struct seating_node *n, int gpu_scope,
+             const struct seating_tenant *t)
 {
+    const char *src = seating_budget_source(n, t->st_namespace, t->st_pod);
     char budget[32], over[32], verdict[64];
 
     if (t->st_budget_state == BUDGET_OK) {
@@ -263,6 +271,9 @@ print_tenant(FILE *out, int gpu_scope, const struct seating_tenant *t)
     put_clean(out, t->st_namespace);
     fputc('/', out);
     put_clean(out, t->st_pod);
+    /* A budget from elsewhere than GPUMEM_RESOURCE says where (BUDGET_SOURCES). */
+    if (src != NULL && strcmp(src, "resource") != 0)
+        fprintf(out, " [%s]", src);
     fputc('\n', out);
 }
 
@@ -315,7 +326,7 @@ print_card(FILE *out, const struct seating_node *n, const struct seating_card *c
      * USED is that; HERE is the use on this GPU. */
     print_header(out, c->sc_gpu != NULL);
     for (size_t i = 0; i < c->sc_tenant_count; i++)
-        print_tenant(out, c->sc_gpu != NULL, &c->sc_tenants[i]);
+        print_tenant(out, n, c->sc_gpu != NULL, &c->sc_tenants[i]);
 }
 
 /* GPU scope: the seats held by pods on no card, so every budget counted in
@@ -331,7 +342,7 @@ print_idle(FILE *out, const struct seating_node *n)
             n->sn_idle_count);
     print_header(out, 1);
     for (size_t i = 0; i < n->sn_idle_count; i++)
-        print_tenant(out, 1, &n->sn_idle[i]);
+        print_tenant(out, n, 1, &n->sn_idle[i]);
 }
 
 void
@@ -364,7 +375,7 @@ looked(const struct seating *s, void *arg)
     b->b_done = 1;
     event_base_loopbreak(b->b_base);
     if (s->s_error[0] != '\0' && s->s_node_count == 0) {
-        fprintf(stderr, "gpu-vram-watchdog: budgets: %s\n", s->s_error);
+        termtext_line(stderr, "gpu-vram-watchdog: budgets: ", s->s_error);
         return;
     }
     if (b->b_json) {
@@ -390,7 +401,7 @@ looked(const struct seating *s, void *arg)
         }
     }
     if (s->s_error[0] != '\0') /* some nodes shown, then out of memory */
-        fprintf(stderr, "gpu-vram-watchdog: budgets: %s\n", s->s_error);
+        termtext_line(stderr, "gpu-vram-watchdog: budgets: ", s->s_error);
     else
         b->b_rc = 0;
 }
@@ -405,8 +416,8 @@ budgets_main(const struct config *cfg, const char *node, int json)
 
     if ((b.b_base = event_base_new()) == NULL ||
         clients_new(b.b_base, cfg, &prom, &kube, err, sizeof(err)) == -1) {
-        fprintf(stderr, "gpu-vram-watchdog: budgets: %s\n",
-                b.b_base ? err : "cannot create the event loop");
+        termtext_line(stderr, "gpu-vram-watchdog: budgets: ",
+                      b.b_base ? err : "cannot create the event loop");
         goto done;
     }
     if (seating_look_start(b.b_base, cfg, prom, kube, node, looked, &b) == NULL) {

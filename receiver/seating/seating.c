@@ -53,6 +53,54 @@ tenants_free(struct seating_tenant *t, size_t count)
     free(t);
 }
 
+static int
+by_source_key(const void *a, const void *b)
+{
+    const struct seating_source *x = a, *y = b;
+    int c = strcmp(x->ss_namespace, y->ss_namespace);
+
+    return c != 0 ? c : strcmp(x->ss_pod, y->ss_pod);
+}
+
+/* Each pod's budget source, sorted for seating_budget_source(). */
+static int
+sources_build(struct seating_node *n, const struct pod_list *pods)
+{
+    struct seating_source *s;
+
+    if (pods == NULL || pods->pl_count == 0)
+        return 0;
+    if ((n->sn_sources = calloc(pods->pl_count, sizeof(*n->sn_sources))) == NULL)
+        return -1;
+    for (size_t i = 0; i < pods->pl_count; i++) {
+        const struct pod *p = &pods->pl_pods[i];
+        if (p->p_budget_source == NULL || p->p_namespace == NULL || p->p_name == NULL)
+            continue;
+        s = &n->sn_sources[n->sn_source_count];
+        if ((s->ss_namespace = strdup(p->p_namespace)) == NULL ||
+            (s->ss_pod = strdup(p->p_name)) == NULL) {
+            free(s->ss_namespace);
+            s->ss_namespace = NULL;
+            return -1;
+        }
+        s->ss_source = p->p_budget_source;
+        n->sn_source_count++;
+    }
+    qsort(n->sn_sources, n->sn_source_count, sizeof(*n->sn_sources), by_source_key);
+    return 0;
+}
+
+const char *
+seating_budget_source(const struct seating_node *n, const char *ns, const char *pod)
+{
+    struct seating_source key = {(char *)ns, (char *)pod, NULL}, *hit;
+
+    if (n == NULL || n->sn_source_count == 0 || ns == NULL || pod == NULL)
+        return NULL;
+    hit = bsearch(&key, n->sn_sources, n->sn_source_count, sizeof(key), by_source_key);
+    return hit != NULL ? hit->ss_source : NULL;
+}
+
 void
 seating_node_free(struct seating_node *n)
 {
@@ -64,6 +112,11 @@ seating_node_free(struct seating_node *n)
     }
     free(n->sn_cards);
     tenants_free(n->sn_idle, n->sn_idle_count);
+    for (size_t i = 0; i < n->sn_source_count; i++) {
+        free(n->sn_sources[i].ss_namespace);
+        free(n->sn_sources[i].ss_pod);
+    }
+    free(n->sn_sources);
     free(n->sn_node);
     memset(n, 0, sizeof(*n));
 }
@@ -256,6 +309,8 @@ seating_node_build(const char *node, const struct gather_result *gr,
         else if (pods->pl_pods[i].p_budget_state == BUDGET_BAD)
             out->sn_bad_budgets++;
     }
+    if (sources_build(out, pods) == -1)
+        goto fail;
     /* GPU scope: one card per GPU the series name; else the node's one card. */
     n_cards = gr->gr_gpu_count > 0 ? gr->gr_gpu_count : 1;
     if ((out->sn_cards = calloc(n_cards, sizeof(*out->sn_cards))) == NULL)

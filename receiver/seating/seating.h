@@ -83,7 +83,20 @@ struct seating_node {
      * card lists them. */
     struct seating_tenant *sn_idle; /* owned */
     size_t sn_idle_count;
+    /* Where each pod's budget comes from (BUDGET_SOURCES), by namespace then
+     * pod: seating_budget_source() reads it. */
+    struct seating_source *sn_sources; /* owned */
+    size_t sn_source_count;
 };
+
+struct seating_source {
+    char *ss_namespace, *ss_pod; /* owned */
+    const char *ss_source;       /* static: "resource", "hami", "kai", "dra" */
+};
+
+/* The budget source of pod ns/pod on n, or NULL when it declares none. */
+const char *seating_budget_source(const struct seating_node *n, const char *ns,
+                                  const char *pod);
 
 /* The whole chart: every GPU node looked at. */
 struct seating {

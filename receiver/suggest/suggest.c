@@ -8,6 +8,7 @@
  * that still comes back over the cap is asked again in halves. */
 #include "suggest.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "suggest_fetch.h"
 #include "suggest_print.h"
 #include "prom_matrix.h"
+#include "termtext.h"
 
 #define SG_STEP_S 60
 #define SG_FIRST_CHUNK 60
@@ -154,7 +156,7 @@ bare_pods(const struct sg_acc *a)
                   stderr);
         else
             fputs(", ", stderr);
-        sg_put_clean(stderr, w->w_label);
+        termtext_put(stderr, w->w_label, SIZE_MAX);
     }
     if (n > 0)
         fputc('\n', stderr);
@@ -259,9 +261,7 @@ suggest_main(const struct config *cfg, const struct sg_opts *o)
     rc = bare_pods(&acc) ? SG_EXIT_NO_CONTROLLER : SG_EXIT_OK;
     goto done;
 fail:
-    fprintf(stderr, "gpu-vram-watchdog: budgets: ");
-    sg_put_clean(stderr, err);
-    fputc('\n', stderr);
+    termtext_line(stderr, "gpu-vram-watchdog: budgets: ", err);
 done:
     if (acc_ok)
         sg_acc_free(&acc);

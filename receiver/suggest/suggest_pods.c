@@ -308,6 +308,7 @@ sg_pods_parse(const char *body, size_t len, const char *resource, struct sg_pod_
     struct pod_list pl = {0};
     struct lwalk lw = {out, 0};
     struct pwalk w = {.w_res = resource};
+    size_t live = 0;
 
     memset(out, 0, sizeof(*out));
     if (pods_json_parse(body, len, &po, &pl, err, errlen) == -1)
@@ -321,21 +322,28 @@ sg_pods_parse(const char *body, size_t len, const char *resource, struct sg_pod_
         snprintf(err, errlen, "%s", w.w_oom ? "out of memory" : w.w_s.js_err);
         goto fail;
     }
-    /* Both walks read the same items in the same order. */
-    if (pl.pl_count != out->sl_count) {
+    /* Both walks read the same items in the same order; pods_json_parse()
+     * dropped the finished ones (no tenant, no budget), which this walk keeps
+     * only to tell whose history a finished pod's series are. */
+    for (size_t i = 0; i < out->sl_count; i++)
+        live += !out->sl_pods[i].sp_terminal;
+    if (live != pl.pl_count) {
         snprintf(err, errlen, "the pod list was read twice with different counts");
         goto fail;
     }
-    for (size_t i = 0; i < out->sl_count; i++) {
+    for (size_t i = 0, j = 0; i < out->sl_count; i++) {
         struct sg_pod *p = &out->sl_pods[i];
+        if (p->sp_terminal)
+            continue; /* BUDGET_NONE, as it was made */
         if (p->sp_name == NULL || p->sp_namespace == NULL ||
-            strcmp(p->sp_name, pl.pl_pods[i].p_name) != 0 ||
-            strcmp(p->sp_namespace, pl.pl_pods[i].p_namespace) != 0) {
+            strcmp(p->sp_name, pl.pl_pods[j].p_name) != 0 ||
+            strcmp(p->sp_namespace, pl.pl_pods[j].p_namespace) != 0) {
             snprintf(err, errlen, "item %zu: the two reads of the pod list disagree", i);
             goto fail;
         }
-        p->sp_budget_state = pl.pl_pods[i].p_budget_state;
-        p->sp_budget_mib = pl.pl_pods[i].p_budget_mib;
+        p->sp_budget_state = pl.pl_pods[j].p_budget_state;
+        p->sp_budget_mib = pl.pl_pods[j].p_budget_mib;
+        j++;
     }
     pod_list_free(&pl);
     return 0;

@@ -22,7 +22,9 @@ struct sg_pod {
     char *sp_owner_kind;          /* the controller ownerReference's kind; NULL = none */
     char *sp_owner_name;          /* ... its name */
     char *sp_hash;                /* labels["pod-template-hash"], NULL when absent */
-    int sp_terminal;              /* status.phase Succeeded or Failed: holds no seat */
+    int sp_terminal; /* status.phase Succeeded or Failed: holds no seat, no budget
+                        (BUDGET_NONE); kept so its series still count toward
+                        its workload's history */
     struct sg_container *sp_containers; /* owned array */
     size_t sp_container_count;
     /* The decision's budget (pods_json_parse: limits, else requests, summed

@@ -26,22 +26,17 @@
 #include "suggest_print.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audit_format.h"
+#include "termtext.h"
 
 int
 sg_workload_shown(const struct sg_workload *w)
 {
     return w->w_declared != SG_DECLARED_NONE || w->w_hist.h_n > 0;
-}
-
-void
-sg_put_clean(FILE *out, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
-        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
 }
 
 static const char *
@@ -338,10 +333,10 @@ print_node(FILE *out, const struct sg_node *n)
     int any = 0;
 
     fputs("node ", out);
-    sg_put_clean(out, n->n_name);
+    termtext_put(out, n->n_name, SIZE_MAX);
     if (!n->n_capacity_known) {
         fputs(": capacity unknown (", out);
-        sg_put_clean(out, n->n_capacity_note);
+        termtext_put(out, n->n_capacity_note, SIZE_MAX);
         fprintf(out, "); declared %" PRId64 " MiB, suggested seats %" PRId64 " MiB\n",
                 n->n_declared_mib, n->n_seats_mib);
         return;
@@ -362,7 +357,7 @@ print_node(FILE *out, const struct sg_node *n)
             continue;
         if (any++)
             fputs(", ", out);
-        sg_put_clean(out, n->n_seats[i].ss_name);
+        termtext_put(out, n->n_seats[i].ss_name, SIZE_MAX);
         fprintf(out, " (%" PRId64 " MiB)", n->n_seats[i].ss_mib);
     }
     fputc('\n', out);
@@ -400,7 +395,7 @@ print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
         snprintf(chg, sizeof(chg), w->w_suggested && d ? "%+" PRId64 : "-",
                  w->w_suggested_mib - w->w_declared_mib);
         fprintf(out, "%5zu %9s %7s %7s %9s %7s  ", w->w_live, dec, p99, max, sug, chg);
-        sg_put_clean(out, w->w_label);
+        termtext_put(out, w->w_label, SIZE_MAX);
         if (!w->w_suggested) {
             const char *why = why_not(w);
             if (strcmp(why, "too_little_history") == 0) {
@@ -424,7 +419,7 @@ print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
                 "not counted: %zu gone pod(s) no live workload claims:", a->a_gone_count);
         for (size_t i = 0; i < a->a_gone_count && i < 10; i++) {
             fputc(' ', out);
-            sg_put_clean(out, a->a_gone[i].g_key);
+            termtext_put(out, a->a_gone[i].g_key, SIZE_MAX);
         }
         fputs(a->a_gone_count > 10 ? " ...\n" : "\n", out);
     }
@@ -444,7 +439,7 @@ print_patches(FILE *out, const struct sg_acc *a, const char *resource)
         const char *why = NULL;
         json_t *doc = NULL;
         fputs("# ", out);
-        sg_put_clean(out, w->w_label);
+        termtext_put(out, w->w_label, SIZE_MAX);
         if (!w->w_suggested) {
             fprintf(out, ": no suggestion (%s)\n", why_not(w));
             continue;

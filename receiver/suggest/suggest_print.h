@@ -12,9 +12,6 @@
 /* Whether a workload is worth a line: it declares a budget or used VRAM. */
 int sg_workload_shown(const struct sg_workload *w);
 
-/* Writes s with control bytes as '?' (API strings cannot move the cursor). */
-void sg_put_clean(FILE *out, const char *s);
-
 /* The budget per container for a patch of w: an array of n values (caller
  * frees), summing to w_suggested_mib; containers that declare the resource
  * share it in proportion to what they declare now (equally when that is

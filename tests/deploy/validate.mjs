@@ -39,10 +39,16 @@ const ALLOWED = new Map([
   ["/nodes/status:patch", "capacity: PATCH /api/v1/nodes/N/status (kube_patch_capacity)"],
   // SPEC "Kubernetes Events" (EVENTS=true by default):
   ["events.k8s.io/events:create", "an events.k8s.io/v1 Event per decision that names a victim"],
+  // SPEC "High availability" (LEADER_ELECTION=true, as deploy/ ships it):
+  // receiver/lease/lease.c; get and update on the one Lease (resourceNames).
+  ["coordination.k8s.io/leases:get", "the Lease, read every retry period (GET .../leases/LEASE_NAME)"],
+  ["coordination.k8s.io/leases:update", "the Lease renewed, taken over, fenced, released (PUT with its resourceVersion)"],
+  ["coordination.k8s.io/leases:create", "the Lease made by the first replica (POST .../leases)"],
 ]);
 // What the daemon cannot work without today.
 const REQUIRED = ["/pods:list", "/pods/eviction:create", "/nodes:list", "/nodes:get",
-  "/nodes/status:patch", "events.k8s.io/events:create"];
+  "/nodes/status:patch", "events.k8s.io/events:create", "coordination.k8s.io/leases:get",
+  "coordination.k8s.io/leases:update", "coordination.k8s.io/leases:create"];
 
 const WORKLOAD_KINDS = new Set(["Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob", "Pod"]);
 // Pod Security "restricted": the volume types it allows.
@@ -218,7 +224,9 @@ function workloads(objs) {
       if (vol.secret && !secrets.has(`${ns}/${vol.secret.secretName}`)) refs.push(`secret ${vol.secret.secretName}`);
       if (vol.configMap && !cms.has(`${ns}/${vol.configMap.name}`)) refs.push(`config map ${vol.configMap.name}`);
     }
-    const mounted = new Set((spec.volumes ?? []).map((x) => x.name));
+    // A StatefulSet's volumeClaimTemplates are volumes of its pods too.
+    const mounted = new Set([...(spec.volumes ?? []), ...(w.kind === "StatefulSet" ? w.spec?.volumeClaimTemplates ?? [] : [])]
+      .map((x) => x.name ?? x.metadata?.name));
     for (const c of all) for (const m of c.volumeMounts ?? []) if (!mounted.has(m.name)) refs.push(`volume ${m.name} (container ${c.name})`);
     check(`${id(w)}: everything it references is in the output`, refs.map((x) => `missing ${x}`));
   }
@@ -244,7 +252,7 @@ function workloads(objs) {
 // node %s", "create events.k8s.io events in namespace %s": verb, [group,]
 // resource), so a call added without its grant fails here, not in a cluster
 // (GET /api/v1/nodes/N once shipped without `get` on nodes).
-const CALL_SOURCES = ["receiver/net/kube.c", "exporter/podmap.c"];
+const CALL_SOURCES = ["receiver/net/kube.c", "exporter/podmap.c", "receiver/lease/lease.c"];
 function codeCalls() {
   const root = process.env.GVW_SOURCE_DIR ?? process.cwd();
   const keys = new Set();

@@ -530,7 +530,7 @@ check_setting_defaults() {
 # flags and values.
 check_subcommands() {
 	code_text "${DOCS[@]}" |
-		sed -E 's/(-n|--namespace)[ =]gpu-vram-watchdog//g; s#(deploy|deployment|svc|service|pod|pvc)[/ ]gpu-vram-watchdog##g' |
+		sed -E 's/(-n|--namespace)[ =]gpu-vram-watchdog//g; s#(deploy|deployment|sts|statefulset|svc|service|pod|pvc)[/ ]gpu-vram-watchdog##g' |
 		grep -E '(^|[^-/.A-Za-z0-9])gpu-vram-watchdog[[:space:]]+[a-z-]' >"$tmp/invocations" || true
 	[ -s "$tmp/invocations" ] || { echo "no invocations found"; return 1; }
 	awk -v subs="$SUBCOMMANDS" -v words="$AUDIT_WORDS" -v flagfile="$tmp/flags" -v helpfile="$tmp/audit-help" '

@@ -26,9 +26,11 @@ struct fake_route {
     size_t rt_body_len;
     long rt_delay_ms;
     char *rt_location; /* owned; NULL = no Location header */
-    int rt_used;       /* served once: the next one for the same route wins */
-    char *rt_needle;   /* owned; NULL = any query; else only requests whose decoded
-                          "query" parameter contains it (fake_route_query) */
+    char *rt_hdr_name; /* owned; NULL = no extra header (fake_route_header) */
+    char *rt_hdr_value;
+    int rt_used;     /* served once: the next one for the same route wins */
+    char *rt_needle; /* owned; NULL = any query; else only requests whose decoded
+                        "query" parameter contains it (fake_route_query) */
 };
 
 /* An answer held back for rt_delay_ms. */
@@ -105,6 +107,9 @@ send_answer(struct fake *f, struct evhttp_request *req, const struct fake_route 
         if (rt->rt_location != NULL)
             evhttp_add_header(evhttp_request_get_output_headers(req), "Location",
                               rt->rt_location);
+        if (rt->rt_hdr_name != NULL)
+            evhttp_add_header(evhttp_request_get_output_headers(req), rt->rt_hdr_name,
+                              rt->rt_hdr_value);
         evbuffer_add(out, rt->rt_body, rt->rt_body_len);
         if (f->f_chunked) { /* no Content-Length: the client learns the size late */
             evhttp_send_reply_start(req, rt->rt_status, "Fake");
@@ -301,6 +306,8 @@ routes_free(struct fake *f)
         free(f->f_routes[i].rt_content_type);
         free(f->f_routes[i].rt_body);
         free(f->f_routes[i].rt_location);
+        free(f->f_routes[i].rt_hdr_name);
+        free(f->f_routes[i].rt_hdr_value);
         free(f->f_routes[i].rt_needle);
     }
     free(f->f_routes);
@@ -435,6 +442,22 @@ fake_route_redirect(struct fake *f, const char *method, const char *path, int st
     fake_route(f, method, path, status, "text/plain", "moved\n", 0);
     if ((f->f_routes[f->f_route_count - 1].rt_location = strdup(location)) == NULL)
         die("fake_route_redirect", path, "out of memory");
+    return 0;
+}
+
+int
+fake_route_header(struct fake *f, const char *name, const char *value)
+{
+    struct fake_route *rt;
+
+    if (f->f_route_count == 0)
+        die("fake_route_header", name, "no route to add it to");
+    rt = &f->f_routes[f->f_route_count - 1];
+    free(rt->rt_hdr_name);
+    free(rt->rt_hdr_value);
+    if ((rt->rt_hdr_name = strdup(name)) == NULL ||
+        (rt->rt_hdr_value = strdup(value)) == NULL)
+        die("fake_route_header", name, "out of memory");
     return 0;
 }
 

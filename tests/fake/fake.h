@@ -57,6 +57,10 @@ int fake_route_query(struct fake *f, const char *method, const char *path,
 int fake_route_redirect(struct fake *f, const char *method, const char *path, int status,
                         const char *location);
 
+/* Adds one more header (a Retry-After, say) to the answer of the route added
+ * last; a second call replaces it. */
+int fake_route_header(struct fake *f, const char *name, const char *value);
+
 /* The same with the body read from $GVW_TEST_DATA/name. */
 int fake_route_file(struct fake *f, const char *method, const char *path, int status,
                     const char *name, long delay_ms);

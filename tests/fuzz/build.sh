@@ -15,7 +15,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${1:-$ROOT/build-fuzz}
 CLANG=${CLANG:-clang}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-TARGETS=(fuzz_alert fuzz_quantity fuzz_prom fuzz_pods fuzz_jscan)
+TARGETS=(fuzz_alert fuzz_quantity fuzz_prom fuzz_pods fuzz_jscan fuzz_termtext)
 
 die() {
     echo "fuzz/build.sh: $*" >&2
@@ -51,7 +51,7 @@ fi
 CFLAGS=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer
         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
         -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla -Wno-unused-parameter
-        -I"$ROOT/receiver/parse" -I"$ROOT/receiver/core" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$HERE" "${JANSSON_CFLAGS[@]}")
+        -I"$ROOT/receiver/parse" -I"$ROOT/receiver/core" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$ROOT/tests" -I"$HERE" "${JANSSON_CFLAGS[@]}")
 # shellcheck disable=SC2054
 LDFLAGS=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
@@ -61,7 +61,10 @@ SOURCES=("$ROOT/receiver/parse/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/commo
          "$ROOT/receiver/core/policy.c" "$ROOT/receiver/core/device.c"
          "$ROOT/receiver/core/decision_result.c" "$ROOT/common/util/rfc3339.c"
          "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c"
-         "$ROOT/receiver/core/node_name.c")
+         "$ROOT/receiver/core/node_name.c"
+         "$ROOT/receiver/parse/pods_budget.c" "$ROOT/receiver/core/budget_src.c"
+         "$ROOT/receiver/core/budget_resolve.c" "$ROOT/common/util/decimal.c"
+         "$ROOT/common/util/termtext.c")
 for t in "${TARGETS[@]}"; do
     SOURCES+=("$HERE/$t.c")
 done
@@ -92,6 +95,8 @@ link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o
 link -o "$OUT/fuzz_quantity" "$o/fuzz_quantity.o" "$o/quantity.o"
 link -o "$OUT/fuzz_prom" "$o/fuzz_prom.o" "$o/prom_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/usage.o" "$o/device.o"
 link -o "$OUT/fuzz_pods" "$o/fuzz_pods.o" "$o/pods_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/rfc3339.o" \
-    "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o"
+    "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o" \
+    "$o/pods_budget.o" "$o/budget_src.o" "$o/budget_resolve.o" "$o/decimal.o"
 link -o "$OUT/fuzz_jscan" "$o/fuzz_jscan.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o"
+link -o "$OUT/fuzz_termtext" "$o/fuzz_termtext.o" "$o/termtext.o" "$o/utf8.o"
 echo "fuzz/build.sh: built ${TARGETS[*]} in $OUT"

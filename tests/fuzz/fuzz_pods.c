@@ -342,6 +342,36 @@ decide(const struct pod_list *l, uint64_t seed)
     usage_reading_free(&r);
 }
 
+/* The same body with every budget source (BUDGET_SOURCES=hami,kai,dra,resource):
+ * what a pod declares to HAMi or KAI never makes a budget without a reason. */
+static void
+every_source(const char *data, size_t size)
+{
+    static const struct bsrc_order all = {{BSRC_HAMI, BSRC_KAI, BSRC_DRA, BSRC_RESOURCE},
+                                          4};
+    struct pod_list l;
+    char err[512];
+
+    if (pods_json_parse_sources(data, size, &opts, &all, &l, err, sizeof(err)) == -1) {
+        FUZZ_CHECK_REASON(err, sizeof(err));
+        return;
+    }
+    policy_resolve_budgets(&l, NULL, NULL);
+    for (size_t i = 0; i < l.pl_count; i++) {
+        const struct pod *p = &l.pl_pods[i];
+        FUZZ_CHECK(p->p_budget_state == BUDGET_NONE || p->p_budget_source != NULL,
+                   "items[%zu]: a budget from no source", i);
+        FUZZ_CHECK(p->p_budget_state != BUDGET_OK || p->p_budget_mib >= 0,
+                   "items[%zu]: budget %lld", i, (long long)p->p_budget_mib);
+        FUZZ_CHECK(p->p_budget_state != BUDGET_BAD ||
+                       (p->p_budget_error != NULL && p->p_budget_error[0] != '\0'),
+                   "items[%zu]: bad budget without a reason", i);
+        FUZZ_CHECK(p->p_budget_gpus == 0 || p->p_budget_state == BUDGET_BAD,
+                   "items[%zu]: a share of the GPU judged without its total", i);
+    }
+    pod_list_free(&l);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -382,5 +412,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     decide(&l, hash(data, size, 14695981039346656037u));
     pod_list_free(&l);
     FUZZ_CHECK(l.pl_pods == NULL && l.pl_count == 0, "pod_list_free left state");
+    every_source((const char *)data, size);
     return 0;
 }

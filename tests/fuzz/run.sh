@@ -3,7 +3,7 @@
 #
 #   tests/fuzz/run.sh TARGET SECONDS|-runs=N [libFuzzer flags...]
 #
-# TARGET is alert, quantity, prom, pods or jscan (or fuzz_alert, ...). The
+# TARGET is alert, quantity, prom, pods, jscan or termtext (or fuzz_alert, ...). The
 # corpus is copied into a temporary directory, so the repository's corpus is
 # never written; inputs found on the way are dropped afterwards unless
 # FUZZ_KEEP=1.
@@ -20,12 +20,12 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 
 usage() {
-    echo "usage: tests/fuzz/run.sh alert|quantity|prom|pods|jscan SECONDS|-runs=N [libFuzzer flags...]" >&2
+    echo "usage: tests/fuzz/run.sh alert|quantity|prom|pods|jscan|termtext SECONDS|-runs=N [libFuzzer flags...]" >&2
     exit 2
 }
 [ $# -ge 2 ] || usage
 t=${1#fuzz_}
-case $t in alert | quantity | prom | pods | jscan) ;; *) usage ;; esac
+case $t in alert | quantity | prom | pods | jscan | termtext) ;; *) usage ;; esac
 if [[ $2 =~ ^-runs=[0-9]+$ ]]; then
     limit=("$2")
 elif [[ $2 =~ ^[0-9]+$ ]]; then

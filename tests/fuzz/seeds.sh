@@ -17,7 +17,7 @@ command -v jq >/dev/null 2>&1 || {
     exit 1
 }
 rm -rf "$C"
-mkdir -p "$C/alert" "$C/quantity" "$C/prom" "$C/pods" "$C/jscan"
+mkdir -p "$C/alert" "$C/quantity" "$C/prom" "$C/pods" "$C/jscan" "$C/termtext"
 
 # seed TARGET NAME TEXT: one file, no trailing newline.
 seed() {
@@ -145,6 +145,8 @@ seed pods empty-list '{"kind":"PodList","apiVersion":"v1","metadata":{},"items":
 seed pods no-kind '{"items":[{"metadata":{"name":"p","namespace":"n","uid":"u"}}]}'
 seed pods start-offsets '{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"n","uid":"u","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2024-02-29T23:59:60.123456789+14:00"},"spec":{"containers":[{"name":"a","resources":{"limits":{"viktorbarzin.me/gpumem":"1536Mi"}}}]}},{"metadata":{"name":"q","namespace":"n","uid":"v"},"status":{"phase":"Running","startTime":"1970-01-01T00:00:01-00:01"}}]}'
 seed pods duplicate-names '{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"n","uid":"u1","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2026-06-02T10:00:00Z"},"spec":{"containers":[{"resources":{"limits":{"viktorbarzin.me/gpumem":"1k"}}}]}},{"metadata":{"name":"p","namespace":"n","uid":"u2","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2026-06-02T10:00:00Z"},"spec":{"containers":[{"resources":{"requests":{"viktorbarzin.me/gpumem":"2k"}}}]}}]}'
+seed pods finished-mixed '{"kind":"PodList","items":[{"metadata":{"name":"done","namespace":"n","uid":"u1","annotations":{"gpu-vram-watchdog/release":"8080/unload"}},"status":{"phase":"Succeeded","podIP":"10.0.0.1"},"spec":{"containers":[{"resources":{"limits":{"viktorbarzin.me/gpumem":"5q"}}}]}},{"metadata":{"name":"p","namespace":"n","uid":"u2","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2026-06-02T10:00:00Z"},"spec":{"containers":[{"resources":{"limits":{"viktorbarzin.me/gpumem":"1k"}}}]}},{"status":{"phase":"F\u0061iled"},"metadata":{"name":"f","namespace":"n","uid":"u3"}},{"metadata":{"name":"g","namespace":"n"},"status":{"phase":"Failed"}}]}'
+seed pods long-names "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"name\":\"$(printf 'x%.0s' $(seq 1 3000))\",\"namespace\":\"n\",\"uid\":\"u\"},\"status\":{\"phase\":\"Running\"}},{\"metadata\":{\"name\":\"$(printf 'y%.0s' $(seq 1 3000))\",\"namespace\":\"n\",\"uid\":\"v\"},\"status\":{\"phase\":\"Succeeded\"}}]}"
 seed pods huge-budgets '{"kind":"PodList","items":[{"metadata":{"name":"p","namespace":"n","uid":"u","ownerReferences":[{"controller":true}]},"status":{"phase":"Running","startTime":"2026-06-02T10:00:00Z"},"spec":{"containers":[{"resources":{"limits":{"viktorbarzin.me/gpumem":"8Ei"}}},{"resources":{"limits":{"viktorbarzin.me/gpumem":9.3e18}}}]}}]}'
 
 # --- the JSON reader itself (fuzz_jscan, differential against jansson) -----
@@ -168,3 +170,11 @@ printf '["\300\257","\355\240\200","\364\220\200\200"]' >"$C/jscan/utf8-invalid"
 printf '[12\0]' >"$C/jscan/nul-after-number"
 # A number of 600 characters: js_number converts at most 511, js_skip any.
 printf '[%s,1]' "$(printf '1.%0598d' 0)" >"$C/jscan/long-number"
+
+# --- text for a terminal (fuzz_termtext: buffer size, columns, then text) ---
+printf '\377\377GPUVRAMLow\n2026-06-02T10:00:00Z info forged' >"$C/termtext/newline"
+printf '\020\010\033[2J\007\177 ml/onnx-1' >"$C/termtext/c0-del"
+printf '\040\377\302\233\233\302\205\302\237\302\240' >"$C/termtext/c1"
+printf '\041\011\342\200\256abc\342\200\250\342\200\251\342\201\246\330\234' >"$C/termtext/bidi"
+printf '\377\377\300\257\355\240\200\342\200\364\220\200\200\\x1b \\u{202E} "q"' >"$C/termtext/invalid-and-backslash"
+printf '\005\377caf\303\251 \360\237\230\200 \363\240\201\201\357\273\277' >"$C/termtext/kept-and-tags"

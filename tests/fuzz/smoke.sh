@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# smoke.sh -- the fuzz smoke test (ctest fuzz_smoke): builds the five targets
+# smoke.sh -- the fuzz smoke test (ctest fuzz_smoke): builds the six targets
 # and runs each for a short while over its seed corpus.
 #
 #   tests/fuzz/smoke.sh [BUILD_DIR]
@@ -12,7 +12,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SECS=${FUZZ_SMOKE_SECONDS:-18}
-TARGETS=(alert quantity prom pods jscan)
+TARGETS=(alert quantity prom pods jscan termtext)
 
 if [ $# -ge 1 ]; then
     BUILD=$1

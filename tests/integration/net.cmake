@@ -15,6 +15,18 @@ if(TARGET gvw_net)
                  LIBS gvw_net gvw_fake LABELS integration
                  WHITE_BOX receiver/net) # test_kube reads kube_json.h
   endforeach()
+  # A rotated CA file, against a TLS server on the test's loop: libevent's OpenSSL
+  # glue and OpenSSL's headers (libevent-dev; libssl-dev, which libcurl4-openssl-dev
+  # brings).
+  pkg_check_modules(EVSSL IMPORTED_TARGET libevent_openssl openssl)
+  if(EVSSL_FOUND)
+    gvw_add_test(test_httpc_ca SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_httpc_ca.c
+                 LIBS gvw_net gvw_fake PkgConfig::EVSSL LABELS integration)
+    list(APPEND gvw_net_tests test_httpc_ca)
+  else()
+    message(WARNING "test_httpc_ca not built: pkg-config finds no libevent_openssl "
+                    "or openssl (install libevent-dev and libssl-dev)")
+  endif()
   if(TARGET test_net_oom)
     # Fails each allocation the clients make in turn (see the test's header).
     gvw_oom_test(test_net_oom)

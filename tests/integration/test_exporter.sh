@@ -197,6 +197,18 @@ expect_contains "the table states the sum" \
     "used 9216.0 = pods 7168.0 + unattributed 2048.0 MiB; unattributed = 832.0 in processes without a known pod + 1216.0 held by no listed process" "$T"
 expect_contains "a process row names its pod" "ml/llm-0 server" "$T"
 expect_contains "and an unattributed one says why" "unattributed: its pod is not on this node" "$T"
+# Names from outside reach the table as escapes, never raw (SPEC "Hostile input"):
+# a GPU whose UUID and model hold ESC, BEL, a C1 CSI and a right-to-left override.
+printf 'gpu 0 GPU-\033]0;x\007 16106127360 6442450944 Tesla\033[2J T4\342\200\256\302\2331m\n' \
+    >"$TMP/hostile.state"
+T=$(env NODE_NAME=$'gpu-node-1\n' NVML_LIBRARY="$GVW_STUB_NVML" GVW_STUB_NVML_STATE="$TMP/hostile.state" \
+    PROC_ROOT="$TMP/proc" KUBE_API_URL= "$GVW_BINARY" exporter --once); rc=$?
+expect_eq "--once with hostile names: exit 0" 0 "$rc"
+expect_eq "no ESC, BEL, C1 CSI or RLO reaches the terminal" 0 \
+    "$(printf '%s' "$T" | LC_ALL=C grep -c $'\033\\|\007\\|\342\200\256\\|\302\233')"
+expect_contains "the names are shown with escapes" \
+    'GPU 0  GPU-\x1b]0;x\x07  Tesla\x1b[2J T4\u{202E}\u{009B}1m' "$T"
+expect_contains "the node's name too" 'node gpu-node-1\n: 1 GPU' "$T"
 out=$(env NODE_NAME=n NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 KUBE_API_URL= "$GVW_BINARY" exporter --once 2>&1); rc=$?
 expect_eq "--once without NVML: exit 1" 1 "$rc"
 expect_eq "with one line saying so" 1 "$(printf '%s\n' "$out" | wc -l)"

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -32,6 +33,7 @@ struct result {
     enum kube_class cls;
     int cancelled;
     long status;
+    long retry_after;
     char *error;
     struct pod_list pods; /* taken */
     char **nodes;         /* taken */
@@ -57,6 +59,7 @@ on_answer(struct kube_answer *a, void *arg)
     r->cls = a->ka_class;
     r->cancelled = a->ka_cancelled;
     r->status = a->ka_status;
+    r->retry_after = a->ka_retry_after_s;
     free(r->error);
     r->error = a->ka_error ? strdup(a->ka_error) : NULL;
     assert_true(a->ka_class == KUBE_OK ? a->ka_error == NULL : a->ka_error != NULL);
@@ -241,9 +244,10 @@ test_list_nodes(void **state)
     assert_null(fake_last(e->fake)->fr_query);
 }
 
-/* The eviction body, parsed: exactly these fields. */
+/* The eviction body, parsed: exactly these fields (a dry run's deleteOptions also
+ * say dryRun, matching the query, as the API server requires when both are set). */
 static void
-assert_eviction_body(const struct fake_req *fr)
+assert_eviction_body(const struct fake_req *fr, int dry)
 {
     json_error_t jerr;
     json_t *want =
@@ -253,6 +257,9 @@ assert_eviction_body(const struct fake_req *fr)
     json_t *got = json_loads(fr->fr_body, 0, &jerr);
 
     assert_non_null(got);
+    if (dry)
+        json_object_set_new(json_object_get(want, "deleteOptions"), "dryRun",
+                            json_pack("[s]", "All"));
     assert_true(json_equal(got, want));
     json_decref(got);
     json_decref(want);
@@ -275,7 +282,7 @@ test_evict(void **state)
     assert_null(fr->fr_query);
     assert_string_equal(fake_header(fr, "Content-Type"), "application/json");
     assert_api_headers(fr);
-    assert_eviction_body(fr);
+    assert_eviction_body(fr, 0);
     /* 200 is success too (older API servers). */
     fake_clear(e->fake);
     fake_route(e->fake, "POST", POD_PATH "/eviction", 200, NULL,
@@ -292,7 +299,7 @@ test_evict(void **state)
     dry = fake_query_param(fr, "dryRun");
     assert_string_equal(dry, "All");
     free(dry);
-    assert_eviction_body(fr);
+    assert_eviction_body(fr, 1);
 }
 
 static void
@@ -320,6 +327,12 @@ test_evict_refusals(void **state)
         "pod as it would violate the pod's disruption budget. (DisruptionBudget: "
         "The disruption budget frigate-pdb needs 1 healthy pods and has 1 "
         "currently)");
+    /* The UID precondition failed: KUBE_CONFLICT. Another conflict (the pod
+     * modified under the server's own retries) proves nothing gone: an error. */
+    routes(e, "POST", POD_PATH "/eviction", 409, "kube-status-409-modified.json");
+    evict(e, 0);
+    assert_int_equal(e->r.cls, KUBE_ERROR);
+    assert_non_null(strstr(e->r.error, "HTTP 409: Operation cannot be fulfilled"));
     routes(e, "POST", POD_PATH "/eviction", 500, "kube-status-500.json");
     evict(e, 0);
     assert_int_equal(e->r.cls, KUBE_ERROR);
@@ -381,13 +394,21 @@ test_slow_and_refused(void **state)
 
     client(e, NULL, 300);
     fake_clear(e->fake);
+    fake_route_file(e->fake, "GET", "/api/v1/nodes", 200, "kube-nodes-gpu.json", 1500);
+    result_reset(&e->r);
+    assert_int_equal(kube_list_nodes(e->k, "a=b", on_answer, &e->r), 0);
+    wait_answer(e);
+    assert_int_equal(e->r.cls, KUBE_ERROR);
+    assert_int_equal(e->r.status, 0);
+    assert_non_null(strstr(e->r.error, "kube: list nodes: Operation timed out"));
+    /* An eviction is given longer than the client's timeout (KUBE_RECYCLE_TIMEOUT_MS):
+     * see test_evict_outlasts_server_retries. */
+    fake_clear(e->fake); /* the held answer goes first: routes are about to move */
     fake_route_file(e->fake, "POST", POD_PATH "/eviction", 201, "kube-eviction-201.json",
                     1500);
     evict(e, 0);
-    assert_int_equal(e->r.cls, KUBE_ERROR);
-    assert_int_equal(e->r.status, 0);
-    assert_non_null(strstr(e->r.error, "kube: create pods/eviction in namespace frigate: "
-                                       "Operation timed out"));
+    assert_int_equal(e->r.cls, KUBE_OK);
+    assert_int_equal(e->r.status, 201);
     snprintf(u, sizeof(u), "http://127.0.0.1:%d", fake_closed_port());
     client(e, u, 300);
     evict(e, 0);
@@ -416,14 +437,18 @@ test_delete(void **state)
     assert_non_null(got = json_loads(fr->fr_body, 0, NULL));
     assert_true(json_equal(got, want));
     json_decref(got);
+    /* Dry run: a real API server reads a DELETE's options from its body alone when
+     * there is one (the query is ignored), so dryRun must be in the body. */
     delete_pod(e, 1);
     fr = fake_last(e->fake);
     assert_string_equal(fr->fr_query, "dryRun=All");
+    json_object_set_new(want, "dryRun", json_pack("[s]", "All"));
     assert_non_null(got = json_loads(fr->fr_body, 0, NULL));
     assert_true(json_equal(got, want));
     json_decref(got);
     json_decref(want);
-    /* A delete refused with 429 is throttling, not a budget: only evictions meet PDBs. */
+    /* A delete refused with 429 is throttling, even as a Status: no PDB meets a
+     * delete. */
     fake_clear(e->fake);
     fake_route(e->fake, "DELETE", POD_PATH, 429, NULL,
                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
@@ -431,15 +456,210 @@ test_delete(void **state)
                "\"reason\":\"TooManyRequests\",\"code\":429}",
                0);
     delete_pod(e, 0);
-    assert_int_equal(e->r.cls, KUBE_ERROR);
+    assert_int_equal(e->r.cls, KUBE_THROTTLED);
+    routes(e, "DELETE", POD_PATH, 429, "kube-status-429-pdb.json");
+    delete_pod(e, 0);
+    assert_int_equal(e->r.cls, KUBE_THROTTLED);
     routes(e, "DELETE", POD_PATH, 409, "kube-status-409.json");
     delete_pod(e, 0);
     assert_int_equal(e->r.cls, KUBE_CONFLICT);
+    routes(e, "DELETE", POD_PATH, 409, "kube-status-409-modified.json");
+    delete_pod(e, 0);
+    assert_int_equal(e->r.cls, KUBE_ERROR);
     routes(e, "DELETE", POD_PATH, 404, "kube-status-404.json");
     delete_pod(e, 0);
     assert_int_equal(e->r.cls, KUBE_GONE);
     assert_non_null(
         strstr(e->r.error, "kube: delete pods in namespace frigate: HTTP 404"));
+}
+
+/* What max-in-flight and priority-and-fairness answer when shedding load. */
+#define SHED_BODY "Too many requests, please try again later.\n"
+
+/* Routes the eviction: status, body (a literal), and a Retry-After when not NULL. */
+static void
+route_evict(struct env *e, int status, const char *ctype, const char *body,
+            const char *retry_after)
+{
+    fake_clear(e->fake);
+    fake_route(e->fake, "POST", POD_PATH "/eviction", status, ctype, body, 0);
+    if (retry_after != NULL)
+        fake_route_header(e->fake, "Retry-After", retry_after);
+}
+
+/* Every form a real API server refuses an eviction in for a PodDisruptionBudget
+ * (registry/core/pod/storage/eviction.go) is KUBE_PDB_REFUSED, quoting the server;
+ * a 403 about RBAC and a plain 500 stay what they are. */
+static void
+test_evict_pdb_forms(void **state)
+{
+    struct env *e = *state;
+    static const struct {
+        int status;
+        const char *file, *quote;
+    } pdb[] = {
+        {429, "kube-status-429-pdb.json", "needs 1 healthy pods and has 1 currently"},
+        {429, "kube-status-429-pdb-processing.json", "is still being processed"},
+        {403, "kube-status-403-pdb-negative.json", "pdb disruptions allowed is negative"},
+        {403, "kube-status-403-pdb-unconfirmed.json", "too many evictions not confirmed"},
+        {500, "kube-status-500-pdb-multiple.json",
+         "This pod has more than one PodDisruptionBudget"},
+    };
+    char want[256];
+
+    for (size_t i = 0; i < sizeof(pdb) / sizeof(pdb[0]); i++) {
+        routes(e, "POST", POD_PATH "/eviction", pdb[i].status, pdb[i].file);
+        evict(e, 0);
+        assert_int_equal(e->r.cls, KUBE_PDB_REFUSED);
+        assert_int_equal(e->r.status, pdb[i].status);
+        snprintf(
+            want, sizeof(want),
+            "kube: create pods/eviction in namespace frigate: HTTP %d: ", pdb[i].status);
+        assert_int_equal(strncmp(e->r.error, want, strlen(want)), 0);
+        assert_non_null(strstr(e->r.error, pdb[i].quote));
+        /* The dry-run probe reads them the same way. */
+        evict(e, 1);
+        assert_int_equal(e->r.cls, KUBE_PDB_REFUSED);
+    }
+    /* Only evictions meet budgets: the same answers to a delete are not refusals. */
+    routes(e, "DELETE", POD_PATH, 403, "kube-status-403-pdb-negative.json");
+    delete_pod(e, 0);
+    assert_int_equal(e->r.cls, KUBE_FORBIDDEN);
+    routes(e, "DELETE", POD_PATH, 500, "kube-status-500-pdb-multiple.json");
+    delete_pod(e, 0);
+    assert_int_equal(e->r.cls, KUBE_ERROR);
+    /* Malformed or partial Statuses are never read as a budget's refusal. */
+    static const struct {
+        int status;
+        const char *body;
+        enum kube_class cls;
+    } not_pdb[] = {
+        {429, "", KUBE_THROTTLED},
+        {429, "{", KUBE_THROTTLED},
+        {429, "[1,2]", KUBE_THROTTLED},
+        {429, "{\"details\":{\"causes\":{\"reason\":\"DisruptionBudget\"}}}",
+         KUBE_THROTTLED},
+        {429, "{\"details\":{\"causes\":[\"DisruptionBudget\"]}}", KUBE_THROTTLED},
+        {429, "{\"details\":{\"causes\":[{\"reason\":5}]}}", KUBE_THROTTLED},
+        {429, "{\"details\":{\"causes\":[{\"type\":\"DisruptionBudget\"}]}}",
+         KUBE_THROTTLED},
+        {429,
+         "{\"message\":\"Cannot evict pod as it would violate the pod's disruption "
+         "budget.\",\"reason\":\"TooManyRequests\"}",
+         KUBE_THROTTLED},
+        {403, "{\"details\":{\"kind\":5}}", KUBE_FORBIDDEN},
+        {403, "{\"details\":{\"kind\":\"pods\"},\"message\":\"poddisruptionbudget\"}",
+         KUBE_FORBIDDEN},
+        {500, "{\"message\":5}", KUBE_ERROR},
+        {500, "more than one PodDisruptionBudget", KUBE_ERROR}, /* not a Status */
+        {503, "{\"message\":\"This pod has more than one PodDisruptionBudget\"}",
+         KUBE_ERROR},
+    };
+    for (size_t i = 0; i < sizeof(not_pdb) / sizeof(not_pdb[0]); i++) {
+        route_evict(e, not_pdb[i].status, NULL, not_pdb[i].body, NULL);
+        evict(e, 0);
+        assert_int_equal(e->r.cls, not_pdb[i].cls);
+    }
+    routes(e, "POST", POD_PATH "/eviction", 403, "kube-status-403-evict.json");
+    evict(e, 0);
+    assert_int_equal(e->r.cls, KUBE_FORBIDDEN);
+    assert_non_null(
+        strstr(e->r.error, "missing RBAC permission to create pods/eviction"));
+}
+
+/* Load shedding (max-in-flight, priority and fairness): 429, plain text, a
+ * Retry-After header. Not a refusal: KUBE_THROTTLED with the delay. */
+static void
+test_throttled(void **state)
+{
+    struct env *e = *state;
+    static const struct {
+        const char *header; /* NULL = none */
+        long seconds;
+    } ra[] = {
+        {"3", 3}, {"1", 1}, {NULL, 0}, {"soon", 0}, {"-5", 0}, {"", 0}, {"120", 120},
+    };
+
+    for (size_t i = 0; i < sizeof(ra) / sizeof(ra[0]); i++) {
+        route_evict(e, 429, "text/plain; charset=utf-8", SHED_BODY, ra[i].header);
+        evict(e, 0);
+        assert_int_equal(e->r.cls, KUBE_THROTTLED);
+        assert_int_equal(e->r.status, 429);
+        assert_int_equal(e->r.retry_after, ra[i].seconds);
+        assert_non_null(strstr(e->r.error, "HTTP 429: API server throttled"));
+        assert_non_null(strstr(e->r.error, "Too many requests, please try again later."));
+    }
+    route_evict(e, 429, "text/plain; charset=utf-8", SHED_BODY, "2");
+    evict(e, 0);
+    assert_string_equal(e->r.error,
+                        "kube: create pods/eviction in namespace frigate: HTTP 429: API "
+                        "server throttled (Retry-After 2 s): Too many requests, please "
+                        "try again later.");
+    /* An HTTP date names a moment: the seconds until then. */
+    {
+        char date[64];
+        time_t when = time(NULL) + 30;
+        struct tm tm;
+
+        gmtime_r(&when, &tm);
+        strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        route_evict(e, 429, "text/plain", SHED_BODY, date);
+        evict(e, 0);
+        assert_int_equal(e->r.cls, KUBE_THROTTLED);
+        assert_true(e->r.retry_after >= 28 && e->r.retry_after <= 30);
+    }
+}
+
+/* A replacement that is not yet Running makes the real server retry the UID
+ * conflict for ~10 s (EvictionsRetry) before its 409: the eviction's timeout
+ * outlasts that, whatever the client's own (2 s here), and the 409 arrives. */
+static void
+test_evict_outlasts_server_retries(void **state)
+{
+    struct env *e = *state;
+    long t0;
+
+    fake_clear(e->fake);
+    fake_route_file(e->fake, "POST", POD_PATH "/eviction", 409, "kube-status-409.json",
+                    10500);
+    result_reset(&e->r);
+    t0 = fake_now_ms();
+    assert_int_equal(kube_evict(e->k, NS, POD, UID, 0, on_answer, &e->r), 0);
+    assert_int_equal(fake_run_until(e->base, &e->r.done, 20000), 0);
+    assert_true(fake_now_ms() - t0 >= 10000);
+    assert_int_equal(e->r.cls, KUBE_CONFLICT);
+    assert_int_equal(e->r.status, 409);
+    /* The same for a delete. */
+    fake_clear(e->fake);
+    fake_route_file(e->fake, "DELETE", POD_PATH, 200, "kube-pod-deleted-200.json", 3000);
+    result_reset(&e->r);
+    assert_int_equal(kube_delete_pod(e->k, NS, POD, UID, 0, on_answer, &e->r), 0);
+    assert_int_equal(fake_run_until(e->base, &e->r.done, 10000), 0);
+    assert_int_equal(e->r.cls, KUBE_OK);
+}
+
+/* The request bodies, as sent: dryRun beside the precondition in a dry run. */
+static void
+test_request_bodies(void **state)
+{
+    char *b;
+
+    (void)state;
+    b = kube_json_delete_options("u-1", 0);
+    assert_string_equal(
+        b,
+        "{\"preconditions\":{\"uid\":\"u-1\"},\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"}");
+    free(b);
+    b = kube_json_delete_options("u-1", 1);
+    assert_string_equal(b, "{\"preconditions\":{\"uid\":\"u-1\"},\"dryRun\":[\"All\"],"
+                           "\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\"}");
+    free(b);
+    b = kube_json_eviction("ns", "p", "u-1", 1);
+    assert_string_equal(
+        b, "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":"
+           "{\"name\":\"p\",\"namespace\":\"ns\"},\"deleteOptions\":"
+           "{\"preconditions\":{\"uid\":\"u-1\"},\"dryRun\":[\"All\"]}}");
+    free(b);
 }
 
 static void
@@ -534,13 +754,13 @@ test_list_garbage(void **state)
         assert_int_equal(e->r.cls, KUBE_ERROR);
         assert_int_equal(strncmp(e->r.error, "kube: list nodes: bad answer: ", 30), 0);
     }
-    /* Throttled lists are errors, never "PDB refused". */
+    /* Throttled lists are throttled, never "PDB refused". */
     fake_clear(e->fake);
     fake_route_file(e->fake, "GET", "/api/v1/nodes", 429, "kube-status-429-pdb.json", 0);
     result_reset(&e->r);
     assert_int_equal(kube_list_nodes(e->k, "a=b", on_answer, &e->r), 0);
     wait_answer(e);
-    assert_int_equal(e->r.cls, KUBE_ERROR);
+    assert_int_equal(e->r.cls, KUBE_THROTTLED);
 }
 
 static void
@@ -724,6 +944,11 @@ main(void)
         cmocka_unit_test_setup_teardown(test_list_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evict_pdb_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_throttled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_evict_outlasts_server_retries, setup,
+                                        teardown),
+        cmocka_unit_test(test_request_bodies),
         cmocka_unit_test_setup_teardown(test_forbidden, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_and_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),

@@ -173,8 +173,8 @@ expect_eq "unrelated CA: the server saw no request, so no token" "" \
 
 before=$(lines "$good_DIR")
 gvw "$good_KUBE" "$TMP/otherca.crt" "$good_PROM" check --node "$NODE" --format json
-expect_eq "unrelated CA: check exits 0 with skipped_kube (never acts blind)" \
-    "0 skipped_kube null" "$RC $(printf '%s' "$OUT" | jq -r '"\(.result) \(.victim)"')"
+expect_eq "unrelated CA: check exits 1 with skipped_kube (never acts blind, says it could not look)" \
+    "1 skipped_kube null" "$RC $(printf '%s' "$OUT" | jq -r '"\(.result) \(.victim)"')"
 expect_contains "unrelated CA: check's error names the certificate problem" \
     "certificate" "$(printf '%s' "$OUT" | jq -r '.error // ""' | tr 'A-Z' 'a-z')"
 expect_eq "unrelated CA: check sent no request to the API server" "" \
@@ -190,8 +190,8 @@ expect_contains "certificate for another name: the client did reach the server" 
 expect_eq "certificate for another name: the server saw no request, so no token" "" \
     "$(requests "$wrongname_DIR")"
 gvw "$wrongname_KUBE" "$TMP/ca.crt" "$wrongname_PROM" check --node "$NODE" --format json
-expect_eq "certificate for another name: check ends skipped_kube" \
-    "0 skipped_kube" "$RC $(printf '%s' "$OUT" | jq -r '.result')"
+expect_eq "certificate for another name: check ends skipped_kube, exit 1" \
+    "1 skipped_kube" "$RC $(printf '%s' "$OUT" | jq -r '.result')"
 
 # --- KUBE_CA_FILE is the only trust: a server the system store trusts but the
 # named CA did not sign is refused (libcurl also looks in its build-time CA

@@ -481,12 +481,11 @@ test_release_ends_prediction(void **state)
     json_decref(d);
 }
 
-/* The predicted victim was replaced under us (409); the fresh look finds free
- * already below the floor (the ML pod at 11000 MiB: 510 free): decided as
- * GPUVRAMLow, so the first look's prediction is gone from the audit and the
- * verify waits for the floor, not for what would have ended the prediction. */
+/* The predicted victim was replaced under us (409 on its UID precondition): done,
+ * as SPEC step 6 says, and never chased: the replacement is not evicted, no fresh
+ * look is taken, and the prediction the act was decided on stays on record. */
 static void
-test_relist_below_floor_drops_prediction(void **state)
+test_409_predicted_victim_done(void **state)
 {
     struct env *e = *state;
     const double slope[NPODS] = {20, 0, 0, 0, 0};
@@ -496,8 +495,7 @@ test_relist_below_floor_drops_prediction(void **state)
         fake_route_file(e->fake, "POST", ML_EVICT, 409, "remedy-status-409.json", 0), 0);
     assert_int_equal(
         fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
-    route_used(e, STEADY_USED[ML]); /* the first look: 2510 free, predicted */
-    route_used(e, 11000);           /* the fresh look and the verify: 510 free */
+    route_used(e, STEADY_USED[ML]); /* 2510 free, predicted */
     route_growth(e, slope);
     route_pods(e);
     start(e, NULL);
@@ -505,10 +503,10 @@ test_relist_below_floor_drops_prediction(void **state)
     wait_decided(e, 1);
     d = the_decision(e);
     jstr(d, "result", "recycled");
-    assert_int_equal(json_integer_value(jget(d, "free_mib")), 510);
-    assert_true(json_is_null(jget(d, "prediction")));
-    jhas(d, "reason", "free VRAM still 510 MiB, below the floor, when SETTLE");
-    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
+    assert_int_equal(json_integer_value(jget(d, "free_mib")), 2510);
+    assert_true(json_is_object(jget(d, "prediction")));
+    jhas(d, "reason", "409 on the UID precondition; the replacement is left alone");
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
     json_decref(d);
 }
 
@@ -709,7 +707,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_release_ends_prediction, setup,
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_below_floor_as_low, setup, env_teardown),
-        cmocka_unit_test_setup_teardown(test_relist_below_floor_drops_prediction, setup,
+        cmocka_unit_test_setup_teardown(test_409_predicted_victim_done, setup,
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_predict_off, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_growth_query_fails, setup, env_teardown),

@@ -259,6 +259,25 @@ check_eviction_body(const struct fake_req *r, const char *ns, const char *pod,
     json_decref(b);
 }
 
+/* A dry run's options say dryRun: ["All"] in the body (at key, or at the top
+ * when key is NULL): a real API server reads a DELETE's options from its body
+ * alone, and an eviction's deleteOptions must match the query. */
+static void
+check_dry_run_body(const struct fake_req *r, const char *key)
+{
+    json_error_t jerr;
+    json_t *b = json_loads(r->fr_body, 0, &jerr), *o, *dry;
+
+    if (b == NULL)
+        fail_msg("%s body is not JSON: %s", r->fr_method, r->fr_body);
+    o = key != NULL ? jget(b, key) : b;
+    dry = jget(o, "dryRun");
+    assert_true(json_is_array(dry));
+    assert_int_equal(json_array_size(dry), 1);
+    assert_string_equal(json_string_value(json_array_get(dry, 0)), "All");
+    json_decref(b);
+}
+
 /* Prometheus answers first, then the pods. */
 static void
 routes(struct env *e, const char *prom_file, const char *pods_file)
@@ -530,6 +549,7 @@ test_dry_run(void **state)
     r = req_nth(e, "POST", ML_EVICT, 0);
     check_param(r, "dryRun", "All");
     check_eviction_body(r, ML_NS, ML_POD, ML_UID);
+    check_dry_run_body(r, "deleteOptions");
 
     all = decisions(e);
     assert_int_equal(json_array_size(all), 1);
@@ -581,7 +601,8 @@ test_dry_run_delete_probe(void **state)
     struct env *e = *state;
     const struct kv extra[] = {{"DRY_RUN", "true"}, {"ACTION", "delete"}, {NULL, NULL}};
     const struct fake_req *r;
-    json_t *all, *d;
+    json_error_t jerr;
+    json_t *all, *d, *b;
 
     routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
     assert_int_equal(fake_route(e->fake, "DELETE", ML_PATH, 200, NULL, POD_DELETED, 0),
@@ -593,6 +614,12 @@ test_dry_run_delete_probe(void **state)
     assert_int_equal(count_mutating(e), 1);
     r = req_nth(e, "DELETE", ML_PATH, 0);
     check_param(r, "dryRun", "All");
+    /* The body decides on a real server: dryRun there, beside the precondition. */
+    check_dry_run_body(r, NULL);
+    assert_non_null(b = json_loads(r->fr_body, 0, &jerr));
+    jstr(b, "kind", "DeleteOptions");
+    jstr(jget(b, "preconditions"), "uid", ML_UID);
+    json_decref(b);
     all = decisions(e);
     d = json_array_get(all, 0);
     jstr(d, "result", "would_recycle");
@@ -1074,6 +1101,279 @@ test_pdb_then_forbidden(void **state)
     json_decref(all);
 }
 
+/* A real server also refuses for a budget with 403 (disruptions allowed
+ * negative, too many unconfirmed evictions): a refusal, not an RBAC failure,
+ * so the next candidate is evicted. */
+static void
+test_pdb_403_next_candidate(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-two-over.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 403, "remedy-status-403-pdb.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_reqs(e, "POST", FR_EVICT), 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    jhas(d, "reason", "refused by a PodDisruptionBudget first: " ML_NS "/" ML_POD);
+    jhas(d, "reason", "pdb disruptions allowed is negative");
+    jnull(d, "error");
+    json_decref(all);
+}
+
+/* 500 "more than one PodDisruptionBudget" and a 403 budget refusal: every
+ * candidate refused is blocked, the reason quoting the server. */
+static void
+test_pdb_500_and_403_blocked(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-two-over.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 500, "remedy-status-500-pdb.json", 0);
+    route_file(e, "POST", FR_EVICT, 403, "remedy-status-403-pdb.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 2);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "blocked");
+    check_victim(d, ML_NS, ML_POD, 9957, 3000, 6957);
+    jhas(d, "reason", "every candidate was refused by a PodDisruptionBudget");
+    jhas(d, "reason",
+         "This pod has more than one PodDisruptionBudget, which the eviction "
+         "subresource does not support.");
+    jhas(d, "reason", "poddisruptionbudget.policy \"immich-ml-pdb\" is forbidden");
+    jhas(d, "error", ML_NS "/" ML_POD);
+    jhas(d, "error", FR_NS "/" FR_POD);
+    jnull(d, "verify");
+    json_decref(all);
+}
+
+/* The dry-run probe reads a 403 budget refusal as one too. */
+static void
+test_dry_run_probe_pdb_403(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 403, "remedy-status-403-pdb.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "would_recycle");
+    jhas(d, "reason", "a dry-run eviction says a PodDisruptionBudget would refuse");
+    jhas(d, "reason", "pdb disruptions allowed is negative");
+    json_decref(all);
+}
+
+/* --- 5b. the API server shedding load (SPEC step 6: any other 429) -------- */
+
+static void run_until_requests(struct env *e, const char *method, const char *path,
+                               size_t n);
+static void drained_cb(void *arg);
+
+/* What max-in-flight and priority-and-fairness answer: plain text. */
+#define SHED_BODY "Too many requests, please try again later.\n"
+
+/* One load-shedding answer to method path, with a Retry-After (NULL = none). */
+static void
+route_shed(struct env *e, const char *method, const char *path, const char *retry_after)
+{
+    assert_int_equal(
+        fake_route(e->fake, method, path, 429, "text/plain; charset=utf-8", SHED_BODY, 0),
+        0);
+    if (retry_after != NULL)
+        fake_route_header(e->fake, "Retry-After", retry_after);
+}
+
+/* Milliseconds between the nth and the (n+1)th request to method path. */
+static long
+gap_ms(struct env *e, const char *method, const char *path, size_t n)
+{
+    return req_nth(e, method, path, n + 1)->fr_at_ms -
+           req_nth(e, method, path, n)->fr_at_ms;
+}
+
+/* A 429 that is no budget's refusal is not a refusal: the same victim again
+ * after Retry-After; the next-ranked pod is never touched. */
+static void
+test_throttled_same_victim(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-two-over.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_shed(e, "POST", ML_EVICT, "1");
+    route_shed(e, "POST", ML_EVICT, "garbage"); /* unreadable: 1 s */
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 8000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 3);
+    assert_int_equal(count_reqs(e, "POST", FR_EVICT), 0);
+    for (size_t i = 0; i < 3; i++)
+        check_eviction_body(req_nth(e, "POST", ML_EVICT, i), ML_NS, ML_POD, ML_UID);
+    assert_true(gap_ms(e, "POST", ML_EVICT, 0) >= 950);
+    assert_true(gap_ms(e, "POST", ML_EVICT, 1) >= 950);
+    assert_true(gap_ms(e, "POST", ML_EVICT, 1) < 3000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 9957, 3000, 6957);
+    jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
+    jnull(d, "error");
+    json_decref(all);
+}
+
+/* Throttled on every try: three tries, then failed ("API server throttled");
+ * still nobody else evicted. The loop keeps serving meanwhile. */
+static void
+test_throttled_gives_up(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-two-over.json", "remedy-pods-incident.json");
+    route_shed(e, "POST", ML_EVICT, NULL); /* none: 1 s */
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", ML_EVICT, 1);
+    /* The wait is a timer: other decisions go on (this one coalesces at once). */
+    deliver(e, ON_NODE);
+    wait_rows_then(e, 2, 8000, 300);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 3);
+    assert_int_equal(count_reqs(e, "POST", FR_EVICT), 0);
+    assert_true(gap_ms(e, "POST", ML_EVICT, 0) >= 950);
+    all = decisions(e);
+    jstr(json_array_get(all, 1), "result", "coalesced");
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    check_victim(d, ML_NS, ML_POD, 9957, 3000, 6957);
+    jhas(d, "reason", "the evict of " ML_NS "/" ML_POD " failed: API server throttled");
+    jhas(d, "error", "HTTP 429: API server throttled");
+    jhas(d, "error", "Too many requests, please try again later.");
+    jnull(d, "verify");
+    json_decref(all);
+}
+
+/* A Retry-After beyond 10 s is waited 10 s (then the eviction goes through). */
+static void
+test_throttled_retry_after_capped(void **state)
+{
+    struct env *e = *state;
+    long gap;
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_shed(e, "POST", ML_EVICT, "3600");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 15000);
+    gap = gap_ms(e, "POST", ML_EVICT, 0);
+    assert_true(gap >= 9900 && gap < 11500);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "recycled");
+    json_decref(all);
+}
+
+/* ACTION=delete is retried the same way. */
+static void
+test_throttled_delete(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_shed(e, "DELETE", ML_PATH, "1");
+    assert_int_equal(fake_route(e->fake, "DELETE", ML_PATH, 200, NULL, POD_DELETED, 0),
+                     0);
+    start(e, (const struct kv[]){{"ACTION", "delete"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_reqs(e, "DELETE", ML_PATH), 2);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason", "deleted " ML_NS "/" ML_POD);
+    json_decref(all);
+}
+
+/* Stopping while the retry waits: completed at once, failed, nothing
+ * recycled; the timer never fires into a freed decision. */
+static void
+test_throttled_stop(void **state)
+{
+    struct env *e = *state;
+    int drained = 0;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_shed(e, "POST", ML_EVICT, "5");
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", ML_EVICT, 1);
+    run_ms(e->base, 100);
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    run_ms(e->base, 200);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "the API server throttled it); nothing was recycled");
+    jstr(d, "error", STORE_INTERRUPTED_ERROR);
+    json_decref(all);
+}
+
+/* The dry-run probe throttled is no budget's word: the reason says throttled. */
+static void
+test_dry_run_probe_throttled(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_shed(e, "POST", ML_EVICT, "1");
+    start(e, (const struct kv[]){{"DRY_RUN", "true"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "would_recycle");
+    jhas(d, "reason", "the dry-run eviction probe failed");
+    jhas(d, "reason", "API server throttled");
+    if (strstr(json_string_value(jget(d, "reason")), "PodDisruptionBudget") != NULL)
+        fail_msg("a throttled probe read as a budget: %s",
+                 json_string_value(jget(d, "reason")));
+    json_decref(all);
+}
+
 /* --- 6. other answers to the eviction ------------------------------------- */
 
 static void
@@ -1100,46 +1400,16 @@ test_evict_404(void **state)
     json_decref(all);
 }
 
+/* A 409 on the UID precondition: the pod decided on is gone and a replacement
+ * holds its name. Done (verified as any recycle), never retried: the
+ * replacement, listed with a new UID, is not evicted. */
 static void
-test_evict_409_twice(void **state)
+test_evict_409_done(void **state)
 {
     struct env *e = *state;
     json_t *all, *d;
 
     routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
-    route_file(e, "POST", ML_EVICT, 409, "remedy-status-409.json", 0);
-    start(e, NULL);
-    deliver(e, ON_NODE);
-    wait_rows(e, 1, 5000);
-
-    /* One fresh look after the first 409, then no further chase. */
-    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
-    assert_int_equal(count_mutating(e), 2);
-    assert_int_equal(count_reqs(e, "GET", PODS_PATH), 2);
-    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
-    all = decisions(e);
-    d = json_array_get(all, 0);
-    jstr(d, "result", "failed");
-    jstr(d, "action", "evict");
-    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
-    check_incident_candidates(d);
-    jhas(d, "error", "HTTP 409");
-    jhas(d, "error", "Precondition failed");
-    jhas(d, "reason", "the evict of " ML_NS "/" ML_POD " failed");
-    jnull(d, "verify");
-    json_decref(all);
-}
-
-/* A 409 because the pod was recreated under the same name: the fresh look
- * finds the new UID and the eviction names it. */
-static void
-test_evict_409_then_replacement(void **state)
-{
-    struct env *e = *state;
-    json_t *all, *d;
-
-    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
-    then_prom(e, "remedy-prom-incident.json");
     then_prom(e, "remedy-prom-recovered.json");
     route_file(e, "GET", PODS_PATH, 200, "remedy-pods-replaced.json", 0);
     route_file(e, "POST", ML_EVICT, 409, "remedy-status-409.json", 0);
@@ -1148,16 +1418,45 @@ test_evict_409_then_replacement(void **state)
     deliver(e, ON_NODE);
     wait_rows(e, 1, 5000);
 
-    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
-    assert_int_equal(count_mutating(e), 2);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "GET", PODS_PATH), 1);
     check_eviction_body(req_nth(e, "POST", ML_EVICT, 0), ML_NS, ML_POD, ML_UID);
-    check_eviction_body(req_nth(e, "POST", ML_EVICT, 1), ML_NS, ML_POD, ML_UID2);
     all = decisions(e);
     d = json_array_get(all, 0);
     jstr(d, "result", "recycled");
+    jstr(d, "action", "evict");
     check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    check_incident_candidates(d);
+    jhas(d, "reason", "409 on the UID precondition; the replacement is left alone");
     jnull(d, "error");
     jint(jget(d, "verify"), "free_mib", 11510);
+    json_decref(all);
+}
+
+/* A 409 that is not the UID precondition (the pod modified under the server's
+ * own retries) proves nothing gone: failed, and nothing else is tried. */
+static void
+test_evict_409_other_conflict(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 409, "kube-status-409-modified.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_mutating(e), 1);
+    assert_int_equal(count_reqs(e, "GET", PODS_PATH), 1);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "failed");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "error", "HTTP 409: Operation cannot be fulfilled");
+    jhas(d, "reason", "the evict of " ML_NS "/" ML_POD " failed");
+    jnull(d, "verify");
     json_decref(all);
 }
 
@@ -3371,8 +3670,17 @@ main(void)
         T(test_pdb_all_refused),
         T(test_pdb_then_forbidden),
         T(test_evict_404),
-        T(test_evict_409_twice),
-        T(test_evict_409_then_replacement),
+        T(test_pdb_403_next_candidate),
+        T(test_pdb_500_and_403_blocked),
+        T(test_dry_run_probe_pdb_403),
+        T(test_throttled_same_victim),
+        T(test_throttled_gives_up),
+        T(test_throttled_retry_after_capped),
+        T(test_throttled_delete),
+        T(test_throttled_stop),
+        T(test_dry_run_probe_throttled),
+        T(test_evict_409_done),
+        T(test_evict_409_other_conflict),
         T(test_evict_403),
         T(test_action_delete),
         T(test_thirty_at_once),

@@ -183,8 +183,8 @@ c_constants_match_deployment() {
 	floors=$(grep -v '^[[:space:]]*#' "$SRC" | grep 'gpu_vram_free_mib' | grep -oE '(<|>=|>|<=) [0-9]+' | grep -oE '[0-9]+$' | sort -u)
 	floor=$floors
 	n_floor=$(grep -v '^[[:space:]]*#' "$SRC" | grep 'gpu_vram_free_mib' | grep -cE '(<|>=|>|<=) [0-9]+' || true)
-	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
-	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/deployment.yaml)
+	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/statefulset.yaml)
+	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/statefulset.yaml)
 	# a deployment that leaves a setting out runs the SPEC default
 	d_total=${d_total:-15360}
 	d_floor=${d_floor:-1536}
@@ -199,11 +199,11 @@ c_constants_match_deployment() {
 	return $rc
 }
 
-# setting NAME DEFAULT -- a setting as deploy/deployment.yaml sets
+# setting NAME DEFAULT -- a setting as deploy/statefulset.yaml sets
 # it, else its SPEC default.
 setting() {
 	local v
-	v=$(awk -v n="$1" '$0 ~ "- name: " n "$" { getline; sub(/^[ \t]*value:[ \t]*/, ""); gsub(/"/, ""); print }' deploy/deployment.yaml)
+	v=$(awk -v n="$1" '$0 ~ "- name: " n "$" { getline; sub(/^[ \t]*value:[ \t]*/, ""); gsub(/"/, ""); print }' deploy/statefulset.yaml)
 	printf '%s\n' "${v:-$2}"
 }
 
@@ -357,7 +357,7 @@ c_am_receiver_matches_service() {
 c_kustomize_default() {
 	local rc=0 kind
 	kubectl kustomize deploy/ > "$tmp/rendered.yaml" || return 1
-	for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding PersistentVolumeClaim Secret Deployment DaemonSet Service; do
+	for kind in Namespace ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding Secret StatefulSet DaemonSet Service; do
 		grep -q "^kind: $kind\$" "$tmp/rendered.yaml" || { echo "rendered output has no $kind"; rc=1; }
 	done
 	for kind in ServiceMonitor PrometheusRule; do
@@ -395,12 +395,20 @@ c_deploy_files_accounted() {
 }
 
 c_deployment_hardening() {
-	local rc=0 d=deploy/deployment.yaml p
+	local rc=0 d=deploy/statefulset.yaml p
 	while IFS= read -r p; do
 		grep -qE -- "$p" "$d" || { echo "missing: $p"; rc=1; }
 	done <<'PATTERNS'
-^  replicas: 1$
-type: Recreate$
+^kind: StatefulSet$
+^  replicas: 2$
+podManagementPolicy: Parallel$
+maxUnavailable: 2$
+name: LEADER_ELECTION$
+fieldPath: metadata.name$
+fieldPath: metadata.namespace$
+volumeClaimTemplates:$
+accessModes: \["ReadWriteOnce"\]$
+storage: 1Gi$
 runAsNonRoot: true$
 runAsUser: 65532$
 readOnlyRootFilesystem: true$
@@ -417,12 +425,17 @@ name: DRY_RUN$
 value: "true"$
 name: WEBHOOK_TOKEN_FILE$
 value: "/var/lib/gpu-vram-watchdog/audit.db"$
-claimName: gpu-vram-watchdog-audit$
 serviceAccountName: gpu-vram-watchdog$
 PATTERNS
 	awk '/- name: DRY_RUN$/ { getline; if ($0 !~ /value: "true"$/) exit 1 }' "$d" || { echo "DRY_RUN must ship as \"true\""; rc=1; }
-	if ! grep -q 'ReadWriteOnce' deploy/pvc.yaml || ! grep -q 'storage: 1Gi' deploy/pvc.yaml; then
-		echo "pvc: ReadWriteOnce 1Gi"
+	awk '/- name: LEADER_ELECTION$/ { getline; if ($0 !~ /value: "true"$/) exit 1 }' "$d" || { echo "LEADER_ELECTION must ship as \"true\" (two replicas)"; rc=1; }
+	# the Lease: get/update on the one name, create (no resourceNames possible), nothing else
+	if [ "$(grep -v '^[[:space:]]*#' deploy/lease-rbac.yaml | grep -cE '^[[:space:]]*verbs:')" -ne 2 ] ||
+		! grep -qE '^[[:space:]]*resourceNames: \["gpu-vram-watchdog"\]$' deploy/lease-rbac.yaml ||
+		! grep -qE '^[[:space:]]*verbs: \["get", "update"\]$' deploy/lease-rbac.yaml ||
+		! grep -qE '^[[:space:]]*verbs: \["create"\]$' deploy/lease-rbac.yaml ||
+		! grep -q '^kind: Role$' deploy/lease-rbac.yaml; then
+		echo "deploy/lease-rbac.yaml must be a Role granting get/update on the Lease by name, and create"
 		rc=1
 	fi
 	# least privilege: no wildcard, no secrets, nothing beyond the documented verbs
@@ -503,8 +516,8 @@ PATTERNS
 # Only what SPEC defines: subcommands, flags, audit words, settings.
 c_runbooks_follow_spec() {
 	local rc=0 f line flag word sub
-	local flags=" --node --gpu --format --db --since --namespace --result --limit --once --suggest --window --headroom --help --version "
-	local settings=" EXPORTER_LISTEN_ADDR NODE_NAME NVML_LIBRARY PROC_ROOT POLL_INTERVAL GPU_LABEL ALERT_GPU_LABEL LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT GPUMEM_RESERVE_MIB RELEASE_ANNOTATION RELEASE_WAIT EVENTS PREDICT PREDICT_WINDOW PREDICT_HORIZON PREDICT_MIN_GROWTH MAX_CONCURRENT_DECISIONS "
+	local flags=" --node --gpu --format --db --merge --since --namespace --result --limit --once --suggest --window --headroom --help --version "
+	local settings=" LEADER_ELECTION LEASE_NAME POD_NAME POD_NAMESPACE EXPORTER_LISTEN_ADDR NODE_NAME NVML_LIBRARY PROC_ROOT POLL_INTERVAL GPU_LABEL ALERT_GPU_LABEL LISTEN_ADDR DRY_RUN FLOOR_MIB GPU_TOTAL_MIB GPUMEM_RESOURCE GPUMEM_CAPACITY_MIB GPU_NODE_SELECTOR ADVERTISE_INTERVAL PROMETHEUS_URL USED_QUERY FREE_QUERY POD_LABEL NAMESPACE_LABEL KUBE_API_URL KUBE_TOKEN_FILE KUBE_CA_FILE WEBHOOK_TOKEN_FILE WEBHOOK_AUTH AUDIT_DB AUDIT_RETENTION TRIGGER_ALERTS ALERT_NODE_LABEL ACTION MIN_RUNTIME SETTLE MAX_RECYCLES_PER_HOUR PROTECT_ANNOTATION EXCLUDE_NAMESPACES FALLBACK LOG_FORMAT GPUMEM_RESERVE_MIB RELEASE_ANNOTATION RELEASE_WAIT EVENTS PREDICT PREDICT_WINDOW PREDICT_HORIZON PREDICT_MIN_GROWTH MAX_CONCURRENT_DECISIONS "
 	# not settings: an exporter metric and the runbook's own shell variables
 	local others=" DCGM_FI_DEV_FB_USED REPLACE_WITH_THE_JOB_ABOVE "
 	for f in runbooks/*.md; do
@@ -543,7 +556,7 @@ c_runbooks_follow_spec() {
 		for word in $(grep -oE '\]\([A-Za-z]+\.md(#[a-z-]+)?\)' "$f" | sed -E 's/^\]\(//; s/#.*//; s/\)$//'); do
 			[ -f "runbooks/$word" ] || { echo "$f: link to missing runbooks/$word"; rc=1; }
 		done
-		grep -q 'kubectl -n gpu-vram-watchdog exec deploy/gpu-vram-watchdog -- gpu-vram-watchdog' "$f" ||
+		grep -q 'kubectl -n gpu-vram-watchdog exec sts/gpu-vram-watchdog -- gpu-vram-watchdog' "$f" ||
 			{ echo "$f: no pasteable watchdog command"; rc=1; }
 	done
 	return $rc
@@ -565,7 +578,7 @@ check "RUNBOOK_BASE_URL rebases every runbook_url" c_generator_rebases
 check "every alert has severity, summary, description (with \$value), runbook_url" c_alert_fields
 check "every runbook_url is <one base>/<AlertName>.md and runbooks/<AlertName>.md exists" c_runbook_urls
 check "every alert has firing and non-firing unit tests" c_alerts_unit_tested
-check "rule constants (GPU_TOTAL_MIB, FLOOR_MIB) match deploy/deployment.yaml" c_constants_match_deployment
+check "rule constants (GPU_TOTAL_MIB, FLOOR_MIB) match deploy/statefulset.yaml" c_constants_match_deployment
 check "GPUVRAMExhaustionPredicted: PREDICT_WINDOW/PREDICT_HORIZON, device series only, for: said" c_predicted_matches_daemon
 check "budget alerts: GPUMEM_RESOURCE as kube-state-metrics names it, for: said" c_budget_alerts_match_daemon
 check "time to relief: docs/time-to-relief.md's defaults are the shipped scrape, interval, for:, group_wait" c_relief_timing
@@ -586,7 +599,7 @@ else
 	skipped "optional manifests render" "kubectl not found"
 fi
 check "every deploy/*.yaml is in the kustomization or documented optional" c_deploy_files_accounted
-check "Deployment/PVC/RBAC follow the contract (hardening, probes, dry-run)" c_deployment_hardening
+check "StatefulSet/RBAC follow the contract (two replicas, hardening, probes, dry-run, the Lease)" c_deployment_hardening
 check "exporter DaemonSet/RBAC/Service: hostPID only, hardened, list pods only" c_exporter_daemonset
 check "deploy/Dockerfile: multi-stage, runtime from scratch, non-root, binary entrypoint, serve by default" c_dockerfile
 check "runbooks: sections, links, only SPEC subcommands/flags/settings" c_runbooks_follow_spec

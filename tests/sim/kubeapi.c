@@ -325,14 +325,36 @@ pod_not_found(const char *name)
     return status_fmt(404, "NotFound", "pods \"%s\" not found", name, "pods", name);
 }
 
-/* "All" from ?dryRun= or deleteOptions.dryRun: 1 dry, 0 not, -1 (*out a 400). */
+/* Reads a dryRun list (an array of "All"): 1 dry, 0 not (absent or empty), -1 with
+ * *out a 400. */
 static int
-dry_run(const struct sim_request *rq, const json_t *opts, json_t **out)
+dry_list(const json_t *arr, json_t **out)
+{
+    json_t *e;
+    size_t i;
+    int dry = 0;
+
+    if (arr != NULL && !json_is_array(arr))
+        goto bad;
+    json_array_foreach(arr, i, e)
+    {
+        if (!json_is_string(e) || strcmp(json_string_value(e), "All") != 0)
+            goto bad;
+        dry = 1;
+    }
+    return dry;
+bad:
+    *out = kubeapi_status(400, "BadRequest",
+                          "Invalid dry run value; valid values are: [All]", NULL, NULL);
+    return -1;
+}
+
+/* ?dryRun=: 1 "All", 0 absent, -1 with *out a 400. */
+static int
+dry_query(const struct sim_request *rq, json_t **out)
 {
     char v[64];
-    json_t *arr = json_object_get(opts, "dryRun"), *e;
-    size_t i;
-    int dry = 0, q = query_get(rq->rq_query, "dryRun", v, sizeof(v));
+    int q = query_get(rq->rq_query, "dryRun", v, sizeof(v));
 
     if (q != 0 && (q < 0 || strcmp(v, "All") != 0)) {
         *out =
@@ -340,18 +362,40 @@ dry_run(const struct sim_request *rq, const json_t *opts, json_t **out)
                            "Invalid dry run value; valid values are: [All]", NULL, NULL);
         return -1;
     }
-    dry = q == 1;
-    json_array_foreach(arr, i, e)
-    {
-        if (!json_is_string(e) || strcmp(json_string_value(e), "All") != 0) {
-            *out = kubeapi_status(400, "BadRequest",
-                                  "Invalid dry run value; valid values are: [All]", NULL,
-                                  NULL);
-            return -1;
-        }
-        dry = 1;
+    return q == 1;
+}
+
+/*
+ * An eviction's dry run, as propagateDryRun (registry/core/pod/storage/eviction.go)
+ * merges them: the query's (CreateOptions) and deleteOptions.dryRun; either one set
+ * counts, both set must match. 1 dry, 0 not, -1 with *out the error.
+ */
+static int
+dry_run_eviction(const struct sim_request *rq, const json_t *opts, json_t **out)
+{
+    int q = dry_query(rq, out), b;
+
+    if (q < 0 || (b = dry_list(json_object_get(opts, "dryRun"), out)) < 0)
+        return -1;
+    if (q && json_array_size(json_object_get(opts, "dryRun")) > 0 && !b) {
+        *out = kubeapi_status(
+            500, "", "Non-matching dry-run options in request and content", NULL, NULL);
+        return -1;
     }
-    return dry;
+    return q || b;
+}
+
+/*
+ * A DELETE's dry run, as the real handler (apiserver endpoints/handlers/delete.go)
+ * reads its options: from the body alone when there is one (the query is then
+ * ignored, dryRun included), else from the query. 1 dry, 0 not, -1 with *out a 400.
+ */
+static int
+dry_run_delete(const struct sim_request *rq, const json_t *opts, json_t **out)
+{
+    if (rq->rq_body_len > 0)
+        return dry_list(json_object_get(opts, "dryRun"), out);
+    return dry_query(rq, out);
 }
 
 /*
@@ -395,6 +439,70 @@ preconditions(const struct sim_pod *sp, const json_t *opts, int store_path, json
         return 409;
     }
     return 0;
+}
+
+/* A PodDisruptionBudget's refusal in the form the scenario names, as
+ * registry/core/pod/storage/eviction.go writes each (checkAndDecrement, and the
+ * "more than one" Status). Returns the HTTP code; *out the Status. */
+static int
+pdb_refusal(const struct sc_pod *po, json_t **out)
+{
+    const char *how = po->po_pdb_refuse ? po->po_pdb_refuse : "budget";
+    const char *why;
+    char cause[512], msg[512];
+
+    if (strcmp(how, "multiple") == 0) {
+        *out = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:i}", "kind", "Status",
+                         "apiVersion", "v1", "metadata", "status", "Failure", "message",
+                         "This pod has more than one PodDisruptionBudget, which the "
+                         "eviction subresource does not support.",
+                         "code", 500);
+        return 500;
+    }
+    if (strcmp(how, "negative") == 0 || strcmp(how, "unconfirmed") == 0) {
+        int neg = strcmp(how, "negative") == 0;
+        why = neg ? "pdb disruptions allowed is negative"
+                  : "DisruptedPods map too big - too many evictions not confirmed by PDB "
+                    "controller";
+        snprintf(msg, sizeof(msg), "poddisruptionbudget.policy \"%s\" is forbidden: %s",
+                 po->po_pdb_name, why);
+        snprintf(cause, sizeof(cause),
+                 "The disruption budget %s does not allow evicting pods currently: %s",
+                 po->po_pdb_name,
+                 neg ? "pdb disruptions allowed is negative"
+                     : "too many pending evictions not confirmed by PDB controller");
+        *out = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:[{s:s, "
+                         "s:s}]}, s:i}",
+                         "kind", "Status", "apiVersion", "v1", "metadata", "status",
+                         "Failure", "message", msg, "reason", "Forbidden", "details",
+                         "name", po->po_pdb_name, "group", "policy", "kind",
+                         "poddisruptionbudget", "causes", "reason", "DisruptionBudget",
+                         "message", cause, "code", 403);
+        return 403;
+    }
+    if (strcmp(how, "processing") == 0)
+        snprintf(cause, sizeof(cause),
+                 "The disruption budget %s is still being processed by the server.",
+                 po->po_pdb_name);
+    else
+        snprintf(cause, sizeof(cause),
+                 "The disruption budget %s needs %d healthy pods and has %d currently",
+                 po->po_pdb_name, po->po_pdb_desired, po->po_pdb_current);
+    *out = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:[{s:s, s:s}]}, s:i}", "kind",
+                     "Status", "apiVersion", "v1", "metadata", "status", "Failure",
+                     "message",
+                     "Cannot evict pod as it would violate the pod's disruption budget.",
+                     "reason", "TooManyRequests", "details", "causes", "reason",
+                     "DisruptionBudget", "message", cause, "code", 429);
+    /* Only the "still being processed" form suggests a wait (NewTooManyRequests(.., 10)):
+     * the server then also sends Retry-After (server.c). */
+    if (*out != NULL && strcmp(how, "processing") == 0 &&
+        json_object_set_new(json_object_get(*out, "details"), "retryAfterSeconds",
+                            json_integer(10)) != 0) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    return 429;
 }
 
 /* POST /api/v1/namespaces/NS/pods/P/eviction, in the API server's order of checks. */
@@ -449,9 +557,9 @@ evict_pod(struct world *w, const struct sim_request *rq, const char *ns, const c
         return 400;
     }
     opts = json_object_get(ev, "deleteOptions");
-    dry = dry_run(rq, opts, out);
+    dry = dry_run_eviction(rq, opts, out);
     if (dry < 0)
-        return 400;
+        return (int)json_integer_value(json_object_get(*out, "code"));
     sp = world_find_pod(w, ns, name);
     if (sp == NULL) {
         *out = pod_not_found(name);
@@ -459,20 +567,8 @@ evict_pod(struct world *w, const struct sim_request *rq, const char *ns, const c
     }
     /* Pending and terminating pods are deleted without asking their PDB. */
     if (sp->sp_spec->po_pdb_name != NULL &&
-        strcmp(sp->sp_spec->po_phase, "Running") == 0 && !sp->sp_spec->po_terminating) {
-        char cause[512];
-        snprintf(cause, sizeof(cause),
-                 "The disruption budget %s needs %d healthy pods and has %d currently",
-                 sp->sp_spec->po_pdb_name, sp->sp_spec->po_pdb_desired,
-                 sp->sp_spec->po_pdb_current);
-        *out = json_pack(
-            "{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:[{s:s, s:s}]}, s:i}", "kind", "Status",
-            "apiVersion", "v1", "metadata", "status", "Failure", "message",
-            "Cannot evict pod as it would violate the pod's disruption budget.", "reason",
-            "TooManyRequests", "details", "causes", "reason", "DisruptionBudget",
-            "message", cause, "code", 429);
-        return 429;
-    }
+        strcmp(sp->sp_spec->po_phase, "Running") == 0 && !sp->sp_spec->po_terminating)
+        return pdb_refusal(sp->sp_spec, out);
     rc = preconditions(sp, opts, dry, out);
     if (rc != 0)
         return rc;
@@ -499,7 +595,7 @@ delete_pod(struct world *w, const struct sim_request *rq, const char *ns,
                               "the DeleteOptions body is not a JSON object", NULL, NULL);
         return 400;
     }
-    dry = dry_run(rq, opts, out);
+    dry = dry_run_delete(rq, opts, out);
     if (dry < 0)
         return 400;
     sp = world_find_pod(w, ns, name);

@@ -16,6 +16,7 @@
 #include "nodefs.h"
 #include "release.h"
 #include "scenario.h"
+#include "lease_api.h"
 #include "server.h"
 #include "world.h"
 
@@ -196,7 +197,7 @@ main(int argc, char **argv)
     struct nodefs *nf = NULL;
     struct releases *rs = NULL;
     struct timeval every = {0, SYNC_USEC};
-    struct server sv;
+    struct server sv = {0};
     struct sigaction sa;
     char err[600], host[256];
     unsigned short port;
@@ -232,6 +233,11 @@ main(int argc, char **argv)
     sv.sv_world = w;
     sv.sv_token_file = op.op_token_file;
     sv.sv_nodefs = NULL;
+    /* The coordination.k8s.io Leases the watchdog's replicas elect a leader on. */
+    if ((sv.sv_lease = lease_api_new()) == NULL) {
+        fprintf(stderr, "gvw-sim: out of memory\n");
+        goto done;
+    }
     if (op.op_nvml_state != NULL || op.op_proc_root != NULL || op.op_node_dir != NULL) {
         nf = nodefs_new(w, op.op_nvml_state, op.op_proc_root, op.op_node_dir, err,
                         sizeof(err));
@@ -308,6 +314,7 @@ done:
     if (http != NULL)
         evhttp_free(http);
     releases_free(rs);
+    lease_api_free(sv.sv_lease);
     if (base != NULL)
         event_base_free(base);
     nodefs_free(nf);

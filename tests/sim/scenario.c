@@ -487,10 +487,21 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     if (jpdb != NULL) {
         po->po_pdb_desired = 1;
         po->po_pdb_current = 1;
-        if (json_unpack_ex(jpdb, &je, JSON_STRICT, "{s:s, s?i, s?i}", "name",
+        po->po_pdb_refuse = "budget";
+        if (json_unpack_ex(jpdb, &je, JSON_STRICT, "{s:s, s?i, s?i, s?s}", "name",
                            &po->po_pdb_name, "desired_healthy", &po->po_pdb_desired,
-                           "current_healthy", &po->po_pdb_current) != 0)
+                           "current_healthy", &po->po_pdb_current, "refuse",
+                           &po->po_pdb_refuse) != 0)
             return fail(p, "%s: pdb: %s", where, je.text);
+        if (strcmp(po->po_pdb_refuse, "budget") != 0 &&
+            strcmp(po->po_pdb_refuse, "processing") != 0 &&
+            strcmp(po->po_pdb_refuse, "negative") != 0 &&
+            strcmp(po->po_pdb_refuse, "unconfirmed") != 0 &&
+            strcmp(po->po_pdb_refuse, "multiple") != 0)
+            return fail(p,
+                        "%s: pdb: refuse must be budget, processing, negative, "
+                        "unconfirmed or multiple",
+                        where);
     }
     if (parse_procs(p, where, jprocs, sc, po, &po->po_procs, &po->po_nprocs) != 0)
         return -1;
@@ -798,7 +809,8 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     struct scenario *sc;
     json_error_t je;
     json_t *jpods = NULL, *jpod, *jnode = NULL, *jgpus = NULL, *jnodes = NULL,
-           *jhosts = NULL;
+           *jhosts = NULL, *jthrottle = NULL;
+    json_int_t throttle = 0;
     json_int_t total = DEFAULT_TOTAL_MIB, seed = 1;
     double respawn_after = DEFAULT_RESPAWN_AFTER;
     size_t i;
@@ -818,15 +830,27 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     sc->sc_resource = DEFAULT_RESOURCE;
     sc->sc_time_scale = 1.0;
     if (json_unpack_ex(sc->sc_root, &je, JSON_STRICT,
-                       "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o, s?o, s?o}",
+                       "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o, s?o, s?o, s?o}",
                        "description", &sc->sc_description, "node", &jnode,
                        "gpu_total_mib", &total, "gpumem_resource", &sc->sc_resource,
                        "time_scale", &sc->sc_time_scale, "respawn_after", &respawn_after,
                        "seed", &seed, "pods", &jpods, "gpus", &jgpus, "nodes", &jnodes,
-                       "host_processes", &jhosts) != 0) {
+                       "host_processes", &jhosts, "throttle", &jthrottle) != 0) {
         fail(&p, "%s", je.text);
         goto fail;
     }
+    sc->sc_throttle_retry_after = "1";
+    if (jthrottle != NULL &&
+        json_unpack_ex(jthrottle, &je, JSON_STRICT, "{s:I, s?s}", "count", &throttle,
+                       "retry_after", &sc->sc_throttle_retry_after) != 0) {
+        fail(&p, "throttle: %s", je.text);
+        goto fail;
+    }
+    if (throttle < 0 || throttle > 1000000) {
+        fail(&p, "throttle: count must be 0..1000000");
+        goto fail;
+    }
+    sc->sc_throttle_count = (long)throttle;
     if (total <= 0 || total > 1024 * 1024) {
         fail(&p, "gpu_total_mib must be 1..1048576");
         goto fail;

@@ -66,6 +66,9 @@ struct sc_pod {
     int po_terminating;      /* 1: metadata.deletionTimestamp is set from the start */
     const char *po_pdb_name; /* NULL = no PodDisruptionBudget refuses its eviction */
     int po_pdb_desired, po_pdb_current; /* for the 429 cause message */
+    const char *po_pdb_refuse;          /* how the API server refuses: "budget" (429, the
+                                           default), "processing" (429, Retry-After 10),
+                                           "negative" or "unconfirmed" (403), "multiple" (500) */
     struct sc_proc *po_procs;           /* owned; the first incarnation's processes */
     size_t po_nprocs;
     int po_gpu;              /* the GPU its processes use unless one says otherwise */
@@ -92,6 +95,9 @@ struct scenario {
     unsigned long long sc_seed; /* seeds generated uids and name suffixes */
     struct sc_pod *sc_pods;     /* owned: the pods, then the host processes (po_host) */
     size_t sc_npods;
+    long sc_throttle_count; /* evictions and pod DELETEs shed with a plain-text
+                               429 before any is served (load shedding) */
+    const char *sc_throttle_retry_after; /* their Retry-After header, as given */
 };
 
 /*

@@ -49,12 +49,21 @@ reply_text(struct evhttp_request *req, int code, const char *ctype, const char *
     evbuffer_free(buf);
 }
 
-/* Sends body (stolen) as JSON; NULL body means memory ran out. */
+/* Sends body (stolen) as JSON; NULL body means memory ran out. A Status whose
+ * details suggest a wait also gets Retry-After, as the API server's
+ * ErrorNegotiated writes it. */
 static void
 reply_json(struct evhttp_request *req, int code, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    json_int_t wait = json_integer_value(
+        json_object_get(json_object_get(body, "details"), "retryAfterSeconds"));
+    char after[24];
 
+    if (wait > 0) {
+        snprintf(after, sizeof(after), "%lld", (long long)wait);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", after);
+    }
     json_decref(body);
     if (text == NULL) {
         reply_text(req, 500, "text/plain", "gvw-sim: out of memory\n");
@@ -120,17 +129,55 @@ record(struct world *w, const struct sim_request *rq, struct evhttp_request *req
             *rq->rq_query ? "?" : "", rq->rq_query, code);
 }
 
+/* Whether rq is an eviction or a pod's DELETE: what the scenario's "throttle" sheds. */
+static int
+recycles_pod(const struct sim_request *rq)
+{
+    const char *p = rq->rq_path;
+    size_t n = strlen(p);
+
+    if (strncmp(p, "/api/v1/namespaces/", 19) != 0 || strstr(p, "/pods/") == NULL)
+        return 0;
+    if (strcmp(rq->rq_method, "POST") == 0)
+        return n > 9 && strcmp(p + n - 9, "/eviction") == 0;
+    return strcmp(rq->rq_method, "DELETE") == 0 &&
+           strchr(strstr(p, "/pods/") + 6, '/') == NULL;
+}
+
+/* Load shedding, as max-in-flight and priority-and-fairness answer it (apiserver
+ * server/filters: tooManyRequests): plain text, Retry-After, no Status. */
+static void
+reply_shed(struct server *sv, struct evhttp_request *req, const struct sim_request *rq)
+{
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+    record(sv->sv_world, rq, req, 429, NULL);
+    evhttp_add_header(h, "Retry-After", sv->sv_world->w_sc->sc_throttle_retry_after);
+    evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+    reply_text(req, 429, "text/plain; charset=utf-8",
+               "Too many requests, please try again later.\n");
+}
+
 static void
 handle_api(struct server *sv, struct evhttp_request *req, const struct sim_request *rq)
 {
     int code, mutating =
                   strcmp(rq->rq_method, "GET") != 0 && strcmp(rq->rq_method, "HEAD") != 0;
+    int allowed = authorized(sv, req);
     json_t *out = NULL;
 
-    if (!authorized(sv, req)) {
+    /* Shedding comes after authentication, before anything is read or changed. */
+    if (allowed && recycles_pod(rq) && sv->sv_world->w_throttle_left > 0) {
+        sv->sv_world->w_throttle_left--;
+        reply_shed(sv, req, rq);
+        return;
+    }
+    if (!allowed) {
         code = 401;
         out = kubeapi_status(401, "Unauthorized", "Unauthorized", NULL, NULL);
-    } else {
+    } else if (sv->sv_lease == NULL ||
+               (code = lease_api_handle(sv->sv_lease, rq->rq_method, rq->rq_path,
+                                        rq->rq_json, &out)) == 0) {
         code = kubeapi_handle(sv->sv_world, rq, &out);
     }
     if (out == NULL)
@@ -176,11 +223,24 @@ quit_done(struct evhttp_request *req, void *arg)
 
 static void
 handle_sim(struct server *sv, struct evhttp_request *req, const char *method,
-           const char *path)
+           const char *path, const char *body)
 {
     int get = strcmp(method, "GET") == 0;
 
-    if (strcmp(path, "/sim/events") == 0 && get) {
+    if (strcmp(path, "/sim/lease") == 0 && get && sv->sv_lease != NULL) {
+        reply_json(req, 200, lease_api_state(sv->sv_lease));
+    } else if (strcmp(path, "/sim/lease-fault") == 0 && strcmp(method, "POST") == 0 &&
+               sv->sv_lease != NULL) {
+        char spec[64];
+        snprintf(spec, sizeof(spec), "%s", body);
+        spec[strcspn(spec, "\r\n")] = '\0';
+        if (lease_api_fault(sv->sv_lease, spec) == 0) {
+            fprintf(stderr, "gvw-sim: lease fault %s\n", spec);
+            reply_json(req, 200, lease_api_state(sv->sv_lease));
+        } else {
+            reply_text(req, 400, "text/plain", "want fence:CODE, all:CODE or none\n");
+        }
+    } else if (strcmp(path, "/sim/events") == 0 && get) {
         reply_json(req, 200, json_incref(sv->sv_world->w_events));
     } else if (strcmp(path, "/sim/state") == 0 && get) {
         reply_json(req, 200, world_state_json(sv->sv_world));
@@ -263,7 +323,7 @@ server_handle(struct evhttp_request *req, void *arg)
         else
             reply_text(req, 405, "text/plain", "method not allowed\n");
     } else if (strncmp(path, "/sim/", 5) == 0) {
-        handle_sim(sv, req, method, path);
+        handle_sim(sv, req, method, path, body);
     } else {
         reply_text(req, 404, "text/plain", "404 page not found\n");
     }

@@ -145,6 +145,7 @@ world_new(const struct scenario *sc, double time_scale, char *err, size_t errlen
     w->w_start_wall = clock_sec(CLOCK_REALTIME);
     w->w_rv = 4200;
     w->w_rng = sc->sc_seed;
+    w->w_throttle_left = sc->sc_throttle_count;
     for (i = 0; i < sc->sc_npods; i++)
         for (j = 0; j < sc->sc_pods[i].po_nprocs; j++)
             if (sc->sc_pods[i].po_procs[j].pr_pid > maxpid)

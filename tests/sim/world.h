@@ -54,8 +54,9 @@ struct world {
     json_t **w_nodes; /* owned: one Node object per simulated node, in scenario order
                          (status.capacity is patchable) */
     size_t w_nnodes;
-    json_t *w_events; /* owned: every mutating API call, oldest first */
-    json_t *w_counts; /* owned: "METHOD path" -> requests seen */
+    json_t *w_events;     /* owned: every mutating API call, oldest first */
+    json_t *w_counts;     /* owned: "METHOD path" -> requests seen */
+    long w_throttle_left; /* evictions/DELETEs still to be shed (scenario "throttle") */
 };
 
 /* A new world at time zero. NULL with a reason in err on allocation failure.

@@ -10,11 +10,36 @@
  *     lost INDEX
  *     slow INDEX MILLISECONDS   (nvmlDeviceGetMemoryInfo of that GPU sleeps
  *                                that long first: a driver call that hangs)
+ *     card INDEX UUID MODEL     a real card, its free memory following from its
+ *                                processes: MODEL T4, A10, L4, A100-40GB,
+ *                                A100-80GB or H100 gives NVML's name and total
+ *                                (15360 to 81559 MiB) and what the driver
+ *                                reserves (300 to 480 MiB); each process is
+ *                                reported with its CUDA context added (500 MiB
+ *                                unless "context" says otherwise), and free =
+ *                                total - reserve - the processes' figures, so
+ *                                used is more than the processes hold
+ *     reserve INDEX MIB         that card's driver reserve instead
+ *     context INDEX MIB         that card's context per process instead
+ * On a card, "proc ... USED" is what the process allocated itself.
  * A missing or unreadable file makes nvmlInit fail with
  * NVML_ERROR_DRIVER_NOT_LOADED; so does "init fail", and once it appears in
  * a running process nvmlDeviceGetCount* answers the same (the driver went
  * away), so the caller has to init again. A malformed line is reported on stderr and
- * ignored. Signatures and codes are NVIDIA's public ones. */
+ * ignored. Signatures and codes are NVIDIA's public ones.
+ *
+ * GVW_STUB_NVML_EVIL (read at every call; a comma list, or "all") makes the
+ * library misbehave the ways a buggy or hostile driver could, to prove the
+ * caller trusts nothing it should not:
+ *     overcount     a process list filled into a buffer answers SUCCESS with a
+ *                   count 1000 past the buffer's size
+ *     size-success  the size query (no buffer) answers SUCCESS with the count,
+ *                   writing nothing, instead of NVML_ERROR_INSUFFICIENT_SIZE
+ *     huge          every process reports 2^63 bytes (the file's figure ignored;
+ *                   "na" stays na)
+ *     badname       names and UUIDs carry invalid UTF-8 (a lone continuation,
+ *                   0xFF, an overlong '/', a surrogate, a cut sequence) and the
+ *                   characters the exposition must escape (" \ newline) */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,7 +94,37 @@ struct nvmlDevice_st {
     unsigned long long total, free;
     struct proc procs[MAX_PROCS];
     int nprocs;
+    int card;                            /* a "card" record: free follows the processes */
+    unsigned long long reserve, context; /* bytes, on a card */
+    int has_reserve, has_context;        /* set by their own records */
 };
+
+#define MIB 1048576ULL
+
+/* Real cards as NVML names them and nvidia-smi counts their memory; the
+ * reserve is about what the driver keeps (SPEC: ~300 MiB on a T4, ~480 on an
+ * H100). */
+static const struct {
+    const char *model, *name;
+    unsigned long long total_mib, reserve_mib;
+} cards[] = {
+    {"T4", "Tesla T4", 15360, 300},
+    {"A10", "NVIDIA A10", 23028, 400},
+    {"L4", "NVIDIA L4", 23034, 400},
+    {"A100-40GB", "NVIDIA A100-PCIE-40GB", 40960, 450},
+    {"A100-80GB", "NVIDIA A100 80GB PCIe", 81920, 480},
+    {"H100", "NVIDIA H100 80GB HBM3", 81559, 480},
+};
+#define CONTEXT_MIB 500
+
+/* What NVML reports for process p: on a card, its own memory and its context. */
+static unsigned long long
+reported(const struct nvmlDevice_st *g, const struct proc *p)
+{
+    if (p->used == NVML_VALUE_NOT_AVAILABLE || !g->card)
+        return p->used;
+    return p->used > ~0ULL - 1 - g->context ? ~0ULL - 1 : p->used + g->context;
+}
 
 static struct {
     int loaded, init_fail, inited;
@@ -79,6 +134,23 @@ static struct {
     struct nvmlDevice_st gpus[MAX_GPUS];
     unsigned ngpus;
 } st;
+
+/* Whether GVW_STUB_NVML_EVIL names word (or is "all"). */
+static int
+evil(const char *word)
+{
+    const char *e = getenv("GVW_STUB_NVML_EVIL"), *p;
+    size_t n = strlen(word);
+
+    if (e == NULL)
+        return 0;
+    if (strcmp(e, "all") == 0)
+        return 1;
+    for (p = e; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == e || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
 
 static int
 parse_u64(const char *s, unsigned long long *out)
@@ -171,6 +243,46 @@ parse_line(const char *path, int lineno, char *line)
             return;
         }
         st.gpus[idx].slow_ms = a;
+    } else if (strcmp(word, "card") == 0) {
+        char *uuid, *model;
+        size_t k;
+        struct nvmlDevice_st *g;
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS ||
+            (uuid = strtok_r(NULL, " ", &save)) == NULL ||
+            (model = strtok_r(NULL, " ", &save)) == NULL) {
+            bad(path, lineno, "card INDEX UUID MODEL");
+            return;
+        }
+        for (k = 0; k < sizeof(cards) / sizeof(cards[0]); k++)
+            if (strcmp(cards[k].model, model) == 0)
+                break;
+        if (k == sizeof(cards) / sizeof(cards[0])) {
+            bad(path, lineno, "MODEL is not T4, A10, L4, A100-40GB, A100-80GB or H100");
+            return;
+        }
+        g = &st.gpus[idx];
+        g->present = g->card = 1;
+        snprintf(g->uuid, sizeof(g->uuid), "%s", uuid);
+        snprintf(g->name, sizeof(g->name), "%s", cards[k].name);
+        g->total = cards[k].total_mib * MIB;
+        if (!g->has_reserve)
+            g->reserve = cards[k].reserve_mib * MIB;
+        if (!g->has_context)
+            g->context = CONTEXT_MIB * MIB;
+        if (idx + 1 > st.ngpus)
+            st.ngpus = (unsigned)idx + 1;
+    } else if (strcmp(word, "reserve") == 0 || strcmp(word, "context") == 0) {
+        int reserve = strcmp(word, "reserve") == 0;
+        if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS ||
+            parse_u64(strtok_r(NULL, " ", &save), &a) == -1 || a > (1ULL << 40)) {
+            bad(path, lineno, reserve ? "reserve INDEX MIB" : "context INDEX MIB");
+            return;
+        }
+        /* Before or after the card record: either way it wins. */
+        if (reserve)
+            st.gpus[idx].reserve = a * MIB, st.gpus[idx].has_reserve = 1;
+        else
+            st.gpus[idx].context = a * MIB, st.gpus[idx].has_context = 1;
     } else if (strcmp(word, "lost") == 0) {
         if (parse_u64(strtok_r(NULL, " ", &save), &idx) == -1 || idx >= MAX_GPUS) {
             bad(path, lineno, "lost INDEX");
@@ -314,18 +426,37 @@ copy_text(const char *s, char *out, unsigned int len)
     return NVML_SUCCESS;
 }
 
+/* s, with badname: wrapped in invalid UTF-8 and characters to escape, as
+ * much as fits NVML's 96-byte buffers. */
+static const char *
+maybe_bad(const char *s, char *buf, size_t len)
+{
+    if (!evil("badname"))
+        return s;
+    snprintf(buf, len, "\x80%.40s \xff\xc0\xaf\xed\xa0\x80 \"q\" b\\s\nl \xe2\x82", s);
+    return buf;
+}
+
 EXPORT nvmlReturn_t
 nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned int len)
 {
     nvmlReturn_t rc = check_dev(dev);
-    return rc != NVML_SUCCESS ? rc : copy_text(dev->uuid, uuid, len);
+    char buf[96];
+
+    return rc != NVML_SUCCESS
+               ? rc
+               : copy_text(maybe_bad(dev->uuid, buf, sizeof(buf)), uuid, len);
 }
 
 EXPORT nvmlReturn_t
 nvmlDeviceGetName(nvmlDevice_t dev, char *name, unsigned int len)
 {
     nvmlReturn_t rc = check_dev(dev);
-    return rc != NVML_SUCCESS ? rc : copy_text(dev->name, name, len);
+    char buf[96];
+
+    return rc != NVML_SUCCESS
+               ? rc
+               : copy_text(maybe_bad(dev->name, buf, sizeof(buf)), name, len);
 }
 
 EXPORT nvmlReturn_t
@@ -345,7 +476,17 @@ nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
     }
     mem->total = dev->total;
     mem->free = dev->free;
-    mem->used = dev->total > dev->free ? dev->total - dev->free : 0;
+    if (dev->card) { /* the reserve and each process once, whichever lists it */
+        unsigned long long held = dev->reserve;
+        for (int i = 0; i < dev->nprocs; i++) {
+            unsigned long long r = reported(dev, &dev->procs[i]);
+            if (r == NVML_VALUE_NOT_AVAILABLE)
+                continue;
+            held = held >= dev->total || r >= dev->total - held ? dev->total : held + r;
+        }
+        mem->free = held < dev->total ? dev->total - held : 0;
+    }
+    mem->used = dev->total > mem->free ? dev->total - mem->free : 0;
     return NVML_SUCCESS;
 }
 
@@ -362,29 +503,37 @@ list(nvmlDevice_t dev, int graphics, unsigned int *count, void *infos, size_t re
         return NVML_ERROR_INVALID_ARGUMENT;
     for (int i = 0; i < dev->nprocs; i++)
         n += graphics ? dev->procs[i].graphics : dev->procs[i].compute;
+    if (infos == NULL && n > 0 && evil("size-success")) {
+        *count = n; /* "success", and nothing written anywhere */
+        return NVML_SUCCESS;
+    }
     if (*count < n || (n > 0 && infos == NULL)) {
         *count = n;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     for (int i = 0; i < dev->nprocs; i++) {
         const struct proc *p = &dev->procs[i];
+        unsigned long long used = reported(dev, p);
         if (!(graphics ? p->graphics : p->compute))
             continue;
+        if (evil("huge") && used != NVML_VALUE_NOT_AVAILABLE)
+            used = 1ULL << 63;
         if (rec == sizeof(nvmlProcessInfo_v1_t)) {
             nvmlProcessInfo_v1_t *r = (nvmlProcessInfo_v1_t *)infos + k;
             r->pid = p->pid;
-            r->usedGpuMemory = p->used;
+            r->usedGpuMemory = used;
         } else {
             nvmlProcessInfo_t *r = (nvmlProcessInfo_t *)infos + k;
             memset(r, 0, sizeof(*r));
             r->pid = p->pid;
-            r->usedGpuMemory = p->used;
+            r->usedGpuMemory = used;
             r->gpuInstanceId = 0xFFFFFFFFu;
             r->computeInstanceId = 0xFFFFFFFFu;
         }
         k++;
     }
-    *count = n;
+    /* overcount: the buffer's size plus records that were never written */
+    *count = evil("overcount") && infos != NULL ? *count + 1000 : n;
     return NVML_SUCCESS;
 }
 

@@ -155,6 +155,38 @@ test_edges(void **state)
     attr_result_free(NULL);
 }
 
+/* Per-process figures are NVML's word: sums saturate at UINT64_MAX, never
+ * wrap (2^63 + 2^63 + 5 GiB once read as 5 GiB), so the series reads as more
+ * than any card holds; unattributed stays at 0, never wraps either. */
+static void
+test_sums_saturate(void **state)
+{
+    const uint64_t half = 1ULL << 63;
+    struct nvml_proc p0[] = {{10, half, 1},
+                             {11, half, 1},
+                             {16, 5 * GIB, 1},
+                             {12, UINT64_MAX - 1, 1},
+                             {17, 2, 1}};
+    struct nvml_device dev = {0, "GPU-0", "T4", 16 * GIB, 6 * GIB, p0, 5};
+    struct nvml_snapshot snap = {&dev, 1};
+    struct attr_pid pids[] = {pid(10, "uid-a", "aaaa"), pid(11, "uid-a", "aaaa"),
+                              pid(16, "uid-a", "aaaa"), pid(12, "uid-a", "bbbb"),
+                              pid(17, "uid-a", "bbbb")};
+    struct attr_result r;
+
+    (void)state;
+    assert_int_equal(attribute(&snap, pids, 5, &pods, never_asked, NULL, &r), 0);
+    assert_true(find(&r, 0, "llm-0", "server")->as_bytes == UINT64_MAX);
+    assert_true(find(&r, 0, "llm-0", "sidecar")->as_bytes == UINT64_MAX);
+    assert_int_equal(r.ar_devices[0].ad_used, 10 * GIB);
+    assert_int_equal(r.ar_devices[0].ad_unattributed, 0);
+    attr_result_free(&r);
+    assert_true(attr_add_sat(UINT64_MAX - 1, 1) == UINT64_MAX);
+    assert_true(attr_add_sat(UINT64_MAX - 1, 2) == UINT64_MAX);
+    assert_true(attr_add_sat(half, half) == UINT64_MAX);
+    assert_true(attr_add_sat(3, 4) == 7);
+}
+
 int
 main(void)
 {
@@ -162,6 +194,7 @@ main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_unknown_pod_and_container),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_sums_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,8 +16,10 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "audit_cli.h"
+#include "lib/terminal_safe.h"
 #include "audit_format.h"
 #include "store.h"
 
@@ -618,6 +620,225 @@ test_table_longest_names(void **state)
     assert_int_equal(column_of(f->f_out, "KEY"), column_of(f->f_out, want + 1));
 }
 
+/* Stored text that tries to take over the terminal: a newline that forges
+ * the next row, ESC and C1 CSI that recolour or clear, RLO that reverses
+ * what follows, a line separator, and a byte that is not UTF-8. */
+#define HOSTILE_NODE                                                                     \
+    "gpu-1\x1b[2J\xc2\x9b"                                                               \
+    "31m"
+#define HOSTILE_REASON                                                                   \
+    "over budget\n      99 06-02 10:00 gpu-9       recycled\xe2\x80\xae"                 \
+    "evil\x9b"
+#define HOSTILE_NS "ml\xe2\x80\xa8x"
+#define HOSTILE_POD "onnx\xe2\x81\xa6-1\x7f"
+
+static const struct store_victim v_hostile = {HOSTILE_NS, HOSTILE_POD, 10700,
+                                              1,          2000,        8700};
+static const struct store_candidate c_hostile[] = {
+    {HOSTILE_NS, HOSTILE_POD, 10700, 1, 2000, 1, NULL}};
+static const struct store_decision d_hostile = {.sd_time_ms = T0 + 240000,
+                                                .sd_node = HOSTILE_NODE,
+                                                .sd_trigger = "GPUVRAMLow\r\x1b]0;x\a",
+                                                .sd_result = "recycled",
+                                                .sd_reason = HOSTILE_REASON,
+                                                .sd_free_known = 1,
+                                                .sd_free_mib = 300,
+                                                .sd_floor_mib = 1536,
+                                                .sd_action = "evict",
+                                                .sd_victim = &v_hostile,
+                                                .sd_candidates = c_hostile,
+                                                .sd_candidate_count = 1,
+                                                .sd_error = "\xe2\x80\x8f\xd8\x9c"
+                                                            "err",
+                                                .sd_gpu = "GPU-\xe2\x80\xab"};
+
+/* Every listing of it (table, show, check's table, alerts) reaches the
+ * terminal as one line a row, escapes instead of controls, still aligned. */
+static void
+test_hostile_text(void **state)
+{
+    struct fx *f = *state;
+    char err[256], *text = NULL;
+    size_t len = 0, lines = 0;
+    struct store_alert al = {T0 + 240000,
+                             "GPUVRAMLow\n\xc2\x85"
+                             "forged",
+                             "firing\xe2\x80\xae",
+                             "fp\x1b",
+                             NULL,
+                             NULL,
+                             "{}",
+                             "{}"};
+    struct store *s = store_open(f->f_db, STORE_READWRITE, err, sizeof(err));
+    FILE *mem;
+
+    assert_non_null(s);
+    assert_int_equal(store_decision_record(s, &d_hostile, NULL, err, sizeof(err)), 0);
+    assert_int_equal(store_add_alert(s, &al, NULL, err, sizeof(err)), 0);
+    store_close(s);
+
+    assert_int_equal(run(f, "--db", "DB", END), 0);
+    assert_true(terminal_safe(f->f_out));
+    for (const char *p = f->f_out; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 1 + 7);                /* the header and the seven rows */
+    assert_out_has(f, "gpu-1\\x1b[2\xe2\x80\xa6"); /* cut in its cell, escapes whole */
+    assert_out_has(f, " ml\\u{2028}x/onnx\\u{2066}-1\\x7f\n");
+    assert_int_equal(column_of(f->f_out, "ml\\u{2028}x/"), column_of(f->f_out, "VICTIM"));
+    assert_int_equal(column_of(f->f_out, "recycled"), column_of(f->f_out, "RESULT"));
+
+    assert_int_equal(run(f, "--db", "DB", "show", "7", END), 0);
+    assert_true(terminal_safe(f->f_out));
+    assert_out_has(f, "  node        gpu-1\\x1b[2J\\u{009B}31m\n");
+    assert_out_has(f, "  gpu         GPU-\\u{202B}\n");
+    assert_out_has(f, "  trigger     GPUVRAMLow\\r\\x1b]0;x\\x07\n");
+    assert_out_has(f, "  reason      over budget\\n      99 06-02 10:00 gpu-9       "
+                      "recycled\\u{202E}evil\\x9b\n");
+    assert_out_has(f, "  victim      ml\\u{2028}x/onnx\\u{2066}-1\\x7f: used 10700 MiB");
+    assert_out_has(f, "  error       \\u{200F}\\u{061C}err\n");
+    assert_out_has(f, "yes                      ml\\u{2028}x/onnx\\u{2066}-1\\x7f\n");
+
+    /* check --format table prints the same way. */
+    assert_non_null(mem = open_memstream(&text, &len));
+    audit_decision_print(mem, &d_hostile, -1);
+    fclose(mem);
+    assert_true(terminal_safe(text));
+    assert_non_null(strstr(text, "recycled\\u{202E}evil\\x9b\n"));
+    free(text);
+
+    assert_int_equal(
+        run(f, "--db", "DB", "alerts", "--since", "2024-06-02T10:03:00Z", END), 0);
+    assert_true(terminal_safe(f->f_out));
+    /* Cut cells end in the ellipsis, padded where an escape did not fit. */
+    assert_out_has(f,
+                   "firing\xe2\x80\xa6  GPUVRAMLow\\n\\u{0085}for\xe2\x80\xa6 fp\\x1b\n");
+    assert_int_equal(column_of(f->f_out, "GPUVRAMLow\\n"),
+                     column_of(f->f_out, "ALERTNAME"));
+
+    /* JSON stays JSON, the text exact. */
+    assert_int_equal(run(f, "--db", "DB", "show", "7", "--format", "json", END), 0);
+    {
+        json_t *j = out_json(f);
+        assert_string_equal(json_string_value(json_object_get(j, "node")), HOSTILE_NODE);
+        json_decref(j);
+    }
+}
+
+/* ---- a file written by another hand ---- */
+
+/* Runs sql on the fixture's database, as someone editing the file would. */
+static void
+edit_db(struct fx *f, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+
+    assert_int_equal(sqlite3_open(f->f_db, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* run() that a hang fails (SIGALRM ends the test program) instead of
+ * blocking the suite until ctest's timeout. */
+static int
+run_bounded(struct fx *f, const char *w1, const char *w2, const char *w3, const char *w4)
+{
+    int rc;
+
+    alarm(30);
+    rc = run(f, "--db", "DB", w1, w2, w3, w4, END);
+    alarm(0);
+    return rc;
+}
+
+/* A `decisions` view whose recursive query never ends (trusted_schema was on,
+ * and the view was read as if it were the table): refused at once, with one
+ * line and a failure status, in every format and for every listing. So are
+ * a view for `alerts`, and a generated column in the table's place. */
+static void
+test_crafted_schema_refused(void **state)
+{
+    struct fx *f = *state;
+
+    edit_db(f, "DROP TABLE decisions;"
+               "CREATE VIEW decisions AS WITH RECURSIVE r(n) AS"
+               " (SELECT 1 UNION ALL SELECT n + 1 FROM r)"
+               " SELECT n AS id, n AS time_ms, 'n' AS node, 't' AS trigger_name,"
+               " '' AS fingerprint, 'recycled' AS result, 'r' AS reason,"
+               " 1 AS free_mib, 1 AS floor_mib, 0 AS dry_run, 'none' AS action,"
+               " NULL AS victim_namespace, NULL AS victim_pod, NULL AS victim,"
+               " '[]' AS candidates, NULL AS error, NULL AS verify_free_mib,"
+               " NULL AS verify_seconds, NULL AS alert_id, 0 AS verify_pending,"
+               " NULL AS gpu, NULL AS release, NULL AS free_source, NULL AS prediction"
+               " FROM r;");
+    assert_one_error(f, run_bounded(f, END, END, END, END), 1, "decisions is a view");
+    assert_one_error(f, run_bounded(f, "--format", "json", END, END), 1,
+                     "decisions is a view");
+    assert_one_error(f, run_bounded(f, "stats", END, END, END), 1, "decisions is a view");
+    assert_one_error(f, run_bounded(f, "show", "1", END, END), 1, "not the audit store");
+    assert_one_error(f, run_bounded(f, "alerts", END, END, END), 1,
+                     "decisions is a view");
+
+    edit_db(f,
+            "DROP VIEW decisions;"
+            "ALTER TABLE alerts RENAME TO old_alerts;"
+            "CREATE TABLE decisions (id INTEGER PRIMARY KEY, time_ms INTEGER,"
+            " node TEXT, trigger_name TEXT, fingerprint TEXT, result TEXT, reason TEXT,"
+            " free_mib INTEGER, floor_mib INTEGER, dry_run INTEGER, action TEXT,"
+            " victim_namespace TEXT, victim TEXT, candidates TEXT, error TEXT,"
+            " verify_free_mib INTEGER, verify_seconds REAL, alert_id INTEGER, gpu TEXT,"
+            " release TEXT, free_source TEXT, prediction TEXT);"
+            "CREATE VIEW alerts AS SELECT * FROM old_alerts;");
+    assert_one_error(f, run_bounded(f, "alerts", END, END, END), 1, "alerts is a view");
+    edit_db(f, "DROP VIEW alerts;"
+               "CREATE TABLE alerts (id INTEGER PRIMARY KEY, received_ms INTEGER,"
+               " alertname TEXT, status TEXT, fingerprint TEXT, starts_at TEXT,"
+               " ends_at TEXT, annotations TEXT,"
+               " labels TEXT GENERATED ALWAYS AS (printf('%.*c', 1000000000, 'x')));");
+    assert_one_error(f, run_bounded(f, "alerts", END, END, END), 1,
+                     "alerts.labels is generated");
+}
+
+/* Rows edited by hand (text where an integer belongs, JSON that does not
+ * parse, a blob): each is named on stderr and skipped; every other row is
+ * listed, the JSON array closed, and the status says the listing is not
+ * whole. */
+static void
+test_unreadable_rows_skipped(void **state)
+{
+    struct fx *f = *state;
+    json_t *a;
+
+    edit_db(f, "UPDATE decisions SET time_ms = 'soon' WHERE id = 2;"
+               "UPDATE decisions SET candidates = '[{\"namespace\":' WHERE id = 3;"
+               "UPDATE decisions SET victim = '{\"namespace\":7}' WHERE id = 1;"
+               "UPDATE alerts SET received_ms = x'00' WHERE id = 2;");
+    assert_int_equal(run_bounded(f, "--format", "json", END, END), 1);
+    assert_ids(f, "[6,4,5]");
+    assert_non_null(strstr(f->f_err,
+                           "audit: decision row 2 cannot be read (time_ms holds "
+                           "text): skipped\n"));
+    assert_non_null(strstr(f->f_err,
+                           "audit: decision row 3 cannot be read (candidates is "
+                           "not the JSON the daemon writes): skipped\n"));
+    assert_non_null(strstr(f->f_err, "decision row 1 cannot be read (victim is not"));
+    assert_int_equal(run_bounded(f, END, END, END, END), 1);
+    assert_out_has(f, "      5 ");
+    assert_null(strstr(f->f_out, "      3 "));
+    assert_int_equal(run_bounded(f, "show", "3", END, END), 1);
+    assert_string_equal(f->f_out, "");
+    assert_non_null(strstr(f->f_err, "decision row 3 cannot be read"));
+    assert_null(strstr(f->f_err, "no decision"));
+    assert_int_equal(run_bounded(f, "show", "4", "--format", "json"), 0);
+    assert_int_equal(run_bounded(f, "alerts", "--format", "json", END), 1);
+    assert_non_null(
+        strstr(f->f_err, "alert row 2 cannot be read (received_ms holds a blob)"));
+    a = out_json(f);
+    assert_int_equal(json_array_size(a), 1);
+    json_decref(a);
+}
+
 /* ---- show ---- */
 
 static void
@@ -1054,6 +1275,9 @@ main(void)
         cmocka_unit_test_setup_teardown(test_list_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_longest_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crafted_schema_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_rows_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_show, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alerts, setup, teardown),

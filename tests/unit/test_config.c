@@ -206,8 +206,13 @@ test_bad_values_name_the_setting(void **state)
         {"PROMETHEUS_URL", "prometheus:9090", "PROMETHEUS_URL: 'prometheus:9090' is not"},
         {"PROMETHEUS_URL", "", "PROMETHEUS_URL"},
         {"KUBE_API_URL", "ftp://x", "KUBE_API_URL"},
-        {"LISTEN_ADDR", "9808", "LISTEN_ADDR"},
-        {"LISTEN_ADDR", "0.0.0.0:99999", "LISTEN_ADDR"},
+        {"LISTEN_ADDR", "9808", "LISTEN_ADDR: '9808' is not host:port: no ':port'"},
+        {"LISTEN_ADDR", "0.0.0.0:99999",
+         "LISTEN_ADDR: '0.0.0.0:99999' is not host:port: the port is not a number"},
+        /* The shorthand Go programs accept: the message says what to write. */
+        {"LISTEN_ADDR", ":9808",
+         "LISTEN_ADDR: ':9808' is not host:port: the host is empty (0.0.0.0:PORT"},
+        {"LISTEN_ADDR", "::1:9808", "LISTEN_ADDR: '::1:9808' is not host:port: an IPv6"},
         {"USED_QUERY", "", "USED_QUERY: must not be empty"},
         /* Never a series label: every device query (FREE_QUERY=auto) would fail. */
         {"GPU_LABEL", "u-uid", "GPU_LABEL: 'u-uid' is not a Prometheus label name"},
@@ -242,6 +247,55 @@ test_bad_values_name_the_setting(void **state)
     }
 }
 
+/* BUDGET_SOURCES and DRA_DRIVER: the default reads GPUMEM_RESOURCE alone; a bad or
+ * repeated word stops start-up naming the setting. */
+static void
+test_budget_sources(void **state)
+{
+    static const struct {
+        const char *name, *value, *expect;
+    } cases[] = {
+        {"BUDGET_SOURCES", "gpu",
+         "BUDGET_SOURCES: 'gpu' is not a budget source (resource, hami, kai, dra)"},
+        {"BUDGET_SOURCES", "hami,kai,hami", "BUDGET_SOURCES: 'hami' is listed twice"},
+        {"BUDGET_SOURCES", "resource,,kai", "BUDGET_SOURCES: an empty word"},
+        {"BUDGET_SOURCES", "", "BUDGET_SOURCES"},
+        {"BUDGET_SOURCES", "Resource",
+         "BUDGET_SOURCES: 'Resource' is not a budget source"},
+        {"DRA_DRIVER", "GPU.nvidia.com",
+         "DRA_DRIVER: 'GPU.nvidia.com' is not a driver name"},
+        {"DRA_DRIVER", "gpu..nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "-gpu.nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "", "DRA_DRIVER"},
+    };
+    const char *env[] = {"WEBHOOK_TOKEN_FILE", token_path, NULL, NULL, NULL};
+    char *argv[] = {"--budget-sources", "kai,hami,dra,resource", "--dra-driver",
+                    "gpu.example.com"};
+    struct config c;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(c.c_budget_sources.bo_count, 1);
+    assert_int_equal(c.c_budget_sources.bo_src[0], BSRC_RESOURCE);
+    assert_string_equal(c.c_dra_driver, "gpu.nvidia.com");
+    config_free(&c);
+    assert_int_equal(load(&c, env, 4, argv, err, sizeof(err)), 0);
+    assert_int_equal(c.c_budget_sources.bo_count, 4);
+    assert_int_equal(c.c_budget_sources.bo_src[0], BSRC_KAI);
+    assert_int_equal(c.c_budget_sources.bo_src[3], BSRC_RESOURCE);
+    assert_string_equal(c.c_dra_driver, "gpu.example.com");
+    config_free(&c);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        env[2] = cases[i].name;
+        env[3] = cases[i].value;
+        err[0] = '\0';
+        int rc = load(&c, env, 0, NULL, err, sizeof(err));
+        if (rc != -1 || strstr(err, cases[i].expect) != err)
+            fail_msg("%s=%s: rc %d, err '%s'", cases[i].name, cases[i].value, rc, err);
+    }
+}
+
 /* Only serve needs the webhook token: check and advertise run without one. */
 static void
 test_serve_needs_a_token_file(void **state)
@@ -263,6 +317,29 @@ test_serve_needs_a_token_file(void **state)
     assert_int_equal(load(&c, with, 0, NULL, err, sizeof(err)), 0);
     assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
     config_free(&c);
+}
+
+/* The Secret deploy/ ships holds a placeholder: serve refuses it by name, never
+ * runs with a token anyone can read in the repository. */
+static void
+test_serve_refuses_the_placeholder_token(void **state)
+{
+    char path[] = "/tmp/gvw-test-placeholder-XXXXXX";
+    int fd = mkstemp(path);
+    const char *env[] = {"WEBHOOK_TOKEN_FILE", path, NULL};
+    static const char tok[] = "PLACEHOLDER-replace-me-with-openssl-rand-hex-32\n";
+    struct config c;
+    char err[256];
+
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, tok, sizeof(tok) - 1), (ssize_t)(sizeof(tok) - 1));
+    close(fd);
+    assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "WEBHOOK_TOKEN_FILE: holds the placeholder token"));
+    assert_non_null(strstr(err, "openssl rand -hex 32"));
+    config_free(&c);
+    unlink(path);
 }
 
 static void
@@ -318,6 +395,78 @@ test_kube_url_from_service_env(void **state)
     config_free(&c);
 }
 
+/* LEADER_ELECTION=true needs an API server and Kubernetes names for the
+ * replica, its namespace and the Lease; false (the default) checks none. */
+static void
+test_leader_election_settings(void **state)
+{
+    const char *off[] = {"WEBHOOK_AUTH", "none", "POD_NAME", "NOT A NAME", NULL};
+    const char *no_api[] = {
+        "WEBHOOK_AUTH",  "none", "LEADER_ELECTION", "true", "POD_NAME", "gvw-0",
+        "POD_NAMESPACE", "ns",   "KUBE_API_URL",    "",     NULL};
+    const char *ok[] = {"WEBHOOK_AUTH",
+                        "none",
+                        "LEADER_ELECTION",
+                        "true",
+                        "POD_NAME",
+                        "gpu-vram-watchdog-0",
+                        "POD_NAMESPACE",
+                        "gpu-vram-watchdog",
+                        "KUBE_API_URL",
+                        "http://127.0.0.1:1",
+                        NULL};
+    struct {
+        const char *k, *v, *want;
+    } bad[] = {
+        {"POD_NAME", "", "POD_NAME: '' is not a pod name"},
+        {"POD_NAME", "Gvw_0", "POD_NAME: 'Gvw_0' is not a pod name"},
+        {"POD_NAME", "-gvw", "POD_NAME: '-gvw' is not a pod name"},
+        {"POD_NAMESPACE", "", "POD_NAMESPACE: '' is not a namespace"},
+        {"POD_NAMESPACE", "a.b", "POD_NAMESPACE: 'a.b' is not a namespace"},
+        {"LEASE_NAME", "Lease!", "LEASE_NAME: 'Lease!' is not a Kubernetes name"},
+    };
+    struct config c;
+    char err[256];
+
+    assert_int_equal(load(&c, off, 0, NULL, err, sizeof(err)), 0);
+    assert_false(c.c_leader_election);
+    assert_string_equal(c.c_lease_name, "gpu-vram-watchdog");
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
+    config_free(&c);
+    assert_int_equal(load(&c, no_api, 0, NULL, err, sizeof(err)), 0);
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), -1);
+    assert_string_equal(err,
+                        "LEADER_ELECTION: true needs an API server (KUBE_API_URL, or "
+                        "run in a cluster)");
+    config_free(&c);
+    assert_int_equal(load(&c, ok, 0, NULL, err, sizeof(err)), 0);
+    assert_true(c.c_leader_election);
+    assert_string_equal(c.c_pod_name, "gpu-vram-watchdog-0");
+    assert_int_equal(config_validate_serve(&c, err, sizeof(err)), 0);
+    config_free(&c);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        /* fake_getenv returns the first match: the bad value comes first. */
+        const char *env[] = {bad[i].k,
+                             bad[i].v,
+                             "WEBHOOK_AUTH",
+                             "none",
+                             "LEADER_ELECTION",
+                             "true",
+                             "KUBE_API_URL",
+                             "http://127.0.0.1:1",
+                             "POD_NAME",
+                             "gvw-0",
+                             "POD_NAMESPACE",
+                             "ns",
+                             NULL};
+        assert_int_equal(load(&c, env, 0, NULL, err, sizeof(err)), 0);
+        assert_int_equal(config_validate_serve(&c, err, sizeof(err)), -1);
+        if (strstr(err, bad[i].want) != err)
+            fail_msg("%s=%s: got '%s'", bad[i].k, bad[i].v, err);
+        config_free(&c);
+    }
+}
+
 static void
 test_help_lists_every_setting(void **state)
 {
@@ -351,6 +500,10 @@ test_help_lists_every_setting(void **state)
                                         "EXCLUDE_NAMESPACES",
                                         "FALLBACK",
                                         "LOG_FORMAT",
+                                        "LEADER_ELECTION",
+                                        "LEASE_NAME",
+                                        "POD_NAME",
+                                        "POD_NAMESPACE",
                                         "--floor-mib",
                                         "--max-recycles-per-hour",
                                         "--webhook-token-file"};
@@ -376,9 +529,12 @@ main(void)
         cmocka_unit_test(test_empty_string_is_empty_not_default),
         cmocka_unit_test(test_bad_values_name_the_setting),
         cmocka_unit_test(test_serve_needs_a_token_file),
+        cmocka_unit_test(test_serve_refuses_the_placeholder_token),
         cmocka_unit_test(test_bad_flag_value),
         cmocka_unit_test(test_kube_url_from_service_env),
+        cmocka_unit_test(test_leader_election_settings),
         cmocka_unit_test(test_help_lists_every_setting),
+        cmocka_unit_test(test_budget_sources),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -9,6 +9,7 @@
 
 #include "expo.h"
 #include "expo_render.h"
+#include "utf8.h"
 
 static void
 test_up(void **state)
@@ -51,7 +52,8 @@ test_up(void **state)
 }
 
 /* Budgets: bytes = MiB x 1048576, one series per pod that declares a
- * readable one and has not finished, even without VRAM; the errors counter. */
+ * readable one, even without VRAM; the errors counter. (Finished pods never
+ * reach the list: test_podlist's test_phase.) */
 static void
 test_budgets(void **state)
 {
@@ -80,19 +82,19 @@ test_budgets(void **state)
     items[2] = (struct pl_pod){.pp_uid = "u2", .pp_namespace = "ml", .pp_name = "none"};
     items[3] = (struct pl_pod){.pp_uid = "u3",
                                .pp_namespace = "ml",
-                               .pp_name = "done",
+                               .pp_name = "tiny",
                                .pp_budget = PL_BUDGET_OK,
-                               .pp_budget_mib = 1,
-                               .pp_finished = 1};
+                               .pp_budget_mib = 1};
     items[4] = items[0]; /* a list that repeats a pod still gives one series */
     buf_init(&b, 0);
     assert_int_equal(expo_render(&b, &st, &snap, &attr, &pods), 0);
     assert_non_null(strstr(b.b_data, "# TYPE gpu_pod_memory_budget_bytes gauge\n"
                                      "gpu_pod_memory_budget_bytes{node=\"node-1\","
-                                     "namespace=\"ml\",pod=\"llm\"} 5242880000\n#"));
+                                     "namespace=\"ml\",pod=\"llm\"} 5242880000\n"
+                                     "gpu_pod_memory_budget_bytes{node=\"node-1\","
+                                     "namespace=\"ml\",pod=\"tiny\"} 1048576\n#"));
     assert_null(strstr(b.b_data, "pod=\"bad\""));
     assert_null(strstr(b.b_data, "pod=\"none\""));
-    assert_null(strstr(b.b_data, "pod=\"done\""));
     assert_non_null(strstr(b.b_data,
                            "# TYPE gpu_vram_exporter_budget_errors_total counter\n"
                            "gpu_vram_exporter_budget_errors_total 3\n"));
@@ -148,6 +150,64 @@ test_sample_helpers(void **state)
     buf_free(&b);
 }
 
+/* The exposition stays valid UTF-8 whatever a label holds: each byte that is
+ * not part of a well-formed character is U+FFFD (a lone continuation, 0xFF,
+ * an overlong '/', a surrogate, a sequence cut by the end); well-formed
+ * characters, 2 to 4 bytes, pass as they are, and the format's three escapes
+ * still apply. A saturated figure (UINT64_MAX bytes) prints as the huge
+ * number it is, never as a small one. */
+static void
+test_labels_stay_utf8(void **state)
+{
+    struct nvml_device dev = {
+        0, "GPU-\xff", "\x80T4 \xc0\xaf \xed\xa0\x80 \"q\" \xe2\x82", 100, 40, NULL, 0};
+    struct nvml_snapshot snap = {&dev, 1};
+    struct attr_series s = {0, "ns", "p", "c", UINT64_MAX};
+    struct attr_device ad = {60, 0};
+    struct attr_result attr;
+    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0};
+    struct expo_label ok[] = {{"a", "T\xc3\xa9sla \xe2\x82\xac \xf0\x9f\x98\x80"}};
+    char clean[16];
+    struct buf b;
+
+    (void)state;
+    memset(&attr, 0, sizeof(attr));
+    attr.ar_series = &s;
+    attr.ar_nseries = 1;
+    attr.ar_devices = &ad;
+    buf_init(&b, 0);
+    assert_int_equal(expo_render(&b, &st, &snap, &attr, NULL), 0);
+    assert_true(utf8_valid(b.b_data, b.b_len));
+    assert_non_null(strstr(b.b_data,
+                           "uuid=\"GPU-\xef\xbf\xbd\",model=\"\xef\xbf\xbdT4 "
+                           "\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd"
+                           "\xef\xbf\xbd \\\"q\\\" \xef\xbf\xbd\xef\xbf\xbd\"} 100\n"));
+    assert_non_null(strstr(b.b_data,
+                           "container=\"c\",gpu=\"0\",uuid=\"GPU-\xef\xbf\xbd\"} "
+                           "1.8446744073709552e+19\n"));
+    buf_free(&b);
+    buf_init(&b, 0);
+    assert_int_equal(expo_sample(&b, "m", ok, 1, 1), 0);
+    assert_string_equal(b.b_data,
+                        "m{a=\"T\xc3\xa9sla \xe2\x82\xac \xf0\x9f\x98\x80\"} 1\n");
+    buf_free(&b);
+
+    /* utf8_clean: the same replacement into a bounded buffer, never cut
+     * inside a character. */
+    assert_int_equal(utf8_clean("a\xff"
+                                "b",
+                                clean, sizeof(clean)),
+                     5);
+    assert_string_equal(clean, "a\xef\xbf\xbd"
+                               "b");
+    assert_int_equal(utf8_clean("\xff\xff\xff\xff\xff\xff", clean, sizeof(clean)), 15);
+    assert_int_equal(utf8_clean("\xff\xff\xff\xff\xff\xff", clean, 9), 6);
+    assert_true(utf8_valid(clean, strlen(clean)));
+    assert_int_equal(utf8_clean("\xe2\x82\xac\xe2\x82\xac", clean, 6), 3);
+    assert_string_equal(clean, "\xe2\x82\xac");
+    assert_int_equal(utf8_clean("", clean, 1), 0);
+}
+
 int
 main(void)
 {
@@ -157,6 +217,7 @@ main(void)
         cmocka_unit_test(test_down),
         cmocka_unit_test(test_full_buffer),
         cmocka_unit_test(test_sample_helpers),
+        cmocka_unit_test(test_labels_stay_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

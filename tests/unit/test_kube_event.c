@@ -123,6 +123,37 @@ test_limits(void **state)
     json_decref(j);
 }
 
+/* Text the API server would refuse as a string (bytes that are not UTF-8: a
+ * quoted message cut mid-character, a stray byte) still makes a valid Event,
+ * the bad bytes shown as '?', the required fields all there. */
+static void
+test_not_utf8(void **state)
+{
+    struct kube_event ev = {"ns",
+                            "p-0",
+                            "u",
+                            "GPUVRAMRecycleBlocked",
+                            "evict",
+                            "refused: caf\xc3 \xff budget \xe2\x82",
+                            7,
+                            "host\xfe",
+                            1780394404000001LL};
+    static const char *const required[] = {
+        "reportingController", "reportingInstance", "action", "reason", "type", "note"};
+    json_t *j;
+
+    (void)state;
+    j = build(&ev);
+    assert_string_equal(str(j, "note", NULL), "refused: caf? ? budget ?? (audit 7)");
+    assert_string_equal(str(j, "reportingInstance", NULL), "host?");
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+        assert_true(strlen(str(j, required[i], NULL)) > 0);
+    assert_string_equal(str(j, "eventTime", NULL), "2026-06-02T10:00:04.000001Z");
+    assert_string_equal(str(j, "regarding", "name"), "p-0");
+    assert_string_equal(str(j, "regarding", "namespace"), "ns");
+    json_decref(j);
+}
+
 int
 main(void)
 {
@@ -130,6 +161,7 @@ main(void)
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_body),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_not_utf8),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

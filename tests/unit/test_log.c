@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/terminal_safe.h"
 #include "log.h"
 
 /* Runs fn with stderr sent to a temporary file and returns what it wrote. */
@@ -156,6 +157,104 @@ test_text_format(void **state)
     free(text);
 }
 
+/* An alertname (a webhook's label) that tries to forge a line, recolour the
+ * terminal and reverse what follows. */
+static const char forged[] = "GPUVRAMLow\n2026-06-02T10:00:00.000Z info  decision "
+                             "node=gpu-1 result=recycled\x1b[31m \xc2\x9b"
+                             "2J\xe2\x80\xae"
+                             "deyalp\xe2\x80\xa8x\x7f\x9b";
+
+static void
+log_text_hostile(void)
+{
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_INFO);
+    log_event(LOG_LEVEL_INFO, "alert recorded", "alertname", forged, "status", "firing",
+              "empty", "", "spaced", "a b=c \"d\"", (char *)NULL);
+    log_warnx("intake: %s", forged);
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+}
+
+/* LOG_FORMAT=text: one record, one line, whatever a value holds; controls
+ * and bidi overrides show as escapes; a value with a space is quoted. */
+static void
+test_text_values_cannot_forge_lines(void **state)
+{
+    char *text = capture(log_text_hostile), *nl;
+    size_t lines = 0;
+
+    (void)state;
+    for (nl = text; (nl = strchr(nl, '\n')) != NULL; nl++)
+        lines++;
+    assert_int_equal(lines, 2);
+    assert_true(terminal_safe(text));
+    assert_non_null(strstr(text,
+                           " alertname=\"GPUVRAMLow\\n2026-06-02T10:00:00.000Z info  "
+                           "decision node=gpu-1 result=recycled\\x1b[31m \\u{009B}2J"
+                           "\\u{202E}deyalp\\u{2028}x\\x7f\\x9b\" status=firing "
+                           "empty=\"\" spaced=\"a b=c \\\"d\\\"\"\n"));
+    assert_non_null(strstr(text, " warn  intake: GPUVRAMLow\\n2026-"));
+    free(text);
+}
+
+static void
+log_json_hostile(void)
+{
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+    log_event(LOG_LEVEL_INFO, "alert recorded", "alertname", forged, "tag",
+              "\xf3\xa0\x81\x81", (char *)NULL);
+}
+
+/* JSON lines: the same text reads back exactly, yet the line itself holds
+ * no raw C1, bidi override or line separator (`kubectl logs` shows it). */
+static void
+test_json_escapes_terminal_controls(void **state)
+{
+    char *text = capture(log_json_hostile), *copy = strdup(text);
+    json_t *last = NULL;
+
+    (void)state;
+    assert_non_null(copy);
+    assert_true(terminal_safe(copy));
+    assert_non_null(strstr(copy, "\\u202e"));
+    assert_int_equal(json_lines(text, &last), 1);
+    /* The invalid byte at the end reads back as '?' (it always did). */
+    assert_memory_equal(json_string_value(json_object_get(last, "alertname")), forged,
+                        sizeof(forged) - 2);
+    assert_string_equal(json_string_value(json_object_get(last, "tag")),
+                        "\xf3\xa0\x81\x81");
+    json_decref(last);
+    free(copy);
+    free(text);
+}
+
+static void
+log_text_huge(void)
+{
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_INFO);
+    memset(huge, '\x1b', sizeof(huge) - 1); /* escapes four-fold */
+    log_event(LOG_LEVEL_INFO, "huge", "a", huge, "b", huge, "c", huge, "d", huge, "e",
+              huge, "tail", "kept?", (char *)NULL);
+    log_init(LOG_FORMAT_JSON, LOG_LEVEL_INFO);
+}
+
+/* A text line is bounded and cut between escapes, never inside one. */
+static void
+test_text_huge_values_are_cut_between_escapes(void **state)
+{
+    char *text = capture(log_text_huge), *p;
+
+    (void)state;
+    assert_true(strlen(text) <= 16384);
+    assert_ptr_equal(strchr(text, '\n'), text + strlen(text) - 1);
+    p = strstr(text, " a=");
+    assert_non_null(p);
+    p += 3;
+    while (strncmp(p, "\\x1b", 4) == 0)
+        p += 4;
+    assert_true(strncmp(p, "... ", 4) == 0);
+    free(text);
+}
+
 /* Held lines: nothing reaches stderr until log_release(); then every line,
  * whole and in order, even when they overflow the hold buffer. */
 static int held_seen_before_release = -1;
@@ -246,6 +345,9 @@ main(void)
         cmocka_unit_test(test_awkward_values_stay_json),
         cmocka_unit_test(test_huge_values_are_cut_not_broken),
         cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_text_values_cannot_forge_lines),
+        cmocka_unit_test(test_json_escapes_terminal_controls),
+        cmocka_unit_test(test_text_huge_values_are_cut_between_escapes),
         cmocka_unit_test(test_broken_utf8_stays_json),
         cmocka_unit_test(test_held_lines_come_out_at_release),
         cmocka_unit_test(test_held_overflow_keeps_every_line_in_order),

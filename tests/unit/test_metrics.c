@@ -67,6 +67,30 @@ test_families_and_values(void **state)
     metrics_cleanup();
 }
 
+/* HA: a single replica leads (1) from start-up, so "no replica leads" never
+ * fires for it; a follower says 0; a takeover counts. */
+static void
+test_leader(void **state)
+{
+    char *text;
+
+    metrics_init(1);
+    text = render();
+    assert_non_null(strstr(text, "# TYPE gpu_vram_watchdog_leader gauge\n"
+                                 "gpu_vram_watchdog_leader 1\n"));
+    assert_non_null(strstr(text,
+                           "# TYPE gpu_vram_watchdog_leader_transitions_total counter\n"
+                           "gpu_vram_watchdog_leader_transitions_total 0\n"));
+    free(text);
+    metrics_leader_set(0);
+    metrics_leader_transitions_set(3);
+    text = render();
+    assert_non_null(strstr(text, "gpu_vram_watchdog_leader 0\n"));
+    assert_non_null(strstr(text, "gpu_vram_watchdog_leader_transitions_total 3\n"));
+    free(text);
+    metrics_cleanup();
+}
+
 static void
 test_label_escaping(void **state)
 {
@@ -177,6 +201,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_families_and_values),
+        cmocka_unit_test(test_leader),
         cmocka_unit_test(test_label_escaping),
         cmocka_unit_test(test_cardinality_cap),
         cmocka_unit_test(test_free_vram_per_gpu),

@@ -7,9 +7,11 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "podlist.h"
+#include "pods_json.h"
 
 #define LIT(s) s, sizeof(s) - 1
 
@@ -213,24 +215,37 @@ test_budgets_malformed(void **state)
     podlist_free(&l);
 }
 
-/* A finished pod (Succeeded, Failed) is marked: it holds no seat. */
+/* A finished pod (Succeeded, Failed) is not in the list: it holds no seat,
+ * no budget is read for it (a broken one is no error), and its process is
+ * unattributed. Pending and Running pods stay. */
 static void
 test_phase(void **state)
 {
     const char body[] =
         "{\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"ua\"},"
-        "\"status\":{\"phase\":\"Succeeded\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
+        "\":\"2k\"}}}]},\"status\":{\"phase\":\"Succeeded\",\"containerStatuses\":"
+        "[{\"name\":\"c\",\"containerID\":\"containerd://aa\"}]}},"
         "{\"metadata\":{\"name\":\"b\",\"namespace\":\"n\",\"uid\":\"ub\"},"
-        "\"status\":{\"phase\":\"Failed\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
+        "\":\"5q\"}}}]},\"status\":{\"phase\":\"Failed\"}},"
         "{\"metadata\":{\"name\":\"c\",\"namespace\":\"n\",\"uid\":\"uc\"},"
-        "\"status\":{\"phase\":\"Pending\"}}]}";
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
+        "\":\"1k\"}}}]},\"status\":{\"phase\":\"Pending\"}},"
+        "{\"metadata\":{\"name\":\"d\",\"namespace\":\"n\",\"uid\":\"ud\"},"
+        "\"status\":{\"phase\":\"Running\"}}]}";
     struct pl_pods l;
     char err[256];
 
     assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
-    assert_true(podlist_find(&l, "ua")->pp_finished);
-    assert_true(podlist_find(&l, "ub")->pp_finished);
-    assert_false(podlist_find(&l, "uc")->pp_finished);
+    assert_int_equal(l.pl_count, 2);
+    assert_null(podlist_find(&l, "ua"));
+    assert_null(podlist_find(&l, "ub"));
+    assert_int_equal(podlist_find(&l, "uc")->pp_budget, PL_BUDGET_OK);
+    assert_int_equal(podlist_find(&l, "uc")->pp_budget_mib, 1000);
+    assert_non_null(podlist_find(&l, "ud"));
+    for (size_t i = 0; i < l.pl_count; i++)
+        assert_int_not_equal(l.pl_items[i].pp_budget, PL_BUDGET_BAD);
     podlist_free(&l);
     assert_int_equal(podlist_parse(LIT("{\"items\":[{\"metadata\":{\"name\":\"a\","
                                        "\"namespace\":\"n\",\"uid\":\"ua\"},\"status\":"
@@ -238,6 +253,70 @@ test_phase(void **state)
                                    RES, &l, err, sizeof(err)),
                      -1);
     assert_non_null(strstr(err, "status.phase is not a string"));
+}
+
+/* n running pods, then fin finished ones, names padded to pad bytes. */
+static char *
+many_pods(size_t n, size_t fin, size_t pad, size_t *len)
+{
+    size_t cap = (n + fin) * (pad + 160) + 64, o = 0;
+    char *doc = malloc(cap), *name = malloc(pad + 1);
+
+    assert_non_null(doc);
+    assert_non_null(name);
+    memset(name, 'x', pad);
+    name[pad] = '\0';
+    o += (size_t)snprintf(doc + o, cap - o, "{\"kind\":\"PodList\",\"items\":[");
+    for (size_t i = 0; i < n + fin; i++)
+        o += (size_t)snprintf(
+            doc + o, cap - o,
+            "%s{\"metadata\":{\"name\":\"%s%zu\",\"namespace\":\"n\",\"uid\":\"u%zu\"},"
+            "\"status\":{\"phase\":\"%s\",\"containerStatuses\":[{\"name\":\"c\","
+            "\"containerID\":\"containerd://c%zu\"}]}}",
+            i ? "," : "", name, i, i, i < n ? "Running" : "Failed", i);
+    o += (size_t)snprintf(doc + o, cap - o, "]}");
+    assert_true(o < cap);
+    free(name);
+    *len = o;
+    return doc;
+}
+
+/* The exporter's list is bounded like the receiver's (pods_json.h): more than
+ * POD_LIST_MAX pods that have not finished, or their strings past
+ * POD_LIST_MAX_TEXT, is refused as too large; finished pods count for
+ * neither. */
+static void
+test_too_large(void **state)
+{
+    struct pl_pods l;
+    char err[256], *doc;
+    size_t len;
+
+    doc = many_pods(POD_LIST_MAX, 2 * POD_LIST_MAX, 0, &len);
+    assert_int_equal(podlist_parse(doc, len, RES, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.pl_count, POD_LIST_MAX);
+    assert_non_null(podlist_find(&l, "u0"));
+    assert_null(podlist_find(&l, "u5000"));
+    podlist_free(&l);
+    free(doc);
+
+    doc = many_pods(POD_LIST_MAX + 1, 0, 0, &len);
+    assert_int_equal(podlist_parse(doc, len, RES, &l, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "pod list too large: more than 5000 pods that have not "
+                                "finished"));
+    assert_int_equal(l.pl_count, 0);
+    assert_null(l.pl_items);
+    free(doc);
+
+    doc = many_pods(5, 0, 1 << 20, &len);
+    assert_int_equal(podlist_parse(doc, len, RES, &l, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "pod list too large: the names and annotations"));
+    free(doc);
+    doc = many_pods(1, 8, 1 << 20, &len);
+    assert_int_equal(podlist_parse(doc, len, RES, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.pl_count, 1);
+    podlist_free(&l);
+    free(doc);
 }
 
 /* A body the budget reader refuses whole still gives the pods (their
@@ -324,6 +403,7 @@ main(void)
         cmocka_unit_test(test_budgets_every_quantity_form),
         cmocka_unit_test(test_budgets_malformed),
         cmocka_unit_test(test_phase),
+        cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_budgets_refused_whole),
         cmocka_unit_test(test_malformed),
     };

@@ -93,7 +93,6 @@ struct rule_case {
 static const struct rule_case rules[] = {
     {"plain", 1, 0, 1, 0, 0, T0, BUDGET_OK, 1000, NULL},
     {"pending", 0, 0, 1, 0, 0, T0, BUDGET_OK, 1000, NULL},
-    {"succeeded", 0, 0, 1, 0, 0, T0, BUDGET_OK, 1000, NULL},
     {"deleting", 1, 1, 1, 0, 0, T0, BUDGET_OK, 1000, NULL},
     {"mirror", 1, 0, 1, 1, 0, T0, BUDGET_OK, 1000, NULL},
     {"bare", 1, 0, 0, 0, 0, T0, BUDGET_OK, 1000, NULL},
@@ -139,7 +138,10 @@ test_rules(void **state)
     body = test_data_load("pods-rules.json", &len);
     assert_int_equal(pods_json_parse(body, len, &opts, &l, err, sizeof(err)), 0);
     free(body);
+    /* Every pod of the file but "succeeded": a finished pod is no tenant. */
     assert_int_equal(l.pl_count, sizeof(rules) / sizeof(rules[0]));
+    for (i = 0; i < l.pl_count; i++)
+        assert_string_not_equal(l.pl_pods[i].p_name, "succeeded");
     for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
         c = &rules[i];
         p = find(&l, c->name);
@@ -676,15 +678,135 @@ test_empty_list(void **state)
     pod_list_free(&l);
 }
 
+/* Finished pods (Succeeded, Failed, escaped or not) are no tenant: not in the
+ * list, whatever they declare; every other phase stays. A wrong shape in a
+ * finished item still refuses the list, naming the item by its place in the
+ * document. */
+static void
+test_finished_pods_dropped(void **state)
+{
+    const char *doc =
+        "{\"kind\":\"PodList\",\"items\":["
+        "{\"metadata\":{\"name\":\"done\",\"namespace\":\"ml\",\"uid\":\"u1\","
+        "\"annotations\":{\"gpu-vram-watchdog/release\":\"8080/unload\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
+        "\":\"9k\"}}}]},\"status\":{\"phase\":\"Succeeded\",\"podIP\":\"10.0.0.1\"}},"
+        "{\"metadata\":{\"name\":\"live\",\"namespace\":\"ml\",\"uid\":\"u2\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
+        "\":\"2k\"}}}]},\"status\":{\"phase\":\"Running\"}},"
+        "{\"metadata\":{\"name\":\"crashed\",\"namespace\":\"ml\",\"uid\":\"u3\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
+        "\":\"5q\"}}}]},\"status\":{\"phase\":\"Failed\"}},"
+        "{\"status\":{\"phase\":\"Succ\\u0065eded\"},\"metadata\":{\"name\":\"esc\","
+        "\"namespace\":\"ml\",\"uid\":\"u4\"}},"
+        "{\"metadata\":{\"name\":\"waiting\",\"namespace\":\"ml\",\"uid\":\"u5\"},"
+        "\"status\":{\"phase\":\"Pending\"}},"
+        "{\"metadata\":{\"name\":\"lost\",\"namespace\":\"ml\",\"uid\":\"u6\"},"
+        "\"status\":{\"phase\":\"Unknown\"}},"
+        "{\"metadata\":{\"name\":\"nophase\",\"namespace\":\"ml\",\"uid\":\"u7\"}}]}";
+    const char *broken =
+        "{\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\"},"
+        "\"status\":{\"phase\":\"Failed\"}},{\"metadata\":{\"name\":\"b\",\"namespace\":"
+        "\"n\",\"uid\":\"v\"},\"status\":{\"phase\":\"Succeeded\"}},{\"metadata\":"
+        "{\"name\":\"c\",\"namespace\":\"n\"},\"status\":{\"phase\":\"Succeeded\"}}]}";
+    struct pod_list l;
+    char err[256];
+
+    assert_int_equal(pods_json_parse(doc, strlen(doc), &opts, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.pl_count, 4);
+    assert_string_equal(l.pl_pods[0].p_name, "live");
+    assert_int_equal(l.pl_pods[0].p_budget_state, BUDGET_OK);
+    assert_int_equal(l.pl_pods[0].p_budget_mib, 2000);
+    assert_null(l.pl_pods[0].p_release);
+    assert_string_equal(l.pl_pods[1].p_name, "waiting");
+    assert_string_equal(l.pl_pods[2].p_name, "lost");
+    assert_string_equal(l.pl_pods[3].p_name, "nophase");
+    pod_list_free(&l);
+    assert_int_equal(pods_json_parse(broken, strlen(broken), &opts, &l, err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "items[2] metadata.uid"));
+}
+
+/* A list of n tiny pods ("n" running, then "fin" finished, names padded to
+ * pad bytes) into a malloc'd body of *len bytes. */
+static char *
+many_pods(size_t n, size_t fin, size_t pad, size_t *len)
+{
+    size_t cap = (n + fin) * (pad + 128) + 64, o = 0;
+    char *doc = malloc(cap), *name = malloc(pad + 1);
+
+    assert_non_null(doc);
+    assert_non_null(name);
+    memset(name, 'x', pad);
+    name[pad] = '\0';
+    o += (size_t)snprintf(doc + o, cap - o, "{\"kind\":\"PodList\",\"items\":[");
+    for (size_t i = 0; i < n + fin; i++)
+        o += (size_t)snprintf(doc + o, cap - o,
+                              "%s{\"metadata\":{\"name\":\"%s%zu\",\"namespace\":\"n\","
+                              "\"uid\":\"u%zu\"},\"status\":{\"phase\":\"%s\"}}",
+                              i ? "," : "", name, i, i, i < n ? "Running" : "Succeeded");
+    o += (size_t)snprintf(doc + o, cap - o, "]}");
+    assert_true(o < cap);
+    free(name);
+    *len = o;
+    return doc;
+}
+
+/* The model stays small whatever the body holds (SPEC "Hostile input"): more
+ * than POD_LIST_MAX pods that have not finished, or more than
+ * POD_LIST_MAX_TEXT bytes of their names, is refused as too large, saying
+ * so; finished pods count toward neither bound. */
+static void
+test_too_large(void **state)
+{
+    struct pod_list l;
+    char err[256], *doc;
+    size_t len;
+
+    doc = many_pods(POD_LIST_MAX, 3 * POD_LIST_MAX, 0, &len);
+    assert_int_equal(pods_json_parse(doc, len, &opts, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.pl_count, POD_LIST_MAX);
+    pod_list_free(&l);
+    free(doc);
+
+    doc = many_pods(POD_LIST_MAX + 1, 0, 0, &len);
+    memset(&l, 0xa5, sizeof(l));
+    assert_int_equal(pods_json_parse(doc, len, &opts, &l, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "pod list too large: more than 5000 pods that have not "
+                                "finished"));
+    assert_null(l.pl_pods);
+    assert_int_equal(l.pl_count, 0);
+    free(doc);
+
+    /* Names far longer than Kubernetes allows: 5 x 1 MiB pass 4 MiB ... */
+    doc = many_pods(5, 0, 1 << 20, &len);
+    assert_int_equal(pods_json_parse(doc, len, &opts, &l, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "pod list too large: the names and annotations"));
+    free(doc);
+    /* ... unless those pods have finished: what they kept is dropped. */
+    doc = many_pods(1, 8, 1 << 20, &len);
+    assert_int_equal(pods_json_parse(doc, len, &opts, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.pl_count, 1);
+    pod_list_free(&l);
+    free(doc);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_incident),       cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_start_time),     cmocka_unit_test(test_fields),
-        cmocka_unit_test(test_protect_option), cmocka_unit_test(test_bad_documents),
-        cmocka_unit_test(test_deep_nesting),   cmocka_unit_test(test_empty_list),
-        cmocka_unit_test(test_member_order),   cmocka_unit_test(test_release_fields),
+        cmocka_unit_test(test_incident),
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_start_time),
+        cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_protect_option),
+        cmocka_unit_test(test_bad_documents),
+        cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_empty_list),
+        cmocka_unit_test(test_member_order),
+        cmocka_unit_test(test_release_fields),
+        cmocka_unit_test(test_finished_pods_dropped),
+        cmocka_unit_test(test_too_large),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -395,6 +395,53 @@ test_many_series_streamed(void **state)
     free(body);
 }
 
+/* On the grid each step of a series is given once: a repeated time (ten
+ * times over, or the whole array again) and a series whose every label
+ * repeats an earlier one's (in another order, escaped otherwise) add
+ * nothing; a series that differs in any label (a second container) is its
+ * own. */
+static void
+test_grid_repeats_given_once(void **state)
+{
+    struct got g;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(
+        parse(
+            MATRIX(
+                "{\"metric\":{\"namespace\":\"ml\",\"pod\":\"a\",\"c\":\"x\"},"
+                "\"values\":[[1000,\"1\"],[1000,\"1\"],[1000,\"1\"],[1060,\"2\"],"
+                "[1060,\"2\"],[1000,\"1\"],[1060,\"2\"]]},"
+                "{\"values\":[[1000,\"7\"],[1120,\"3\"]],"
+                "\"metric\":{\"\\u0063\":\"\\u0078\",\"pod\":\"a\",\"namespace\":\"ml\"}},"
+                "{\"metric\":{\"namespace\":\"ml\",\"pod\":\"a\",\"c\":\"y\"},"
+                "\"values\":[[1000,\"10\"],[1000,\"10\"]]},"
+                "{\"metric\":{\"namespace\":\"ml\",\"pod\":\"a\",\"c\":\"x\",\"d\":\"\"},"
+                "\"values\":[[1000,\"100\"]]}"),
+            &g, err, sizeof(err)),
+        PM_OK);
+    assert_int_equal(g.n, 5);
+    assert_string_equal(g.s[0], "ml/a 0 1");
+    assert_string_equal(g.s[1], "ml/a 1 2");
+    assert_string_equal(g.s[2], "ml/a 2 3"); /* the identical series' new step only */
+    assert_string_equal(g.s[3], "ml/a 0 10");
+    assert_string_equal(g.s[4], "ml/a 0 100");
+    /* Malformed around it: a label that is not a string is refused when it is
+     * a name asked for, and ignored otherwise. */
+    assert_int_equal(
+        parse(MATRIX("{\"metric\":{\"namespace\":\"ml\",\"pod\":\"a\",\"n\":5},"
+                     "\"values\":[[1000,\"1\"],[1000,\"1\"]]}"),
+              &g, err, sizeof(err)),
+        PM_OK);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(parse(MATRIX("{\"metric\":{\"namespace\":\"ml\",\"pod\":[]},"
+                                  "\"values\":[[1000,\"1\"]]}"),
+                           &g, err, sizeof(err)),
+                     PM_BAD_ANSWER);
+    assert_non_null(strstr(err, "a label is not a string"));
+}
+
 int
 main(void)
 {
@@ -403,6 +450,7 @@ main(void)
         cmocka_unit_test(test_matrix_parse),
         cmocka_unit_test(test_lax_reading),
         cmocka_unit_test(test_many_series_streamed),
+        cmocka_unit_test(test_grid_repeats_given_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

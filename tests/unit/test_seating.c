@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "budgets.h"
+#include "lib/terminal_safe.h"
 #include "page_html.h"
 #include "seating.h"
 
@@ -370,7 +371,7 @@ test_gpu_scope_idle(void **state)
                                  "           ops/cpu\n"));
     assert_non_null(
         strstr(text, "       0     bad       -  no: bad_budget           x/bad\n"));
-    assert_non_null(strstr(text, "/pod?<script>alert(1)</script>\n"));
+    assert_non_null(strstr(text, "ns\"<b>&'\\\\/pod\\x01<script>alert(1)</script>\n"));
     assert_null(strchr(text, '\x01'));
     assert_true(strstr(text, "seated, using no GPU") >
                 strstr(text, "gpu       GPU-bbbb"));
@@ -687,13 +688,71 @@ test_absurd_budgets(void **state)
     seating_node_free(&n);
 }
 
+/* `budgets` as a table: every string from outside (the node's name, the API's
+ * errors, a GPU label, pod names) reaches the terminal with its controls,
+ * bidi overrides and line separators as escapes, each row one line. */
+static void
+test_budgets_table_hostile(void **state)
+{
+    struct seating_tenant t = {.st_namespace = "ml\xc2\x9b"
+                                               "2J",
+                               .st_pod = "onnx\xe2\x80\xae"
+                                         "1-xnno",
+                               .st_used_mib = 9000,
+                               .st_total_used_mib = 9000,
+                               .st_budget_state = BUDGET_OK,
+                               .st_budget_mib = 2000,
+                               .st_overshoot_mib = 7000,
+                               .st_eligible = 1};
+    struct seating_card c = {.sc_gpu = "GPU-\x1b[31m",
+                             .sc_total_mib = 15360,
+                             .sc_free_known = 1,
+                             .sc_free_mib = 500,
+                             .sc_free_source = FREE_SOURCE_DEVICE,
+                             .sc_tenants = &t,
+                             .sc_tenant_count = 1};
+    struct seating_node n = {.sn_node = "gpu-1\nnode gpu-2",
+                             .sn_capacity = SEATING_CAPACITY_UNKNOWN,
+                             .sn_budgets_known = 1,
+                             .sn_budgets_mib = 2000,
+                             .sn_floor_mib = 1536,
+                             .sn_reading_ok = 1,
+                             .sn_cards = &c,
+                             .sn_card_count = 1};
+    char *text;
+    size_t lines = 0;
+
+    (void)state;
+    snprintf(n.sn_capacity_error, sizeof(n.sn_capacity_error),
+             "nodes \"gpu-1\" is forbidden\xe2\x80\xa8\x07");
+    snprintf(c.sc_error, sizeof(c.sc_error),
+             "prometheus: \xe2\x81\xa6"
+             "bad\x9b");
+    text = print_node(&n);
+    assert_true(terminal_safe(text));
+    for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 6);
+    assert_non_null(strstr(text, "node gpu-1\\nnode gpu-2\n"));
+    assert_non_null(strstr(text, "capacity unknown (nodes \"gpu-1\" is "
+                                 "forbidden\\u{2028}\\x07)"));
+    assert_non_null(strstr(text, "  gpu       GPU-\\x1b[31m: 15360 MiB"));
+    assert_non_null(strstr(text, "    reading   prometheus: \\u{2066}bad\\x9b\n"));
+    assert_non_null(strstr(text, "ml\\u{009B}2J/onnx\\u{202E}1-xnno\n"));
+    free(text);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_node_scope),     cmocka_unit_test(test_gpu_scope),
-        cmocka_unit_test(test_gpu_scope_idle), cmocka_unit_test(test_pods_unlisted),
-        cmocka_unit_test(test_device_card),    cmocka_unit_test(test_absurd_budgets),
+        cmocka_unit_test(test_node_scope),
+        cmocka_unit_test(test_gpu_scope),
+        cmocka_unit_test(test_gpu_scope_idle),
+        cmocka_unit_test(test_pods_unlisted),
+        cmocka_unit_test(test_device_card),
+        cmocka_unit_test(test_absurd_budgets),
+        cmocka_unit_test(test_budgets_table_hostile),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "clock.h"
 #include "store_int.h" /* the FULL and query-plan tests reach the handle */
 #include "store_json.h"
 
@@ -750,6 +751,7 @@ test_migrate_and_verify_pending(void **state)
                         "ALTER TABLE decisions DROP COLUMN release;"
                         "ALTER TABLE decisions DROP COLUMN free_source;"
                         "ALTER TABLE decisions DROP COLUMN prediction;"
+                        "ALTER TABLE decisions DROP COLUMN replica;"
                         "PRAGMA user_version = 1;");
     s = open_rw(f);
     assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
@@ -1259,7 +1261,53 @@ old_row_cb(void *arg, int64_t id, const struct store_decision *d)
     assert_null(
         d->sd_free_source); /* before schema 3: nothing says where free came from */
     assert_null(d->sd_prediction); /* before schema 4: no prediction */
+    assert_null(d->sd_replica);    /* before schema 5: no replica */
     return 0;
+}
+
+static int
+replica_cb(void *arg, int64_t id, const struct store_decision *d)
+{
+    assert_string_equal(d->sd_replica, (const char *)arg);
+    return 0;
+}
+
+/* A version 4 file: migrated to 5 in place, its rows naming no replica, new
+ * rows naming the one that took them (HA). */
+static void
+test_migrates_v4_file_replica(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = open_rw(f);
+    struct store_decision d = full_decision();
+    int64_t old, id;
+    int calls = 0;
+
+    d.sd_reason = "old row";
+    assert_int_equal(store_decision_record(s, &d, &old, f->f_err, sizeof(f->f_err)), 0);
+    store_close(s);
+    sql_exec(f->f_path, "ALTER TABLE decisions DROP COLUMN replica;"
+                        "PRAGMA user_version = 4;");
+    assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
+    assert_non_null(strstr(f->f_err, "schema version 4 is older than 5"));
+    s = open_rw(f);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 5);
+    d.sd_free_source = NULL;
+    d.sd_prediction = NULL;
+    assert_int_equal(
+        store_get_decision(s, old, old_row_cb, &calls, f->f_err, sizeof(f->f_err)), 1);
+    d.sd_reason = "new row";
+    d.sd_replica = "gpu-vram-watchdog-1";
+    assert_int_equal(store_decision_start(s, &d, &id, f->f_err, sizeof(f->f_err)), 0);
+    assert_int_equal(store_get_decision(s, id, replica_cb, "gpu-vram-watchdog-1",
+                                        f->f_err, sizeof(f->f_err)),
+                     1);
+    d.sd_replica = "gpu-vram-watchdog-0"; /* finish writes it too */
+    assert_int_equal(store_decision_finish(s, id, &d, f->f_err, sizeof(f->f_err)), 0);
+    assert_int_equal(store_get_decision(s, id, replica_cb, "gpu-vram-watchdog-0",
+                                        f->f_err, sizeof(f->f_err)),
+                     1);
+    store_close(s);
 }
 
 static int
@@ -1301,10 +1349,10 @@ test_migrates_v1_file(void **state)
     assert_int_equal(sqlite3_exec(db, schema_v1, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 1 is older than 4"));
+    assert_non_null(strstr(f->f_err, "schema version 1 is older than 5"));
 
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 5);
     d.sd_gpu = "GPU-a";
     d.sd_free_source = "device";
     d.sd_prediction = &(struct store_prediction){
@@ -1340,11 +1388,12 @@ test_migrates_v2_file(void **state)
     store_close(s);
     sql_exec(f->f_path, "ALTER TABLE decisions DROP COLUMN free_source;"
                         "ALTER TABLE decisions DROP COLUMN prediction;"
+                        "ALTER TABLE decisions DROP COLUMN replica;"
                         "PRAGMA user_version = 2;");
     assert_null(store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err)));
-    assert_non_null(strstr(f->f_err, "schema version 2 is older than 4"));
+    assert_non_null(strstr(f->f_err, "schema version 2 is older than 5"));
     s = open_rw(f);
-    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(f->f_path, "PRAGMA user_version"), 5);
     assert_int_equal(
         store_get_decision(s, id, old_row_cb, &calls, f->f_err, sizeof(f->f_err)), 1);
     assert_int_equal(calls, 1);
@@ -1387,6 +1436,51 @@ test_query_gpu_filter(void **state)
     store_close(s);
 }
 
+/* A READONLY store bounds every step of a query: one that would run forever
+ * (a recursive query, as a crafted view holds) is interrupted at the limit,
+ * and the store stays usable. trusted_schema is off in both modes. */
+static void
+test_readonly_step_limit(void **state)
+{
+    struct fx *f = *state;
+    struct store *s = store_open(f->f_path, STORE_READWRITE, f->f_err, sizeof(f->f_err));
+    sqlite3_stmt *st = NULL;
+    int on = -1;
+    double t0;
+
+    assert_non_null(s);
+    assert_int_equal(sqlite3_db_config(s->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &on),
+                     SQLITE_OK);
+    assert_int_equal(on, 0);
+    store_close(s);
+    s = store_open(f->f_path, STORE_READONLY, f->f_err, sizeof(f->f_err));
+    assert_non_null(s);
+    assert_int_equal(sqlite3_db_config(s->st_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &on),
+                     SQLITE_OK);
+    assert_int_equal(on, 0);
+    assert_true(s->st_step_limit_s >= 10);
+    s->st_step_limit_s = 0.2;
+    assert_int_equal(sqlite3_prepare_v2(s->st_db,
+                                        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL"
+                                        " SELECT n + 1 FROM r) SELECT count(*) FROM r",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    t0 = clock_mono_s();
+    store_arm(s);
+    assert_int_equal(sqlite3_step(st), SQLITE_INTERRUPT);
+    assert_true(clock_mono_s() - t0 < 5);
+    sqlite3_finalize(st);
+    s->st_step_limit_s = STORE_STEP_LIMIT_S;
+    {
+        struct store_filter all = {0};
+        int64_t n = 0;
+        assert_int_equal(
+            store_query_alerts(s, &all, count_alerts_cb, &n, f->f_err, sizeof(f->f_err)),
+            0);
+    }
+    store_close(s);
+}
+
 int
 main(void)
 {
@@ -1414,6 +1508,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_reopen_marks_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_and_verify_pending, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_v4_file_replica, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_keeps_stored_candidates, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_prune, setup, teardown),
@@ -1424,6 +1519,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_alert_roundtrip, setup, teardown),
         cmocka_unit_test(test_json_not_utf8),
         cmocka_unit_test_setup_teardown(test_query_plans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_step_limit, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,6 +94,49 @@ test_size_overflow_refused(void **state)
     strpool_free(p);
 }
 
+/* A rewind forgets what came after the mark, frees the chunks made since
+ * (ASan's leak check sees any it kept), and the pool goes on from there:
+ * small and big strings, a mark on an empty pool and one mid-chunk. */
+static void
+test_rewind_drops_what_came_after(void **state)
+{
+    struct strpool *p = strpool_new();
+    struct strpool_mark empty, mid;
+    size_t big = 100 * 1024;
+    char *text = malloc(big), *keep, *again, name[32];
+
+    (void)state;
+    assert_non_null(p);
+    assert_non_null(text);
+    memset(text, 'y', big);
+    strpool_mark(p, &empty);
+    assert_non_null(strpool_dup(p, text, big)); /* the first chunk is a big one */
+    assert_non_null(strpool_dup(p, "gone", 4));
+    strpool_rewind(p, &empty);
+    assert_int_equal(strpool_used(p), 0);
+    assert_non_null(keep = strpool_dup(p, "kept", 4));
+    strpool_mark(p, &mid);
+    for (int round = 0; round < 3; round++) {
+        /* Several chunks of small ones and big ones behind the head. */
+        for (int i = 0; i < 20000; i++) {
+            int n = snprintf(name, sizeof(name), "finished-pod-%d", i);
+            assert_non_null(strpool_dup(p, name, (size_t)n));
+            if (i % 5000 == 0)
+                assert_non_null(strpool_dup(p, text, big));
+        }
+        assert_non_null(strpool_dup(p, text, big));
+        strpool_rewind(p, &mid);
+        assert_int_equal(strpool_used(p), 5);
+        assert_string_equal(keep, "kept");
+    }
+    /* The next string goes right where the dropped ones began. */
+    assert_non_null(again = strpool_dup(p, "next", 4));
+    assert_ptr_equal(again, keep + 5);
+    assert_string_equal(keep, "kept");
+    free(text);
+    strpool_free(p);
+}
+
 int
 main(void)
 {
@@ -102,6 +145,7 @@ main(void)
         cmocka_unit_test(test_dup_copies_only_len_bytes),
         cmocka_unit_test(test_big_strings_between_small_ones),
         cmocka_unit_test(test_size_overflow_refused),
+        cmocka_unit_test(test_rewind_drops_what_came_after),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

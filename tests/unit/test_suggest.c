@@ -11,10 +11,14 @@
 
 #include <cmocka.h>
 
+#include "buf.h"
+#include "lib/terminal_safe.h"
+#include "prom_matrix.h"
 #include "suggest_acc.h"
 #include "suggest_math.h"
 #include "suggest_owner.h"
 #include "suggest_pods.h"
+#include "suggest_print.h"
 
 static int
 cmp_u32(const void *a, const void *b)
@@ -243,6 +247,41 @@ test_pods(void **state)
     }
 }
 
+/* A finished pod of a workload (the replica it replaced, Succeeded or
+ * Failed) is kept for its history but declares nothing: no budget from it,
+ * a broken one is no error, and the live pods after it keep their own. */
+static void
+test_pods_finished(void **state)
+{
+    /* clang-format off */
+    static const char body[] =
+        "{\"kind\":\"PodList\",\"items\":["
+        "{\"metadata\":{\"name\":\"llm-5d9f8c7b6-old\",\"namespace\":\"ml\",\"uid\":\"u1\","
+        "\"ownerReferences\":" RS "},\"spec\":{\"containers\":[{\"name\":\"main\","
+        "\"resources\":{\"limits\":{\"r.io/m\":\"9k\"}}}]},\"status\":{\"phase\":\"Failed\"}},"
+        "{\"metadata\":{\"name\":\"job-x7k2p\",\"namespace\":\"ml\",\"uid\":\"u2\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"j\",\"resources\":{\"limits\":{\"r.io/m\":"
+        "\"5q\"}}}]},\"status\":{\"phase\":\"Succeeded\"}},"
+        POD("llm-5d9f8c7b6-new", RS, "\"5d9f8c7b6\"",
+            "[{\"name\":\"main\",\"resources\":{\"limits\":{\"r.io/m\":\"2k\"}}}]")
+        "]}";
+    /* clang-format on */
+    struct sg_pod_list l;
+    char err[256];
+
+    assert_int_equal(sg_pods_parse(body, strlen(body), "r.io/m", &l, err, sizeof(err)),
+                     0);
+    assert_int_equal(l.sl_count, 3);
+    assert_true(l.sl_pods[0].sp_terminal);
+    assert_int_equal(l.sl_pods[0].sp_budget_state, BUDGET_NONE);
+    assert_true(l.sl_pods[1].sp_terminal);
+    assert_int_equal(l.sl_pods[1].sp_budget_state, BUDGET_NONE);
+    assert_false(l.sl_pods[2].sp_terminal);
+    assert_int_equal(l.sl_pods[2].sp_budget_state, BUDGET_OK);
+    assert_int_equal(l.sl_pods[2].sp_budget_mib, 2000);
+    sg_pod_list_free(&l);
+}
+
 /* The tally: two series of one pod at one step are summed; a gone pod of
  * the same Deployment counts for it; under 1h of history gets no suggestion. */
 static void
@@ -320,14 +359,150 @@ test_tally(void **state)
     sg_pod_list_free(&l);
 }
 
+/* As suggest.c reads a range answer: every sample into the tally. */
+static int
+tally_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx,
+             double bytes)
+{
+    (void)t;
+    return sg_acc_sample(arg, l->ml_namespace, l->ml_pod, idx, bytes);
+}
+
+/* A Prometheus answer (or a proxy before it) that repeats each sample ten
+ * times and the whole series twice: one sample a step is counted, so llm's
+ * 1001 MiB suggests 1200 MiB (1001 x 1.1 rounded up), not twenty times it. */
+static void
+test_repeated_samples_counted_once(void **state)
+{
+    struct sg_pod_list l;
+    struct sg_acc a;
+    struct buf body;
+    char err[256];
+    size_t series = 0;
+    const struct sg_workload *llm = NULL;
+    struct prom_matrix_reader q = {.mr_ns_label = "namespace",
+                                   .mr_pod_label = "pod",
+                                   .mr_names_required = 1,
+                                   .mr_bytes_only = 1,
+                                   .mr_start = 6000,
+                                   .mr_step = 60,
+                                   .mr_points = 100,
+                                   .mr_sample = tally_sample};
+
+    (void)state;
+    assert_int_equal(sg_pods_parse(PODS, strlen(PODS), "r.io/m", &l, err, sizeof(err)),
+                     0);
+    assert_int_equal(sg_acc_init(&a, 6000, 60, 100, 1000), 0);
+    assert_int_equal(sg_acc_add_node(&a, "n1", &l, NULL, 10000), 0);
+    q.mr_arg = &a;
+    buf_init(&body, 1 << 20);
+    assert_int_equal(buf_printf(&body, "{\"status\":\"success\",\"data\":{\"resultType\":"
+                                       "\"matrix\",\"result\":["),
+                     0);
+    for (int copy = 0; copy < 2; copy++) {
+        assert_int_equal(buf_printf(&body,
+                                    "%s{\"metric\":{\"namespace\":\"ml\",\"pod\":"
+                                    "\"llm-5d9f8c7b6-abcde\"},\"values\":[",
+                                    copy ? "," : ""),
+                         0);
+        for (int i = 0; i < 100; i++)
+            for (int k = 0; k < 10; k++)
+                assert_int_equal(buf_printf(&body, "%s[%d,\"1049624576\"]",
+                                            i + k ? "," : "", 6000 + 60 * i),
+                                 0);
+        assert_int_equal(buf_printf(&body, "]}"), 0);
+    }
+    assert_int_equal(buf_printf(&body, "]}}"), 0);
+    assert_int_equal(sg_acc_chunk_begin(&a, 0, 0, 100), 0);
+    assert_int_equal(
+        prom_matrix_read(body.b_data, body.b_len, &q, &series, err, sizeof(err)), PM_OK);
+    assert_int_equal(sg_acc_chunk_end(&a, err, sizeof(err)), 0);
+    assert_int_equal(sg_acc_finish(&a), 0);
+    for (size_t i = 0; i < a.a_wl_count; i++)
+        if (strcmp(a.a_wl[i].w_label, "ml/Deployment/llm") == 0)
+            llm = &a.a_wl[i];
+    assert_non_null(llm);
+    assert_int_equal(llm->w_hist.h_n, 100);
+    assert_int_equal(llm->w_max, 1001);
+    assert_int_equal(llm->w_p99, 1001);
+    assert_true(llm->w_suggested);
+    assert_int_equal(llm->w_suggested_mib, 1200);
+    assert_int_equal(a.a_samples, 100);
+    buf_free(&body);
+    sg_acc_free(&a);
+    sg_pod_list_free(&l);
+}
+
+/* A bare pod and a node whose names try to take over the terminal. */
+/* clang-format off */
+static const char HOSTILE_PODS[] =
+    "{\"kind\":\"PodList\",\"items\":["
+    "{\"metadata\":{\"name\":\"evil\\u001b[2J\\u202e\",\"namespace\":\"ml\\u009b\","
+    "\"uid\":\"u-1\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+    "\"status\":{\"phase\":\"Running\"}}]}";
+/* clang-format on */
+
+/* `budgets --suggest` as a table and as patches: names from the API and from
+ * Prometheus reach the terminal with their controls, C1 and bidi overrides as
+ * escapes; each line is one line. */
+static void
+test_table_hostile(void **state)
+{
+    struct sg_pod_list l;
+    struct sg_acc a;
+    struct sg_opts o = {.so_window_s = 6000, .so_headroom_bp = 1000};
+    char err[256], *text = NULL;
+    size_t len = 0;
+    FILE *mem;
+
+    (void)state;
+    assert_int_equal(
+        sg_pods_parse(HOSTILE_PODS, strlen(HOSTILE_PODS), "r.io/m", &l, err, sizeof(err)),
+        0);
+    assert_string_equal(l.sl_pods[0].sp_name, "evil\x1b[2J\xe2\x80\xae");
+    assert_int_equal(sg_acc_init(&a, 0, 60, 100, 1000), 0);
+    assert_int_equal(
+        sg_acc_add_node(&a, "gpu-1\xe2\x80\xa8x", &l, "nodes is forbidden\n\x07", 0), 0);
+    assert_int_equal(sg_acc_chunk_begin(&a, 0, 0, 100), 0);
+    assert_int_equal(sg_acc_sample(&a, "ml\xc2\x9b", "evil\x1b[2J\xe2\x80\xae", 0, 1e9),
+                     0);
+    assert_int_equal(sg_acc_sample(&a, "ml", "gone\x9b\x7f", 0, 1e9), 0);
+    assert_int_equal(sg_acc_chunk_end(&a, err, sizeof(err)), 0);
+    assert_int_equal(sg_acc_finish(&a), 0);
+    for (o.so_format = SG_FORMAT_TABLE; o.so_format <= SG_FORMAT_PATCH; o.so_format++) {
+        if (o.so_format == SG_FORMAT_JSON)
+            continue;
+        assert_non_null(mem = open_memstream(&text, &len));
+        assert_int_equal(sg_print(mem, &a, &o, "q", "r.io/m"), 0);
+        fclose(mem);
+        assert_true(terminal_safe(text));
+        assert_non_null(strstr(text, "ml\\u{009B}/evil\\x1b[2J\\u{202E}"));
+        if (o.so_format == SG_FORMAT_TABLE) {
+            assert_non_null(strstr(text, "node gpu-1\\u{2028}x: capacity unknown "
+                                         "(nodes is forbidden\\n\\x07)"));
+            assert_non_null(strstr(text, " ml/gone\\x9b\\x7f\n"));
+        }
+        free(text);
+        text = NULL;
+    }
+    sg_acc_free(&a);
+    sg_pod_list_free(&l);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_percentile),    cmocka_unit_test(test_mib_and_suggestion),
-        cmocka_unit_test(test_parse_options), cmocka_unit_test(test_cut_list),
-        cmocka_unit_test(test_owners),        cmocka_unit_test(test_pods),
+        cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_mib_and_suggestion),
+        cmocka_unit_test(test_parse_options),
+        cmocka_unit_test(test_cut_list),
+        cmocka_unit_test(test_owners),
+        cmocka_unit_test(test_pods),
+        cmocka_unit_test(test_pods_finished),
         cmocka_unit_test(test_tally),
+        cmocka_unit_test(test_repeated_samples_counted_once),
+        cmocka_unit_test(test_table_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

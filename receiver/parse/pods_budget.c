@@ -1,0 +1,177 @@
+/* pods_budget.c -- collects HAMi's resources and KAI's annotations during the PodList
+ * walk, then asks budget_src which source gives the pod its budget */
+#include "pods_budget.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "strpool.h"
+
+void
+pods_budget_init(struct pods_budget *b, const struct bsrc_order *order,
+                 struct strpool *pool)
+{
+    memset(b, 0, sizeof(*b));
+    if (order != NULL && order->bo_count > 0) {
+        b->pb_order = *order;
+    } else {
+        b->pb_order.bo_src[0] = BSRC_RESOURCE;
+        b->pb_order.bo_count = 1;
+    }
+    b->pb_hami = bsrc_order_has(&b->pb_order, BSRC_HAMI);
+    b->pb_kai = bsrc_order_has(&b->pb_order, BSRC_KAI);
+    b->pb_pool = pool;
+}
+
+void
+pods_budget_free(struct pods_budget *b)
+{
+    free(b->pb_ctrs);
+    b->pb_ctrs = NULL;
+    b->pb_count = b->pb_cap = 0;
+}
+
+void
+pods_budget_pod(struct pods_budget *b)
+{
+    b->pb_count = 0;
+    b->pb_fraction = b->pb_memory = b->pb_devices = NULL;
+    b->pb_drop = 0;
+}
+
+int
+pods_budget_container(struct pods_budget *b)
+{
+    struct bsrc_container *grown;
+
+    if (!b->pb_hami)
+        return 0;
+    if (b->pb_count == b->pb_cap) {
+        size_t cap = b->pb_cap ? b->pb_cap * 2 : 4;
+        if (cap > SIZE_MAX / sizeof(*grown) ||
+            (grown = realloc(b->pb_ctrs, cap * sizeof(*grown))) == NULL)
+            return -1;
+        b->pb_ctrs = grown;
+        b->pb_cap = cap;
+    }
+    memset(&b->pb_ctrs[b->pb_count++], 0, sizeof(*grown));
+    return 0;
+}
+
+int
+pods_budget_container_name(struct pods_budget *b, const struct js_held *name)
+{
+    int nul = 0;
+
+    if (!b->pb_hami || b->pb_count == 0 || name->h_type != JS_STRING)
+        return 0;
+    b->pb_ctrs[b->pb_count - 1].bc_name = js_strdup_pool(&name->h_str, b->pb_pool, &nul);
+    return b->pb_ctrs[b->pb_count - 1].bc_name == NULL && !nul ? -1 : 0;
+}
+
+/* The value at s into *dst: a string kept in the pool, or BSRC_NOT_STRING. */
+static int
+read_value(struct pods_budget *b, struct js_scan *s, const char **dst)
+{
+    struct js_str v;
+    int nul = 0;
+    char *copy;
+
+    if (js_peek(s) != JS_STRING) {
+        *dst = BSRC_NOT_STRING;
+        return js_skip(s);
+    }
+    if (js_string(s, &v) == -1)
+        return -1;
+    if ((copy = js_strdup_pool(&v, b->pb_pool, &nul)) == NULL && !nul)
+        return -1;
+    *dst = copy != NULL ? copy : BSRC_NOT_STRING; /* U+0000 inside: no quantity */
+    return 0;
+}
+
+int
+pods_budget_resource(struct pods_budget *b, struct js_scan *s, const struct js_str *key,
+                     int k)
+{
+    struct bsrc_container *c;
+
+    if (!b->pb_hami || b->pb_count == 0 || k < 0 || k > 1)
+        return 0;
+    c = &b->pb_ctrs[b->pb_count - 1];
+    if (js_str_eq(key, HAMI_GPU))
+        return read_value(b, s, &c->bc_gpu[k]) == -1 ? -1 : 1;
+    if (js_str_eq(key, HAMI_GPUMEM))
+        return read_value(b, s, &c->bc_mem[k]) == -1 ? -1 : 1;
+    if (js_str_eq(key, HAMI_GPUMEM_PCT))
+        return read_value(b, s, &c->bc_pct[k]) == -1 ? -1 : 1;
+    return 0;
+}
+
+int
+pods_budget_annotation(struct pods_budget *b, struct js_scan *s, const struct js_str *key)
+{
+    if (!b->pb_kai)
+        return 0;
+    if (js_str_eq(key, KAI_GPU_FRACTION))
+        return read_value(b, s, &b->pb_fraction) == -1 ? -1 : 1;
+    if (js_str_eq(key, KAI_GPU_MEMORY))
+        return read_value(b, s, &b->pb_memory) == -1 ? -1 : 1;
+    if (js_str_eq(key, KAI_NUM_DEVICES))
+        return read_value(b, s, &b->pb_devices) == -1 ? -1 : 1;
+    return 0;
+}
+
+/* Keeps a message or declaration in the pool: 0, or -1 when out of memory. */
+static int
+keep(struct pods_budget *b, const char *text, char **dst)
+{
+    *dst = NULL;
+    if (text[0] == '\0')
+        return 0;
+    return (*dst = strpool_dup(b->pb_pool, text, strlen(text))) == NULL ? -1 : 0;
+}
+
+int
+pods_budget_judge(struct pods_budget *b, const char *resource, struct pod *p)
+{
+    struct bsrc_budget out;
+    struct bsrc_pod in = {
+        .bp_namespace = p->p_namespace,
+        .bp_resource_state = p->p_budget_state == BUDGET_OK    ? BSRC_STATE_OK
+                             : p->p_budget_state == BUDGET_BAD ? BSRC_STATE_BAD
+                                                               : BSRC_STATE_NONE,
+        .bp_resource_mib = p->p_budget_mib,
+        .bp_resource_error = p->p_budget_error,
+        .bp_resource_name = resource,
+        .bp_containers = b->pb_ctrs,
+        .bp_container_count = b->pb_count,
+        .bp_fraction = b->pb_fraction,
+        .bp_memory = b->pb_memory,
+        .bp_num_devices = b->pb_devices,
+    };
+
+    bsrc_judge(&b->pb_order, &in, &out);
+    b->pb_drop = out.bb_not_tenant;
+    p->p_budget_source = bsrc_name(out.bb_source);
+    if (keep(b, out.bb_decl, &p->p_budget_decl) == -1)
+        return -1;
+    if (out.bb_source == BSRC_RESOURCE || out.bb_source == BSRC_NONE)
+        return 0; /* the reader's own verdict stands, message and all */
+    p->p_budget_mib = out.bb_mib;
+    p->p_budget_gpus = 0;
+    p->p_budget_error = NULL;
+    if (out.bb_state == BSRC_STATE_BAD) {
+        p->p_budget_state = BUDGET_BAD;
+        p->p_budget_mib = 0;
+        return keep(b, out.bb_error, &p->p_budget_error);
+    }
+    if (out.bb_gpus > 0) { /* a share of the GPU: MiB once its total is known */
+        p->p_budget_state = BUDGET_BAD;
+        p->p_budget_gpus = out.bb_gpus;
+        p->p_budget_base_mib = out.bb_mib;
+        p->p_budget_mib = 0;
+        return keep(b, BSRC_NEEDS_TOTAL, &p->p_budget_error);
+    }
+    p->p_budget_state = BUDGET_OK;
+    return 0;
+}

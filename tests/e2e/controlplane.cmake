@@ -1,0 +1,11 @@
+# The real-control-plane tier (README "The real-control-plane tier"): serve, the
+# exporter, advertise, check and budgets against kube-apiserver, etcd, the
+# controller manager, the scheduler and kwok built from pinned sources by
+# tests/controlplane/build.sh (GVW_CP_BIN names its bin folder; scripts/test.sh
+# builds it and exports it; unset, the test runs build.sh itself, which answers
+# at once from the cache). No Go toolchain: the test fails, it never skips.
+if(TARGET gpu-vram-watchdog AND TARGET gvw-stub-nvml)
+  add_test(NAME controlplane COMMAND bash ${CMAKE_SOURCE_DIR}/tests/e2e/test_controlplane.sh)
+  set_tests_properties(controlplane PROPERTIES LABELS "controlplane" TIMEOUT 900
+    ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR};GVW_CP_TIMINGS=${CMAKE_BINARY_DIR}/controlplane-timings.txt")
+endif()
