@@ -92,9 +92,8 @@ exporter_config_free(struct exporter_config *cfg)
 void
 exporter_config_print_help(FILE *out)
 {
-    fprintf(
-        out,
-        "\nexporter: the settings above named GPUMEM_RESOURCE, BUDGET_SOURCES, KUBE_*, LOG_FORMAT and "
-        "HTTP_*, and:\n");
+    fprintf(out,
+            "\nexporter: serve's GPUMEM_RESOURCE, BUDGET_SOURCES, KUBE_*, LOG_FORMAT and "
+            "HTTP_* settings (gpu-vram-watchdog --help), and its own:\n");
     settings_print_help(settings, NOWN, out);
 }

@@ -105,6 +105,8 @@ decision_free(struct decision *d)
     struct remedy *r = d->d_r;
 
     decision_unlink(d);
+    if (d->d_batch != NULL) /* the shared reading's answer must not find it */
+        d->d_batch->b_d[d->d_batch_at] = NULL;
     fence_forget(d);
     brakes_seat_give_back(d);
     d->d_r->r_in_flight--;

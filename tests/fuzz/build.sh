@@ -61,6 +61,7 @@ SOURCES=("$ROOT/receiver/parse/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/commo
          "$ROOT/receiver/core/policy.c" "$ROOT/receiver/core/device.c"
          "$ROOT/receiver/core/decision_result.c" "$ROOT/common/util/rfc3339.c"
          "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c"
+         "$ROOT/receiver/core/node_name.c"
          "$ROOT/receiver/parse/pods_budget.c" "$ROOT/receiver/core/budget_src.c"
          "$ROOT/receiver/parse/claim_json.c"
          "$ROOT/receiver/core/budget_resolve.c" "$ROOT/common/util/decimal.c"
@@ -90,7 +91,8 @@ o=$OUT/obj
 link() {
     "$CLANG" "${LDFLAGS[@]}" "$@" "${JANSSON_LIBS[@]}" -lm
 }
-link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/json_str.o" "$o/buf.o"
+link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/json_str.o" "$o/buf.o" \
+    "$o/node_name.o"
 link -o "$OUT/fuzz_quantity" "$o/fuzz_quantity.o" "$o/quantity.o"
 link -o "$OUT/fuzz_prom" "$o/fuzz_prom.o" "$o/prom_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/usage.o" "$o/device.o"
 link -o "$OUT/fuzz_pods" "$o/fuzz_pods.o" "$o/pods_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/rfc3339.o" \

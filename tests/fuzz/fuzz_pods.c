@@ -70,6 +70,7 @@ synth_usage(const struct pod_list *l, uint64_t seed, struct usage_reading *r,
 
     r->ur_count = 0;
     r->ur_pool = NULL; /* its strings are strdup'd one by one (add_series) */
+    r->ur_label_sets = NULL;
     r->ur_series = calloc(2 * l->pl_count + 2, sizeof(*r->ur_series));
     if (r->ur_series == NULL)
         abort();
@@ -235,6 +236,7 @@ check_order(const struct policy_params *pp, const struct policy_input *in,
     rl.pl_pods = n > 0 ? malloc(n * sizeof(*rl.pl_pods)) : NULL;
     ru.ur_count = m;
     ru.ur_pool = NULL;
+    ru.ur_label_sets = NULL;
     ru.ur_series = m > 0 ? malloc(m * sizeof(*ru.ur_series)) : NULL;
     if ((n > 0 && rl.pl_pods == NULL) || (m > 0 && ru.ur_series == NULL))
         abort();

@@ -163,7 +163,7 @@ test_policy(void **state)
     struct policy_params pp = {1536, 15360, 120, 1, NULL, 0, NULL, 1780408800};
     struct pod_list pl;
     struct usage_reading ur;
-    struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL};
+    struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL, NULL};
     struct policy_result want, res;
     long n;
 

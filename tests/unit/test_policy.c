@@ -186,7 +186,7 @@ test_incident_from_bodies(void **state)
                                "gpu-vram-watchdog/release", NULL, NULL};
     struct pod_list pl;
     struct usage_reading ur;
-    struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL};
+    struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL, NULL};
     char err[256], *body;
     size_t len;
 
