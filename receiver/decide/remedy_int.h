@@ -251,8 +251,6 @@ void act_begin(struct decision *d);
  * records it (gate.h). 0: send it now (no leader election, or recorded).
  * 1: d waits (again(d) runs once it is recorded), or has ended failed. */
 int fence_first(struct decision *d, void (*again)(struct decision *d));
-/* d goes away: a fence it waits for is forgotten. */
-void fence_forget(struct decision *d);
 
 /* --- predict_query.c ---------------------------------------------------- */
 
