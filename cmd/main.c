@@ -11,7 +11,9 @@
 struct command {
     const char *c_name;
     int (*c_run)(int argc, char **argv);
-    int c_own_help; /* parses its own --help (audit) */
+    int c_own_help;                /* parses its own --help (audit) */
+    const char *c_usage;           /* COMMAND --help: its usage and what it does */
+    void (*c_settings)(FILE *out); /* then the settings it reads */
 };
 
 static int
@@ -21,13 +23,54 @@ run_audit(int argc, char **argv)
 }
 
 static const struct command commands[] = {
-    {"serve", receiver_cmd_serve, 0},
-    {"check", receiver_cmd_check, 0},
-    {"advertise", receiver_cmd_advertise, 0},
-    {"budgets", receiver_cmd_budgets, 0},
-    {"audit", run_audit, 1},
-    {"exporter", exporter_main, 0},
+    {"serve", receiver_cmd_serve, 0,
+     "usage: gpu-vram-watchdog serve [--setting value ...]\n"
+     "\n"
+     "The daemon: the Alertmanager webhook (POST /webhook), decisions, capacity\n"
+     "advertising, the seating chart (GET /), /metrics, /healthz, /readyz.\n"
+     "Dry-run (DRY_RUN=true) is the default: it records what it would recycle.\n",
+     config_print_help},
+    {"check", receiver_cmd_check, 0,
+     "usage: gpu-vram-watchdog check [--node N] [--format table|json] [--setting value ...]\n"
+     "\n"
+     "Re-verify now and print the decision serve would take, per GPU node (or\n"
+     "--node N); acts on nothing, records nothing. Reads Prometheus and the\n"
+     "Kubernetes API with serve's settings.\n",
+     config_print_help},
+    {"advertise", receiver_cmd_advertise, 0,
+     "usage: gpu-vram-watchdog advertise [--once] [--setting value ...]\n"
+     "\n"
+     "Patch the gpumem capacity (GPUMEM_CAPACITY_MIB) onto every node matching\n"
+     "GPU_NODE_SELECTOR and exit: 0 only when every matching node was patched.\n",
+     config_print_help},
+    {"budgets", receiver_cmd_budgets, 0,
+     "usage: gpu-vram-watchdog budgets [--node N] [--format table|json] [--setting value ...]\n"
+     "       gpu-vram-watchdog budgets --suggest [--window 7d] [--headroom 10%] [--node N]\n"
+     "                                 [--format table|json|patch]\n"
+     "\n"
+     "The seating chart as text: per GPU node (and GPU), the advertised capacity,\n"
+     "the sum of declared budgets, free VRAM against the floor, and each tenant's\n"
+     "budget against its live use; read-only. --suggest: budgets from measured\n"
+     "use (p99, max) per workload.\n",
+     config_print_help},
+    {"audit", run_audit, 1, NULL, NULL},
+    {"exporter", exporter_main, 0,
+     "usage: gpu-vram-watchdog exporter [--setting value ...]\n"
+     "       gpu-vram-watchdog exporter --once [--format table|json]\n"
+     "\n"
+     "The node agent (a DaemonSet, hostPID): per-pod, per-GPU VRAM from NVML as\n"
+     "Prometheus metrics on EXPORTER_LISTEN_ADDR (/metrics, /healthz).\n",
+     exporter_print_help},
 };
+
+/* COMMAND --help: that command's usage and the settings it reads. */
+static int
+command_help(const struct command *c)
+{
+    printf("%s\n", c->c_usage);
+    c->c_settings(stdout);
+    return 0;
+}
 
 static void
 usage(FILE *out)
@@ -52,7 +95,7 @@ usage(FILE *out)
         "                         budgets from measured use (p99, max) per workload\n"
         "  exporter               the node agent: per-pod, per-GPU VRAM from NVML as "
         "Prometheus metrics\n"
-        "  --help, --version\n"
+        "  --help, --version      'COMMAND --help' for one command alone\n"
         "\n");
     config_print_help(out);
     exporter_print_help(out);
@@ -100,6 +143,8 @@ main(int argc, char **argv)
     if (found == NULL || !found->c_own_help)
         for (int a = 2; a < argc; a++)
             if (is_help(argv[a])) {
+                if (found != NULL)
+                    return command_help(found);
                 usage(stdout);
                 return 0;
             }

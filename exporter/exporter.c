@@ -90,8 +90,13 @@ struct exporter {
 static void
 render(struct exporter *x, int may_relist)
 {
-    struct expo_status st = {x->x_cfg->ec_node_name, x->x_up, x->x_last_poll,
-                             x->x_poll_seconds, podmap_budget_errors(x->x_pods)};
+    struct expo_status st = {x->x_cfg->ec_node_name,
+                             x->x_up,
+                             x->x_last_poll,
+                             x->x_poll_seconds,
+                             podmap_budget_errors(x->x_pods),
+                             podmap_share_unresolved,
+                             x->x_pods};
     struct attr_result attr;
     struct buf text;
     struct text *t = NULL;
@@ -357,8 +362,9 @@ run(const struct exporter_config *cfg)
             "process counts as unattributed",
             (char *)NULL);
     if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube.ks_api_url[0] ? &ko : NULL,
-                               cfg->ec_node_name, cfg->ec_gpumem_resource, pods_changed,
-                               &x, err, sizeof(err))) == NULL) {
+                               cfg->ec_node_name, cfg->ec_gpumem_resource,
+                               &cfg->ec_budget_sources, pods_changed, &x, err,
+                               sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
         goto done;
     }

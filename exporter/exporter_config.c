@@ -33,6 +33,8 @@ static const struct setting settings[] = {
      "closed",
      NULL, NULL},
     KUBE_SETTING_GPUMEM_RESOURCE(OFF(ec_gpumem_resource)),
+    {"BUDGET_SOURCES", BSRC_DEFAULT, SK_NONEMPTY, OFF(ec_budget_sources_raw), NULL,
+     "where budgets come from, in order: resource, hami, kai, dra", NULL, NULL},
     KUBE_SETTING_API_URL(OFF(ec_kube)),
     KUBE_SETTING_TOKEN_FILE(OFF(ec_kube)),
     KUBE_SETTING_CA_FILE(OFF(ec_kube)),
@@ -49,6 +51,8 @@ exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
                      settings_getenv_fn env, int *rest, int *nrest, char *err,
                      size_t errlen)
 {
+    char why[160];
+
     memset(cfg, 0, sizeof(*cfg));
     if (settings_load(settings, NSETTINGS, cfg, argc, argv, env, rest, nrest, err,
                       errlen) == -1)
@@ -62,6 +66,12 @@ exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
     }
     if (cfg->ec_max_connections < 1 || cfg->ec_max_connections > 1000000) {
         snprintf(err, errlen, "EXPORTER_MAX_CONNECTIONS: must be between 1 and 1000000");
+        exporter_config_free(cfg);
+        return -1;
+    }
+    if (bsrc_order_parse(cfg->ec_budget_sources_raw, &cfg->ec_budget_sources, why,
+                         sizeof(why)) == -1) {
+        snprintf(err, errlen, "BUDGET_SOURCES: %s", why);
         exporter_config_free(cfg);
         return -1;
     }
@@ -82,9 +92,8 @@ exporter_config_free(struct exporter_config *cfg)
 void
 exporter_config_print_help(FILE *out)
 {
-    fprintf(
-        out,
-        "\nexporter: the settings above named GPUMEM_RESOURCE, KUBE_*, LOG_FORMAT and "
-        "HTTP_*, and:\n");
+    fprintf(out,
+            "\nexporter: serve's GPUMEM_RESOURCE, BUDGET_SOURCES, KUBE_*, LOG_FORMAT and "
+            "HTTP_* settings (gpu-vram-watchdog --help), and its own:\n");
     settings_print_help(settings, NOWN, out);
 }

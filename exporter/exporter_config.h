@@ -6,18 +6,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "budget_src.h"
 #include "kube_settings.h"
 #include "settings.h"
 
 /* The loaded configuration. Every string is owned by the struct. */
 struct exporter_config {
-    char *ec_listen_addr;        /* EXPORTER_LISTEN_ADDR, host:port */
-    char *ec_node_name;          /* NODE_NAME, required */
-    char *ec_nvml_library;       /* NVML_LIBRARY: dlopen name or path */
-    char *ec_proc_root;          /* PROC_ROOT */
-    int64_t ec_poll_interval_ms; /* POLL_INTERVAL, > 0 */
-    int64_t ec_max_connections;  /* EXPORTER_MAX_CONNECTIONS, >= 1 */
-    char *ec_gpumem_resource;    /* GPUMEM_RESOURCE: whose budgets are exported */
+    char *ec_listen_addr;                /* EXPORTER_LISTEN_ADDR, host:port */
+    char *ec_node_name;                  /* NODE_NAME, required */
+    char *ec_nvml_library;               /* NVML_LIBRARY: dlopen name or path */
+    char *ec_proc_root;                  /* PROC_ROOT */
+    int64_t ec_poll_interval_ms;         /* POLL_INTERVAL, > 0 */
+    int64_t ec_max_connections;          /* EXPORTER_MAX_CONNECTIONS, >= 1 */
+    char *ec_gpumem_resource;            /* GPUMEM_RESOURCE: whose budgets are exported */
+    char *ec_budget_sources_raw;         /* BUDGET_SOURCES as given */
+    struct bsrc_order ec_budget_sources; /* BUDGET_SOURCES, parsed */
     struct kube_settings
         ec_kube;     /* KUBE_API_URL, KUBE_*_FILE, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT */
     int ec_log_text; /* LOG_FORMAT=text */

@@ -23,9 +23,12 @@ struct asked {
 };
 
 struct podmap {
-    struct kubec *pm_kube; /* owned; NULL = no API server */
-    char *pm_node;         /* owned */
-    char *pm_resource;     /* owned: GPUMEM_RESOURCE */
+    struct kubec *pm_kube;        /* owned; NULL = no API server */
+    char *pm_node;                /* owned */
+    char *pm_resource;            /* owned: GPUMEM_RESOURCE */
+    struct bsrc_order pm_sources; /* BUDGET_SOURCES */
+    char **pm_told;               /* owned: UIDs whose unresolved share was logged */
+    size_t pm_ntold, pm_captold;
     struct pl_pods pm_pods;
     double pm_listed_at; /* monotonic seconds the last list started */
     char **pm_bad;       /* owned: UIDs of pods whose budget was unreadable last list */
@@ -109,9 +112,13 @@ parse_list(const char *body, size_t len, void *arg, char *err, size_t errlen)
     struct podmap *pm = arg;
     struct pl_pods fresh;
 
-    if (podlist_parse(body, len, pm->pm_resource, &fresh, err, errlen) == -1)
+    if (podlist_parse_sources(body, len, pm->pm_resource, &pm->pm_sources, &fresh, err,
+                              errlen) == -1)
         return -1;
     note_bad_budgets(pm, &fresh);
+    free_bad(pm->pm_told, pm->pm_ntold); /* a new list: each may be told again */
+    pm->pm_told = NULL;
+    pm->pm_ntold = pm->pm_captold = 0;
     podlist_free(&pm->pm_pods);
     pm->pm_pods = fresh;
     return 0;
@@ -180,8 +187,8 @@ start_list(struct podmap *pm)
 
 struct podmap *
 podmap_new(struct event_base *base, const struct kube_opts *o, const char *node,
-           const char *resource, podmap_changed_fn changed, void *arg, char *err,
-           size_t errlen)
+           const char *resource, const struct bsrc_order *sources,
+           podmap_changed_fn changed, void *arg, char *err, size_t errlen)
 {
     struct podmap *pm;
 
@@ -191,6 +198,8 @@ podmap_new(struct event_base *base, const struct kube_opts *o, const char *node,
         podmap_free(pm);
         return NULL;
     }
+    if (sources != NULL)
+        pm->pm_sources = *sources;
     pm->pm_changed = changed;
     pm->pm_arg = arg;
     if (o == NULL)
@@ -216,6 +225,7 @@ podmap_free(struct podmap *pm)
     kubec_free(pm->pm_kube); /* a list in flight ends cancelled */
     podlist_free(&pm->pm_pods);
     free_bad(pm->pm_bad, pm->pm_nbad);
+    free_bad(pm->pm_told, pm->pm_ntold);
     free(pm->pm_resource);
     free(pm->pm_node);
     free(pm);
@@ -304,4 +314,30 @@ uint64_t
 podmap_budget_errors(const struct podmap *pm)
 {
     return pm->pm_budget_errors;
+}
+
+void
+podmap_share_unresolved(const struct pl_pod *p, const char *why, void *arg)
+{
+    struct podmap *pm = arg;
+    char **grown, *uid;
+
+    for (size_t i = 0; i < pm->pm_ntold; i++)
+        if (strcmp(pm->pm_told[i], p->pp_uid) == 0)
+            return;
+    log_event(LOG_LEVEL_WARN,
+              "a pod's GPU memory budget is a share of its GPU, whose total is not "
+              "known this poll: no budget series for it",
+              "node", pm->pm_node, "namespace", p->pp_namespace, "pod", p->pp_name,
+              "source", p->pp_budget_source ? p->pp_budget_source : "", "error", why,
+              (char *)NULL);
+    if (pm->pm_ntold == pm->pm_captold) {
+        size_t cap = pm->pm_captold ? pm->pm_captold * 2 : 8;
+        if ((grown = realloc(pm->pm_told, cap * sizeof(*grown))) == NULL)
+            return; /* out of memory: at worst it is logged again */
+        pm->pm_told = grown;
+        pm->pm_captold = cap;
+    }
+    if ((uid = strdup(p->pp_uid)) != NULL)
+        pm->pm_told[pm->pm_ntold++] = uid;
 }

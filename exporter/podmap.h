@@ -16,13 +16,15 @@ typedef void (*podmap_changed_fn)(void *arg);
 
 /*
  * Makes the cache for node (copied) and starts the first list; each pod's
- * budget of resource (GPUMEM_RESOURCE, copied) is read with it. o
+ * budget of resource (GPUMEM_RESOURCE, copied) is read with it, from the first
+ * of sources (BUDGET_SOURCES, copied; NULL = resource alone) that it declares. o
  * NULL (no API server configured) gives a cache that stays empty: every
  * process is then unattributed. Returns NULL with a reason in err.
  */
 struct podmap *podmap_new(struct event_base *base, const struct kube_opts *o,
                           const char *node, const char *resource,
-                          podmap_changed_fn changed, void *arg, char *err, size_t errlen);
+                          const struct bsrc_order *sources, podmap_changed_fn changed,
+                          void *arg, char *err, size_t errlen);
 
 /* Frees the cache; a list in flight is cancelled (changed does not run). */
 void podmap_free(struct podmap *pm);
@@ -55,5 +57,9 @@ int podmap_state(const struct podmap *pm, const char **why);
 /* Pods whose budget was unreadable, each counted once
  * (gpu_vram_exporter_budget_errors_total). */
 uint64_t podmap_budget_errors(const struct podmap *pm);
+
+/* For expo_render()'s es_unresolved: logs, once per pod per list, that a pod's
+ * share of its GPU has no series this poll (arg is the podmap). */
+void podmap_share_unresolved(const struct pl_pod *p, const char *why, void *arg);
 
 #endif

@@ -1,18 +1,18 @@
 #!/bin/sh
-# generate.sh -- render deploy/prometheusrule.yaml from rules/gpu-vram-watchdog.rules.yml
+# generate.sh -- render deploy/overlays/prometheus-operator/prometheusrule.yaml from rules/gpu-vram-watchdog.rules.yml
 #
 # The rule file is the source; the PrometheusRule wraps the very same groups
 # (indented under spec:), so the two cannot drift. tests/rules/check.sh
 # regenerates into a temporary file and fails if the committed copy differs.
 #
 # Usage:  sh rules/generate.sh [OUTPUT]     OUTPUT defaults to
-#         deploy/prometheusrule.yaml; "-" writes to standard output.
+#         deploy/overlays/prometheus-operator/prometheusrule.yaml; "-" writes to standard output.
 # Environment:
 #   RUNBOOK_BASE_URL  rebase every runbook_url, e.g. to an internal wiki:
 #                     RUNBOOK_BASE_URL=https://wiki.example/gvw sh rules/generate.sh -
 #                     Unset: the one base the source uses (all runbook_urls
 #                     in the source must share it, or this script stops).
-#                     Keep the committed deploy/prometheusrule.yaml on the
+#                     Keep the committed deploy/overlays/prometheus-operator/prometheusrule.yaml on the
 #                     default base (check.sh compares against it); render
 #                     rebased copies into your own overlay.
 # POSIX sh + awk only.
@@ -20,7 +20,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 src="$here/gpu-vram-watchdog.rules.yml"
-out="${1:-$here/../deploy/prometheusrule.yaml}"
+out="${1:-$here/../deploy/overlays/prometheus-operator/prometheusrule.yaml}"
 
 [ -r "$src" ] || { echo "generate.sh: cannot read $src" >&2; exit 1; }
 
@@ -62,8 +62,8 @@ render() {
 # rules/gpu-vram-watchdog.rules.yml. Do not edit: edit the source and run
 #   sh rules/generate.sh
 # Needs the prometheus-operator CRDs (monitoring.coreos.com/v1), so it is not
-# in deploy/kustomization.yaml; apply it on its own:
-#   kubectl apply -f deploy/prometheusrule.yaml
+# in deploy/base/kustomization.yaml; apply it on its own:
+#   kubectl apply -f deploy/overlays/prometheus-operator/prometheusrule.yaml
 # The operator only loads rules its Prometheus selects (ruleSelector,
 # ruleNamespaceSelector); kube-prometheus-stack wants e.g. a `release: <name>`
 # label here. Without the operator, load the source file via rule_files:.

@@ -2,6 +2,11 @@
 # image.sh -- builds the gpu-vram-watchdog image with podman and checks it as a cluster runs it.
 #
 #   bash scripts/image.sh            (ctest -L image runs it from a build tree)
+#   IMAGE=registry.example/gvw:0.1.0 bash scripts/image.sh
+#         the same, then pushes the image to that registry (podman push; log
+#         in first with `podman login`) and points deploy/base/kustomization.yaml
+#         at it (scripts/set-image.sh). There is no public image: this is how
+#         a cluster gets one.
 #
 # Installs podman, runc, mmdebstrap and containerd when missing (Debian). No
 # registry is needed: the debian:bookworm(-slim) base is made locally with
@@ -27,7 +32,9 @@ SKIP=77
 skip() { echo "SKIP: $*"; exit $SKIP; }
 
 # One tag per source tree: several checkouts on one machine may run at once.
-IMAGE=${GVW_IMAGE:-localhost/gpu-vram-watchdog:test-$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)}
+# IMAGE (the user's registry tag) builds, checks, pushes and sets that one.
+PUSH_TO=${IMAGE:-}
+IMAGE=${IMAGE:-${GVW_IMAGE:-localhost/gpu-vram-watchdog:test-$(printf '%s' "$ROOT" | sha256sum | cut -c1-8)}}
 CACHE=${GVW_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-vram-watchdog}
 BASE=docker.io/library/debian:bookworm
 BASE_SLIM=docker.io/library/debian:bookworm-slim
@@ -327,4 +334,11 @@ else
     fi
 fi
 
-finish
+finish || exit 1
+
+# IMAGE=...: the checked image to the user's registry, and the kustomization at it.
+if [ -n "$PUSH_TO" ]; then
+    echo "image: pushing $IMAGE"
+    podman push "$IMAGE" || { echo "FAIL - podman push $IMAGE (log in first: podman login ${IMAGE%%/*})"; exit 1; }
+    bash "$ROOT/scripts/set-image.sh" "$IMAGE"
+fi

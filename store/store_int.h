@@ -29,7 +29,7 @@ struct store {
 
 /* How long one step of a READONLY query (producing one row) may run before
  * it is interrupted: a crafted file cannot hang `audit`, and a real one a
- * million rows long is read in well under it (README "The audit store"). */
+ * million rows long is read in well under it (docs/guide.md "The audit store"). */
 #define STORE_STEP_LIMIT_S 60.0
 
 /* Restarts the step limit; before each sqlite3_step() of a READONLY query. */

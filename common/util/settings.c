@@ -464,20 +464,57 @@ settings_free(const struct setting *tab, size_t n, void *cfg)
     }
 }
 
-void
-settings_print_help(const struct setting *tab, size_t n, FILE *out)
+static void
+print_one(const struct setting *st, FILE *out)
 {
     char flag[64];
 
+    flag_name(st->s_name, flag, sizeof(flag));
+    fprintf(out, "  %-22s %-24s default: %s\n  %-22s %s\n", st->s_name, flag,
+            st->s_default == NULL
+                ? (st->s_default_help ? st->s_default_help : "(computed)")
+            : st->s_default[0] == '\0' ? "(empty)"
+                                       : st->s_default,
+            "", st->s_help);
+}
+
+void
+settings_print_help(const struct setting *tab, size_t n, FILE *out)
+{
     fprintf(out, "Settings (environment variable, or the flag, which wins):\n");
+    for (size_t k = 0; k < n; k++)
+        print_one(&tab[k], out);
+}
+
+static int
+in_group(const char *const *names, const char *name)
+{
+    for (size_t i = 0; names[i] != NULL; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+void
+settings_print_groups(const struct setting *tab, size_t n,
+                      const struct setting_group *groups, size_t ngroups,
+                      const char *rest_title, FILE *out)
+{
+    fprintf(out, "Settings (environment variable, or the flag, which wins):\n");
+    for (size_t g = 0; g < ngroups; g++) {
+        fprintf(out, "%s%s:\n", g == 0 ? "" : "\n", groups[g].sg_title);
+        /* in the group's own order: the most needed first */
+        for (size_t i = 0; groups[g].sg_names[i] != NULL; i++)
+            for (size_t k = 0; k < n; k++)
+                if (strcmp(tab[k].s_name, groups[g].sg_names[i]) == 0)
+                    print_one(&tab[k], out);
+    }
+    fprintf(out, "\n%s:\n", rest_title);
     for (size_t k = 0; k < n; k++) {
-        const struct setting *st = &tab[k];
-        flag_name(st->s_name, flag, sizeof(flag));
-        fprintf(out, "  %-22s %-24s default: %s\n  %-22s %s\n", st->s_name, flag,
-                st->s_default == NULL
-                    ? (st->s_default_help ? st->s_default_help : "(computed)")
-                : st->s_default[0] == '\0' ? "(empty)"
-                                           : st->s_default,
-                "", st->s_help);
+        size_t g = 0;
+        while (g < ngroups && !in_group(groups[g].sg_names, tab[k].s_name))
+            g++;
+        if (g == ngroups)
+            print_one(&tab[k], out);
     }
 }

@@ -74,6 +74,18 @@ void settings_free(const struct setting *tab, size_t n, void *cfg);
 /* Prints every setting with its flag, default and meaning (for --help). */
 void settings_print_help(const struct setting *tab, size_t n, FILE *out);
 
+/* A titled group of settings for --help, named in the order to print them. */
+struct setting_group {
+    const char *sg_title;
+    const char *const *sg_names; /* NULL-terminated */
+};
+
+/* --help in groups: each group's settings under its title, then every
+ * setting no group names under rest_title, in the table's order. */
+void settings_print_groups(const struct setting *tab, size_t n,
+                           const struct setting_group *groups, size_t ngroups,
+                           const char *rest_title, FILE *out);
+
 /* s_compute for KUBE_API_URL: https://$KUBERNETES_SERVICE_HOST:$..._PORT (port
  * 443 when unset, IPv6 in brackets), or "" outside a cluster. */
 int settings_default_kube_url(settings_getenv_fn env, char **out);

@@ -76,7 +76,7 @@ by_namespace_name(const void *a, const void *b)
  * from a list that repeats a pod. Sorted (O(n log n)): a scan per pod was
  * 12.5 M comparisons a scrape on a 5,000-pod node. -1 when out of memory. */
 static int
-mark_repeats(const struct pl_pods *pods, unsigned char *repeat)
+mark_repeats(const struct pl_pods *pods, const unsigned char *have, unsigned char *repeat)
 {
     const struct pl_pod **order;
     size_t n = 0;
@@ -85,11 +85,9 @@ mark_repeats(const struct pl_pods *pods, unsigned char *repeat)
         return 0;
     if ((order = malloc(pods->pl_count * sizeof(*order))) == NULL)
         return -1;
-    for (size_t i = 0; i < pods->pl_count; i++) {
-        const struct pl_pod *p = &pods->pl_items[i];
-        if (p->pp_budget == PL_BUDGET_OK)
-            order[n++] = p;
-    }
+    for (size_t i = 0; i < pods->pl_count; i++)
+        if (have[i])
+            order[n++] = &pods->pl_items[i];
     qsort(order, n, sizeof(*order), by_namespace_name);
     for (size_t k = 1; k < n; k++)
         if (strcmp(order[k]->pp_namespace, order[k - 1]->pp_namespace) == 0 &&
@@ -100,33 +98,120 @@ mark_repeats(const struct pl_pods *pods, unsigned char *repeat)
 }
 
 static int
-budget_family(struct buf *out, const struct expo_status *st, const struct pl_pods *pods)
+by_series_pod(const void *a, const void *b)
+{
+    const struct attr_series *x = *(const struct attr_series *const *)a;
+    const struct attr_series *y = *(const struct attr_series *const *)b;
+    int c = strcmp(x->as_namespace, y->as_namespace);
+
+    return c != 0 ? c : strcmp(x->as_pod, y->as_pod);
+}
+
+/* The share budgets of one poll: each PL_BUDGET_SHARE pod by the totals of the
+ * GPUs its series are on (the series sorted by pod, bisected), else the node's
+ * GPUs when one size. mib[i] and have[i] per pod; an unresolved pod is told to
+ * st->es_unresolved. -1 when out of memory. */
+static int
+resolve_shares(const struct expo_status *st, const struct nvml_snapshot *snap,
+               const struct attr_result *attr, const struct pl_pods *pods, int64_t *mib,
+               unsigned char *have)
+{
+    const struct attr_series **idx = NULL;
+    uint64_t *all = NULL, *mine = NULL;
+    size_t i, n = attr->ar_nseries;
+    int rc = -1;
+
+    if ((n > 0 && (idx = malloc(n * sizeof(*idx))) == NULL) ||
+        (snap->ns_count > 0 && ((all = malloc(snap->ns_count * sizeof(*all))) == NULL ||
+                                (mine = malloc(snap->ns_count * sizeof(*mine))) == NULL)))
+        goto out;
+    for (i = 0; i < n; i++)
+        idx[i] = &attr->ar_series[i];
+    if (n > 0)
+        qsort(idx, n, sizeof(*idx), by_series_pod);
+    for (i = 0; i < snap->ns_count; i++)
+        all[i] = snap->ns_devices[i].nd_total;
+    for (i = 0; i < pods->pl_count; i++) {
+        const struct pl_pod *p = &pods->pl_items[i];
+        size_t lo = 0, hi = n, nmine = 0;
+        char why[160];
+
+        if (p->pp_budget != PL_BUDGET_SHARE)
+            continue;
+        while (lo < hi) { /* the first series of p */
+            size_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(idx[mid]->as_namespace, p->pp_namespace);
+            if (c == 0)
+                c = strcmp(idx[mid]->as_pod, p->pp_name);
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < n && strcmp(idx[lo]->as_namespace, p->pp_namespace) == 0 &&
+               strcmp(idx[lo]->as_pod, p->pp_name) == 0;
+             lo++)
+            if (nmine < snap->ns_count)
+                mine[nmine++] = snap->ns_devices[idx[lo]->as_device].nd_total;
+        if (podlist_share_mib(p, mine, nmine, all, snap->ns_count, &mib[i], why,
+                              sizeof(why)) == 0)
+            have[i] = 1;
+        else if (st->es_unresolved != NULL)
+            st->es_unresolved(p, why, st->es_arg);
+    }
+    rc = 0;
+out:
+    free(idx);
+    free(all);
+    free(mine);
+    return rc;
+}
+
+static int
+budget_family(struct buf *out, const struct expo_status *st,
+              const struct nvml_snapshot *snap, const struct attr_result *attr,
+              const struct pl_pods *pods)
 {
     const char *name = "gpu_pod_memory_budget_bytes";
-    unsigned char *repeat;
+    unsigned char *repeat = NULL, *have = NULL;
+    int64_t *mib = NULL;
     int rc = 0;
 
     if (expo_header(out, name, "gauge",
-                    "GPU memory budget a pod declares (GPUMEM_RESOURCE: limits, else "
-                    "requests, summed over containers), in bytes.") == -1)
+                    "GPU memory budget a pod declares (the first of BUDGET_SOURCES it "
+                    "declares; GPUMEM_RESOURCE: limits, else requests, summed over "
+                    "containers), in bytes.") == -1)
         return -1;
     if (pods == NULL || pods->pl_count == 0)
         return 0;
-    if ((repeat = calloc(pods->pl_count, 1)) == NULL)
-        return -1;
-    if (mark_repeats(pods, repeat) == -1)
+    if ((repeat = calloc(pods->pl_count, 1)) == NULL ||
+        (have = calloc(pods->pl_count, 1)) == NULL ||
+        (mib = calloc(pods->pl_count, sizeof(*mib))) == NULL) {
+        rc = -1;
+        goto out;
+    }
+    for (size_t i = 0; i < pods->pl_count; i++)
+        if (pods->pl_items[i].pp_budget == PL_BUDGET_OK) {
+            have[i] = 1;
+            mib[i] = pods->pl_items[i].pp_budget_mib;
+        }
+    if (resolve_shares(st, snap, attr, pods, mib, have) == -1 ||
+        mark_repeats(pods, have, repeat) == -1)
         rc = -1;
     for (size_t i = 0; rc == 0 && i < pods->pl_count; i++) {
         const struct pl_pod *p = &pods->pl_items[i];
         struct expo_label l[3] = {
             {"node", st->es_node}, {"namespace", p->pp_namespace}, {"pod", p->pp_name}};
         /* MiB as the resource is counted. (Finished pods are not in the list.) */
-        if (p->pp_budget != PL_BUDGET_OK || repeat[i])
+        if (!have[i] || repeat[i])
             continue;
-        if (expo_sample(out, name, l, 3, (double)p->pp_budget_mib * 1048576.0) == -1)
+        if (expo_sample(out, name, l, 3, (double)mib[i] * 1048576.0) == -1)
             rc = -1;
     }
+out:
     free(repeat);
+    free(have);
+    free(mib);
     return rc;
 }
 
@@ -138,7 +223,8 @@ expo_render(struct buf *out, const struct expo_status *st,
     struct expo_label version = {"version", GVW_VERSION};
 
     if (st->es_up && snap != NULL && attr != NULL &&
-        (pod_family(out, st, snap, attr) == -1 || budget_family(out, st, pods) == -1 ||
+        (pod_family(out, st, snap, attr) == -1 ||
+         budget_family(out, st, snap, attr, pods) == -1 ||
          device_family(out, "gpu_memory_total_bytes",
                        "GPU framebuffer memory as NVML reports it, in bytes.", st, snap,
                        attr, 0) == -1 ||

@@ -15,6 +15,10 @@ struct expo_status {
                                   never (the series is then left out) */
     double es_poll_duration;   /* seconds the last poll took */
     uint64_t es_budget_errors; /* pods whose budget was unreadable, each once */
+    /* A PL_BUDGET_SHARE pod whose GPU's total is not known this poll: its
+     * series is left out, and this (NULL = nobody) is told why. */
+    void (*es_unresolved)(const struct pl_pod *p, const char *why, void *arg);
+    void *es_arg;
 };
 
 /*

@@ -376,14 +376,16 @@ first_with_uid(struct pl_pod **index, size_t n, const char *uid)
  * when out of memory; a body that parser refuses leaves the budgets NONE and
  * says why in pl_budgets_error. */
 static int
-read_budgets(const char *body, size_t len, const char *resource, struct pl_pods *out)
+read_budgets(const char *body, size_t len, const char *resource,
+             const struct bsrc_order *sources, struct pl_pods *out)
 {
-    struct pod_parse_opts opts = {resource, "", NULL};
+    struct pod_parse_opts opts = {resource, "", NULL, NULL, NULL};
     struct pod_list pods;
     struct pl_pod **index = NULL;
     char why[512];
 
-    if (pods_json_parse(body, len, &opts, &pods, why, sizeof(why)) == -1) {
+    if (pods_json_parse_sources(body, len, &opts, sources, &pods, why, sizeof(why)) ==
+        -1) {
         if (strcmp(why, "out of memory") == 0)
             return -1;
         return (out->pl_budgets_error = strdup(why)) == NULL ? -1 : 0;
@@ -406,7 +408,12 @@ read_budgets(const char *body, size_t len, const char *resource, struct pl_pods 
 
         if (dst == NULL || dst->pp_budget != PL_BUDGET_NONE)
             continue;
-        if (src->p_budget_state == BUDGET_OK) {
+        dst->pp_budget_source = src->p_budget_source;
+        if (src->p_budget_gpus > 0) { /* a share: resolved per poll, by its GPU */
+            dst->pp_budget = PL_BUDGET_SHARE;
+            dst->pp_budget_mib = src->p_budget_base_mib;
+            dst->pp_budget_gpus = src->p_budget_gpus;
+        } else if (src->p_budget_state == BUDGET_OK) {
             dst->pp_budget = PL_BUDGET_OK;
             dst->pp_budget_mib = src->p_budget_mib;
         } else if (src->p_budget_state == BUDGET_BAD) {
@@ -427,6 +434,14 @@ read_budgets(const char *body, size_t len, const char *resource, struct pl_pods 
 int
 podlist_parse(const char *body, size_t len, const char *resource, struct pl_pods *out,
               char *err, size_t errlen)
+{
+    return podlist_parse_sources(body, len, resource, NULL, out, err, errlen);
+}
+
+int
+podlist_parse_sources(const char *body, size_t len, const char *resource,
+                      const struct bsrc_order *sources, struct pl_pods *out, char *err,
+                      size_t errlen)
 {
     struct walk w;
     struct js_str key;
@@ -453,7 +468,7 @@ podlist_parse(const char *body, size_t len, const char *resource, struct pl_pods
         goto fail;
     }
     if (resource != NULL && resource[0] != '\0' &&
-        read_budgets(body, len, resource, out) == -1) {
+        read_budgets(body, len, resource, sources, out) == -1) {
         w.w_oom = 1;
         goto fail;
     }
@@ -485,4 +500,32 @@ podlist_container(const struct pl_pod *p, const char *id)
         if (strcmp(p->pp_containers[i].pc_id, id) == 0)
             return p->pp_containers[i].pc_name;
     return NULL;
+}
+
+int
+podlist_share_mib(const struct pl_pod *p, const uint64_t *gpus, size_t ngpus,
+                  const uint64_t *all_totals, size_t nall, int64_t *mib, char *why,
+                  size_t whylen)
+{
+    struct bsrc_budget b;
+    const uint64_t *t = ngpus > 0 ? gpus : all_totals;
+    size_t n = ngpus > 0 ? ngpus : nall;
+
+    if (n == 0) {
+        snprintf(why, whylen, "%s", BSRC_NEEDS_TOTAL);
+        return -1;
+    }
+    for (size_t i = 1; i < n; i++)
+        if (t[i] != t[0]) {
+            snprintf(why, whylen, "%s",
+                     ngpus > 0 ? "needs the GPU's total; its GPUs differ in size"
+                               : "needs the GPU's total; it holds no GPU memory and the "
+                                 "node's GPUs differ in size");
+            return -1;
+        }
+    memset(&b, 0, sizeof(b));
+    b.bb_state = BSRC_STATE_OK;
+    b.bb_mib = p->pp_budget_mib;
+    b.bb_gpus = p->pp_budget_gpus;
+    return bsrc_resolve(&b, 1, (double)t[0], mib, why, whylen);
 }

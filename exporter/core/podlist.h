@@ -6,16 +6,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget_src.h"
+
 struct pl_container {
     char *pc_id;   /* owned: bare ID, runtime prefix ("containerd://") removed */
     char *pc_name; /* owned */
 };
 
-/* A pod's GPUMEM_RESOURCE budget, read by the decision's own rules. */
+/* A pod's budget, read by the decision's own rules (SPEC "Where budgets come from"). */
 enum pl_budget {
-    PL_BUDGET_NONE, /* declares none (or budgets were not asked for) */
-    PL_BUDGET_OK,   /* pp_budget_mib */
-    PL_BUDGET_BAD,  /* a value unreadable or negative: pp_budget_error says which */
+    PL_BUDGET_NONE,  /* declares none (or budgets were not asked for) */
+    PL_BUDGET_OK,    /* pp_budget_mib */
+    PL_BUDGET_BAD,   /* a value unreadable or negative: pp_budget_error says which */
+    PL_BUDGET_SHARE, /* pp_budget_mib plus pp_budget_gpus of its GPU's total
+                        (HAMi's gpumem-percentage, KAI's gpu-fraction): MiB
+                        once the poll knows which GPU (podlist_share_mib()) */
 };
 
 struct pl_pod {
@@ -28,8 +33,10 @@ struct pl_pod {
     char *pp_mirror_uid; /* owned or NULL: a mirror pod's static pod UID (annotation
                             kubernetes.io/config.mirror), the one its cgroups name */
     enum pl_budget pp_budget;
-    int64_t pp_budget_mib; /* when PL_BUDGET_OK */
-    char *pp_budget_error; /* owned, when PL_BUDGET_BAD */
+    int64_t pp_budget_mib;        /* when PL_BUDGET_OK */
+    char *pp_budget_error;        /* owned, when PL_BUDGET_BAD */
+    double pp_budget_gpus;        /* when PL_BUDGET_SHARE */
+    const char *pp_budget_source; /* static: the BUDGET_SOURCES word it came from */
 };
 
 struct pl_pods {
@@ -62,6 +69,22 @@ struct pl_pods {
  */
 int podlist_parse(const char *body, size_t len, const char *resource, struct pl_pods *out,
                   char *err, size_t errlen);
+
+/* The same, each pod's budget from the first of sources (BUDGET_SOURCES; NULL
+ * or empty = resource alone, as podlist_parse()) that it declares, by the
+ * receiver's reader: a share of the GPU comes back PL_BUDGET_SHARE. */
+int podlist_parse_sources(const char *body, size_t len, const char *resource,
+                          const struct bsrc_order *sources, struct pl_pods *out,
+                          char *err, size_t errlen);
+
+/* A PL_BUDGET_SHARE pod's budget in MiB by the device's own total of the GPU
+ * it uses: the devices of gpus[] (ngpus, their totals in bytes; the GPUs its
+ * processes are on), else, when it holds none, every device of the node
+ * (all_totals, nall) when they are one size. 0 and *mib, or -1 with why
+ * (its GPUs differ in size, no device, ...). Pure. */
+int podlist_share_mib(const struct pl_pod *p, const uint64_t *gpus, size_t ngpus,
+                      const uint64_t *all_totals, size_t nall, int64_t *mib, char *why,
+                      size_t whylen);
 
 /* Frees the list's contents; the struct may be reused. NULL-safe. */
 void podlist_free(struct pl_pods *l);

@@ -28,6 +28,24 @@
  * loop stops anyway: well inside a pod's 30 s termination grace period. */
 #define SHUTDOWN_GRACE_S 5
 
+/* url with any user:password@ replaced by "***@": a Prometheus URL may carry
+ * credentials, and the start-up line must never show a secret. */
+static void
+url_for_log(const char *url, char *out, size_t len)
+{
+    const char *host = strstr(url, "://");
+    const char *at, *end;
+
+    host = host != NULL ? host + 3 : url;
+    end = host + strcspn(host, "/?#");
+    at = memchr(host, '@', (size_t)(end - host));
+    if (at == NULL) {
+        snprintf(out, len, "%s", url);
+        return;
+    }
+    snprintf(out, len, "%.*s***%s", (int)(host - url), url, at);
+}
+
 struct daemon {
     const struct config *d_cfg;         /* borrowed */
     struct event_base *d_base;          /* owned */
@@ -433,7 +451,7 @@ int
 serve_main(const struct config *cfg)
 {
     struct daemon d;
-    char err[512], port[16];
+    char err[512], port[16], prom_url[512], floor_mib[24], scope[160];
     struct timeval daily = {PRUNE_EVERY_S, 0};
     struct timeval watch = {STORE_WATCH_S, 0};
     struct httpd_opts ho = {
@@ -510,9 +528,22 @@ serve_main(const struct config *cfg)
     event_add(d.d_store_watch, &watch);
     store_open_cb(-1, 0, &d);
     snprintf(port, sizeof(port), "%d", httpd_port(d.d_httpd));
+    /* The settings in effect, so an operator sees at once what it judges by
+     * (never a token: only the token file's path is a setting). */
+    url_for_log(cfg->c_prometheus_url, prom_url, sizeof(prom_url));
+    snprintf(floor_mib, sizeof(floor_mib), "%lld", (long long)cfg->c_floor_mib);
+    if (cfg->c_gpu_label[0] == '\0')
+        snprintf(scope, sizeof(scope), "node");
+    else
+        snprintf(scope, sizeof(scope),
+                 "gpu where the used series carry %.100s, else node", cfg->c_gpu_label);
     log_event(LOG_LEVEL_INFO, "serving", "listen", cfg->c_listen_addr, "port", port,
               "dry_run", cfg->c_dry_run ? "true" : "false", "version", GVW_VERSION,
-              (char *)NULL);
+              "action", cfg->c_action == ACTION_DELETE ? "delete" : "evict", "floor_mib",
+              floor_mib, "prometheus_url", prom_url, "used_query", cfg->c_used_query,
+              "free_query", cfg->c_free_query, "scope", scope, "budget_sources",
+              cfg->c_budget_sources_raw, "leader_election",
+              cfg->c_leader_election ? "true" : "false", (char *)NULL);
     if (event_base_dispatch(d.d_base) == -1) {
         log_warnx("%s: event loop failed", __func__);
         goto done;

@@ -106,9 +106,12 @@ static const struct setting settings[] = {
      "capacity re-assert period (0 = only at start-up)", NULL, NULL},
     {"PROMETHEUS_URL", "http://prometheus:9090", SK_URL, OFF(c_prometheus_url), NULL,
      "Prometheus HTTP API base", NULL, NULL},
-    {"USED_QUERY", "sum by (namespace, pod) (gpu_pod_memory_used_bytes)", SK_NONEMPTY,
-     OFF(c_used_query), NULL, "per-pod used bytes; $node is replaced by the node's name",
-     NULL, NULL},
+    /* The shipped exporter's series, per node and per GPU: decisions are per card. */
+    {"USED_QUERY",
+     "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})",
+     SK_NONEMPTY, OFF(c_used_query), NULL,
+     "per-pod (and per-GPU) used bytes; $node is replaced by the node's name", NULL,
+     NULL},
     {"FREE_QUERY", FREE_QUERY_AUTO, SK_STRING, OFF(c_free_query), NULL,
      "auto: the device's own free memory per GPU (gpu_memory_free_bytes); empty: "
      "GPU_TOTAL_MIB - sum(used); else PromQL giving free MiB for $node (and $gpu)",
@@ -378,8 +381,33 @@ config_free(struct config *cfg)
     settings_free(settings, NSETTINGS, cfg);
 }
 
+/* What a deployment must set (the shipped manifests do), then what operators
+ * commonly tune; --help lists them first so the rest reads as optional. */
+static const char *const every_deployment[] = {"PROMETHEUS_URL", "WEBHOOK_TOKEN_FILE",
+                                               NULL};
+static const char *const commonly_tuned[] = {"DRY_RUN",
+                                             "FLOOR_MIB",
+                                             "ACTION",
+                                             "MIN_RUNTIME",
+                                             "MAX_RECYCLES_PER_HOUR",
+                                             "EXCLUDE_NAMESPACES",
+                                             "PROTECT_ANNOTATION",
+                                             "GPUMEM_CAPACITY_MIB",
+                                             "GPUMEM_RESERVE_MIB",
+                                             "USED_QUERY",
+                                             "BUDGET_SOURCES",
+                                             "LEADER_ELECTION",
+                                             "AUDIT_DB",
+                                             "LOG_FORMAT",
+                                             NULL};
+static const struct setting_group groups[] = {
+    {"Every deployment sets", every_deployment},
+    {"Commonly tuned", commonly_tuned},
+};
+
 void
 config_print_help(FILE *out)
 {
-    settings_print_help(settings, NSETTINGS, out);
+    settings_print_groups(settings, NSETTINGS, groups, sizeof(groups) / sizeof(groups[0]),
+                          "The rest (the defaults suit most clusters)", out);
 }

@@ -329,8 +329,9 @@ judge_dra(const struct bsrc_pod *p, struct bsrc_budget *b)
             continue;
         show(c->bl_claim, claim);
         if (!c->bl_fetched)
-            BAD(b, "claim %s/%s could not be read",
-                p->bp_namespace ? p->bp_namespace : "", claim);
+            BAD(b, "claim %s/%s could not be read%s%.160s",
+                p->bp_namespace ? p->bp_namespace : "", claim, c->bl_error ? ": " : "",
+                c->bl_error ? c->bl_error : "");
         if (!c->bl_allocated)
             BAD(b, "claim %s/%s has no allocation",
                 p->bp_namespace ? p->bp_namespace : "", claim);

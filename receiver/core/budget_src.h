@@ -70,7 +70,8 @@ struct bsrc_claim {
     const char *const *bl_memory; /* consumedCapacity.memory (a quantity of bytes) of
                                      each allocation result of DRA_DRIVER */
     size_t bl_memory_count;
-    size_t bl_reserved; /* pods in its status.reservedFor */
+    size_t bl_reserved;   /* pods in its status.reservedFor */
+    const char *bl_error; /* why it was not read (the API's answer), or NULL */
 };
 
 /* What a pod declares. The resource source is judged by the PodList reader

@@ -47,13 +47,6 @@ device_reading_free(struct device_reading *d)
 }
 
 static int
-cmp_gpu(const void *a, const void *b)
-{
-    return strcmp(((const struct device_gpu *)a)->dg_gpu,
-                  ((const struct device_gpu *)b)->dg_gpu);
-}
-
-static int
 is(const char *s, const char *lit)
 {
     return s != NULL && strcmp(s, lit) == 0;
@@ -106,42 +99,73 @@ put(struct device_gpu *g, int k, double v)
     *val[k] = v;
 }
 
+/* A series of a known kind, while the reading is sorted by GPU. */
+struct dev_ent {
+    const char *e_gpu; /* borrowed from the raw reading */
+    size_t e_at;       /* its index in the answer: ties keep the answer's order */
+    int e_kind;
+    double e_value;
+};
+
+static int
+cmp_ent(const void *a, const void *b)
+{
+    const struct dev_ent *x = a, *y = b;
+    int c = strcmp(x->e_gpu, y->e_gpu);
+
+    if (c != 0)
+        return c;
+    return (x->e_at > y->e_at) - (x->e_at < y->e_at);
+}
+
 int
 device_from_series(struct usage_reading *raw, struct device_reading *out)
 {
-    size_t i, j, n = 0;
-    struct device_gpu *g;
+    struct dev_ent *ents = NULL;
+    size_t i, m = 0, n = 0;
+    struct device_gpu *g = NULL;
 
     memset(out, 0, sizeof(*out));
     out->dr_raw = *raw;
     memset(raw, 0, sizeof(*raw));
     if (out->dr_raw.ur_count == 0)
         return 0;
-    if ((out->dr_gpus = calloc(out->dr_raw.ur_count, sizeof(*out->dr_gpus))) == NULL) {
-        device_reading_free(out);
-        return -1;
-    }
+    /* Sorted by GPU, then found by bsearch (device_find): a hostile answer
+     * naming 85,000 GPUs once cost a linear search per series. */
+    if ((ents = malloc(out->dr_raw.ur_count * sizeof(*ents))) == NULL)
+        goto oom;
     for (i = 0; i < out->dr_raw.ur_count; i++) {
         const struct usage_series *s = &out->dr_raw.ur_series[i];
-        const char *name = s->us_gpu != NULL ? s->us_gpu : "";
         int k = kind_of(s);
-
-        if (k == -1)
-            continue;
-        /* A handful of GPUs per node: a linear search is the cheapest. */
-        for (j = 0, g = NULL; j < n; j++)
-            if (strcmp(out->dr_gpus[j].dg_gpu, name) == 0)
-                g = &out->dr_gpus[j];
-        if (g == NULL) {
-            g = &out->dr_gpus[n++];
-            g->dg_gpu = name;
-        }
-        put(g, k, s->us_bytes);
+        if (k != -1)
+            ents[m++] =
+                (struct dev_ent){s->us_gpu != NULL ? s->us_gpu : "", i, k, s->us_bytes};
     }
-    out->dr_count = n;
-    if (n > 1)
-        qsort(out->dr_gpus, n, sizeof(*out->dr_gpus), cmp_gpu);
+    if (m > 1)
+        qsort(ents, m, sizeof(*ents), cmp_ent);
+    for (i = 0; i < m; i++)
+        n += i == 0 || strcmp(ents[i - 1].e_gpu, ents[i].e_gpu) != 0;
+    if (n > USAGE_MAX_GPUS) {
+        free(ents);
+        device_reading_free(out);
+        return DEVICE_TOO_MANY_GPUS;
+    }
+    if (n > 0 && (out->dr_gpus = calloc(n, sizeof(*out->dr_gpus))) == NULL)
+        goto oom;
+    for (i = 0; i < m; i++) {
+        if (i == 0 || strcmp(ents[i - 1].e_gpu, ents[i].e_gpu) != 0) {
+            g = &out->dr_gpus[out->dr_count++];
+            g->dg_gpu = ents[i].e_gpu;
+        }
+        put(g, ents[i].e_kind, ents[i].e_value);
+    }
+    free(ents);
     return 0;
+
+oom:
+    free(ents);
+    device_reading_free(out);
+    return -1;
 }
 
 const struct device_gpu *

@@ -51,8 +51,11 @@ struct device_reading {
  * Builds out from raw, the device query's answer read as a usage_reading with
  * __name__ as the "namespace", gvw_ts as the "pod" and the GPU label as the
  * GPU (prom_query_device). Takes raw (zeroes the caller's). Series that are
- * none of the three kinds are ignored. 0, or -1 when out of memory (out empty).
+ * none of the three kinds are ignored. 0; -1 when out of memory;
+ * DEVICE_TOO_MANY_GPUS when the answer names more than USAGE_MAX_GPUS GPUs (no
+ * node's reading). On error out is empty. n log n in the series.
  */
+#define DEVICE_TOO_MANY_GPUS (-2)
 int device_from_series(struct usage_reading *raw, struct device_reading *out);
 
 void device_reading_free(struct device_reading *d);

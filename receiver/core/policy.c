@@ -220,12 +220,124 @@ add_candidate(struct policy_result *res, const struct pod *p, const char *ns,
     return 0;
 }
 
-/* Every listed pod, then every pod seen only in the usage. In GPU scope
- * (gpu_only) the summary holds only the GPU's users, and listed pods not
- * among them are not considered. */
+/* --- a node prepared once for its GPUs ----------------------------------- */
+
+struct policy_prep {
+    struct usage_limits pr_lim;    /* what pr_ix judges each GPU against */
+    struct usage_index *pr_ix;     /* owned: the used series, indexed */
+    const struct pod **pr_by_name; /* owned array of borrowed pods, by (namespace,
+                                      name): a GPU's users find their pods here */
+    size_t pr_npods;
+};
+
+static const char *
+or_empty(const char *s)
+{
+    return s != NULL ? s : "";
+}
+
+static int
+cmp_pod_name(const void *a, const void *b)
+{
+    const struct pod *x = *(const struct pod *const *)a,
+                     *y = *(const struct pod *const *)b;
+    int c = strcmp(or_empty(x->p_namespace), or_empty(y->p_namespace));
+
+    return c != 0 ? c : strcmp(or_empty(x->p_name), or_empty(y->p_name));
+}
+
+struct policy_prep *
+policy_prepare(const struct policy_params *pp, const struct policy_input *in)
+{
+    struct policy_prep *p = calloc(1, sizeof(*p));
+    size_t i, n = in->pi_pods != NULL ? in->pi_pods->pl_count : 0;
+
+    if (p == NULL)
+        return NULL;
+    p->pr_lim = (struct usage_limits){pp->pp_total_mib, device_total, in->pi_device};
+    if ((p->pr_ix = usage_index_new(in->pi_usage, &p->pr_lim)) == NULL ||
+        (n > 0 && (p->pr_by_name = calloc(n, sizeof(*p->pr_by_name))) == NULL)) {
+        policy_prep_free(p);
+        return NULL;
+    }
+    for (i = 0; i < n; i++)
+        p->pr_by_name[i] = &in->pi_pods->pl_pods[i];
+    p->pr_npods = n;
+    if (n > 1)
+        qsort(p->pr_by_name, n, sizeof(*p->pr_by_name), cmp_pod_name);
+    return p;
+}
+
+void
+policy_prep_free(struct policy_prep *p)
+{
+    if (p == NULL)
+        return;
+    usage_index_free(p->pr_ix);
+    free(p->pr_by_name);
+    free(p);
+}
+
+/* The prepared pods named ns/name: *first (index into pr_by_name) and how many. */
+static size_t
+named(const struct policy_prep *p, const char *ns, const char *name, size_t *first)
+{
+    size_t lo = 0, hi = p->pr_npods, mid, n;
+    int c;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        c = strcmp(or_empty(p->pr_by_name[mid]->p_namespace), ns);
+        if (c == 0)
+            c = strcmp(or_empty(p->pr_by_name[mid]->p_name), name);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (n = 0; lo + n < p->pr_npods &&
+                strcmp(or_empty(p->pr_by_name[lo + n]->p_namespace), ns) == 0 &&
+                strcmp(or_empty(p->pr_by_name[lo + n]->p_name), name) == 0;
+         n++)
+        ;
+    *first = lo;
+    return n;
+}
+
+/* GPU scope: the GPU's users (the summary), each with every listed pod of its
+ * name, or alone when none is listed. Costs the users, not the node's pods. */
+static int
+build_gpu_candidates(const struct policy_params *pp, const struct policy_prep *prep,
+                     const struct usage_summary *sum, struct policy_result *res)
+{
+    size_t i, k, n, first, total = 0;
+
+    for (i = 0; i < sum->us_count; i++) {
+        n = named(prep, sum->us_pods[i].pu_namespace, sum->us_pods[i].pu_pod, &first);
+        total += n > 0 ? n : 1;
+    }
+    if (total == 0)
+        return 0;
+    if ((res->pr_candidates = calloc(total, sizeof(*res->pr_candidates))) == NULL)
+        return -1;
+    for (i = 0; i < sum->us_count; i++) {
+        const struct pod_usage *pu = &sum->us_pods[i];
+        n = named(prep, pu->pu_namespace, pu->pu_pod, &first);
+        for (k = first; k < first + n; k++)
+            if (add_candidate(res, prep->pr_by_name[k], pu->pu_namespace, pu->pu_pod, pu,
+                              pp) == -1)
+                return -1;
+        if (n == 0 &&
+            add_candidate(res, NULL, pu->pu_namespace, pu->pu_pod, pu, pp) == -1)
+            return -1;
+    }
+    return 0;
+}
+
+/* Node scope: every listed pod, then every pod seen only in the usage. */
 static int
 build_candidates(const struct policy_params *pp, const struct pod_list *pods,
-                 const struct usage_summary *sum, int gpu_only, struct policy_result *res)
+                 const struct usage_summary *sum, struct policy_result *res)
 {
     unsigned char *matched = NULL;
     const struct pod *p;
@@ -249,8 +361,6 @@ build_candidates(const struct policy_params *pp, const struct pod_list *pods,
         if ((j = find_usage(sum, ns, name)) >= 0) {
             matched[j] = 1;
             used = &sum->us_pods[j];
-        } else if (gpu_only) {
-            continue;
         }
         if (add_candidate(res, p, ns, name, used, pp) == -1)
             goto fail;
@@ -528,7 +638,8 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
               struct policy_result *res)
 {
     struct usage_summary sum;
-    struct usage_limits lim = {pp->pp_total_mib, device_total, in->pi_device};
+    struct policy_prep *own = NULL;
+    const struct policy_prep *prep = in->pi_prep;
     struct usage_total tot = {(double)pp->pp_total_mib * MIB, 0};
     struct device_figure dev;
     enum free_source src;
@@ -551,9 +662,13 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
         tot.ut_bytes = dev.df_total_bytes;
         tot.ut_device = 1;
     }
+    if (in->pi_gpu != NULL && prep == NULL &&
+        (prep = own = policy_prepare(pp, in)) == NULL) {
+        snprintf(why, sizeof(why), "out of memory");
+        goto fail;
+    }
     if ((in->pi_gpu != NULL
-             ? usage_summarise_gpu_lim(in->pi_usage, in->pi_gpu, &lim, &sum, why,
-                                       sizeof(why))
+             ? usage_summarise_gpu_ix(prep->pr_ix, in->pi_gpu, &sum, why, sizeof(why))
              : usage_summarise_total(in->pi_usage, &tot, &sum, why, sizeof(why))) == -1)
         goto fail;
     if (read_free(pp, in, &dev, &sum, &free_bytes, why, sizeof(why)) == -1)
@@ -563,7 +678,8 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
     res->pr_free_mib = usage_bytes_to_mib(free_bytes);
     recovered = free_bytes >= (double)pp->pp_floor_mib * MIB;
 
-    if (build_candidates(pp, in->pi_pods, &sum, in->pi_gpu != NULL, res) == -1) {
+    if ((in->pi_gpu != NULL ? build_gpu_candidates(pp, prep, &sum, res)
+                            : build_candidates(pp, in->pi_pods, &sum, res)) == -1) {
         snprintf(why, sizeof(why), "out of memory");
         goto fail;
     }
@@ -592,10 +708,12 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
     }
     reason_fallback(res, pp, in, &dev);
     usage_summary_free(&sum);
+    policy_prep_free(own);
     return;
 
 fail:
     usage_summary_free(&sum);
+    policy_prep_free(own);
     policy_result_free(res);
     res->pr_outcome = POLICY_SKIPPED_TELEMETRY;
     res->pr_free_source = src;

@@ -93,7 +93,24 @@ struct policy_input {
                            value, see usage_summarise_gpu()); NULL = node scope */
     const struct device_reading *pi_device; /* borrowed; FREE_QUERY=auto: the device
                                 query's answer (free and total per GPU), else NULL */
+    const struct policy_prep *pi_prep; /* borrowed; GPU scope: this input prepared once
+                                by policy_prepare() for all its GPUs; NULL = prepared
+                                for this call alone */
 };
+
+/*
+ * A node's evidence (its used series and its pod list) indexed once for the
+ * decisions of its GPUs: with it, one GPU's decision costs that GPU's series
+ * and users, so deciding every GPU of a node grows as n log n in the series
+ * and pods, never as GPUs x series. From params only GPU_TOTAL_MIB is read. It
+ * borrows in's pods, usage and device: keep them alive (and unchanged) while
+ * it is used. NULL when out of memory. Free with policy_prep_free() (NULL is
+ * a no-op).
+ */
+struct policy_prep;
+struct policy_prep *policy_prepare(const struct policy_params *params,
+                                   const struct policy_input *in);
+void policy_prep_free(struct policy_prep *p);
 
 /* Where a decision's free VRAM came from (SPEC "Free VRAM", free_source). */
 enum free_source {

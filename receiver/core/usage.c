@@ -24,6 +24,8 @@ usage_reading_free(struct usage_reading *r)
     }
     strpool_free(r->ur_pool);
     r->ur_pool = NULL;
+    free(r->ur_label_sets);
+    r->ur_label_sets = NULL;
     free(r->ur_series);
     r->ur_series = NULL;
     r->ur_count = 0;
@@ -251,6 +253,54 @@ check_values(const struct usage_reading *r, char *err, size_t errlen)
     return 0;
 }
 
+struct set_at {
+    uint64_t sa_hash;
+    size_t sa_at;
+};
+
+static int
+cmp_set(const void *a, const void *b)
+{
+    const struct set_at *x = a, *y = b;
+
+    if (x->sa_hash != y->sa_hash)
+        return x->sa_hash < y->sa_hash ? -1 : 1;
+    return (x->sa_at > y->sa_at) - (x->sa_at < y->sa_at);
+}
+
+/*
+ * Two series with one label set: a vector never holds them (Prometheus
+ * refuses to build one), so a broken or hostile server sent them, and the
+ * reading is ambiguous (both counted? which value?): refused, never counted
+ * twice. Sorted, n log n. 1 with err set, 0, or -1 when out of memory.
+ */
+static int
+check_label_sets(const struct usage_reading *r, char *err, size_t errlen)
+{
+    size_t n = r->ur_count, i;
+    struct set_at *v;
+    int rc = 0;
+
+    if (n < 2 || r->ur_label_sets == NULL)
+        return 0;
+    if ((v = malloc(n * sizeof(*v))) == NULL)
+        return -1;
+    for (i = 0; i < n; i++)
+        v[i] = (struct set_at){r->ur_label_sets[i], i};
+    qsort(v, n, sizeof(*v), cmp_set);
+    for (i = 1; i < n && rc == 0; i++)
+        if (v[i].sa_hash == v[i - 1].sa_hash) {
+            snprintf(err, errlen,
+                     "Prometheus returned two series with one label set (result[%zu] and "
+                     "result[%zu]), which no Prometheus vector has: the reading is "
+                     "ambiguous",
+                     v[i - 1].sa_at, v[i].sa_at);
+            rc = 1;
+        }
+    free(v);
+    return rc;
+}
+
 /* Groups the sorted series into out->us_pods and the sums. */
 static int
 group(struct usage_series *const *sorted, size_t n, struct usage_summary *out)
@@ -346,6 +396,12 @@ usage_summarise_total(const struct usage_reading *r, const struct usage_total *t
     }
     if (check_values(r, why, sizeof(why)) == -1)
         goto fail;
+    switch (check_label_sets(r, why, sizeof(why))) {
+    case -1:
+        goto oom;
+    case 1:
+        goto fail;
+    }
     if (sort_series(r, &sorted) == -1)
         goto oom;
     if (group(sorted, r->ur_count, out) == -1)
@@ -367,12 +423,6 @@ fail:
 
 /* --- GPU scope ------------------------------------------------------------ */
 
-static int
-on_gpu(const struct usage_series *s, const char *gpu)
-{
-    return s->us_gpu != NULL && strcmp(s->us_gpu, gpu) == 0;
-}
-
 int
 usage_gpu_scoped(const struct usage_reading *r)
 {
@@ -390,11 +440,103 @@ cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static uint64_t
+str_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/*
+ * The distinct strings of v[0..n) (NULL entries skipped), sorted bytewise,
+ * into *names (owned; the strings borrowed from v) and *count; with of, each
+ * element's index in *names (NONE for NULL). Found by hashing, so only the
+ * distinct strings are sorted: GPU names share long prefixes, and sorting
+ * every series by them was most of a 65,000-series look. 0, or -1 when out of
+ * memory (nothing allocated).
+ */
+#define NONE ((size_t)-1)
+static int
+distinct_sorted(const char *const *v, size_t n, const char ***names, size_t *count,
+                size_t *of)
+{
+    const char **found = NULL, **uniq = NULL;
+    uint32_t *table = NULL; /* 0 empty, else index in found + 1 */
+    size_t *rank = NULL, cap = 16, nu = 0, i, k;
+    int rc = -1;
+
+    *names = NULL;
+    *count = 0;
+    if (n > UINT32_MAX / 4)
+        return -1;
+    while (cap < 2 * n)
+        cap *= 2;
+    if ((found = malloc((n ? n : 1) * sizeof(*found))) == NULL ||
+        (table = calloc(cap, sizeof(*table))) == NULL)
+        goto done;
+    for (i = 0; i < n; i++) {
+        if (v[i] == NULL) {
+            if (of != NULL)
+                of[i] = NONE;
+            continue;
+        }
+        for (k = (size_t)str_hash(v[i]) & (cap - 1);; k = (k + 1) & (cap - 1)) {
+            if (table[k] == 0) {
+                found[nu] = v[i];
+                table[k] = (uint32_t)++nu;
+                break;
+            }
+            if (found[table[k] - 1] == v[i] || strcmp(found[table[k] - 1], v[i]) == 0)
+                break;
+        }
+        if (of != NULL)
+            of[i] = table[k] - 1;
+    }
+    if ((uniq = malloc((nu ? nu : 1) * sizeof(*uniq))) == NULL ||
+        (of != NULL && (rank = malloc((nu ? nu : 1) * sizeof(*rank))) == NULL))
+        goto done;
+    memcpy(uniq, found, nu * sizeof(*uniq));
+    if (nu > 1)
+        qsort(uniq, nu, sizeof(*uniq), cmp_str);
+    if (of != NULL) {
+        /* Index found to index sorted: each sorted name's own slot. */
+        for (i = 0; i < nu; i++) {
+            for (k = (size_t)str_hash(uniq[i]) & (cap - 1);
+                 found[table[k] - 1] != uniq[i] &&
+                 strcmp(found[table[k] - 1], uniq[i]) != 0;
+                 k = (k + 1) & (cap - 1))
+                ;
+            rank[table[k] - 1] = i;
+        }
+        for (i = 0; i < n; i++)
+            if (of[i] != NONE)
+                of[i] = rank[of[i]];
+    }
+    if (nu == 0) {
+        free(uniq);
+        uniq = NULL;
+    }
+    *names = uniq;
+    *count = nu;
+    uniq = NULL;
+    rc = 0;
+done:
+    free(found);
+    free(uniq);
+    free(rank);
+    free(table);
+    return rc;
+}
+
 int
 usage_gpus(const struct usage_reading *r, const char ***out, size_t *count)
 {
-    const char **g;
-    size_t i, n = 0, kept = 0;
+    const char **v;
+    size_t i, n = 0;
+    int rc;
 
     *out = NULL;
     *count = 0;
@@ -402,18 +544,14 @@ usage_gpus(const struct usage_reading *r, const char ***out, size_t *count)
         n += r->ur_series[i].us_gpu != NULL;
     if (n == 0)
         return 0;
-    if ((g = calloc(n, sizeof(*g))) == NULL)
+    if ((v = malloc(n * sizeof(*v))) == NULL)
         return -1;
     for (i = 0, n = 0; i < r->ur_count; i++)
         if (r->ur_series[i].us_gpu != NULL)
-            g[n++] = r->ur_series[i].us_gpu;
-    qsort(g, n, sizeof(*g), cmp_str);
-    for (i = 0; i < n; i++)
-        if (kept == 0 || strcmp(g[kept - 1], g[i]) != 0)
-            g[kept++] = g[i];
-    *out = g;
-    *count = kept;
-    return 0;
+            v[n++] = r->ur_series[i].us_gpu;
+    rc = distinct_sorted(v, n, out, count, NULL);
+    free(v);
+    return rc;
 }
 
 static int
@@ -439,79 +577,48 @@ say_bad(const struct usage_series *s, const char *gpu, char *err, size_t errlen)
 }
 
 /*
- * One pod's group of sorted series [from, to): whether it uses gpu, its sums,
- * and its first impossible value. Summing in sorted order keeps the sums
- * independent of the answer's order.
+ * The reading indexed once for every GPU's decision, so that judging a GPU
+ * costs its own series, not the whole reading: the series are sorted once
+ * (sort_series), grouped per pod with the pod's sums and first impossible
+ * value, and listed per GPU (sorted by GPU, then sorted position, so each GPU's
+ * series come in the order the sums are taken in). Whether each GPU's reading
+ * can be true is judged once, and so is which series of a pod lie on a GPU
+ * whose reading cannot be (the taint SPEC "GPU scope" spreads).
  */
-static void
-scan_pod(struct usage_series *const *sorted, size_t from, size_t to, const char *gpu,
-         int *has_gpu, double *gpu_bytes, double *all_bytes, size_t *bad)
-{
-    size_t i;
+struct ix_pod {
+    size_t p_from, p_to; /* its series in ix_sorted */
+    double p_all;        /* summed over every series (every GPU, and none) */
+    size_t p_bad;        /* the first impossible value, or NONE */
+    size_t p_taint[2];   /* the first series (>0 bytes) on a GPU whose reading
+                            cannot be true, and the first on another such GPU */
+};
 
-    *has_gpu = 0;
-    *gpu_bytes = *all_bytes = 0;
-    *bad = to;
-    for (i = from; i < to; i++) {
-        if (on_gpu(sorted[i], gpu)) {
-            *has_gpu = 1;
-            *gpu_bytes += sorted[i]->us_bytes;
-        }
-        *all_bytes += sorted[i]->us_bytes;
-        if (*bad == to && bad_value(sorted[i]->us_bytes))
-            *bad = i;
-    }
-}
+struct ix_ent {
+    const struct usage_series *e_s; /* borrowed */
+    size_t e_pos;                   /* in ix_sorted */
+    size_t e_pod;                   /* in ix_pods, NONE without pod labels */
+};
 
-/* Groups the sorted series for gpu into out; 1 with err set when a value
- * cannot be true, -1 when out of memory. */
-static int
-group_gpu(struct usage_series *const *sorted, size_t n, const char *gpu,
-          struct usage_summary *out, char *err, size_t errlen)
-{
-    struct pod_usage *pu;
-    size_t i, end, bad, npods = 0;
-    double g, all;
-    int has;
+struct ix_gpu {
+    const char *x_name;  /* borrowed from the reading */
+    size_t x_from, x_to; /* its series in ix_ents */
+    int x_bad;           /* its reading cannot be true */
+};
 
-    for (i = 0; i < n && attributed(sorted[i]); i++)
-        if (i == 0 || !same_pod(sorted[i - 1], sorted[i]))
-            npods++;
-    if (npods > 0 && (out->us_pods = calloc(npods, sizeof(*out->us_pods))) == NULL)
-        return -1;
-    for (i = 0; i < n && attributed(sorted[i]); i = end) {
-        for (end = i + 1;
-             end < n && attributed(sorted[end]) && same_pod(sorted[i], sorted[end]);
-             end++)
-            ;
-        scan_pod(sorted, i, end, gpu, &has, &g, &all, &bad);
-        if (!has)
-            continue;
-        if (bad < end) { /* its total would be unknown, and so its budget */
-            say_bad(sorted[bad], gpu, err, errlen);
-            return 1;
-        }
-        out->us_total_bytes += g;
-        if (!(g > 0))
-            continue; /* a series at 0 bytes: not a user of this GPU */
-        pu = &out->us_pods[out->us_count++];
-        pu->pu_namespace = sorted[i]->us_namespace;
-        pu->pu_pod = sorted[i]->us_pod;
-        pu->pu_bytes = all;
-        pu->pu_gpu_bytes = g;
-    }
-    for (; i < n; i++) { /* series without pod labels: only those on gpu count */
-        if (!on_gpu(sorted[i], gpu))
-            continue;
-        if (bad_value(sorted[i]->us_bytes)) {
-            say_bad(sorted[i], gpu, err, errlen);
-            return 1;
-        }
-        out->us_unattributed_bytes += sorted[i]->us_bytes;
-    }
-    out->us_total_bytes += out->us_unattributed_bytes;
-    return 0;
-}
+struct usage_index {
+    struct usage_limits ix_lim;
+    struct usage_series **ix_sorted; /* owned */
+    size_t ix_n;
+    struct ix_pod *ix_pods; /* owned, in sorted (namespace, pod) order */
+    size_t ix_npods;
+    struct ix_ent *ix_ents; /* owned: the series naming a GPU */
+    size_t ix_nents;
+    struct ix_gpu *ix_gpus; /* owned, sorted by name */
+    size_t ix_ngpus;
+    size_t *ix_gpu_of;      /* owned: per sorted position, its GPU's index or NONE */
+    char ix_ambiguous[192]; /* two series with one label set: why, else "" */
+    double ix_node_bytes;   /* the named GPUs' totals summed: no pod holds more */
+};
 
 /* The total gpu is judged against: the device's own where it reports a
  * usable one, else GPU_TOTAL_MIB. 1 with why set when the device's own
@@ -537,12 +644,11 @@ gpu_total(const struct usage_limits *lim, const char *gpu, struct usage_total *t
     return 0;
 }
 
-/* 1 with why set when gpu's own reading cannot be true: the device's figures,
- * a series on it negative, NaN or infinite, one pod on it above its total, or
- * all on it together above it. */
+/* 1 with why set when GPU x's own reading cannot be true: the device's
+ * figures, a series on it negative, NaN or infinite, one pod on it above its
+ * total, or all on it together above it. Costs x's series only. */
 static int
-gpu_reading_bad(struct usage_series *const *sorted, size_t n, const char *gpu,
-                const struct usage_limits *lim, char *why, size_t whylen)
+ix_gpu_bad(const struct usage_index *ix, const struct ix_gpu *x, char *why, size_t whylen)
 {
     struct usage_summary one;
     struct pod_usage pu;
@@ -550,74 +656,283 @@ gpu_reading_bad(struct usage_series *const *sorted, size_t n, const char *gpu,
     size_t i, end;
     double sum = 0, on;
 
-    if (gpu_total(lim, gpu, &t, why, whylen) == 1)
+    if (gpu_total(&ix->ix_lim, x->x_name, &t, why, whylen) == 1)
         return 1;
     memset(&one, 0, sizeof(one));
     one.us_pods = &pu;
-    for (i = 0; i < n && attributed(sorted[i]); i = end) {
+    for (i = x->x_from; i < x->x_to && ix->ix_ents[i].e_pod != NONE; i = end) {
         on = 0;
-        for (end = i;
-             end < n && attributed(sorted[end]) && same_pod(sorted[i], sorted[end]);
+        for (end = i; end < x->x_to && ix->ix_ents[end].e_pod == ix->ix_ents[i].e_pod;
              end++) {
-            if (!on_gpu(sorted[end], gpu))
-                continue;
-            if (bad_value(sorted[end]->us_bytes)) {
-                say_bad(sorted[end], gpu, why, whylen);
+            if (bad_value(ix->ix_ents[end].e_s->us_bytes)) {
+                say_bad(ix->ix_ents[end].e_s, x->x_name, why, whylen);
                 return 1;
             }
-            on += sorted[end]->us_bytes;
+            on += ix->ix_ents[end].e_s->us_bytes;
         }
         sum += on;
-        pu.pu_namespace = sorted[i]->us_namespace;
-        pu.pu_pod = sorted[i]->us_pod;
+        pu.pu_namespace = ix->ix_ents[i].e_s->us_namespace;
+        pu.pu_pod = ix->ix_ents[i].e_s->us_pod;
         pu.pu_bytes = pu.pu_gpu_bytes = on;
         one.us_count = 1;
         if (check_totals(&one, &t, why, whylen) == -1)
             return 1;
     }
-    for (; i < n; i++) {
-        if (!on_gpu(sorted[i], gpu))
-            continue;
-        if (bad_value(sorted[i]->us_bytes)) {
-            say_bad(sorted[i], gpu, why, whylen);
+    for (; i < x->x_to; i++) {
+        if (bad_value(ix->ix_ents[i].e_s->us_bytes)) {
+            say_bad(ix->ix_ents[i].e_s, x->x_name, why, whylen);
             return 1;
         }
-        sum += sorted[i]->us_bytes;
+        sum += ix->ix_ents[i].e_s->us_bytes;
     }
     one.us_count = 0;
     one.us_total_bytes = sum;
     return check_totals(&one, &t, why, whylen) == -1;
 }
 
-/*
- * SPEC "GPU scope": a pod using gpu that also uses a GPU whose reading cannot
- * be true has no knowable total (so no knowable overshoot): 1 with err set.
- */
+/* The pods of the sorted series, each with its sums and first bad value. */
 static int
-tainted(struct usage_series *const *sorted, size_t n, const char *gpu,
-        const struct usage_summary *sum, const struct usage_limits *lim, char *err,
-        size_t errlen)
+ix_group_pods(struct usage_index *ix)
 {
-    char why[384];
+    size_t i, end, n = 0;
+
+    for (i = 0; i < ix->ix_n && attributed(ix->ix_sorted[i]); i++)
+        if (i == 0 || !same_pod(ix->ix_sorted[i - 1], ix->ix_sorted[i]))
+            n++;
+    if (n > 0 && (ix->ix_pods = calloc(n, sizeof(*ix->ix_pods))) == NULL)
+        return -1;
+    for (i = 0; i < ix->ix_n && attributed(ix->ix_sorted[i]); i = end) {
+        struct ix_pod *p = &ix->ix_pods[ix->ix_npods++];
+        p->p_from = i;
+        p->p_bad = p->p_taint[0] = p->p_taint[1] = NONE;
+        for (end = i; end < ix->ix_n && attributed(ix->ix_sorted[end]) &&
+                      same_pod(ix->ix_sorted[i], ix->ix_sorted[end]);
+             end++) {
+            p->p_all += ix->ix_sorted[end]->us_bytes;
+            if (p->p_bad == NONE && bad_value(ix->ix_sorted[end]->us_bytes))
+                p->p_bad = end;
+        }
+        p->p_to = end;
+    }
+    return 0;
+}
+
+/* The GPU-labelled series by GPU (then sorted position), the GPUs, and each
+ * sorted position's GPU: grouped by hashing, placed by counting. */
+static int
+ix_list_gpus(struct usage_index *ix)
+{
+    const char **v = NULL, **names = NULL;
+    size_t *at = NULL, i, pod = 0, g;
+    int rc = -1;
+
+    if ((ix->ix_gpu_of = malloc((ix->ix_n ? ix->ix_n : 1) * sizeof(size_t))) == NULL ||
+        (v = malloc((ix->ix_n ? ix->ix_n : 1) * sizeof(*v))) == NULL)
+        goto done;
+    for (i = 0; i < ix->ix_n; i++) {
+        v[i] = ix->ix_sorted[i]->us_gpu;
+        ix->ix_nents += v[i] != NULL;
+    }
+    if (distinct_sorted(v, ix->ix_n, &names, &ix->ix_ngpus, ix->ix_gpu_of) == -1)
+        goto done;
+    if (ix->ix_nents > 0 &&
+        ((ix->ix_ents = calloc(ix->ix_nents, sizeof(*ix->ix_ents))) == NULL ||
+         (ix->ix_gpus = calloc(ix->ix_ngpus, sizeof(*ix->ix_gpus))) == NULL ||
+         (at = calloc(ix->ix_ngpus, sizeof(*at))) == NULL))
+        goto done;
+    for (i = 0; i < ix->ix_n; i++)
+        if ((g = ix->ix_gpu_of[i]) != NONE)
+            ix->ix_gpus[g].x_to++; /* a count, for now */
+    for (g = 0, i = 0; g < ix->ix_ngpus; g++) {
+        size_t c = ix->ix_gpus[g].x_to;
+        ix->ix_gpus[g] = (struct ix_gpu){names[g], i, i, 0};
+        at[g] = i;
+        i += c;
+    }
+    for (i = 0; i < ix->ix_n; i++) {
+        while (pod < ix->ix_npods && ix->ix_pods[pod].p_to <= i)
+            pod++;
+        if ((g = ix->ix_gpu_of[i]) == NONE)
+            continue;
+        ix->ix_ents[at[g]++] = (struct ix_ent){
+            ix->ix_sorted[i], i,
+            pod < ix->ix_npods && i >= ix->ix_pods[pod].p_from ? pod : NONE};
+        ix->ix_gpus[g].x_to = at[g];
+    }
+    rc = 0;
+done:
+    free(v);
+    free(names);
+    free(at);
+    return rc;
+}
+
+/* Each GPU's plausibility and the node's capacity, then each pod's taints. */
+static void
+ix_judge(struct usage_index *ix)
+{
+    struct usage_total t;
+    char why[512];
     size_t i, k;
 
-    for (i = 0; i < n && attributed(sorted[i]); i++) {
-        const struct usage_series *x = sorted[i];
-        int user = 0;
+    for (i = 0; i < ix->ix_ngpus; i++) {
+        ix->ix_gpus[i].x_bad = ix_gpu_bad(ix, &ix->ix_gpus[i], why, sizeof(why));
+        if (gpu_total(&ix->ix_lim, ix->ix_gpus[i].x_name, &t, why, sizeof(why)) == 1)
+            t.ut_bytes = (double)ix->ix_lim.ul_total_mib * MIB;
+        ix->ix_node_bytes += t.ut_bytes;
+    }
+    for (i = 0; i < ix->ix_npods; i++) {
+        struct ix_pod *p = &ix->ix_pods[i];
+        for (k = p->p_from; k < p->p_to && p->p_taint[1] == NONE; k++) {
+            size_t gx = ix->ix_gpu_of[k];
+            if (gx == NONE || !ix->ix_gpus[gx].x_bad || !(ix->ix_sorted[k]->us_bytes > 0))
+                continue;
+            if (p->p_taint[0] == NONE)
+                p->p_taint[0] = k;
+            else if (ix->ix_gpu_of[p->p_taint[0]] != gx)
+                p->p_taint[1] = k;
+        }
+    }
+}
 
-        if (x->us_gpu == NULL || on_gpu(x, gpu) || !(x->us_bytes > 0))
-            continue;
-        for (k = 0; k < sum->us_count && !user; k++)
-            user = strcmp(sum->us_pods[k].pu_namespace, x->us_namespace) == 0 &&
-                   strcmp(sum->us_pods[k].pu_pod, x->us_pod) == 0;
-        if (!user)
-            continue;
-        if (gpu_reading_bad(sorted, n, x->us_gpu, lim, why, sizeof(why))) {
+struct usage_index *
+usage_index_new(const struct usage_reading *r, const struct usage_limits *lim)
+{
+    struct usage_index *ix = calloc(1, sizeof(*ix));
+    static const struct usage_reading none;
+
+    if (ix == NULL)
+        return NULL;
+    ix->ix_lim = *lim;
+    if (r == NULL)
+        r = &none;
+    ix->ix_n = r->ur_count;
+    if (check_label_sets(r, ix->ix_ambiguous, sizeof(ix->ix_ambiguous)) == -1) {
+        usage_index_free(ix);
+        return NULL;
+    }
+    if ((ix->ix_n > 0 && sort_series(r, &ix->ix_sorted) == -1) ||
+        ix_group_pods(ix) == -1 || ix_list_gpus(ix) == -1) {
+        usage_index_free(ix);
+        return NULL;
+    }
+    ix_judge(ix);
+    return ix;
+}
+
+void
+usage_index_free(struct usage_index *ix)
+{
+    if (ix == NULL)
+        return;
+    free(ix->ix_sorted);
+    free(ix->ix_pods);
+    free(ix->ix_ents);
+    free(ix->ix_gpus);
+    free(ix->ix_gpu_of);
+    free(ix);
+}
+
+static const struct ix_gpu *
+ix_find(const struct usage_index *ix, const char *gpu)
+{
+    size_t lo = 0, hi = ix->ix_ngpus, mid;
+    int c;
+
+    while (gpu != NULL && lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if ((c = strcmp(ix->ix_gpus[mid].x_name, gpu)) == 0)
+            return &ix->ix_gpus[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Groups x's series into out; 1 with err set when a value cannot be true,
+ * -1 when out of memory. A pod using x is judged by all its series. */
+static int
+ix_group_gpu(const struct usage_index *ix, const struct ix_gpu *x,
+             struct usage_summary *out, char *err, size_t errlen)
+{
+    struct pod_usage *pu;
+    size_t i, end;
+    double g;
+
+    if ((out->us_pods = calloc(x->x_to - x->x_from, sizeof(*out->us_pods))) == NULL)
+        return -1;
+    for (i = x->x_from; i < x->x_to && ix->ix_ents[i].e_pod != NONE; i = end) {
+        const struct ix_pod *p = &ix->ix_pods[ix->ix_ents[i].e_pod];
+        g = 0;
+        for (end = i; end < x->x_to && ix->ix_ents[end].e_pod == ix->ix_ents[i].e_pod;
+             end++)
+            g += ix->ix_ents[end].e_s->us_bytes;
+        if (p->p_bad != NONE) { /* its total would be unknown, and so its budget */
+            say_bad(ix->ix_sorted[p->p_bad], x->x_name, err, errlen);
+            return 1;
+        }
+        out->us_total_bytes += g;
+        if (!(g > 0))
+            continue; /* a series at 0 bytes: not a user of this GPU */
+        pu = &out->us_pods[out->us_count++];
+        pu->pu_namespace = ix->ix_ents[i].e_s->us_namespace;
+        pu->pu_pod = ix->ix_ents[i].e_s->us_pod;
+        pu->pu_bytes = p->p_all;
+        pu->pu_gpu_bytes = g;
+    }
+    for (; i < x->x_to; i++) { /* series without pod labels */
+        if (bad_value(ix->ix_ents[i].e_s->us_bytes)) {
+            say_bad(ix->ix_ents[i].e_s, x->x_name, err, errlen);
+            return 1;
+        }
+        out->us_unattributed_bytes += ix->ix_ents[i].e_s->us_bytes;
+    }
+    out->us_total_bytes += out->us_unattributed_bytes;
+    return 0;
+}
+
+/*
+ * SPEC "GPU scope": a pod using x that also uses a GPU whose reading cannot
+ * be true has no knowable total (so no knowable overshoot); nor has one whose
+ * use over every GPU is more than all the named GPUs hold (a huge series
+ * without a GPU label, or sums running to +Inf). 1 with err set.
+ */
+static int
+ix_tainted(const struct usage_index *ix, const struct ix_gpu *x, char *err, size_t errlen)
+{
+    char why[384];
+    size_t i, end, k, gx = (size_t)(x - ix->ix_gpus);
+
+    for (i = x->x_from; i < x->x_to && ix->ix_ents[i].e_pod != NONE; i = end) {
+        const struct ix_pod *p = &ix->ix_pods[ix->ix_ents[i].e_pod];
+        double g = 0;
+        for (end = i; end < x->x_to && ix->ix_ents[end].e_pod == ix->ix_ents[i].e_pod;
+             end++)
+            g += ix->ix_ents[end].e_s->us_bytes;
+        if (!(g > 0))
+            continue; /* not a user of x */
+        k = p->p_taint[0] != NONE && ix->ix_gpu_of[p->p_taint[0]] == gx ? p->p_taint[1]
+                                                                        : p->p_taint[0];
+        if (k != NONE) {
+            const struct usage_series *s = ix->ix_sorted[k];
+            ix_gpu_bad(ix, &ix->ix_gpus[ix->ix_gpu_of[k]], why, sizeof(why));
             snprintf(
                 err, errlen,
                 "%s/%s also uses GPU %s, whose reading cannot be true (%s): its total "
                 "is unknowable, so GPU %s is not judged",
-                x->us_namespace, x->us_pod, x->us_gpu, why, gpu);
+                s->us_namespace, s->us_pod, s->us_gpu, why, x->x_name);
+            return 1;
+        }
+        if (!(p->p_all <= ix->ix_node_bytes)) {
+            snprintf(err, errlen,
+                     "%s/%s reports %lld MiB over every GPU, more than the %zu GPUs its "
+                     "node's series name hold together (%lld MiB), which cannot be true: "
+                     "GPU %s is not judged",
+                     ix->ix_ents[i].e_s->us_namespace, ix->ix_ents[i].e_s->us_pod,
+                     (long long)usage_bytes_to_mib(p->p_all), ix->ix_ngpus,
+                     (long long)usage_bytes_to_mib(ix->ix_node_bytes), x->x_name);
             return 1;
         }
     }
@@ -625,30 +940,22 @@ tainted(struct usage_series *const *sorted, size_t n, const char *gpu,
 }
 
 int
-usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t total_mib,
-                    struct usage_summary *out, char *err, size_t errlen)
+usage_summarise_gpu_ix(const struct usage_index *ix, const char *gpu,
+                       struct usage_summary *out, char *err, size_t errlen)
 {
-    struct usage_limits lim = {total_mib, NULL, NULL};
-
-    return usage_summarise_gpu_lim(r, gpu, &lim, out, err, errlen);
-}
-
-int
-usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
-                        const struct usage_limits *lim, struct usage_summary *out,
-                        char *err, size_t errlen)
-{
-    struct usage_series **sorted = NULL;
+    const struct usage_limits *lim = &ix->ix_lim;
+    const struct ix_gpu *x = ix_find(ix, gpu);
     struct usage_total t;
     char why[1024];
-    size_t i, n = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
     why[0] = '\0';
-    for (i = 0; r != NULL && gpu != NULL && i < r->ur_count; i++)
-        n += on_gpu(&r->ur_series[i], gpu);
-    if (n == 0) {
+    if (ix->ix_ambiguous[0] != '\0') {
+        snprintf(why, sizeof(why), "%s", ix->ix_ambiguous);
+        goto fail;
+    }
+    if (x == NULL) {
         /* No pod on it, yet the device reports it: a GPU nobody uses now (its
          * tenant just recycled, or memory no pod holds), judged by its own figure. */
         if (gpu != NULL && lim->ul_device_total != NULL) {
@@ -666,23 +973,53 @@ usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
     }
     if (gpu_total(lim, gpu, &t, why, sizeof(why)) == 1)
         goto fail;
-    if (sort_series(r, &sorted) == -1)
-        goto oom;
-    if ((rc = group_gpu(sorted, r->ur_count, gpu, out, why, sizeof(why))) == -1)
-        goto oom;
+    if ((rc = ix_group_gpu(ix, x, out, why, sizeof(why))) == -1) {
+        snprintf(why, sizeof(why), "out of memory");
+        goto fail;
+    }
     if (rc == 1 || check_totals(out, &t, why, sizeof(why)) == -1)
         goto fail;
-    if (tainted(sorted, r->ur_count, gpu, out, lim, why, sizeof(why)))
+    if (ix_tainted(ix, x, why, sizeof(why)))
         goto fail;
-    free(sorted);
     return 0;
 
-oom:
-    snprintf(why, sizeof(why), "out of memory");
 fail:
-    free(sorted);
     usage_summary_free(out);
     if (err != NULL && errlen > 0)
         snprintf(err, errlen, "%s", why);
     return -1;
+}
+
+size_t
+usage_index_gpu_count(const struct usage_index *ix)
+{
+    return ix->ix_ngpus;
+}
+
+int
+usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t total_mib,
+                    struct usage_summary *out, char *err, size_t errlen)
+{
+    struct usage_limits lim = {total_mib, NULL, NULL};
+
+    return usage_summarise_gpu_lim(r, gpu, &lim, out, err, errlen);
+}
+
+int
+usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
+                        const struct usage_limits *lim, struct usage_summary *out,
+                        char *err, size_t errlen)
+{
+    struct usage_index *ix = usage_index_new(r, lim);
+    int rc;
+
+    if (ix == NULL) {
+        memset(out, 0, sizeof(*out));
+        if (err != NULL && errlen > 0)
+            snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    rc = usage_summarise_gpu_ix(ix, gpu, out, err, errlen);
+    usage_index_free(ix);
+    return rc;
 }

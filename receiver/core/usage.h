@@ -5,6 +5,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most GPUs one node's reading may name: a reading naming more cannot be
+ * one node's and is refused (SPEC "A decision"), which bounds the work and the
+ * brakes a node's fan-out makes. */
+#define USAGE_MAX_GPUS 256
+/* The longest GPU label value taken (a UUID is 40 bytes): names key brakes and
+ * gauges, so they are bounded in length as in count. */
+#define USAGE_GPU_NAME_MAX 256
+#define USAGE_GPU_NAME_MAX_TEXT "256"
+
 /* One sample of the used-bytes query (one process, container or pod). */
 struct usage_series {
     char *us_namespace; /* owned; value of NAMESPACE_LABEL, NULL if absent */
@@ -22,6 +31,9 @@ struct usage_reading {
     struct strpool *ur_pool; /* owned; when set, every string of the series lives
                                 in it (and several series may share one): they
                                 are freed with it, not one by one */
+    uint64_t *ur_label_sets; /* owned, may be NULL: per series a hash of its whole
+                                label set (prom_json), so two series with one label
+                                set, which no Prometheus vector has, are told */
 };
 
 /* Frees the series and their strings; NULL is a no-op. Leaves r empty. */
@@ -118,6 +130,30 @@ int usage_summarise_gpu(const struct usage_reading *r, const char *gpu, int64_t 
 int usage_summarise_gpu_lim(const struct usage_reading *r, const char *gpu,
                             const struct usage_limits *lim, struct usage_summary *out,
                             char *err, size_t errlen);
+
+/*
+ * A node's reading indexed once for its per-GPU decisions (the series sorted
+ * once, grouped per pod and per GPU, each GPU's plausibility judged once), so
+ * a decision per GPU costs that GPU's series, and a node's fan-out grows as
+ * n log n in the series, never as GPUs x series. r and lim (and what lim
+ * points at) are borrowed and must outlive the index. NULL when out of memory.
+ */
+struct usage_index;
+struct usage_index *usage_index_new(const struct usage_reading *r,
+                                    const struct usage_limits *lim);
+void usage_index_free(struct usage_index *ix);
+
+/* The distinct GPUs the indexed series name. */
+size_t usage_index_gpu_count(const struct usage_index *ix);
+
+/*
+ * usage_summarise_gpu_lim() on an index of the reading (same results, same
+ * sentences), plus one more reading that cannot be true: a pod using gpu whose
+ * use over every GPU is above the named GPUs' totals together (a huge series
+ * without a GPU label; sums running to +Inf).
+ */
+int usage_summarise_gpu_ix(const struct usage_index *ix, const char *gpu,
+                           struct usage_summary *out, char *err, size_t errlen);
 
 /* Bytes to whole MiB, rounded down (towards -inf). */
 int64_t usage_bytes_to_mib(double bytes);

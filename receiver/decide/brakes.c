@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "remedy_int.h"
 
 #define MAX_NODES 1024 /* node states kept; alert labels are not trusted */
+#define MAX_NODES_TEXT "1024"
 #define HOUR_S 3600.0
 
 /* --- the hourly brake ---------------------------------------------------- */
@@ -93,8 +95,18 @@ brakes_node_get(struct remedy *r, const char *name, const char *gpu)
                 pp = &n->n_next;
             }
         }
-        if (r->r_node_count >= MAX_NODES)
+        if (r->r_node_count >= MAX_NODES) {
+            /* Said once per filling (a full table refuses every new node
+             * until some window passes); each refusal's row says it too. */
+            if (!r->r_nodes_full_said)
+                log_event(LOG_LEVEL_WARN,
+                          "brake table full: no decision for a new node or GPU until a "
+                          "tracked one is idle and out of its SETTLE window",
+                          "max", MAX_NODES_TEXT, "node", name, "gpu", gpu, (char *)NULL);
+            r->r_nodes_full_said = 1;
             return NULL;
+        }
+        r->r_nodes_full_said = 0;
     }
     if ((n = calloc(1, sizeof(*n))) == NULL || (n->n_name = strdup(name)) == NULL ||
         (n->n_gpu = strdup(gpu)) == NULL) {

@@ -6,6 +6,7 @@
 #include <event2/event.h>
 
 #include "events.h"
+#include "gate.h"
 #include "log.h"
 #include "metrics.h"
 #include "remedy_int.h"
@@ -105,7 +106,10 @@ decision_free(struct decision *d)
     struct remedy *r = d->d_r;
 
     decision_unlink(d);
-    fence_forget(d);
+    if (d->d_batch != NULL) /* the shared reading's answer must not find it */
+        d->d_batch->b_d[d->d_batch_at] = NULL;
+    gate_forget(d->d_fence); /* a fence it waits for is forgotten */
+    d->d_fence = NULL;
     brakes_seat_give_back(d);
     d->d_r->r_in_flight--;
     if (d->d_node != NULL)

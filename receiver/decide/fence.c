@@ -93,10 +93,3 @@ fence_first(struct decision *d, void (*again)(struct decision *d))
     not_fenced(d, why);
     return 1;
 }
-
-void
-fence_forget(struct decision *d)
-{
-    gate_forget(d->d_fence);
-    d->d_fence = NULL;
-}

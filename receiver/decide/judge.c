@@ -1,5 +1,6 @@
 /* judge.c -- evidence in: judge the node, or one decision per GPU below the floor */
 #include <stdlib.h>
+#include <string.h>
 
 #include "metrics.h"
 #include "remedy_int.h"
@@ -198,4 +199,50 @@ judge_gathered(struct gather *g, const struct gather_result *gr, void *arg)
         d->d_node->n_gpu[0] != '\0' && to_node_scope(d) == -1)
         return;
     judge(d, gr);
+}
+
+/* d's GPU's result among a shared reading's (sorted by GPU), or NULL. */
+static const struct gather_result *
+unit_of(const struct gather_result *gr, const char *gpu)
+{
+    size_t lo = 0, hi = gr->gr_gpu_count, mid;
+    int c;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if ((c = strcmp(gr->gr_gpus[mid].gr_gpu, gpu)) == 0)
+            return &gr->gr_gpus[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+void
+judge_batch(struct gather *g, const struct gather_result *gr, void *arg)
+{
+    struct dq_batch *b = arg;
+    const struct gather_result *u;
+    struct decision *d;
+
+    for (size_t i = 0; i < b->b_count; i++) {
+        if ((d = b->b_d[i]) == NULL)
+            continue; /* freed while it waited (the daemon stopping) */
+        b->b_d[i] = NULL;
+        d->d_batch = NULL;
+        /* Its own GPU's result, judged as its own reading would be; a result
+         * about the whole node (unreadable, node scope, cancelled) as it is. */
+        if (gr->gr_gpu_count == 0 || gr->gr_status == GATHER_CANCELLED) {
+            judge_gathered(g, gr, d);
+        } else if ((u = unit_of(gr, d->d_node->n_gpu)) != NULL) {
+            judge_gathered(g, u, d);
+        } else { /* can't happen: every GPU asked for has its result */
+            verdict_error(&d->d_v, "the shared reading has no result for this GPU");
+            decision_finish(d, RESULT_FAILED);
+        }
+    }
+    gather_free(b->b_g); /* the batch's hold; each decision keeps its own */
+    free(b);
 }

@@ -8,6 +8,7 @@
 #include "httpc.h"
 #include "kube.h"
 #include "log.h"
+#include "node_name.h"
 #include "remedy_int.h"
 
 /* Alert context carried while the GPU nodes are listed. */
@@ -71,6 +72,26 @@ fanout_free(struct fanout *f)
     free(f);
 }
 
+/* The node list named names that are not node names (a broken or hostile API
+ * server): one row says so, naming the first; none of them is looked at. */
+static void
+skip_bad_listed(struct remedy *r, const struct fanout *f, const char *first, size_t n)
+{
+    char shown[NODE_NAME_SHOWN], reason[1024];
+
+    log_warnx("%s: the GPU node list holds %zu names that are not Kubernetes node "
+              "names; they are skipped",
+              __func__, n);
+    snprintf(reason, sizeof(reason),
+             "the GPU node list holds %zu name%s that %s not a Kubernetes node name (a "
+             "DNS-1123 subdomain of at most %d characters), the first %s; %s not "
+             "looked at",
+             n, n == 1 ? "" : "s", n == 1 ? "is" : "are", NODE_NAME_MAX,
+             node_name_show(first, shown, sizeof(shown)), n == 1 ? "it is" : "they are");
+    decision_record_now(r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id,
+                        RESULT_SKIPPED_KUBE, reason, NULL);
+}
+
 static void
 nodes_cb(struct kube_answer *a, void *arg)
 {
@@ -93,11 +114,38 @@ nodes_cb(struct kube_answer *a, void *arg)
         decision_record_now(r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id,
                             RESULT_SKIPPED_KUBE, reason, NULL);
     } else {
-        for (size_t i = 0; i < a->ka_node_count; i++)
+        size_t bad = 0, first_bad = 0;
+        for (size_t i = 0; i < a->ka_node_count; i++) {
+            /* Only a real node name keys a brake or reaches a selector. */
+            if (!node_name_ok(a->ka_nodes[i])) {
+                if (bad++ == 0)
+                    first_bad = i;
+                continue;
+            }
             begin(r, a->ka_nodes[i], f->f_gpu, f->f_trigger, f->f_fingerprint,
                   f->f_starving_ns, f->f_alert_id);
+        }
+        if (bad > 0)
+            skip_bad_listed(r, f, a->ka_nodes[first_bad], bad);
     }
     fanout_free(f);
+}
+
+/* An alert label that cannot name what it should decides nothing: one row
+ * (no node: the label names none) says which label, shown escaped. Checked
+ * before anything keys on it (the brakes, the pod list, the queries), so
+ * "=gpu-1" can never pass for gpu-1 nor narrow a field selector. */
+static void
+skip_bad_label(struct remedy *r, const struct alert *a, int64_t alert_id,
+               const char *label, const char *value, enum decision_result result,
+               const char *why)
+{
+    char shown[NODE_NAME_SHOWN], reason[1024];
+
+    snprintf(reason, sizeof(reason), "the alert's label %.64s=%s %s", label,
+             node_name_show(value, shown, sizeof(shown)), why);
+    decision_record_now(r, "", a->a_alertname, a->a_fingerprint, alert_id, result, reason,
+                        NULL);
 }
 
 void
@@ -124,6 +172,19 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     if (cfg->c_gpu_label[0] != '\0' && cfg->c_alert_gpu_label[0] != '\0' &&
         (gpu = alert_label(a, cfg->c_alert_gpu_label)) != NULL && gpu[0] == '\0')
         gpu = NULL;
+    if (node != NULL && node[0] != '\0' && !node_name_ok(node)) {
+        skip_bad_label(r, a, alert_id, cfg->c_alert_node_label, node, RESULT_SKIPPED_KUBE,
+                       "is not a Kubernetes node name (a DNS-1123 subdomain of at most "
+                       "253 characters); no node is looked at");
+        return;
+    }
+    if (gpu != NULL && strnlen(gpu, USAGE_GPU_NAME_MAX + 1) > USAGE_GPU_NAME_MAX) {
+        skip_bad_label(r, a, alert_id, cfg->c_alert_gpu_label, gpu,
+                       RESULT_SKIPPED_TELEMETRY,
+                       "is longer than any GPU's name (" USAGE_GPU_NAME_MAX_TEXT
+                       " bytes); no GPU is looked at");
+        return;
+    }
     if (node != NULL && node[0] != '\0') {
         begin(r, node, gpu, a->a_alertname, a->a_fingerprint, starving, alert_id);
         return;

@@ -97,7 +97,17 @@ struct decision {
     /* Set by a stage that keeps state past its own call (the prediction's
      * query); decision_free calls it, so decision.c needs no stage's names. */
     void (*d_detach)(struct decision *d);
+    struct dq_batch *d_batch; /* the shared reading it waits on, if any (dqueue.c) */
+    size_t d_batch_at;        /* its place in d_batch */
     struct decision *d_next_in_list;
+};
+
+/* Queued decisions for GPUs of one node, started in one turn, share one
+ * reading (gather_start_gpus) instead of one 8 MiB answer each. */
+struct dq_batch {
+    struct gather *b_g; /* one hold on the shared reading, until it answers */
+    size_t b_count;
+    struct decision *b_d[]; /* each holds the reading too; NULL once freed first */
 };
 
 struct remedy {
@@ -107,8 +117,9 @@ struct remedy {
     struct kube *r_kube;            /* borrowed, may be NULL */
     struct store *r_store;          /* borrowed, may be NULL */
     struct httpc *r_release_client; /* owned; NULL when RELEASE_WAIT=0 */
-    struct node_state *r_nodes;     /* owned list */
+    struct node_state *r_nodes;     /* owned list (at most MAX_NODES, brakes.c) */
     size_t r_node_count;
+    int r_nodes_full_said;        /* the full table was logged, not yet relieved */
     struct decision *r_decisions; /* owned list of unfinished decisions */
     size_t r_in_flight;
     size_t r_acting;    /* enforcing evictions/deletions sent, not yet answered */
@@ -240,8 +251,6 @@ void act_begin(struct decision *d);
  * records it (gate.h). 0: send it now (no leader election, or recorded).
  * 1: d waits (again(d) runs once it is recorded), or has ended failed. */
 int fence_first(struct decision *d, void (*again)(struct decision *d));
-/* d goes away: a fence it waits for is forgotten. */
-void fence_forget(struct decision *d);
 
 /* --- predict_query.c ---------------------------------------------------- */
 
@@ -261,5 +270,8 @@ void predict_forget_calls(struct remedy *r);
 /* The gather_cb of a decision's evidence (arg is the decision): judges the node,
  * or fans out to a decision per GPU below the floor. */
 void judge_gathered(struct gather *g, const struct gather_result *gr, void *arg);
+/* The gather_cb of a dq_batch's shared reading (arg is the batch): judges each
+ * decision still waiting on it by its own GPU's result, then frees the batch. */
+void judge_batch(struct gather *g, const struct gather_result *gr, void *arg);
 
 #endif

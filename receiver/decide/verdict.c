@@ -153,6 +153,12 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
         verdict_error(v, "%s", gr->gr_error);
         return RESULT_SKIPPED_TELEMETRY;
     }
+    if (gr->gr_status == GATHER_KUBE && !p->pr_free_known) {
+        /* Nothing was read: the node could not even be asked about. */
+        verdict_reason(v, "%s, so acting on nothing", gr->gr_error);
+        verdict_error(v, "%s", gr->gr_error);
+        return RESULT_SKIPPED_KUBE;
+    }
     if (gr->gr_status == GATHER_KUBE) {
         /* No pod list: only the free VRAM is evidence worth recording. */
         verdict_set_policy(v,

@@ -11,6 +11,7 @@
 
 #include "kube.h"
 #include "log.h"
+#include "node_name.h"
 #include "params.h"
 #include "prom.h"
 
@@ -27,14 +28,18 @@ struct gather {
     char *g_node;               /* owned */
     char *g_starving_ns;        /* owned, may be NULL */
     char *g_gpu;                /* owned; the one GPU asked for, NULL = every GPU */
-    struct prom *g_prom;        /* borrowed */
+    char **g_subset;            /* owned (array and strings), sorted, distinct: the
+                                   GPUs asked for (gather_start_gpus), NULL = every GPU */
+    size_t g_subset_count;
+    struct prom *g_prom; /* borrowed */
     gather_cb g_cb;
     void *g_arg;
     int g_pending; /* requests whose answers have not arrived */
     int g_dead;    /* gather_free() ran; free when g_pending hits 0 */
     int g_refs;    /* holders (gather_hold); the last gather_free frees */
     int g_cancelled;
-    int g_reread; /* gather_start_reread: no used series at all is a reading */
+    int g_reread;   /* gather_start_reread: no used series at all is a reading */
+    int g_bad_node; /* the node is no node name: nothing was asked (skipped_kube) */
     /* Evidence. */
     int g_usage_ok;
     struct usage_reading g_usage; /* owned */
@@ -53,6 +58,11 @@ struct gather {
     struct gather_gpu_free *g_gfree; /* owned; GPU scope: FREE_QUERY per GPU */
     const char **g_gpus; /* owned array, strings borrowed from g_usage or g_gpu */
     size_t g_gpu_count;
+    size_t g_gfree_next;        /* the next GPU whose FREE_QUERY is still to ask */
+    size_t g_gfree_count;       /* GPUs with a FREE_QUERY to ask (g_gfree's length) */
+    size_t g_gfree_busy;        /* of them asked and not yet answered */
+    struct policy_prep *g_prep; /* owned: the evidence indexed once for every GPU */
+    const struct pod_list *g_prep_pods; /* the pods g_prep was made with */
     struct gather_result g_result;
 };
 
@@ -63,6 +73,7 @@ static void gather_judge(struct gather *g, struct gather_result *r, const char *
 static void gather_gpu_after_usage(struct gather *g);
 static void gather_gpu_conclude(struct gather *g);
 static void gather_gpu_free_units(struct gather *g);
+static void gpu_free_cb(struct prom_answer *a, void *arg);
 static int scoped(const struct gather *g);
 static struct gather *open_gather(struct event_base *base, const struct config *cfg,
                                   struct prom *prom, struct kube *kube, const char *node,
@@ -73,6 +84,10 @@ static void
 gather_destroy(struct gather *g)
 {
     gather_gpu_free_units(g);
+    policy_prep_free(g->g_prep);
+    for (size_t i = 0; i < g->g_subset_count; i++)
+        free(g->g_subset[i]);
+    free(g->g_subset);
     free(g->g_gpu);
     policy_result_free(&g->g_result.gr_policy);
     usage_reading_free(&g->g_usage);
@@ -153,6 +168,13 @@ decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
     if (pods == &g->g_pods)
         policy_resolve_budgets(&g->g_pods, &g->g_usage, in.pi_device);
     policy_params_from_config(g->g_cfg, g->g_starving_ns, (int64_t)time(NULL), &pp);
+    /* Every GPU of the node reads the same pods and series: indexed once
+     * (on OOM each decision indexes for itself, or says out of memory). */
+    if (gpu != NULL && g->g_prep == NULL) {
+        g->g_prep = policy_prepare(&pp, &in);
+        g->g_prep_pods = pods;
+    }
+    in.pi_prep = gpu != NULL && g->g_prep_pods == pods ? g->g_prep : NULL;
     policy_decide(&pp, &in, res);
 }
 
@@ -210,6 +232,9 @@ conclude(struct gather *g)
     if (g->g_cancelled) {
         r->gr_status = GATHER_CANCELLED;
         snprintf(r->gr_error, sizeof(r->gr_error), "cancelled: the daemon is stopping");
+    } else if (g->g_bad_node) {
+        r->gr_status = GATHER_KUBE;
+        snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_pods_error);
     } else if (!g->g_usage_ok) {
         r->gr_status = GATHER_TELEMETRY;
         snprintf(r->gr_error, sizeof(r->gr_error), "%s", g->g_usage_error);
@@ -276,11 +301,17 @@ static void
 device_cb(struct prom_answer *a, void *arg)
 {
     struct gather *g = arg;
+    int rc = 0;
 
     if (a->pa_cancelled)
         g->g_cancelled = 1;
-    if (a->pa_ok && device_from_series(&a->pa_usage, &g->g_device) == 0)
+    if (a->pa_ok && (rc = device_from_series(&a->pa_usage, &g->g_device)) == 0)
         g->g_device_ok = 1;
+    else if (a->pa_ok && rc == DEVICE_TOO_MANY_GPUS)
+        snprintf(g->g_device_error, sizeof(g->g_device_error),
+                 "the device query (FREE_QUERY=auto) names more than %d GPUs on node %s, "
+                 "which cannot be one node's reading",
+                 USAGE_MAX_GPUS, g->g_node);
     else
         snprintf(g->g_device_error, sizeof(g->g_device_error),
                  "the device query (FREE_QUERY=auto): %s",
@@ -389,6 +420,52 @@ gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom 
     return open_gather(base, cfg, prom, kube, node, gpu, starving_ns, 0, cb, arg);
 }
 
+static int
+cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct gather *
+gather_start_gpus(struct event_base *base, const struct config *cfg, struct prom *prom,
+                  struct kube *kube, const char *node, const char *const *gpus, size_t n,
+                  const char *starving_ns, gather_cb cb, void *arg)
+{
+    char **subset;
+    struct gather *g;
+    size_t i, kept = 0;
+
+    if (n == 1)
+        return gather_start_gpu(base, cfg, prom, kube, node, gpus[0], starving_ns, cb,
+                                arg);
+    if (n == 0 || (subset = calloc(n, sizeof(*subset))) == NULL)
+        return NULL;
+    for (i = 0; i < n; i++)
+        if ((subset[i] = strdup(gpus[i])) == NULL)
+            goto fail;
+    qsort(subset, n, sizeof(*subset), cmp_name);
+    for (i = 0; i < n; i++) {
+        if (kept > 0 && strcmp(subset[kept - 1], subset[i]) == 0)
+            free(subset[i]);
+        else
+            subset[kept++] = subset[i];
+    }
+    for (i = kept; i < n; i++)
+        subset[i] = NULL;
+    /* Answers come from the loop, never inside this call: set before any. */
+    if ((g = open_gather(base, cfg, prom, kube, node, NULL, starving_ns, 0, cb, arg)) ==
+        NULL)
+        goto fail;
+    g->g_subset = subset;
+    g->g_subset_count = kept;
+    return g;
+fail:
+    for (i = 0; i < n; i++)
+        free(subset[i]);
+    free(subset);
+    return NULL;
+}
+
 struct gather *
 gather_start_reread(struct event_base *base, const struct config *cfg, struct prom *prom,
                     const char *node, const char *gpu, gather_cb cb, void *arg)
@@ -406,6 +483,7 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
         .po_resource = cfg->c_gpumem_resource,
         .po_protect_annotation = cfg->c_protect_annotation,
         .po_release_annotation = cfg->c_release_annotation,
+        .po_dra_driver = cfg->c_dra_driver,
     };
 
     if (g == NULL)
@@ -430,6 +508,17 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
     /* One extra count holds the gather open until every request is started,
      * so no answer can conclude it half-way. */
     g->g_pending = 1;
+    if (!node_name_ok(node)) {
+        /* Only a node name may reach a field selector or a query: "=gpu-1"
+         * would list gpu-1's pods under another spelling. Nothing is asked. */
+        char shown[NODE_NAME_SHOWN];
+        g->g_bad_node = 1;
+        snprintf(g->g_pods_error, sizeof(g->g_pods_error),
+                 "%s is not a Kubernetes node name (a DNS-1123 subdomain of at most %d "
+                 "characters); nothing was asked about it",
+                 node_name_show(node, shown, sizeof(shown)), NODE_NAME_MAX);
+        goto deferred;
+    }
     if (start_query(g, prom, cfg->c_used_query, 0) == 0)
         g->g_pending++;
     if (g->g_want_free && !g->g_free_deferred &&
@@ -451,6 +540,7 @@ open_gather(struct event_base *base, const struct config *cfg, struct prom *prom
         g->g_pending--; /* answers are still to come, from the loop */
         return g;
     }
+deferred:
     /* Nothing was started: conclude from the loop, never inside this call. */
     if (event_base_once(base, -1, EV_TIMEOUT, deferred_cb, g, NULL) == -1) {
         gather_destroy(g);
@@ -504,24 +594,6 @@ give_up(struct gather *g)
     snprintf(g->g_usage_error, sizeof(g->g_usage_error), "out of memory");
 }
 
-static void
-gpu_free_cb(struct prom_answer *a, void *arg)
-{
-    struct gather_gpu_free *gf = arg;
-    struct gather *g = gf->gf_g;
-
-    if (a->pa_cancelled)
-        g->g_cancelled = 1;
-    if (a->pa_ok) {
-        gf->gf_ok = 1;
-        gf->gf_mib = a->pa_value;
-    } else {
-        snprintf(gf->gf_error, sizeof(gf->gf_error), "FREE_QUERY: %s",
-                 a->pa_error ? a->pa_error : "prometheus: unavailable");
-    }
-    gather_answered(g);
-}
-
 /* FREE_QUERY with $node and $gpu replaced ("" for a node in node scope). */
 static void
 start_free(struct gather *g, struct gather_gpu_free *gf, const char *gpu)
@@ -529,7 +601,6 @@ start_free(struct gather *g, struct gather_gpu_free *gf, const char *gpu)
     char err[256];
     char *qn, *q = NULL;
 
-    gf->gf_g = g;
     if ((qn = prom_substitute_node(g->g_cfg->c_free_query, g->g_node, err,
                                    sizeof(err))) != NULL)
         q = prom_substitute_gpu(qn, gpu, err, sizeof(err));
@@ -540,12 +611,80 @@ start_free(struct gather *g, struct gather_gpu_free *gf, const char *gpu)
                  gpu, err);
         return;
     }
-    if (prom_query_scalar(g->g_prom, q, gpu_free_cb, gf) == 0)
+    if (prom_query_scalar(g->g_prom, q, gpu_free_cb, gf) == 0) {
         g->g_pending++;
-    else
+        g->g_gfree_busy++;
+    } else {
         snprintf(gf->gf_error, sizeof(gf->gf_error),
                  "FREE_QUERY: prometheus: the query could not be started");
+    }
     free(q);
+}
+
+/* Asks the next GPUs' FREE_QUERY while fewer than MAX_CONCURRENT_DECISIONS
+ * are in flight: a node's GPUs never flood Prometheus (2,000 GPUs once made
+ * 1,506 queries at once). Called with an answer still held (g_pending), so the
+ * gather cannot conclude in between. */
+static void
+start_free_more(struct gather *g)
+{
+    int64_t m = g->g_cfg->c_max_concurrent_decisions;
+    size_t limit = m > 0 ? (size_t)m : 1, i;
+
+    while (!g->g_cancelled && !g->g_dead && g->g_gfree_next < g->g_gfree_count &&
+           g->g_gfree_busy < limit) {
+        i = g->g_gfree_next++;
+        start_free(g, &g->g_gfree[i], g->g_gpus != NULL ? g->g_gpus[i] : "");
+    }
+}
+
+static void
+gpu_free_cb(struct prom_answer *a, void *arg)
+{
+    struct gather_gpu_free *gf = arg;
+    struct gather *g = gf->gf_g;
+
+    g->g_gfree_busy--;
+    if (a->pa_cancelled)
+        g->g_cancelled = 1;
+    if (a->pa_ok) {
+        gf->gf_ok = 1;
+        gf->gf_mib = a->pa_value;
+    } else {
+        snprintf(gf->gf_error, sizeof(gf->gf_error), "FREE_QUERY: %s",
+                 a->pa_error ? a->pa_error : "prometheus: unavailable");
+    }
+    start_free_more(g);
+    gather_answered(g);
+}
+
+/* SPEC "A decision": a reading naming more GPUs than a node holds, or a GPU
+ * by a name longer than any, is no node's. 1 (the reading refused) or 0. */
+static int
+gpus_refused(struct gather *g, const char *const *gpus, size_t n)
+{
+    size_t i, len;
+
+    if (n > USAGE_MAX_GPUS) {
+        g->g_usage_ok = 0;
+        snprintf(g->g_usage_error, sizeof(g->g_usage_error),
+                 "the used series name %zu GPUs on node %s, more than the %d one node's "
+                 "reading may name: it cannot be one node's, so no GPU is judged",
+                 n, g->g_node, USAGE_MAX_GPUS);
+        return 1;
+    }
+    for (i = 0; i < n; i++) {
+        if ((len = strnlen(gpus[i], USAGE_GPU_NAME_MAX + 1)) <= USAGE_GPU_NAME_MAX)
+            continue;
+        g->g_usage_ok = 0;
+        snprintf(
+            g->g_usage_error, sizeof(g->g_usage_error),
+            "the used series name a GPU (%.32s...) longer than any GPU's name (" USAGE_GPU_NAME_MAX_TEXT
+            " bytes): the reading cannot be true",
+            gpus[i]);
+        return 1;
+    }
+    return 0;
 }
 
 static void
@@ -554,13 +693,31 @@ gather_gpu_after_usage(struct gather *g)
     size_t i, n;
     int gpus = scoped(g);
 
-    if (gpus && g->g_gpu != NULL) {
-        if ((g->g_gpus = calloc(1, sizeof(*g->g_gpus))) == NULL)
+    if (gpus) {
+        /* Every reading is counted, also one asked about a single GPU. */
+        if (usage_gpus(&g->g_usage, &g->g_gpus, &g->g_gpu_count) == -1)
             return give_up(g);
+        if (gpus_refused(g, g->g_gpus, g->g_gpu_count))
+            return;
+    }
+    if (gpus && g->g_gpu != NULL) {
+        free(g->g_gpus);
+        if ((g->g_gpus = calloc(1, sizeof(*g->g_gpus))) == NULL) {
+            g->g_gpu_count = 0;
+            return give_up(g);
+        }
         g->g_gpus[0] = g->g_gpu;
         g->g_gpu_count = 1;
-    } else if (gpus && usage_gpus(&g->g_usage, &g->g_gpus, &g->g_gpu_count) == -1) {
-        return give_up(g);
+    } else if (gpus && g->g_subset != NULL) {
+        /* Only the GPUs asked for are judged (and asked FREE_QUERY). */
+        free(g->g_gpus);
+        if ((g->g_gpus = calloc(g->g_subset_count, sizeof(*g->g_gpus))) == NULL) {
+            g->g_gpu_count = 0;
+            return give_up(g);
+        }
+        for (i = 0; i < g->g_subset_count; i++)
+            g->g_gpus[i] = g->g_subset[i];
+        g->g_gpu_count = g->g_subset_count;
     }
     if (!g->g_want_free || (!gpus && !g->g_free_deferred))
         return;
@@ -568,7 +725,9 @@ gather_gpu_after_usage(struct gather *g)
     if ((g->g_gfree = calloc(n, sizeof(*g->g_gfree))) == NULL)
         return give_up(g);
     for (i = 0; i < n; i++)
-        start_free(g, &g->g_gfree[i], gpus ? g->g_gpus[i] : "");
+        g->g_gfree[i].gf_g = g;
+    g->g_gfree_count = n;
+    start_free_more(g);
 }
 
 static int

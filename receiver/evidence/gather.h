@@ -61,6 +61,19 @@ struct gather *gather_start_gpu(struct event_base *base, const struct config *cf
                                 void *arg);
 
 /*
+ * The same for several GPUs of node at once (gpus[0..n), borrowed; repeats
+ * count once): one reading shared by the decisions of those GPUs. With
+ * n == 1 exactly gather_start_gpu(). Else, when the series carry GPU_LABEL,
+ * gr_gpus holds one result per GPU asked for (sorted by GPU, each as
+ * gather_start_gpu() would give it; only those are asked FREE_QUERY); when
+ * they do not, the result is the node's, as gather_start().
+ */
+struct gather *gather_start_gpus(struct event_base *base, const struct config *cfg,
+                                 struct prom *prom, struct kube *kube, const char *node,
+                                 const char *const *gpus, size_t n,
+                                 const char *starving_ns, gather_cb cb, void *arg);
+
+/*
  * A re-read of free VRAM after a decision (the verify, a release wait) for
  * node, or its GPU gpu: Prometheus only, no pods listed. Unlike a decision's
  * gather, no used series at all is a reading, not "returned nothing": the one

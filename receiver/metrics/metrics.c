@@ -6,6 +6,12 @@
 #include <string.h>
 
 #include "expo.h"
+#include "log.h"
+
+/* The longest label value kept as itself (a node name is at most 253 bytes, a
+ * GPU name 256); a longer one counts under "_other", so hostile alertnames of a
+ * megabyte each cannot hold 256 MiB. */
+#define MAX_LABEL_BYTES 256
 
 /* A labelled sample: up to two label values and a number. */
 struct series {
@@ -27,7 +33,10 @@ struct family {
      * scan cost 3 µs an alert with 255 alertnames in the family (bench/NOTES.md);
      * this keeps every alert O(1) whatever names Alertmanager sends. */
     uint16_t f_index[INDEX_SLOTS];
-    int f_l2_optional; /* a series without l2 is written without the second label */
+    int f_l2_optional;  /* a series without l2 is written without the second label */
+    int f_full_said;    /* the cap was logged (once: a full family stays full) */
+    int f_long_said;    /* a value over MAX_LABEL_BYTES was logged (once) */
+    const char *f_name; /* for those log lines */
 };
 
 static const double duration_buckets[] = {0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1,
@@ -82,6 +91,11 @@ metrics_init(int dry_run)
     metrics_cleanup();
     memset(&m, 0, sizeof(m));
     m.dry_run = dry_run;
+    m.requests.f_name = "gpu_vram_watchdog_webhook_requests_total";
+    m.alerts.f_name = "gpu_vram_watchdog_alerts_received_total";
+    m.decisions.f_name = "gpu_vram_watchdog_decisions_total";
+    m.free_vram.f_name = "gpu_vram_watchdog_free_vram_bytes";
+    m.capacity.f_name = "gpu_vram_watchdog_capacity_advertised";
     m.leader = 1;
     m.free_vram.f_l2_optional = 1;
     /* SPEC's results: each decisions_total series exists from start-up at 0, so a
@@ -136,14 +150,40 @@ index_slot(struct family *f, const char *l1, const char *l2)
 }
 
 /* The series for (l1, l2), created on first use; NULL when out of memory. */
+static int
+too_long(const char *v)
+{
+    return v != NULL && strnlen(v, MAX_LABEL_BYTES + 1) > MAX_LABEL_BYTES;
+}
+
 static struct series *
 lookup(struct family *f, const char *l1, const char *l2)
 {
     struct series *s;
-    uint16_t *slot = index_slot(f, l1, l2);
+    uint16_t *slot;
+    char max[16];
 
+    if (too_long(l1) || too_long(l2)) {
+        if (!f->f_long_said) {
+            f->f_long_said = 1;
+            log_event(LOG_LEVEL_WARN,
+                      "metric label value over 256 bytes: counted as _other", "family",
+                      f->f_name != NULL ? f->f_name : "?", (char *)NULL);
+        }
+        l1 = "_other";
+        l2 = l2 ? "_other" : NULL;
+    }
+    slot = index_slot(f, l1, l2);
     if (*slot != 0)
         return &f->f_series[*slot - 1];
+    if (f->f_count == METRICS_MAX_SERIES - 1 && !f->f_full_said) {
+        /* Said once: a full family stays full until the daemon restarts. */
+        f->f_full_said = 1;
+        snprintf(max, sizeof(max), "%d", METRICS_MAX_SERIES);
+        log_event(LOG_LEVEL_WARN,
+                  "metric family full: further label sets count as _other", "family",
+                  f->f_name != NULL ? f->f_name : "?", "max_series", max, (char *)NULL);
+    }
     if (f->f_count == METRICS_MAX_SERIES - 1) {
         /* The last slot collects everything past the cap. */
         l1 = "_other";

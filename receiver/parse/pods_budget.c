@@ -26,6 +26,11 @@ pods_budget_init(struct pods_budget *b, const struct bsrc_order *order,
 void
 pods_budget_free(struct pods_budget *b)
 {
+    free(b->pb_claims);
+    free(b->pb_judged);
+    b->pb_claims = NULL;
+    b->pb_judged = NULL;
+    b->pb_nclaims = b->pb_capclaims = 0;
     free(b->pb_ctrs);
     b->pb_ctrs = NULL;
     b->pb_count = b->pb_cap = 0;
@@ -37,6 +42,7 @@ pods_budget_pod(struct pods_budget *b)
     b->pb_count = 0;
     b->pb_fraction = b->pb_memory = b->pb_devices = NULL;
     b->pb_drop = 0;
+    b->pb_nclaims = 0;
 }
 
 int
@@ -108,6 +114,60 @@ pods_budget_resource(struct pods_budget *b, struct js_scan *s, const struct js_s
 }
 
 int
+pods_budget_claims(struct pods_budget *b, struct js_scan *s)
+{
+    struct js_str key, v;
+    int rc, rc2, nul;
+
+    if (b->pb_table == NULL || !bsrc_order_has(&b->pb_order, BSRC_DRA) ||
+        js_peek(s) != JS_ARRAY)
+        return js_skip(s);
+    if (js_array_begin(s) == -1)
+        return -1;
+    while ((rc = js_array_next(s)) == 1) {
+        const char *name = NULL;
+        if (js_peek(s) != JS_OBJECT) {
+            if (js_skip(s) == -1)
+                return -1;
+            continue;
+        }
+        if (js_object_begin(s) == -1)
+            return -1;
+        while ((rc2 = js_object_next(s, &key)) == 1) {
+            if (!js_str_eq(&key, "resourceClaimName") || name != NULL ||
+                js_peek(s) != JS_STRING) {
+                if (js_skip(s) == -1)
+                    return -1;
+                continue;
+            }
+            nul = 0;
+            if (js_string(s, &v) == -1)
+                return -1;
+            if ((name = js_strdup_pool(&v, b->pb_pool, &nul)) == NULL && !nul)
+                return -1;
+        }
+        if (rc2 == -1)
+            return -1;
+        if (name == NULL)
+            continue; /* no claim object was needed */
+        if (b->pb_nclaims == b->pb_capclaims) {
+            size_t cap = b->pb_capclaims ? b->pb_capclaims * 2 : 4;
+            const char **grown = realloc(b->pb_claims, cap * sizeof(*grown));
+            struct bsrc_claim *j;
+            if (grown == NULL)
+                return -1;
+            b->pb_claims = grown;
+            if ((j = realloc(b->pb_judged, cap * sizeof(*j))) == NULL)
+                return -1;
+            b->pb_judged = j;
+            b->pb_capclaims = cap;
+        }
+        b->pb_claims[b->pb_nclaims++] = name;
+    }
+    return rc;
+}
+
+int
 pods_budget_annotation(struct pods_budget *b, struct js_scan *s, const struct js_str *key)
 {
     if (!b->pb_kai)
@@ -148,7 +208,29 @@ pods_budget_judge(struct pods_budget *b, const char *resource, struct pod *p)
         .bp_fraction = b->pb_fraction,
         .bp_memory = b->pb_memory,
         .bp_num_devices = b->pb_devices,
+        .bp_claims = b->pb_judged,
+        .bp_claim_count = b->pb_nclaims,
     };
+
+    for (size_t i = 0; i < b->pb_nclaims; i++) {
+        const struct dra_claim *c =
+            dra_claims_find(b->pb_table, p->p_namespace, b->pb_claims[i]);
+        struct bsrc_claim *j = &b->pb_judged[i];
+        memset(j, 0, sizeof(*j));
+        j->bl_claim = b->pb_claims[i];
+        if (c == NULL) {
+            j->bl_error = b->pb_table->dl_truncated ? "more than " DRA_CLAIMS_MAX_TEXT
+                                                      " claims on the node"
+                                                    : "not fetched";
+            continue;
+        }
+        j->bl_fetched = c->dc_fetched;
+        j->bl_error = c->dc_error;
+        j->bl_allocated = c->dc_allocated;
+        j->bl_memory = (const char *const *)c->dc_memory;
+        j->bl_memory_count = c->dc_memory_count;
+        j->bl_reserved = c->dc_reserved;
+    }
 
     bsrc_judge(&b->pb_order, &in, &out);
     b->pb_drop = out.bb_not_tenant;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "budget_src.h"
+#include "claim_json.h"
 #include "jscan.h"
 #include "policy.h"
 
@@ -20,6 +21,10 @@ struct pods_budget {
     size_t pb_count, pb_cap;
     const char *pb_fraction, *pb_memory, *pb_devices; /* KAI annotations */
     int pb_drop; /* the pod just judged is no tenant (a reservation pod) */
+    const struct dra_claims *pb_table; /* borrowed: the claims read; NULL = no DRA */
+    const char **pb_claims;            /* owned: the pod's resourceClaimName values */
+    struct bsrc_claim *pb_judged;      /* owned: scratch for the judge */
+    size_t pb_nclaims, pb_capclaims;
 };
 
 /* Sets up b for a walk (order NULL or empty = resource alone). */
@@ -41,6 +46,10 @@ int pods_budget_container_name(struct pods_budget *b, const struct js_held *name
  * read), -1 on a read error or out of memory. */
 int pods_budget_resource(struct pods_budget *b, struct js_scan *s,
                          const struct js_str *key, int k);
+
+/* status.resourceClaimStatuses at s (read when claims were fetched, else
+ * skipped): 0, or -1 on a read error or out of memory. */
+int pods_budget_claims(struct pods_budget *b, struct js_scan *s);
 
 /* A member of metadata.annotations, the same way. */
 int pods_budget_annotation(struct pods_budget *b, struct js_scan *s,

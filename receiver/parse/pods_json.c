@@ -592,7 +592,13 @@ read_status(struct walk *w, struct pod *p)
         return -1;
     while ((rc = js_object_next(&w->w_s, &key)) == 1) {
         int is_phase = js_str_eq(&key, "phase");
-        if (js_str_eq(&key, "podIP")) {
+        if (js_str_eq(&key, "resourceClaimStatuses")) {
+            if (js_once(&w->w_s, &seen, 8, "resourceClaimStatuses") == -1)
+                return -1;
+            if ((rc = pods_budget_claims(&w->w_budget, &w->w_s)) == -1 &&
+                !w->w_s.js_failed)
+                w->w_oom = 1;
+        } else if (js_str_eq(&key, "podIP")) {
             if (js_once(&w->w_s, &seen, 4, "podIP") == -1)
                 return -1;
             rc = js_peek(&w->w_s) == JS_STRING ? read_optional(w, &p->p_ip)
@@ -852,6 +858,7 @@ pods_json_parse_sources(const char *body, size_t len, const struct pod_parse_opt
     w->w_opts = opts;
     w->w_pool = out->pl_pool;
     pods_budget_init(&w->w_budget, sources, out->pl_pool);
+    w->w_budget.pb_table = opts->po_claims;
     js_init(&w->w_s, body, len);
     if (walk_top(w, out, why) == -1) {
         if (w->w_oom)

@@ -5,12 +5,18 @@
 #include <stddef.h>
 
 #include "budget_src.h"
+#include "claim_json.h"
 #include "policy.h"
 
 struct pod_parse_opts {
-    const char *po_resource;           /* GPUMEM_RESOURCE, e.g. viktorbarzin.me/gpumem */
-    const char *po_protect_annotation; /* PROTECT_ANNOTATION */
-    const char *po_release_annotation; /* RELEASE_ANNOTATION; NULL/"" = not read */
+    const char *po_resource;            /* GPUMEM_RESOURCE, e.g. viktorbarzin.me/gpumem */
+    const char *po_protect_annotation;  /* PROTECT_ANNOTATION */
+    const char *po_release_annotation;  /* RELEASE_ANNOTATION; NULL/"" = not read */
+    const char *po_dra_driver;          /* DRA_DRIVER (kube_list_pods_sources); NULL =
+                                           gpu.nvidia.com */
+    const struct dra_claims *po_claims; /* with dra: the ResourceClaims read for this
+                                           list (claim_json.h); NULL = none were
+                                           fetched, and no pod declares DRA */
 };
 
 /*

@@ -125,9 +125,85 @@ struct want {
     const char *w_ns_label, *w_pod_label;
     const char *w_gpu_label;     /* NULL: the GPU is not read */
     struct usage_reading *w_out; /* vector */
+    uint64_t *w_sets;            /* per series, its whole label set hashed: becomes
+                                    w_out->ur_label_sets */
     double *w_value;             /* scalar */
     char w_why[WHY];             /* a shape error, "" if none */
 };
+
+/* --- label sets: a vector never holds two series with the same one -------- */
+
+static uint64_t
+fnv(uint64_t h, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* splitmix64's finaliser: the pairs are summed, so each must be well mixed. */
+static uint64_t
+mix(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* h continued over v's decoded text (an escaped spelling hashes as the plain
+ * one, so "\u0061" cannot pass for another label than "a"). -1 out of memory. */
+static int
+hash_str(const struct js_str *v, uint64_t *h)
+{
+    char *d;
+    size_t n;
+
+    if (!v->jv_escaped) {
+        *h = fnv(*h, v->jv_raw, v->jv_len);
+        return 0;
+    }
+    if ((d = malloc(js_str_len(v) + 1)) == NULL)
+        return -1;
+    n = js_str_decode(v, d);
+    *h = fnv(*h, d, n);
+    free(d);
+    return 0;
+}
+
+/* One label (key, value) into a series' label-set hash: pairs are summed, so
+ * the order the labels come in does not matter. An empty value is an absent
+ * label (Prometheus's rule) and adds nothing. */
+static int
+add_label(uint64_t *set, const struct js_str *key, const char *value, size_t vlen)
+{
+    uint64_t h = 14695981039346656037ull;
+
+    if (vlen == 0)
+        return 0;
+    if (hash_str(key, &h) == -1)
+        return -1;
+    h = (h ^ 0xff) * 1099511628211ull; /* no byte of UTF-8 text: ends the key */
+    *set += mix(fnv(h, value, vlen));
+    return 0;
+}
+
+/* add_label() for a value as the reader gives it (decoded when escaped). */
+static int
+add_label_js(uint64_t *set, const struct js_str *key, const struct js_str *v)
+{
+    char *d;
+    size_t n;
+    int rc;
+
+    if (!v->jv_escaped)
+        return add_label(set, key, v->jv_raw, v->jv_len);
+    if ((d = malloc(js_str_len(v) + 1)) == NULL)
+        return -1;
+    n = js_str_decode(v, d);
+    rc = add_label(set, key, d, n);
+    free(d);
+    return rc;
+}
 
 static int
 held_is(const struct js_held *h, const char *lit)
@@ -243,7 +319,9 @@ static int
 read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *ser,
             int *oom)
 {
-    struct js_str key;
+    struct js_str key, val;
+    uint64_t *set = &w->w_sets[idx];
+    const char *text;
     char where[48], sample_why[WHY];
     unsigned seen = 0, seen_l;
     int rc, rc2, not_object = 0, bad_label = -1, have_value = 0, sample_bad = 0;
@@ -269,7 +347,12 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
                 seen_l = 0;
                 while ((rc2 = js_object_next(s, &key)) == 1) {
                     int k = label_index(w, &key);
-                    if (k == -1) {
+                    if (k == -1 && js_peek(s) == JS_STRING) {
+                        /* Not read, but part of the label set. */
+                        if ((rc2 = js_string(s, &val)) == 0 &&
+                            add_label_js(set, &key, &val) == -1)
+                            return *oom = 1, -1;
+                    } else if (k == -1) {
                         rc2 = js_skip(s);
                     } else if (js_once(s, &seen_l, 1u << k, label_name(w, k)) == -1) {
                         rc2 = -1;
@@ -279,6 +362,9 @@ read_series(struct js_scan *s, struct want *w, size_t idx, struct usage_series *
                         if (bad_label == -1 || k < bad_label)
                             bad_label = k;
                         rc2 = 0;
+                    } else if (rc2 == 0 && (text = *label_dst(ser, k)) != NULL &&
+                               add_label(set, &key, text, strlen(text)) == -1) {
+                        return *oom = 1, -1;
                     }
                     if (rc2 == -1)
                         return -1;
@@ -335,14 +421,19 @@ read_vector(struct js_scan *s, struct want *w, int *oom)
             continue;
         }
         if (out->ur_count == cap) {
+            uint64_t *sets;
             cap = cap ? cap * 2 : 16;
             if (cap > SIZE_MAX / sizeof(*grown) ||
                 (grown = realloc(out->ur_series, cap * sizeof(*grown))) == NULL)
                 return *oom = 1, -1;
             out->ur_series = grown;
+            if ((sets = realloc(w->w_sets, cap * sizeof(*sets))) == NULL)
+                return *oom = 1, -1;
+            w->w_sets = sets;
         }
         /* Counted first, so usage_reading_free() sees a half-read series. */
         memset(&out->ur_series[out->ur_count], 0, sizeof(*grown));
+        w->w_sets[out->ur_count] = 0;
         out->ur_count++;
         if (read_series(s, w, out->ur_count - 1, &out->ur_series[out->ur_count - 1],
                         oom) == -1)
@@ -584,6 +675,7 @@ prom_json_parse_vector_gpu(const char *body, size_t len, const char *ns_label,
         .w_out = out,
     };
     char why[WHY];
+    int rc;
 
     memset(out, 0, sizeof(*out));
     if ((out->ur_pool = strpool_new()) == NULL) {
@@ -591,7 +683,9 @@ prom_json_parse_vector_gpu(const char *body, size_t len, const char *ns_label,
             snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (read_answer(body, len, &w, why, sizeof(why)) == 0)
+    rc = read_answer(body, len, &w, why, sizeof(why));
+    out->ur_label_sets = w.w_sets; /* freed with the reading */
+    if (rc == 0)
         return 0;
     usage_reading_free(out);
     if (err != NULL && errlen > 0)

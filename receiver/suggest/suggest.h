@@ -6,7 +6,7 @@
 
 #include "config.h"
 
-/* Exit codes (README "Budgets from measured use"); each failure prints one
+/* Exit codes (docs/guide.md "Budgets from measured use"); each failure prints one
  * line on stderr and nothing on stdout, except SG_EXIT_NO_CONTROLLER, which
  * prints the rest first. */
 enum sg_exit {

@@ -26,7 +26,8 @@ struct sg_fetch {
     struct kube *f_kube; /* nodes and capacity with the project's parsers; its
                             connection also reads the pod list (sg_pods_parse) */
     char *f_prom_url;
-    const char *f_resource; /* borrowed from the config */
+    const char *f_resource;             /* borrowed from the config */
+    const struct bsrc_order *f_sources; /* borrowed: BUDGET_SOURCES */
     const char *f_selector;
     uint64_t f_bytes, f_queries;
 };
@@ -42,6 +43,7 @@ struct wait {
     /* pods */
     struct sg_pod_list *w_pods;
     const char *w_res;
+    const struct bsrc_order *w_sources;
     /* prometheus */
     sg_body_fn w_fn;
     void *w_arg;
@@ -76,6 +78,7 @@ sg_fetch_new(const struct config *cfg, char *err, size_t errlen)
         return NULL;
     }
     f->f_resource = cfg->c_gpumem_resource;
+    f->f_sources = &cfg->c_budget_sources;
     f->f_selector = cfg->c_gpu_node_selector;
     if (cfg->c_kube.ks_api_url[0] == '\0') {
         snprintf(err, errlen,
@@ -187,7 +190,8 @@ pods_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
 {
     struct wait *w = arg;
 
-    return sg_pods_parse(body, len, w->w_res, w->w_pods, err, errlen);
+    return sg_pods_parse_sources(body, len, w->w_res, w->w_sources, w->w_pods, err,
+                                 errlen);
 }
 
 static void
@@ -206,7 +210,10 @@ int
 sg_fetch_pods(struct sg_fetch *f, const char *node, struct sg_pod_list *out, char *err,
               size_t errlen)
 {
-    struct wait w = {.w_base = f->f_base, .w_pods = out, .w_res = f->f_resource};
+    struct wait w = {.w_base = f->f_base,
+                     .w_pods = out,
+                     .w_res = f->f_resource,
+                     .w_sources = f->f_sources};
     struct buf path;
     struct kubec_call c = {
         .kq_method = "GET",

@@ -1,7 +1,7 @@
 /* suggest_math.h -- the arithmetic of `budgets --suggest`: p99, rounding, fit, cut list
  * (no I/O)
  *
- * Definitions (README "Budgets from measured use" says the same):
+ * Definitions (docs/guide.md "Budgets from measured use" says the same):
  * - a sample is one pod's use at one query step, its series summed, in whole
  *   MiB rounded up (a partial MiB is a MiB the card must hold);
  * - a workload's p99 is the nearest-rank 99th percentile of all its pods'

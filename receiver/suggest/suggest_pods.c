@@ -108,10 +108,30 @@ read_owners(struct pwalk *w, struct sg_pod *p)
 }
 
 static int
+annotation_member(struct pwalk *w, const struct js_str *key, void *arg)
+{
+    struct sg_pod *p = arg;
+    char *v = NULL;
+    int64_t n;
+    char qerr[64];
+
+    if (!js_str_eq(key, KAI_NUM_DEVICES))
+        return js_skip(&w->w_s);
+    if (pool_str(w, &v) == -1)
+        return -1;
+    if (v != NULL && quantity_parse(v, &n, qerr, sizeof(qerr)) == 0 && n >= 1 &&
+        n <= 1024)
+        p->sp_kai_devices = n;
+    return 0;
+}
+
+static int
 meta_member(struct pwalk *w, const struct js_str *key, void *arg)
 {
     struct sg_pod *p = arg;
 
+    if (js_str_eq(key, "annotations"))
+        return each_member(w, annotation_member, p);
     if (js_str_eq(key, "name") && p->sp_name == NULL)
         return pool_str(w, &p->sp_name);
     if (js_str_eq(key, "namespace") && p->sp_namespace == NULL)
@@ -130,15 +150,23 @@ struct resmap {
     int64_t r_mib;
 };
 
+/* The names read from one limits or requests map: GPUMEM_RESOURCE, then HAMi's. */
+#define NRES 4
+
 static int
 resmap_member(struct pwalk *w, const struct js_str *key, void *arg)
 {
     struct resmap *r = arg;
     struct js_held h;
     char qerr[64], *s;
+    size_t i;
 
-    if (!js_str_eq(key, r->r_res) || r->r_found)
+    for (i = 0; i < NRES; i++)
+        if (r[i].r_res != NULL && js_str_eq(key, r[i].r_res) && !r[i].r_found)
+            break;
+    if (i == NRES)
         return js_skip(&w->w_s);
+    r = &r[i];
     if (js_hold(&w->w_s, &h) == -1)
         return -1;
     r->r_found = 1;
@@ -155,7 +183,7 @@ resmap_member(struct pwalk *w, const struct js_str *key, void *arg)
 }
 
 struct cres {
-    struct resmap c_map[2]; /* limits, requests */
+    struct resmap c_map[2][NRES]; /* limits, requests */
 };
 
 static int
@@ -164,9 +192,9 @@ resources_member(struct pwalk *w, const struct js_str *key, void *arg)
     struct cres *c = arg;
 
     if (js_str_eq(key, "limits"))
-        return each_member(w, resmap_member, &c->c_map[0]);
+        return each_member(w, resmap_member, c->c_map[0]);
     if (js_str_eq(key, "requests"))
-        return each_member(w, resmap_member, &c->c_map[1]);
+        return each_member(w, resmap_member, c->c_map[1]);
     return js_skip(&w->w_s);
 }
 
@@ -207,15 +235,28 @@ read_containers(struct pwalk *w, struct sg_pod *p)
             cap = ncap;
         }
         struct sg_container *c = &p->sp_containers[p->sp_container_count++];
-        struct cwalk cw = {c, {{{w->w_res, 0, -1}, {w->w_res, 0, -1}}}};
+        struct cwalk cw;
+        memset(&cw, 0, sizeof(cw));
+        cw.cw_c = c;
+        for (int k = 0; k < 2; k++) {
+            cw.cw_res.c_map[k][0].r_res = w->w_res;
+            cw.cw_res.c_map[k][1].r_res = HAMI_GPUMEM;
+            cw.cw_res.c_map[k][2].r_res = HAMI_GPUMEM_PCT;
+            cw.cw_res.c_map[k][3].r_res = HAMI_GPU;
+        }
         memset(c, 0, sizeof(*c));
         if (each_member(w, container_member, &cw) == -1)
             return -1;
         /* The decision's rule per container: the limit, else the request. */
-        struct resmap *m =
-            cw.cw_res.c_map[0].r_found ? &cw.cw_res.c_map[0] : &cw.cw_res.c_map[1];
+        struct resmap *m = cw.cw_res.c_map[0][0].r_found ? &cw.cw_res.c_map[0][0]
+                                                         : &cw.cw_res.c_map[1][0];
         c->sc_declares = m->r_found;
         c->sc_mib = m->r_found ? m->r_mib : -1;
+        c->sc_hami = cw.cw_res.c_map[0][1].r_found || cw.cw_res.c_map[1][1].r_found ||
+                     cw.cw_res.c_map[0][2].r_found || cw.cw_res.c_map[1][2].r_found;
+        m = cw.cw_res.c_map[0][3].r_found ? &cw.cw_res.c_map[0][3]
+                                          : &cw.cw_res.c_map[1][3];
+        c->sc_gpus = m->r_found && m->r_mib > 0 ? m->r_mib : 0;
         if (c->sc_name == NULL)
             c->sc_name = "";
     }
@@ -284,6 +325,7 @@ list_member(struct pwalk *w, const struct js_str *key, void *arg)
         }
         struct sg_pod *p = &l->sl_pods[l->sl_count++];
         memset(p, 0, sizeof(*p));
+        p->sp_kai_devices = 1;
         if (each_member(w, pod_member, p) == -1)
             return -1;
     }
@@ -304,6 +346,14 @@ int
 sg_pods_parse(const char *body, size_t len, const char *resource, struct sg_pod_list *out,
               char *err, size_t errlen)
 {
+    return sg_pods_parse_sources(body, len, resource, NULL, out, err, errlen);
+}
+
+int
+sg_pods_parse_sources(const char *body, size_t len, const char *resource,
+                      const struct bsrc_order *sources, struct sg_pod_list *out,
+                      char *err, size_t errlen)
+{
     struct pod_parse_opts po = {.po_resource = resource, .po_protect_annotation = ""};
     struct pod_list pl = {0};
     struct lwalk lw = {out, 0};
@@ -311,7 +361,7 @@ sg_pods_parse(const char *body, size_t len, const char *resource, struct sg_pod_
     size_t live = 0;
 
     memset(out, 0, sizeof(*out));
-    if (pods_json_parse(body, len, &po, &pl, err, errlen) == -1)
+    if (pods_json_parse_sources(body, len, &po, sources, &pl, err, errlen) == -1)
         return -1;
     if ((w.w_pool = out->sl_pool = strpool_new()) == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -325,8 +375,14 @@ sg_pods_parse(const char *body, size_t len, const char *resource, struct sg_pod_
     /* Both walks read the same items in the same order; pods_json_parse()
      * dropped the finished ones (no tenant, no budget), which this walk keeps
      * only to tell whose history a finished pod's series are. */
-    for (size_t i = 0; i < out->sl_count; i++)
-        live += !out->sl_pods[i].sp_terminal;
+    for (size_t i = 0; i < out->sl_count; i++) {
+        struct sg_pod *p = &out->sl_pods[i];
+        /* pods_json_parse_sources() leaves reservation pods out: no tenant */
+        if (sources != NULL && bsrc_order_has(sources, BSRC_KAI) &&
+            bsrc_reservation_namespace(p->sp_namespace))
+            p->sp_terminal = 1;
+        live += !p->sp_terminal;
+    }
     if (live != pl.pl_count) {
         snprintf(err, errlen, "the pod list was read twice with different counts");
         goto fail;
@@ -343,6 +399,7 @@ sg_pods_parse(const char *body, size_t len, const char *resource, struct sg_pod_
         }
         p->sp_budget_state = pl.pl_pods[j].p_budget_state;
         p->sp_budget_mib = pl.pl_pods[j].p_budget_mib;
+        p->sp_budget_source = pl.pl_pods[j].p_budget_source;
         j++;
     }
     pod_list_free(&pl);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget_src.h"
 #include "policy.h" /* enum budget_state */
 
 struct strpool;
@@ -15,6 +16,8 @@ struct sg_container {
     char *sc_name;   /* borrowed from the list's pool; "" when unnamed */
     int sc_declares; /* limits or requests name the resource */
     int64_t sc_mib;  /* its value (limit, else request) when readable, else -1 */
+    int sc_hami;     /* limits or requests name nvidia.com/gpumem or gpumem-percentage */
+    int64_t sc_gpus; /* nvidia.com/gpu (limit, else request) when readable, else 0 */
 };
 
 struct sg_pod {
@@ -30,7 +33,10 @@ struct sg_pod {
     /* The decision's budget (pods_json_parse: limits, else requests, summed
      * over containers, the full quantity grammar). */
     enum budget_state sp_budget_state;
-    int64_t sp_budget_mib; /* when BUDGET_OK */
+    int64_t sp_budget_mib;        /* when BUDGET_OK */
+    const char *sp_budget_source; /* static: the BUDGET_SOURCES word its budget came
+                                     from (see budget_src.h); NULL = none */
+    int64_t sp_kai_devices;       /* the gpu-fraction-num-devices annotation, else 1 */
 };
 
 struct sg_pod_list {
@@ -43,6 +49,13 @@ struct sg_pod_list {
  * with sg_pod_list_free()), or -1 with a reason in err and nothing allocated. */
 int sg_pods_parse(const char *body, size_t len, const char *resource,
                   struct sg_pod_list *out, char *err, size_t errlen);
+
+/* The same, each pod's budget from the first of sources (BUDGET_SOURCES; NULL or
+ * empty = resource alone) that it declares. With kai, the KAI/Run:ai reservation
+ * pods count as finished: no seat, no budget. */
+int sg_pods_parse_sources(const char *body, size_t len, const char *resource,
+                          const struct bsrc_order *sources, struct sg_pod_list *out,
+                          char *err, size_t errlen);
 
 /* Frees it; leaves it empty. An empty list is a no-op. */
 void sg_pod_list_free(struct sg_pod_list *l);

@@ -129,6 +129,133 @@ set(json_t *o, const char *key, json_t *v)
     return v == NULL ? -1 : json_object_set_new(o, key, v);
 }
 
+/* w's source, when it is not GPUMEM_RESOURCE's: "hami", "kai", "dra", else NULL. */
+static const char *
+other_source(const struct sg_workload *w)
+{
+    const char *s = w->w_template != NULL ? w->w_template->sp_budget_source : NULL;
+
+    return s != NULL && strcmp(s, "resource") != 0 ? s : NULL;
+}
+
+/* HAMi: the MiB per GPU each HAMi container gets (*per), over *gpus GPUs. */
+static int
+hami_per_gpu(const struct sg_workload *w, int64_t *per)
+{
+    int64_t gpus = 0;
+
+    for (size_t i = 0; i < w->w_template->sp_container_count; i++)
+        if (w->w_template->sp_containers[i].sc_hami)
+            gpus += w->w_template->sp_containers[i].sc_gpus;
+    if (gpus <= 0)
+        return -1;
+    *per = (w->w_suggested_mib + gpus - 1) / gpus;
+    return 0;
+}
+
+static int64_t
+kai_memory(const struct sg_workload *w)
+{
+    int64_t n = w->w_template->sp_kai_devices > 0 ? w->w_template->sp_kai_devices : 1;
+
+    return (w->w_suggested_mib + n - 1) / n;
+}
+
+int
+sg_declaration(const struct sg_workload *w, char *buf, size_t len)
+{
+    const char *src = other_source(w);
+    int64_t per;
+    size_t off = 0;
+    int n;
+
+    if (src == NULL || !w->w_suggested)
+        return 0;
+    if (strcmp(src, "hami") == 0) {
+        if (hami_per_gpu(w, &per) == -1) {
+            snprintf(buf, len, "no HAMi container is given a GPU");
+            return -1;
+        }
+        for (size_t i = 0; i < w->w_template->sp_container_count; i++) {
+            const struct sg_container *c = &w->w_template->sp_containers[i];
+            if (!c->sc_hami || c->sc_gpus <= 0)
+                continue;
+            n = snprintf(buf + off, len - off,
+                         "%scontainer \"%s\": " HAMI_GPUMEM ": %" PRId64, off ? "; " : "",
+                         c->sc_name, per);
+            if (n < 0 || (size_t)n >= len - off)
+                break;
+            off += (size_t)n;
+        }
+        return 1;
+    }
+    if (strcmp(src, "kai") == 0) {
+        snprintf(buf, len, "annotation " KAI_GPU_MEMORY ": \"%" PRId64 "\"",
+                 kai_memory(w));
+        return 1;
+    }
+    snprintf(buf, len, "claim request capacity.requests.memory: %" PRId64 "Mi",
+             w->w_suggested_mib);
+    return 1;
+}
+
+/* The patch for w in its own source's form (HAMi: the containers' limits; KAI:
+ * the template's annotations), or NULL with *why. */
+static json_t *
+source_patch(const struct sg_workload *w, const char *src, const char *api,
+             const char **why)
+{
+    json_t *doc = NULL, *containers = NULL, *spec = NULL;
+    char val[32];
+    int64_t per;
+
+    if (strcmp(src, "dra") == 0) {
+        *why = "a DRA budget is the claim's request: set capacity.requests.memory in its "
+               "ResourceClaim or ResourceClaimTemplate";
+        return NULL;
+    }
+    if (strcmp(src, "hami") == 0) {
+        if (hami_per_gpu(w, &per) == -1) {
+            *why = "no HAMi container is given a GPU";
+            return NULL;
+        }
+        snprintf(val, sizeof(val), "%" PRId64, per);
+        if ((containers = json_array()) == NULL)
+            goto fail;
+        for (size_t i = 0; i < w->w_template->sp_container_count; i++) {
+            const struct sg_container *c = &w->w_template->sp_containers[i];
+            json_t *ct;
+            if (!c->sc_hami || c->sc_gpus <= 0)
+                continue;
+            ct = json_pack("{s:s, s:{s:{s:s}}}", "name", c->sc_name, "resources",
+                           "limits", HAMI_GPUMEM, val);
+            if (ct == NULL || json_array_append_new(containers, ct) == -1)
+                goto fail;
+        }
+        spec = json_pack("{s:{s:{s:O}}}", "template", "spec", "containers", containers);
+    } else {
+        snprintf(val, sizeof(val), "%" PRId64, kai_memory(w));
+        /* gpu-fraction removed: both annotations at once are unreadable */
+        spec = json_pack("{s:{s:{s:{s:s, s:n}}}}", "template", "metadata", "annotations",
+                         KAI_GPU_MEMORY, val, KAI_GPU_FRACTION);
+    }
+    if (spec == NULL || (doc = json_object()) == NULL ||
+        set(doc, "apiVersion", json_string(api)) ||
+        set(doc, "kind", json_string(w->w_kind)) ||
+        set(doc, "metadata",
+            json_pack("{s:s, s:s}", "name", w->w_name, "namespace", w->w_namespace)) ||
+        set(doc, "spec", json_incref(spec)))
+        goto fail;
+    json_decref(spec);
+    json_decref(containers);
+    return doc;
+fail:
+    json_decref(spec);
+    json_decref(containers);
+    json_decref(doc);
+    return NULL;
+}
+
 json_t *
 sg_patch_json(const struct sg_workload *w, const char *resource, const char **why)
 {
@@ -154,6 +281,8 @@ sg_patch_json(const struct sg_workload *w, const char *resource, const char **wh
                    : "its kind has no pod template this command knows";
         return NULL;
     }
+    if (other_source(w) != NULL)
+        return source_patch(w, other_source(w), api, why);
     if (sg_patch_split(w, &mib, &n) == -1) {
         *why = "no container to set it on";
         return NULL;
@@ -204,6 +333,7 @@ workload_json(const struct sg_workload *w)
     int has = w->w_hist.h_n > 0,
         dec = w->w_declared == SG_DECLARED_OK || w->w_declared == SG_DECLARED_MIXED;
     const char *why = why_not(w);
+    char decl[512];
 
     if (o == NULL || set(o, "namespace", json_string(w->w_namespace)) ||
         set(o, "kind", w->w_kind ? json_string(w->w_kind) : json_null()) ||
@@ -220,6 +350,14 @@ workload_json(const struct sg_workload *w)
         set(o, "change_mib",
             int_or_null(w->w_suggested && dec, w->w_suggested_mib - w->w_declared_mib)) ||
         set(o, "why_not", why ? json_string(why) : json_null())) {
+        json_decref(o);
+        return NULL;
+    }
+    if (other_source(w) != NULL &&
+        (set(o, "budget_source", json_string(other_source(w))) ||
+         set(o, "declaration",
+             sg_declaration(w, decl, sizeof(decl)) == 1 ? json_string(decl)
+                                                        : json_null()))) {
         json_decref(o);
         return NULL;
     }
@@ -368,7 +506,7 @@ print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
 {
     const struct sg_workload **v;
     size_t n;
-    char h[16], dec[24], p99[16], max[16], sug[16], chg[16];
+    char h[16], dec[24], p99[16], max[16], sug[16], chg[16], decl[512];
 
     if ((v = sorted(a, &n)) == NULL)
         return -1;
@@ -410,6 +548,11 @@ print_table(FILE *out, const struct sg_acc *a, const struct sg_opts *o)
             }
         }
         fputc('\n', out);
+        if (sg_declaration(w, decl, sizeof(decl)) != 0) {
+            fprintf(out, "%5s declare [%s]: ", "", other_source(w));
+            termtext_put(out, decl, SIZE_MAX);
+            fputc('\n', out);
+        }
     }
     free(v);
     for (size_t i = 0; i < a->a_node_count; i++)

@@ -24,7 +24,12 @@ KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT LD_PRELOAD
 NODE
 GVW_FRONT_DOOR_DEFAULTS
-GET HEAD
+GET HEAD POST PUT
+SIGKILL SIGTERM SCHED_IDLE RLIMIT_NOFILE ENTRYPOINT
+CURLMOPT_MAXCONNECTS HTTPC_MAX_IDLE_CONNS KUBE_RECYCLE_TIMEOUT_MS POD_LIST_MAX
+SUCCESS INSUFFICIENT_SIZE RFC3339_SPACE WHITE_BOX REPLICA ALERTS CP_ONLY
+DGVW_SANITIZE GPU_CHECK_PREDICT GVW_CP_BIN GVW_CP_CACHE GVW_CP_KEEP
+GVW_STUB_NVML_EVIL IMAGE
 "
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/checks.sh"
@@ -504,6 +509,8 @@ check_setting_defaults() {
 	local rc=0 file name val want n=0
 	while IFS=$'\t' read -r file name val; do
 		want=$(setting_default "$name")
+		want=${want#(}
+		want=${want%)} # "(required)" is quoted as required
 		[ -n "$want" ] || continue
 		n=$((n + 1))
 		if [ "$val" != "$want" ]; then
@@ -541,7 +548,7 @@ check_subcommands() {
 		while ((getline l < flagfile) > 0) flag_ok[l] = 1
 		# audit options that take a value, and the --result values
 		takes["--db"]; takes["--since"]; takes["--node"]; takes["--namespace"]
-		takes["--result"]; takes["--limit"]; takes["--format"]
+		takes["--result"]; takes["--limit"]; takes["--format"]; takes["--merge"]
 		while ((getline l < helpfile) > 0) {
 			if (l ~ /--result R/) inres = 1
 			if (inres) {
@@ -557,6 +564,7 @@ check_subcommands() {
 		s = $0; sub(/^[^:]*:[0-9]+: /, "", s)
 		s = substr(s, index(s, "gpu-vram-watchdog ") + 18)
 		sub(/[|;&>#`].*/, "", s)
+		gsub(/[][]|\\$/, "", s) # [optional] brackets, a line continuation
 		gsub(/"\$[A-Z_]+"|\$[A-Z_]+/, "VAR", s)
 		m = split(s, t, " ")
 		cmd = t[1]
@@ -620,12 +628,36 @@ check_links() {
 				rc=1
 			fi
 		fi
-	done < <(for f in "${DOCS[@]}"; do
+	done < <(for f in $(all_md); do
 		awk '/^[ \t]*```/ { fence = !fence; next } !fence' "$f" |
 			grep -oE '\]\([^) ]+\)' | sed -E 's/^\]\((.*)\)$/\1/' | sed "s|^|$f\t|"
 	done)
 	echo "$n relative links"
 	return "$rc"
+}
+
+# Every markdown file of the repository (tracked or new), outside build trees
+# and node_modules: a link anywhere must resolve inside the clone.
+all_md() {
+	git ls-files -co --exclude-standard '*.md' 2>/dev/null | grep -v '/node_modules/' ||
+		find . -name '*.md' -not -path '*/node_modules/*' -not -path './build*' | sed 's|^\./||'
+}
+
+# No file may point outside the clone at the old shared contract.
+check_no_shared() {
+	local hits
+	hits=$(git grep -nE '\.\./shared|shared/SPEC\.md' -- . ':!tests/docs/check.sh' 2>/dev/null || true)
+	if [ -n "$hits" ]; then
+		printf '%s\n' "$hits"
+		echo "these point outside the repository: the contract is docs/reference.md"
+		return 1
+	fi
+	echo "no ../shared link"
+}
+
+# docs/reference.md's settings tables are what the binary's --help prints.
+check_reference_settings() {
+	bash scripts/gen-reference.sh --check "$BIN"
 }
 
 check_index() {
@@ -764,6 +796,12 @@ fi
 check "examples: PodDisruptionBudget selects an example workload" check_pdb_selects
 check "docs: relative links and anchors resolve" check_links
 check "docs: README.md indexes every page" check_index
+check "docs: nothing links outside the repository (../shared)" check_no_shared
+if [ "$help_ok" -eq 1 ]; then
+	check "docs: reference.md's settings table is generated from --help" check_reference_settings
+else
+	failed "docs: reference.md's settings table is generated from --help" "needs $BIN --help"
+fi
 check "docs: every glossary term says what it is not" check_glossary_not
 
 [ "$skip" -gt 0 ] && echo "($skip skipped)"

@@ -1,4 +1,4 @@
-# The real-control-plane tier (README "The real-control-plane tier"): serve, the
+# The real-control-plane tier (docs/guide.md "The real-control-plane tier"): serve, the
 # exporter, advertise, check and budgets against kube-apiserver, etcd, the
 # controller manager, the scheduler and kwok built from pinned sources by
 # tests/controlplane/build.sh (GVW_CP_BIN names its bin folder; scripts/test.sh

@@ -6,3 +6,9 @@ if(TARGET gpu-vram-watchdog AND TARGET gvw-sim AND TARGET gvw-stub-nvml)
   set_tests_properties(e2e_incident PROPERTIES LABELS e2e TIMEOUT 400
     ENVIRONMENT "${gvw_e2e_env}")
 endif()
+if(TARGET gpu-vram-watchdog AND TARGET gvw-sim AND TARGET gvw-stub-nvml)
+  # scripts/demo.sh itself, prebuilt: its end (audit kept, Prometheus, next commands).
+  add_test(NAME e2e_demo COMMAND bash ${CMAKE_SOURCE_DIR}/tests/e2e/test_demo.sh)
+  set_tests_properties(e2e_demo PROPERTIES LABELS e2e TIMEOUT 500
+    ENVIRONMENT "${gvw_e2e_env}")
+endif()

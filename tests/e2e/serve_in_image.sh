@@ -4,7 +4,7 @@
 # environment. It passes on every setting the image's binary knows (the names
 # its --help lists) that is set here, bind-mounts the files settings name at
 # the same path (read-only), and AUDIT_DB's directory read-write, handed to the
-# image's user (podman :U). The container runs like deploy/statefulset.yaml
+# image's user (podman :U). The container runs like deploy/base/statefulset.yaml
 # runs it: its own non-root user, read-only root, a tmpfs /tmp, no
 # capabilities, no privilege escalation; host network, so loopback is shared.
 # Needs GVW_IMAGE (the image) and CONTAINERS_CONF when the engine needs it;

@@ -323,6 +323,84 @@ if want b; then
     serve_down b
 fi
 
+# --- (k) the same incident on the simulator: both audits record the same decision ---
+# SPEC "A real API server": where a simulator stays (the fast tests, the demo), it
+# answers as the real server does, and one test runs the same scenario on both and
+# compares what the audit records. gvw-sim plays gpu-b as (b) left it just before
+# the webhook (the same card, reserve, tenants, budgets and VRAM), behind the same
+# exporter, Prometheus and serve settings; the two decisions must agree on
+# everything but the names the real controllers made up (pod-template hashes,
+# UIDs, the GPU's UUID).
+if want b && [ -n "${B_ID:-}" ]; then
+    jq -n '{description: "gpu-b of the real-control-plane tier at the webhook of (b)",
+        node: {name: "gpu-b", labels: {"kubernetes.io/hostname": "gpu-b", "nvidia.com/gpu.present": "true",
+               "gvw.test/node": "gpu-b"}, capacity: {"nvidia.com/gpu": "1", pods: "110"}},
+        gpu_total_mib: 15360, gpus: [{model: "T4", total_mib: 15360, reserved_mib: 300, context_mib: 0}],
+        gpumem_resource: "viktorbarzin.me/gpumem", time_scale: 1.0, seed: 1,
+        pods: [
+          {namespace: "immich", name: "immich-ml-5f6d8c7b9-aaaaa", budget: 3000, started_ago: 3600,
+           labels: {app: "immich-ml"}, processes: [{pid: 4101, comm: "python3", mib: 10957}]},
+          {namespace: "immich", name: "immich-server-6b8f7c9d5-bbbbb", budget: 1800, started_ago: 3600,
+           labels: {app: "immich-server"}, processes: [{pid: 4102, comm: "immich", mib: 640}]},
+          {namespace: "llm", name: "llama-swap-7d9c6b5f4-ccccc", budget: 5000, started_ago: 3600,
+           labels: {app: "llama-swap"}, processes: [{pid: 4103, comm: "llama-server", mib: 500}]},
+          {namespace: "frigate", name: "frigate-5c7b9d6f8-ddddd", budget: 2000, started_ago: 3600,
+           labels: {app: "frigate"}, processes: [{pid: 4104, comm: "frigate", mib: 1150},
+                                                 {pid: 4105, comm: "ffmpeg", mib: 310}]},
+          {namespace: "portal", name: "portal-stt-8e6f7a5b4-eeeee", budget: 1500, started_ago: 3600,
+           labels: {app: "portal-stt"}, processes: [{pid: 4106, comm: "python3", mib: 1100}]}]}' \
+        >"$TMP/k-scenario.json"
+    # In a subshell: the simulator stack's names (TMP, PIDS, PROM_PORT ...) stay its own.
+    (
+        OUTER_TMP=$TMP TMP=$TMP/k
+        mkdir -p "$TMP"
+        PIDS=()
+        source "$GVW_SOURCE_DIR/tests/lib/stack.sh"
+        stack_abort() { kill "${PIDS[@]}" 2>/dev/null; exit 1; }
+        stack_sim "$OUTER_TMP/k-scenario.json"
+        stack_exporter gpu-b
+        stack_prometheus
+        ready() { curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+            --data-urlencode 'query=sum(gpu_pod_memory_used_bytes{node="gpu-b"}) / 1048576' |
+            jq -e '.data.result[0].value[1] == "14657"' >/dev/null; }
+        wait_for 40 ready || stack_abort
+        stack_serve MIN_RUNTIME=0s SETTLE=15s GPU_NODE_SELECTOR=gvw.test/node=gpu-b \
+            USED_QUERY='sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node="$node"})'
+        tok=$(cat "$TMP/token")
+        jq -cn --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+            '{version:"4",status:"firing",receiver:"gpu-vram-watchdog",groupLabels:{},commonLabels:{},
+              commonAnnotations:{},externalURL:"",groupKey:"k",truncatedAlerts:0,
+              alerts:[{status:"firing",labels:{alertname:"GPUVRAMLow",severity:"critical",node:"gpu-b"},
+                       annotations:{},startsAt:$t,endsAt:"0001-01-01T00:00:00Z",generatorURL:"",
+                       fingerprint:"00000000000000kk"}]}' |
+            curl -s -o /dev/null -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
+                --data-binary @- "http://127.0.0.1:$SERVE_PORT/webhook"
+        done_k() { "$GVW_BINARY" audit --db "$DB" --format json --limit 1 2>/dev/null |
+            jq -e 'length == 1 and .[0].result != "in_progress" and (.[0].result != "recycled" or .[0].verify != null)' >/dev/null; }
+        wait_for 45 done_k
+        "$GVW_BINARY" audit --db "$DB" --format json --limit 1 >"$OUTER_TMP/k-sim.json" 2>/dev/null
+        kill "${PIDS[@]}" 2>/dev/null
+        wait 2>/dev/null
+    ) >"$TMP/k.out" 2>&1
+    audit_json b | jq --argjson id "$B_ID" '[.[] | select(.id == $id)]' >"$TMP/k-real.json"
+    # The fields a reader compares, with the names real controllers invent cut
+    # to their workload (pod-template hash and suffix gone).
+    k_norm='.[0] | def w: sub("-[a-z0-9]+-[a-z0-9]+$"; "");
+        {result, action, dry_run, node, floor_mib, free_mib, free_source, gpu_scope: (.gpu != null),
+         victim: (.victim | if . == null then null else {namespace, workload: (.pod | w), used_mib, budget_mib, overshoot_mib} end),
+         candidates: ([.candidates[] | {namespace, workload: (.pod | w), used_mib, budget_mib, eligible, why_not}]
+                      | sort_by(.namespace, .workload)),
+         verified: (.verify != null and .verify.free_mib >= .floor_mib), error}'
+    real=$(jq -S "$k_norm" "$TMP/k-real.json" 2>/dev/null)
+    sim=$(jq -S "$k_norm" "$TMP/k-sim.json" 2>/dev/null)
+    if [ -n "$real" ] && [ "$real" = "$sim" ]; then
+        pass "the same incident on gvw-sim and on the real API server: the audits record the same decision ($(echo "$real" | jq -r '"\(.result) \(.victim.namespace)/\(.victim.workload)"'))"
+    else
+        fail "the same incident on gvw-sim and on the real API server: the audits agree" \
+            "$(diff <(echo "$real") <(echo "$sim") | head -30) | sim side: $(tail -5 "$TMP/k.out")"
+    fi
+fi
+
 # --- (d) dry run: evict and delete, nothing changes ---------------------------------
 if want d; then
     namespace d
@@ -333,6 +411,8 @@ if want d; then
     wait_seated gpu-d 13600 "Prometheus sees gpu-d's tenants (hog over budget)"
     HOG=$(pod_of d hog)
     for action in evict delete; do
+        # ACTION=delete's grant is not in deploy/: its component adds it.
+        [ "$action" = delete ] && kc apply -k "$GVW_SOURCE_DIR/deploy/components/action-delete/rbac" >/dev/null
         uid=$(uid_of d "$HOG")
         rv=$(rv_of d "$HOG")
         serve_up "d-$action" GPU_NODE_SELECTOR=gvw.test/node=gpu-d DRY_RUN=true ACTION=$action
@@ -624,7 +704,9 @@ forbidden=$(python3 "$CPS/kaudit.py" forbidden "$CP_DIR/audit.log" "$CP_SA_SERVE
 expect_eq "no request of either ServiceAccount was refused (401/403) anywhere in the tier" "" "$forbidden"
 kc get clusterrole gpu-vram-watchdog -o json >"$TMP/role-serve.json"
 kc get clusterrole gpu-vram-watchdog-exporter -o json >"$TMP/role-exporter.json"
+kc get clusterrole gpu-vram-watchdog-delete -o json >"$TMP/role-delete.json" 2>/dev/null || echo '{"rules":[]}' >"$TMP/role-delete.json"
 unused=$(python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-serve.json" "$CP_SA_SERVE"
+    python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-delete.json" "$CP_SA_SERVE"
     python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-exporter.json" "$CP_SA_EXPORTER")
 if [ -z "${CP_ONLY:-}" ]; then
     expect_eq "every grant in deploy/'s RBAC was used by some test" "" "$unused"

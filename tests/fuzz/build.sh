@@ -61,7 +61,9 @@ SOURCES=("$ROOT/receiver/parse/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/commo
          "$ROOT/receiver/core/policy.c" "$ROOT/receiver/core/device.c"
          "$ROOT/receiver/core/decision_result.c" "$ROOT/common/util/rfc3339.c"
          "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c"
+         "$ROOT/receiver/core/node_name.c"
          "$ROOT/receiver/parse/pods_budget.c" "$ROOT/receiver/core/budget_src.c"
+         "$ROOT/receiver/parse/claim_json.c"
          "$ROOT/receiver/core/budget_resolve.c" "$ROOT/common/util/decimal.c"
          "$ROOT/common/util/termtext.c")
 for t in "${TARGETS[@]}"; do
@@ -89,12 +91,13 @@ o=$OUT/obj
 link() {
     "$CLANG" "${LDFLAGS[@]}" "$@" "${JANSSON_LIBS[@]}" -lm
 }
-link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/json_str.o" "$o/buf.o"
+link -o "$OUT/fuzz_alert" "$o/fuzz_alert.o" "$o/alert.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/json_str.o" "$o/buf.o" \
+    "$o/node_name.o"
 link -o "$OUT/fuzz_quantity" "$o/fuzz_quantity.o" "$o/quantity.o"
 link -o "$OUT/fuzz_prom" "$o/fuzz_prom.o" "$o/prom_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/usage.o" "$o/device.o"
 link -o "$OUT/fuzz_pods" "$o/fuzz_pods.o" "$o/pods_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/rfc3339.o" \
     "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o" \
-    "$o/pods_budget.o" "$o/budget_src.o" "$o/budget_resolve.o" "$o/decimal.o"
+    "$o/pods_budget.o" "$o/budget_src.o" "$o/budget_resolve.o" "$o/decimal.o" "$o/claim_json.o"
 link -o "$OUT/fuzz_jscan" "$o/fuzz_jscan.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o"
 link -o "$OUT/fuzz_termtext" "$o/fuzz_termtext.o" "$o/termtext.o" "$o/utf8.o"
 echo "fuzz/build.sh: built ${TARGETS[*]} in $OUT"

@@ -7,6 +7,31 @@
 
 #include "alert.h"
 #include "fuzz_check.h"
+#include "node_name.h"
+
+/* The node label as remedy.c judges it: a node name is lower-case
+ * alphanumerics, '-' and '.'; anything shown is printable ASCII, bounded. */
+static void
+check_node_label(const char *v)
+{
+    char shown[NODE_NAME_SHOWN];
+    size_t i, len;
+
+    if (node_name_ok(v)) {
+        len = strlen(v);
+        FUZZ_CHECK(len > 0 && len <= NODE_NAME_MAX, "a node name of %zu bytes", len);
+        for (i = 0; i < len; i++)
+            FUZZ_CHECK((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') ||
+                           v[i] == '-' || v[i] == '.',
+                       "node name byte 0x%02x", (unsigned char)v[i]);
+    }
+    node_name_show(v, shown, sizeof(shown));
+    len = strlen(shown);
+    FUZZ_CHECK(len < sizeof(shown), "shown past its buffer");
+    for (i = 0; i < len; i++)
+        FUZZ_CHECK(shown[i] >= 0x20 && shown[i] < 0x7f, "shown byte 0x%02x",
+                   (unsigned char)shown[i]);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -41,6 +66,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            strcmp(a->a_labels[j - 1].al_name, a->a_labels[j].al_name) < 0,
                        "alerts[%zu]: labels not sorted or not unique", i);
         }
+        if (alert_label(a, "node") != NULL)
+            check_node_label(alert_label(a, "node"));
         FUZZ_CHECK(alert_label(a, "alertname") != NULL &&
                        strcmp(alert_label(a, "alertname"), a->a_alertname) == 0,
                    "alerts[%zu]: alertname and labels.alertname differ", i);

@@ -14,7 +14,8 @@
 /* 2026-06-03T00:00:00Z: after the start times in tests/data. */
 #define NOW 1780444800
 
-static const struct pod_parse_opts opts = {RES, PROTECT, "gpu-vram-watchdog/release"};
+static const struct pod_parse_opts opts = {RES, PROTECT, "gpu-vram-watchdog/release",
+                                           NULL, NULL};
 
 /* FNV-1a: everything synthetic below is a function of the input, so a crash
  * file reproduces exactly. */
@@ -69,6 +70,7 @@ synth_usage(const struct pod_list *l, uint64_t seed, struct usage_reading *r,
 
     r->ur_count = 0;
     r->ur_pool = NULL; /* its strings are strdup'd one by one (add_series) */
+    r->ur_label_sets = NULL;
     r->ur_series = calloc(2 * l->pl_count + 2, sizeof(*r->ur_series));
     if (r->ur_series == NULL)
         abort();
@@ -234,6 +236,7 @@ check_order(const struct policy_params *pp, const struct policy_input *in,
     rl.pl_pods = n > 0 ? malloc(n * sizeof(*rl.pl_pods)) : NULL;
     ru.ur_count = m;
     ru.ur_pool = NULL;
+    ru.ur_label_sets = NULL;
     ru.ur_series = m > 0 ? malloc(m * sizeof(*ru.ur_series)) : NULL;
     if ((n > 0 && rl.pl_pods == NULL) || (m > 0 && ru.ur_series == NULL))
         abort();
@@ -341,17 +344,33 @@ decide(const struct pod_list *l, uint64_t seed)
 }
 
 /* The same body with every budget source (BUDGET_SOURCES=hami,kai,dra,resource):
- * what a pod declares to HAMi or KAI never makes a budget without a reason. */
+ * what a pod declares to HAMi or KAI never makes a budget without a reason. The
+ * claims the body names are "read" as the body itself (every other one
+ * refused), so the ResourceClaim reader and the DRA judge see the input too. */
 static void
 every_source(const char *data, size_t size)
 {
     static const struct bsrc_order all = {{BSRC_HAMI, BSRC_KAI, BSRC_DRA, BSRC_RESOURCE},
                                           4};
+    struct pod_parse_opts o = opts;
+    struct dra_claims claims;
     struct pod_list l;
     char err[512];
 
-    if (pods_json_parse_sources(data, size, &opts, &all, &l, err, sizeof(err)) == -1) {
+    if (claim_json_refs(data, size, &claims) == -1)
+        abort(); /* the fuzzer's malloc limit, not a finding */
+    for (size_t i = 0; i < claims.dl_count; i++) {
+        struct dra_claim *c = &claims.dl_items[i];
+        if (i % 2 == 1 ||
+            claim_json_parse(data, size, "gpu.nvidia.com", c, err, sizeof(err)) == -1) {
+            FUZZ_CHECK(!c->dc_fetched, "claims[%zu]: a failed read left it fetched", i);
+            c->dc_error = xstrdup("refused");
+        }
+    }
+    o.po_claims = &claims;
+    if (pods_json_parse_sources(data, size, &o, &all, &l, err, sizeof(err)) == -1) {
         FUZZ_CHECK_REASON(err, sizeof(err));
+        dra_claims_free(&claims);
         return;
     }
     policy_resolve_budgets(&l, NULL, NULL);
@@ -368,6 +387,7 @@ every_source(const char *data, size_t size)
                    "items[%zu]: a share of the GPU judged without its total", i);
     }
     pod_list_free(&l);
+    dra_claims_free(&claims);
 }
 
 int

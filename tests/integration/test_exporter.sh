@@ -279,6 +279,9 @@ expect_contains "naming it" "NODE_NAME: required" "$out"
 out=$(NODE_NAME=n POLL_INTERVAL=soon "$GVW_BINARY" exporter 2>&1); rc=$?
 expect_eq "a bad POLL_INTERVAL stops start-up" 2 "$rc"
 expect_contains "naming it" "POLL_INTERVAL: 'soon' is not a duration" "$out"
+out=$(NODE_NAME=n BUDGET_SOURCES=hami,gpu "$GVW_BINARY" exporter 2>&1); rc=$?
+expect_eq "a bad BUDGET_SOURCES stops the exporter's start-up" 2 "$rc"
+expect_contains "naming it" "BUDGET_SOURCES: 'gpu' is not a budget source" "$out"
 
 # No NVML library at all: still serves, up 0.
 env NODE_NAME=n NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 PROC_ROOT="$TMP/proc" \

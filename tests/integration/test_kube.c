@@ -936,11 +936,117 @@ test_new_and_incluster(void **state)
     assert_int_equal(kube_class_name(KUBE_PDB_REFUSED)[0], 'p');
 }
 
+/* clang-format off */
+#define DRA_POD(name, uid, claims)                                                       \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"" uid "\"},"     \
+    "\"spec\":{\"containers\":[{\"name\":\"c\"}]},"                                      \
+    "\"status\":{\"phase\":\"Running\",\"resourceClaimStatuses\":[" claims "]}}"
+static const char DRA_PODS[] = "{\"kind\":\"PodList\",\"items\":["
+    DRA_POD("a", "u-a", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}") ","
+    DRA_POD("b", "u-b", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}") ","
+    DRA_POD("c", "u-c", "{\"name\":\"gpu\",\"resourceClaimName\":\"secret\"}") ","
+    DRA_POD("d", "u-d", "{\"name\":\"gpu\"}")
+    "]}";
+static const char DRA_SHARED[] =
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+    "\"metadata\":{\"name\":\"shared\",\"namespace\":\"ml\"},"
+    "\"status\":{\"allocation\":{\"devices\":{\"results\":["
+    "{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\","
+    "\"consumedCapacity\":{\"memory\":\"8Gi\"}},"
+    "{\"request\":\"nic\",\"driver\":\"net.example.com\",\"pool\":\"n1\",\"device\":\"nic-0\","
+    "\"consumedCapacity\":{\"memory\":\"1Gi\"}}]}},"
+    "\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"a\",\"uid\":\"u-a\"},"
+    "{\"resource\":\"pods\",\"name\":\"b\",\"uid\":\"u-b\"}]}}";
+/* clang-format on */
+
+static const struct pod *
+pod_named(const struct pod_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->pl_count; i++)
+        if (strcmp(l->pl_pods[i].p_name, name) == 0)
+            return &l->pl_pods[i];
+    return NULL;
+}
+
+/* BUDGET_SOURCES=dra: the pods' ResourceClaims are read (one GET each, however
+ * many pods share one), a shared claim's memory is each sharer's budget, and a
+ * claim the API refuses makes its pod bad_budget with the API's answer, never a
+ * guess. Without dra no claim is asked for. */
+static void
+test_list_pods_dra(void **state)
+{
+    struct env *e = *state;
+    struct bsrc_order dra;
+    const struct pod *p;
+    char err[128];
+    size_t claim_gets = 0;
+
+    assert_int_equal(bsrc_order_parse("dra,resource", &dra, err, sizeof(err)), 0);
+    fake_clear(e->fake);
+    assert_int_equal(fake_route(e->fake, "GET", "/api/v1/pods", 200, NULL, DRA_PODS, 0),
+                     0);
+    assert_int_equal(
+        fake_route(e->fake, "GET",
+                   "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/shared", 200,
+                   NULL, DRA_SHARED, 0),
+        0);
+    assert_int_equal(
+        fake_route(e->fake, "GET",
+                   "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/secret", 403,
+                   NULL,
+                   "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":"
+                   "\"resourceclaims.resource.k8s.io \\\"secret\\\" is forbidden\","
+                   "\"reason\":\"Forbidden\",\"code\":403}",
+                   0),
+        0);
+    result_reset(&e->r);
+    assert_int_equal(
+        kube_list_pods_sources(e->k, "gpu-node-1", &e->po, &dra, on_answer, &e->r), 0);
+    wait_answer(e);
+    assert_int_equal(e->r.cls, KUBE_OK);
+    assert_int_equal(e->r.pods.pl_count, 4);
+    for (const char *const *n = (const char *const[]){"a", "b", NULL}; *n; n++) {
+        assert_non_null(p = pod_named(&e->r.pods, *n));
+        assert_int_equal(p->p_budget_state, BUDGET_OK);
+        assert_int_equal(p->p_budget_mib,
+                         8192); /* the other driver's memory not counted */
+        assert_string_equal(p->p_budget_source, "dra");
+        assert_string_equal(p->p_budget_decl, "claim ml/shared: memory 8Gi");
+    }
+    assert_non_null(p = pod_named(&e->r.pods, "c"));
+    assert_int_equal(p->p_budget_state, BUDGET_BAD);
+    assert_non_null(strstr(p->p_budget_error, "claim ml/secret could not be read"));
+    assert_non_null(strstr(p->p_budget_error, "forbidden"));
+    assert_non_null(p = pod_named(&e->r.pods, "d")); /* no claim object: not DRA */
+    assert_null(p->p_budget_source);
+    for (size_t i = 0;; i++) {
+        const struct fake_req *fr = fake_req(e->fake, i);
+        if (fr == NULL)
+            break;
+        claim_gets += strstr(fr->fr_path, "/resourceclaims/") != NULL;
+        if (strstr(fr->fr_path, "/resourceclaims/") != NULL)
+            assert_api_headers(fr);
+    }
+    assert_int_equal(claim_gets, 2);
+
+    /* resource alone: the pod list only */
+    fake_clear(e->fake);
+    assert_int_equal(fake_route(e->fake, "GET", "/api/v1/pods", 200, NULL, DRA_PODS, 0),
+                     0);
+    result_reset(&e->r);
+    assert_int_equal(kube_list_pods(e->k, "gpu-node-1", &e->po, on_answer, &e->r), 0);
+    wait_answer(e);
+    assert_int_equal(e->r.cls, KUBE_OK);
+    assert_null(fake_req(e->fake, 1));
+    assert_null(pod_named(&e->r.pods, "c")->p_budget_source);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_list_pods, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_pods_dra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_refusals, setup, teardown),

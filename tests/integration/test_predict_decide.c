@@ -511,7 +511,7 @@ test_409_predicted_victim_done(void **state)
 }
 
 /* Free already below the floor: decided as GPUVRAMLow, the growth never
- * asked, prediction null (README "Acting before starvation"). */
+ * asked, prediction null (docs/guide.md "Acting before starvation"). */
 static void
 test_below_floor_as_low(void **state)
 {

@@ -216,10 +216,48 @@ expect_eq "a token no header can carry stops start-up" 2 "$rc"
 expect_contains "and the line does not quote the file" "not a token (spaces or control bytes)" "$out"
 expect_not_contains "no token content in the line" "words" "$out"
 
+# The start-up line shows the settings in effect, and never a secret: the
+# Prometheus URL's password is masked, the webhook token never appears.
+kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null
+start_serve "$TMP/serve3.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$TMP/audit3.db" \
+    PROMETHEUS_URL="http://watchdog:pr0m-pa55@127.0.0.1:9/prom" FLOOR_MIB=2048 \
+    BUDGET_SOURCES=hami,resource || exit 1
+line=$(grep '"msg":"serving"' "$TMP/serve3.log")
+expect_contains "the start-up line shows the floor" '"floor_mib":"2048"' "$line"
+expect_contains "and dry run" '"dry_run":"true"' "$line"
+expect_contains "and USED_QUERY's default, the exporter's per-GPU query" \
+    '"used_query":"sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"' "$line"
+expect_contains "and FREE_QUERY" '"free_query":"auto"' "$line"
+expect_contains "and the scope" '"scope":"gpu where the used series carry uuid, else node"' "$line"
+expect_contains "and BUDGET_SOURCES" '"budget_sources":"hami,resource"' "$line"
+expect_contains "and LEADER_ELECTION" '"leader_election":"false"' "$line"
+expect_contains "and the Prometheus URL, its password masked" \
+    '"prometheus_url":"http://***@127.0.0.1:9/prom"' "$line"
+expect_not_contains "no Prometheus password in the log" "pr0m-pa55" "$(cat "$TMP/serve3.log")"
+expect_not_contains "no webhook token in the log" "s3cret-token" "$(cat "$TMP/serve3.log")"
+kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null
+
 out=$("$GVW_BINARY" serve --help); rc=$?
 expect_eq "serve --help exits 0" 0 "$rc"
 expect_contains "and lists every setting with its default" "FLOOR_MIB" "$out"
 expect_contains "with the flag form" "--floor-mib" "$out"
+help=$("$GVW_BINARY" --help)
+expect_contains "--help opens the settings with what every deployment sets" \
+    "$(printf 'Settings (environment variable, or the flag, which wins):\nEvery deployment sets:\n  PROMETHEUS_URL')" "$help"
+expect_contains "then what is commonly tuned" "$(printf '\nCommonly tuned:\n  DRY_RUN ')" "$help"
+expect_contains "then the rest" "The rest (the defaults suit most clusters):" "$help"
+expect_eq "and lists each setting once" "" \
+    "$(printf '%s\n' "$help" | awk '/^  [A-Z][A-Z0-9_]+ +--/ {print $1}' | sort | uniq -d)"
+for cmd in serve check advertise budgets exporter; do
+    out=$("$GVW_BINARY" $cmd --help); rc=$?
+    expect_eq "$cmd --help is its own usage, exit 0" "usage: gpu-vram-watchdog $cmd 0" \
+        "$(printf '%s' "$out" | head -n1 | cut -d' ' -f1-3) $rc"
+done
+expect_contains "check --help names its flags" "[--node N] [--format table|json]" "$("$GVW_BINARY" check --help)"
+expect_contains "budgets --help names --suggest" "budgets --suggest [--window 7d]" "$("$GVW_BINARY" budgets --help)"
+expect_contains "advertise --help names --once" "advertise [--once]" "$("$GVW_BINARY" advertise --help)"
+expect_contains "exporter --help lists the exporter's settings" "NODE_NAME" "$("$GVW_BINARY" exporter --help)"
+expect_not_contains "and not serve's own" "FLOOR_MIB" "$("$GVW_BINARY" exporter --help)"
 expect_eq "--version names the version" "gpu-vram-watchdog" "$("$GVW_BINARY" --version | cut -d' ' -f1)"
 version=$("$GVW_BINARY" --version)
 for cmd in serve check budgets advertise exporter audit; do

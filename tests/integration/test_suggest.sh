@@ -2,7 +2,7 @@
 # test_suggest.sh -- `budgets --suggest` against a real Prometheus whose TSDB is backfilled
 # with 8 days of known samples (promtool tsdb create-blocks-from openmetrics), and a fake
 # read-only API server. p99, max, history, the suggestion, the seats and the cut list are
-# computed again by suggest_data.py from the same raw samples (README "Budgets from
+# computed again by suggest_data.py from the same raw samples (docs/guide.md "Budgets from
 # measured use"), never by the C code; then each bad input's line and exit code.
 source "$(dirname "$0")/../lib/harness.sh"
 HERE=$GVW_SOURCE_DIR/tests/integration

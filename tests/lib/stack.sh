@@ -97,6 +97,9 @@ YML
         --web.listen-address=127.0.0.1:@PORT@ || stack_abort
     PROM_PORT=$STARTED_PORT
     PROM_PID=$STARTED_PID
+    # The demo tells where Prometheus was (and whether it still runs).
+    [ -n "${GVW_DEMO_INFO:-}" ] && echo "prometheus 127.0.0.1:$PROM_PORT" >>"$GVW_DEMO_INFO"
+    return 0
 }
 
 # stack_serve [ENV=VALUE ...] -- serve, enforcing, against the simulator and
@@ -104,7 +107,7 @@ YML
 # ...). Sets SERVE_PORT, DB (its audit) and $TMP/token (its webhook token).
 stack_serve() {
     printf 'e2e-token-%s\n' "$RANDOM$RANDOM" >"$TMP/token"
-    DB="$TMP/audit.db"
+    DB=${GVW_AUDIT_DB:-$TMP/audit.db} # GVW_AUDIT_DB: the demo keeps its audit
     start_serve "$TMP/serve.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$DB" \
         DRY_RUN=false SETTLE=20s KUBE_API_URL="$SIM" PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
         USED_QUERY='sum by (namespace, pod) (gpu_pod_memory_used_bytes{node="$node"})' \

@@ -12,7 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 
 SRC=rules/gpu-vram-watchdog.rules.yml
-GEN=deploy/prometheusrule.yaml
+GEN=deploy/overlays/prometheus-operator/prometheusrule.yaml
 AMCFG=deploy/alertmanager/alertmanager.yml
 # The alerts SPEC.md ships ("Alerts shipped in rules/").
 EXPECTED_ALERTS="GPUVRAMLow GPUVRAMTelemetryDown GPUVRAMWatchdogDown GPUVRAMExhaustionPredicted GPUPodOverBudget GPUPodPendingOnBudget"
@@ -183,8 +183,8 @@ c_constants_match_deployment() {
 	floors=$(grep -v '^[[:space:]]*#' "$SRC" | grep 'gpu_vram_free_mib' | grep -oE '(<|>=|>|<=) [0-9]+' | grep -oE '[0-9]+$' | sort -u)
 	floor=$floors
 	n_floor=$(grep -v '^[[:space:]]*#' "$SRC" | grep 'gpu_vram_free_mib' | grep -cE '(<|>=|>|<=) [0-9]+' || true)
-	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/statefulset.yaml)
-	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/statefulset.yaml)
+	d_total=$(awk '/- name: GPU_TOTAL_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/base/statefulset.yaml)
+	d_floor=$(awk '/- name: FLOOR_MIB$/ { getline; gsub(/[^0-9]/, ""); print }' deploy/base/statefulset.yaml)
 	# a deployment that leaves a setting out runs the SPEC default
 	d_total=${d_total:-15360}
 	d_floor=${d_floor:-1536}
@@ -199,11 +199,11 @@ c_constants_match_deployment() {
 	return $rc
 }
 
-# setting NAME DEFAULT -- a setting as deploy/statefulset.yaml sets
+# setting NAME DEFAULT -- a setting as deploy/base/statefulset.yaml sets
 # it, else its SPEC default.
 setting() {
 	local v
-	v=$(awk -v n="$1" '$0 ~ "- name: " n "$" { getline; sub(/^[ \t]*value:[ \t]*/, ""); gsub(/"/, ""); print }' deploy/statefulset.yaml)
+	v=$(awk -v n="$1" '$0 ~ "- name: " n "$" { getline; sub(/^[ \t]*value:[ \t]*/, ""); gsub(/"/, ""); print }' deploy/base/statefulset.yaml)
 	printf '%s\n' "${v:-$2}"
 }
 
@@ -271,7 +271,7 @@ secs() {
 # are the ones the files ship, the description and runbook say the same `for:`,
 # and the window still ignores short dips.
 c_relief_timing() {
-	local rc=0 doc=docs/time-to-relief.md sm=deploy/servicemonitor.yaml head
+	local rc=0 doc=docs/time-to-relief.md sm=deploy/overlays/prometheus-operator/servicemonitor.yaml head
 	local d_scrape d_eval d_for d_gw scrape timeout eval for gw
 	head=$(grep -E '^## Shipped defaults: ' "$doc" || true)
 	d_scrape=$(printf '%s\n' "$head" | sed -nE 's/.*scrape ([0-9a-z]+), evaluation.*/\1/p')
@@ -347,9 +347,9 @@ c_am_receiver_matches_service() {
 	grep -q 'group_by: \[alertname, node, uuid\]' "$AMCFG" || { echo "group_by [alertname, node, uuid] missing"; rc=1; }
 	# the Service really is gpu-vram-watchdog/gpu-vram-watchdog:9808
 	# shellcheck disable=SC2015 # any of the three failing is the same finding
-	grep -q '^  name: gpu-vram-watchdog$' deploy/service.yaml &&
-		grep -q '^  namespace: gpu-vram-watchdog$' deploy/service.yaml &&
-		grep -q 'port: 9808$' deploy/service.yaml || { echo "deploy/service.yaml is not gpu-vram-watchdog.gpu-vram-watchdog:9808"; rc=1; }
+	grep -q '^  name: gpu-vram-watchdog$' deploy/base/service.yaml &&
+		grep -q '^  namespace: gpu-vram-watchdog$' deploy/base/service.yaml &&
+		grep -q 'port: 9808$' deploy/base/service.yaml || { echo "deploy/base/service.yaml is not gpu-vram-watchdog.gpu-vram-watchdog:9808"; rc=1; }
 	return $rc
 }
 
@@ -374,28 +374,28 @@ c_kustomize_default() {
 c_kustomize_optional() {
 	local d=$tmp/optional
 	mkdir -p "$d"
-	cp deploy/servicemonitor.yaml deploy/prometheusrule.yaml "$d/"
+	cp deploy/overlays/prometheus-operator/servicemonitor.yaml deploy/overlays/prometheus-operator/prometheusrule.yaml "$d/"
 	printf 'resources:\n- servicemonitor.yaml\n- prometheusrule.yaml\n' > "$d/kustomization.yaml"
 	kubectl kustomize "$d" > "$tmp/optional.yaml" || return 1
 	grep -q '^kind: ServiceMonitor$' "$tmp/optional.yaml" &&
 		grep -q '^kind: PrometheusRule$' "$tmp/optional.yaml"
 }
 
-# Every deploy/*.yaml is either in the kustomization or one of the optional files.
+# Every deploy/base/*.yaml is either in the kustomization or one of the optional files.
 c_deploy_files_accounted() {
 	local rc=0 f b
-	for f in deploy/*.yaml; do
+	for f in deploy/base/*.yaml; do
 		b=$(basename "$f")
 		case $b in
 		kustomization.yaml | servicemonitor.yaml | prometheusrule.yaml) continue ;;
 		esac
-		grep -q "^  - $b\$" deploy/kustomization.yaml || { echo "$f is not listed in deploy/kustomization.yaml"; rc=1; }
+		grep -q "^  - $b\$" deploy/base/kustomization.yaml || { echo "$f is not listed in deploy/base/kustomization.yaml"; rc=1; }
 	done
 	return $rc
 }
 
 c_deployment_hardening() {
-	local rc=0 d=deploy/statefulset.yaml p
+	local rc=0 d=deploy/base/statefulset.yaml p
 	while IFS= read -r p; do
 		grep -qE -- "$p" "$d" || { echo "missing: $p"; rc=1; }
 	done <<'PATTERNS'
@@ -430,16 +430,16 @@ PATTERNS
 	awk '/- name: DRY_RUN$/ { getline; if ($0 !~ /value: "true"$/) exit 1 }' "$d" || { echo "DRY_RUN must ship as \"true\""; rc=1; }
 	awk '/- name: LEADER_ELECTION$/ { getline; if ($0 !~ /value: "true"$/) exit 1 }' "$d" || { echo "LEADER_ELECTION must ship as \"true\" (two replicas)"; rc=1; }
 	# the Lease: get/update on the one name, create (no resourceNames possible), nothing else
-	if [ "$(grep -v '^[[:space:]]*#' deploy/lease-rbac.yaml | grep -cE '^[[:space:]]*verbs:')" -ne 2 ] ||
-		! grep -qE '^[[:space:]]*resourceNames: \["gpu-vram-watchdog"\]$' deploy/lease-rbac.yaml ||
-		! grep -qE '^[[:space:]]*verbs: \["get", "update"\]$' deploy/lease-rbac.yaml ||
-		! grep -qE '^[[:space:]]*verbs: \["create"\]$' deploy/lease-rbac.yaml ||
-		! grep -q '^kind: Role$' deploy/lease-rbac.yaml; then
-		echo "deploy/lease-rbac.yaml must be a Role granting get/update on the Lease by name, and create"
+	if [ "$(grep -v '^[[:space:]]*#' deploy/base/lease-rbac.yaml | grep -cE '^[[:space:]]*verbs:')" -ne 2 ] ||
+		! grep -qE '^[[:space:]]*resourceNames: \["gpu-vram-watchdog"\]$' deploy/base/lease-rbac.yaml ||
+		! grep -qE '^[[:space:]]*verbs: \["get", "update"\]$' deploy/base/lease-rbac.yaml ||
+		! grep -qE '^[[:space:]]*verbs: \["create"\]$' deploy/base/lease-rbac.yaml ||
+		! grep -q '^kind: Role$' deploy/base/lease-rbac.yaml; then
+		echo "deploy/base/lease-rbac.yaml must be a Role granting get/update on the Lease by name, and create"
 		rc=1
 	fi
 	# least privilege: no wildcard, no secrets, nothing beyond the documented verbs
-	if grep -v '^[[:space:]]*#' deploy/rbac.yaml | grep -nE '"(\*|secrets|watch|update|escalate|bind|impersonate)"'; then
+	if grep -v '^[[:space:]]*#' deploy/base/rbac.yaml | grep -nE '"(\*|secrets|watch|update|escalate|bind|impersonate)"'; then
 		echo "rbac.yaml grants more than SPEC needs"
 		rc=1
 	fi
@@ -449,7 +449,7 @@ PATTERNS
 # The node exporter: hostPID, node name from the downward API, NVML through the
 # nvidia runtime class, restricted-profile hardening otherwise, list-pods-only RBAC.
 c_exporter_daemonset() {
-	local rc=0 d=deploy/exporter-daemonset.yaml p
+	local rc=0 d=deploy/base/exporter-daemonset.yaml p
 	while IFS= read -r p; do
 		grep -qE -- "$p" "$d" || { echo "$d: missing: $p"; rc=1; }
 	done <<'PATTERNS'
@@ -479,19 +479,19 @@ PATTERNS
 		rc=1
 	fi
 	# RBAC: list pods, nothing else
-	if [ "$(grep -v '^[[:space:]]*#' deploy/exporter-rbac.yaml | grep -cE '^[[:space:]]*verbs:')" -ne 1 ] ||
-		! grep -qE '^[[:space:]]*verbs: \["list"\]$' deploy/exporter-rbac.yaml ||
-		! grep -qE '^[[:space:]]*resources: \["pods"\]$' deploy/exporter-rbac.yaml; then
-		echo "deploy/exporter-rbac.yaml must grant exactly: list pods"
+	if [ "$(grep -v '^[[:space:]]*#' deploy/base/exporter-rbac.yaml | grep -cE '^[[:space:]]*verbs:')" -ne 1 ] ||
+		! grep -qE '^[[:space:]]*verbs: \["list"\]$' deploy/base/exporter-rbac.yaml ||
+		! grep -qE '^[[:space:]]*resources: \["pods"\]$' deploy/base/exporter-rbac.yaml; then
+		echo "deploy/base/exporter-rbac.yaml must grant exactly: list pods"
 		rc=1
 	fi
-	grep -q '^  clusterIP: None$' deploy/exporter-service.yaml || { echo "exporter Service is not headless"; rc=1; }
-	grep -q 'port: 9809$' deploy/exporter-service.yaml || { echo "exporter Service port is not 9809"; rc=1; }
-	grep -q '^  name: gpu-vram-watchdog-exporter$' deploy/exporter-service.yaml ||
+	grep -q '^  clusterIP: None$' deploy/base/exporter-service.yaml || { echo "exporter Service is not headless"; rc=1; }
+	grep -q 'port: 9809$' deploy/base/exporter-service.yaml || { echo "exporter Service port is not 9809"; rc=1; }
+	grep -q '^  name: gpu-vram-watchdog-exporter$' deploy/base/exporter-service.yaml ||
 		{ echo "exporter Service must be named gpu-vram-watchdog-exporter (the rules' job)"; rc=1; }
-	grep -q 'honorLabels: true$' deploy/servicemonitor.yaml ||
+	grep -q 'honorLabels: true$' deploy/overlays/prometheus-operator/servicemonitor.yaml ||
 		{ echo "the exporter's ServiceMonitor must honour its namespace/pod labels"; rc=1; }
-	grep -q 'pod-security.kubernetes.io/enforce: privileged$' deploy/exporter-namespace.yaml ||
+	grep -q 'pod-security.kubernetes.io/enforce: privileged$' deploy/base/exporter-namespace.yaml ||
 		{ echo "hostPID needs Pod Security enforce=privileged in the exporter's namespace"; rc=1; }
 	return $rc
 }
@@ -578,7 +578,7 @@ check "RUNBOOK_BASE_URL rebases every runbook_url" c_generator_rebases
 check "every alert has severity, summary, description (with \$value), runbook_url" c_alert_fields
 check "every runbook_url is <one base>/<AlertName>.md and runbooks/<AlertName>.md exists" c_runbook_urls
 check "every alert has firing and non-firing unit tests" c_alerts_unit_tested
-check "rule constants (GPU_TOTAL_MIB, FLOOR_MIB) match deploy/statefulset.yaml" c_constants_match_deployment
+check "rule constants (GPU_TOTAL_MIB, FLOOR_MIB) match deploy/base/statefulset.yaml" c_constants_match_deployment
 check "GPUVRAMExhaustionPredicted: PREDICT_WINDOW/PREDICT_HORIZON, device series only, for: said" c_predicted_matches_daemon
 check "budget alerts: GPUMEM_RESOURCE as kube-state-metrics names it, for: said" c_budget_alerts_match_daemon
 check "time to relief: docs/time-to-relief.md's defaults are the shipped scrape, interval, for:, group_wait" c_relief_timing
@@ -598,7 +598,7 @@ else
 	skipped "kubectl kustomize deploy/" "kubectl not found; YAML of deploy/ not validated"
 	skipped "optional manifests render" "kubectl not found"
 fi
-check "every deploy/*.yaml is in the kustomization or documented optional" c_deploy_files_accounted
+check "every deploy/base/*.yaml is in the kustomization or documented optional" c_deploy_files_accounted
 check "StatefulSet/RBAC follow the contract (two replicas, hardening, probes, dry-run, the Lease)" c_deployment_hardening
 check "exporter DaemonSet/RBAC/Service: hostPID only, hardened, list pods only" c_exporter_daemonset
 check "deploy/Dockerfile: multi-stage, runtime from scratch, non-root, binary entrypoint, serve by default" c_dockerfile

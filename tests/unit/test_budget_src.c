@@ -20,7 +20,8 @@
 
 #define RES "viktorbarzin.me/gpumem"
 
-static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected", NULL};
+static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected", NULL, NULL,
+                                           NULL};
 
 static struct bsrc_order
 order(const char *list)
@@ -257,7 +258,7 @@ test_dra(void **state)
     static const char *const neg[] = {"-1Gi"};
     static const char *const junk[] = {"lots"};
     struct bsrc_order o = order("dra,resource");
-    struct bsrc_claim c = {"gpu-claim", 1, 1, eight, 1, 1};
+    struct bsrc_claim c = {"gpu-claim", 1, 1, eight, 1, 1, NULL};
     struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = &c, .bp_claim_count = 1};
     struct bsrc_budget b;
 

@@ -26,8 +26,9 @@
  * (counting from 0) returns NULL.
  */
 
-static const struct pod_parse_opts opts = {
-    "viktorbarzin.me/gpumem", "gpu-vram-watchdog/protected", "gpu-vram-watchdog/release"};
+static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
+                                           "gpu-vram-watchdog/protected",
+                                           "gpu-vram-watchdog/release", NULL, NULL};
 
 static void
 test_pods_json(void **state)
@@ -162,7 +163,7 @@ test_policy(void **state)
     struct policy_params pp = {1536, 15360, 120, 1, NULL, 0, NULL, 1780408800};
     struct pod_list pl;
     struct usage_reading ur;
-    struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL};
+    struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL, NULL};
     struct policy_result want, res;
     long n;
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "expo.h"
@@ -19,7 +20,7 @@ test_up(void **state)
     struct attr_series s = {0, "ns", "p", "c", 25};
     struct attr_device ad = {60, 35};
     struct attr_result attr;
-    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0};
+    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0, NULL, NULL};
     struct buf b;
 
     memset(&attr, 0, sizeof(attr));
@@ -63,7 +64,7 @@ test_budgets(void **state)
     struct attr_result attr;
     struct pl_pod items[5];
     struct pl_pods pods = {items, 5, NULL};
-    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 3};
+    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 3, NULL, NULL};
     struct buf b;
 
     memset(&attr, 0, sizeof(attr));
@@ -114,7 +115,7 @@ test_down(void **state)
 {
     struct nvml_device dev = {0, "GPU-x", "T4", 100, 40, NULL, 0};
     struct nvml_snapshot snap = {&dev, 1};
-    struct expo_status st = {"node-1", 0, 0, 0.5, 0};
+    struct expo_status st = {"node-1", 0, 0, 0.5, 0, NULL, NULL};
     struct buf b;
 
     buf_init(&b, 0);
@@ -129,7 +130,7 @@ test_down(void **state)
 static void
 test_full_buffer(void **state)
 {
-    struct expo_status st = {"node-1", 0, 0, 0, 0};
+    struct expo_status st = {"node-1", 0, 0, 0, 0, NULL, NULL};
     struct buf b;
 
     buf_init(&b, 64);
@@ -165,7 +166,7 @@ test_labels_stay_utf8(void **state)
     struct attr_series s = {0, "ns", "p", "c", UINT64_MAX};
     struct attr_device ad = {60, 0};
     struct attr_result attr;
-    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0};
+    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0, NULL, NULL};
     struct expo_label ok[] = {{"a", "T\xc3\xa9sla \xe2\x82\xac \xf0\x9f\x98\x80"}};
     char clean[16];
     struct buf b;
@@ -208,12 +209,91 @@ test_labels_stay_utf8(void **state)
     assert_int_equal(utf8_clean("", clean, 1), 0);
 }
 
+struct told {
+    int t_count;
+    char t_pod[32];
+    char t_why[160];
+};
+
+static void
+note_unresolved(const struct pl_pod *p, const char *why, void *arg)
+{
+    struct told *t = arg;
+
+    t->t_count++;
+    snprintf(t->t_pod, sizeof(t->t_pod), "%s", p->pp_name);
+    snprintf(t->t_why, sizeof(t->t_why), "%s", why);
+}
+
+/* A share of the GPU (HAMi's gpumem-percentage, KAI's gpu-fraction) in bytes by
+ * the total of the GPU the pod's processes are on; a pod on no GPU of a node
+ * whose GPUs differ has no series, and the exporter is told why. */
+static void
+test_share_budgets(void **state)
+{
+    struct nvml_device dev[2] = {{0, "GPU-a", "A100", 80ull << 30, 1ull << 30, NULL, 0},
+                                 {1, "GPU-b", "T4", 16ull << 30, 1ull << 30, NULL, 0}};
+    struct nvml_snapshot snap = {dev, 2};
+    struct attr_series s = {1, "ml", "hami", "c", 25};
+    struct attr_device ad[2] = {{0, 0}, {25, 0}};
+    struct attr_result attr;
+    struct pl_pod items[3];
+    struct pl_pods pods = {items, 3, NULL};
+    struct told told = {0, "", ""};
+    struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0, note_unresolved, &told};
+    struct buf b;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.ar_series = &s;
+    attr.ar_nseries = 1;
+    attr.ar_devices = ad;
+    items[0] = (struct pl_pod){.pp_uid = "u0",
+                               .pp_namespace = "ml",
+                               .pp_name = "hami",
+                               .pp_budget = PL_BUDGET_SHARE,
+                               .pp_budget_gpus = 0.5};
+    items[1] = (struct pl_pod){.pp_uid = "u1",
+                               .pp_namespace = "ml",
+                               .pp_name = "kai",
+                               .pp_budget = PL_BUDGET_SHARE,
+                               .pp_budget_gpus = 0.25};
+    items[2] = (struct pl_pod){.pp_uid = "u2",
+                               .pp_namespace = "ml",
+                               .pp_name = "mib",
+                               .pp_budget = PL_BUDGET_OK,
+                               .pp_budget_mib = 4000};
+    buf_init(&b, 0);
+    assert_int_equal(expo_render(&b, &st, &snap, &attr, &pods), 0);
+    /* half of the T4 it runs on (8 GiB), not half of the A100 */
+    assert_non_null(strstr(b.b_data, "gpu_pod_memory_budget_bytes{node=\"node-1\","
+                                     "namespace=\"ml\",pod=\"hami\"} 8589934592\n"));
+    assert_non_null(strstr(b.b_data, "gpu_pod_memory_budget_bytes{node=\"node-1\","
+                                     "namespace=\"ml\",pod=\"mib\"} 4194304000\n"));
+    assert_null(strstr(b.b_data, "pod=\"kai\""));
+    assert_int_equal(told.t_count, 1);
+    assert_string_equal(told.t_pod, "kai");
+    assert_non_null(strstr(told.t_why, "differ in size"));
+    buf_free(&b);
+
+    /* one GPU: a pod that holds no memory yet is judged by it */
+    snap.ns_count = 1;
+    attr.ar_nseries = 0;
+    told.t_count = 0;
+    buf_init(&b, 0);
+    assert_int_equal(expo_render(&b, &st, &snap, &attr, &pods), 0);
+    assert_non_null(strstr(b.b_data, "gpu_pod_memory_budget_bytes{node=\"node-1\","
+                                     "namespace=\"ml\",pod=\"kai\"} 21474836480\n"));
+    assert_int_equal(told.t_count, 0);
+    buf_free(&b);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_up),
         cmocka_unit_test(test_budgets),
+        cmocka_unit_test(test_share_budgets),
         cmocka_unit_test(test_down),
         cmocka_unit_test(test_full_buffer),
         cmocka_unit_test(test_sample_helpers),

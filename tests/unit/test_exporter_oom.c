@@ -318,8 +318,8 @@ static void
 test_expo_render(void **state)
 {
     struct poll_inputs *in = malloc(sizeof(*in));
-    struct expo_status up = {"gpu-node-1", 1, 1700000000.25, 0.0125, 0};
-    struct expo_status down = {"gpu-node-1", 0, 1700000000.25, 0.5, 0};
+    struct expo_status up = {"gpu-node-1", 1, 1700000000.25, 0.0125, 0, NULL, NULL};
+    struct expo_status down = {"gpu-node-1", 0, 1700000000.25, 0.5, 0, NULL, NULL};
     struct attr_result attr;
 
     assert_non_null(in);

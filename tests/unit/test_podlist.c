@@ -393,6 +393,66 @@ test_malformed(void **state)
     }
 }
 
+/* BUDGET_SOURCES reach the exporter's list: HAMi's gpumem is MiB at once, its
+ * gpumem-percentage and KAI's gpu-fraction are shares of the GPU (resolved per
+ * poll); with the default (resource alone) none of them is a budget. */
+static void
+test_budget_sources(void **state)
+{
+    /* clang-format off */
+    const char body[] = "{\"items\":["
+        "{\"metadata\":{\"name\":\"h-mib\",\"namespace\":\"ml\",\"uid\":\"u-1\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{"
+        "\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"4000\"}}}]}},"
+        "{\"metadata\":{\"name\":\"h-pct\",\"namespace\":\"ml\",\"uid\":\"u-2\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{"
+        "\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem-percentage\":\"50\"}}}]}},"
+        "{\"metadata\":{\"name\":\"k-frac\",\"namespace\":\"ml\",\"uid\":\"u-3\","
+        "\"annotations\":{\"gpu-fraction\":\"0.25\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"a\"}]}},"
+        "{\"metadata\":{\"name\":\"k-bad\",\"namespace\":\"ml\",\"uid\":\"u-4\","
+        "\"annotations\":{\"gpu-fraction\":\"2x\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"a\"}]}}"
+        "]}";
+    /* clang-format on */
+    struct bsrc_order all;
+    struct pl_pods l;
+    const struct pl_pod *p;
+    char err[256];
+    uint64_t g40 = 40ull << 30;
+    int64_t mib;
+
+    assert_int_equal(bsrc_order_parse("resource,hami,kai", &all, err, sizeof(err)), 0);
+    assert_int_equal(podlist_parse_sources(LIT(body), RES, &all, &l, err, sizeof(err)),
+                     0);
+    p = podlist_find(&l, "u-1");
+    assert_int_equal(p->pp_budget, PL_BUDGET_OK);
+    assert_int_equal(p->pp_budget_mib, 4000);
+    assert_string_equal(p->pp_budget_source, "hami");
+    p = podlist_find(&l, "u-2");
+    assert_int_equal(p->pp_budget, PL_BUDGET_SHARE);
+    assert_int_equal(podlist_share_mib(p, &g40, 1, NULL, 0, &mib, err, sizeof(err)), 0);
+    assert_int_equal(mib, 20480);
+    p = podlist_find(&l, "u-3");
+    assert_int_equal(p->pp_budget, PL_BUDGET_SHARE);
+    assert_string_equal(p->pp_budget_source, "kai");
+    assert_int_equal(podlist_share_mib(p, NULL, 0, &g40, 1, &mib, err, sizeof(err)), 0);
+    assert_int_equal(mib, 10240);
+    /* no device: no budget, and why */
+    assert_int_equal(podlist_share_mib(p, NULL, 0, NULL, 0, &mib, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "needs the GPU's total"));
+    p = podlist_find(&l, "u-4");
+    assert_int_equal(p->pp_budget, PL_BUDGET_BAD);
+    assert_non_null(strstr(p->pp_budget_error, "gpu-fraction"));
+    podlist_free(&l);
+
+    /* the default: none of them declares GPUMEM_RESOURCE */
+    assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
+    for (size_t i = 0; i < l.pl_count; i++)
+        assert_int_equal(l.pl_items[i].pp_budget, PL_BUDGET_NONE);
+    podlist_free(&l);
+}
+
 int
 main(void)
 {
@@ -406,6 +466,7 @@ main(void)
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_budgets_refused_whole),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_budget_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,10 +13,12 @@
 
 #include "pods_json.h"
 
+#define LIT(s) s, sizeof(s) - 1
+
 #define RES "viktorbarzin.me/gpumem"
 
 static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected",
-                                           "gpu-vram-watchdog/release"};
+                                           "gpu-vram-watchdog/release", NULL, NULL};
 
 static const struct pod *
 find(const struct pod_list *l, const char *name)
@@ -406,7 +408,7 @@ static void
 test_release_fields(void **state)
 {
     struct pod_parse_opts o = {RES, "gpu-vram-watchdog/protected",
-                               "gpu-vram-watchdog/release"};
+                               "gpu-vram-watchdog/release", NULL, NULL};
     struct pod_list l;
     char err[128];
     const char *doc;
@@ -473,7 +475,7 @@ test_protect_option(void **state)
     const char *doc = one_pod(
         ",\"annotations\":{\"gpu-vram-watchdog/protected\":\"true\",\"x/keep\":\"TrUe\"}",
         "", "");
-    struct pod_parse_opts o = {RES, "x/keep", NULL};
+    struct pod_parse_opts o = {RES, "x/keep", NULL, NULL, NULL};
     struct pod_list l;
     char err[128];
 
@@ -603,13 +605,14 @@ test_bad_documents(void **state)
     assert_int_equal(pods_json_parse("{\"items\":[]}", 12, NULL, &l, err, sizeof(err)),
                      -1);
     assert_non_null(strstr(err, "no resource name"));
+    assert_int_equal(
+        pods_json_parse("{\"items\":[]}", 12,
+                        &(struct pod_parse_opts){NULL, NULL, NULL, NULL, NULL}, &l, err,
+                        0),
+        -1);
     assert_int_equal(pods_json_parse("{\"items\":[]}", 12,
-                                     &(struct pod_parse_opts){NULL, NULL, NULL}, &l, err,
-                                     0),
-                     -1);
-    assert_int_equal(pods_json_parse("{\"items\":[]}", 12,
-                                     &(struct pod_parse_opts){"", NULL, NULL}, &l, NULL,
-                                     0),
+                                     &(struct pod_parse_opts){"", NULL, NULL, NULL, NULL},
+                                     &l, NULL, 0),
                      -1);
 }
 
@@ -791,6 +794,122 @@ test_too_large(void **state)
     free(doc);
 }
 
+/* One ResourceClaim read: the driver's consumedCapacity memory, reservedFor, an
+ * allocation or none; malformed bodies refused, the claim left unfetched. */
+static void
+test_claim_json(void **state)
+{
+    struct dra_claim c;
+    char err[128];
+    static const char *const bad[] = {"",
+                                      "[]",
+                                      "{",
+                                      "{\"status\":",
+                                      "nul",
+                                      "{\"status\":{\"allocation\":{\"devices\":{"
+                                      "\"results\":[{\"driver\":1,]}}}}"};
+
+    (void)state;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(
+        claim_json_parse(
+            LIT("{\"status\":{\"reservedFor\":[{},{},{}],\"allocation\":{\"devices\":{"
+                "\"results\":[{\"driver\":\"gpu.nvidia.com\",\"consumedCapacity\":{"
+                "\"memory\":\"4Gi\"}},{\"driver\":\"gpu.nvidia.com\",\"consumedCapacity\":"
+                "{\"memory\":4}},{\"driver\":\"gpu.nvidia.com\"},{\"driver\":\"x.io\","
+                "\"consumedCapacity\":{\"memory\":\"1\"}}]}}}}"),
+            "gpu.nvidia.com", &c, err, sizeof(err)),
+        0);
+    assert_true(c.dc_fetched);
+    assert_true(c.dc_allocated);
+    assert_int_equal(c.dc_reserved, 3);
+    assert_int_equal(c.dc_memory_count, 2);
+    assert_string_equal(c.dc_memory[0], "4Gi");
+    assert_ptr_equal(c.dc_memory[1], BSRC_NOT_STRING); /* a number is no quantity */
+    assert_int_equal(
+        claim_json_parse(LIT("{\"status\":{}}"), "gpu.nvidia.com", &c, err, sizeof(err)),
+        0);
+    assert_false(c.dc_allocated);
+    assert_int_equal(c.dc_memory_count, 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        if (claim_json_parse(bad[i], strlen(bad[i]), "gpu.nvidia.com", &c, err,
+                             sizeof(err)) != -1)
+            fail_msg("claim body %zu accepted: %s", i, bad[i]);
+        assert_false(c.dc_fetched);
+        assert_non_null(strstr(err, "not a ResourceClaim"));
+    }
+    free(c.dc_memory);
+}
+
+/* The claims a PodList names, once each; a body that is not one names none;
+ * a pod whose claim is missing from the table, or unallocated, or carries
+ * memory that is no quantity, is bad_budget with why. */
+static void
+test_claims_of_pods(void **state)
+{
+    /* clang-format off */
+    static const char body[] = "{\"items\":["
+        "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ml\",\"uid\":\"u1\"},\"status\":{"
+        "\"resourceClaimStatuses\":[{\"name\":\"g\",\"resourceClaimName\":\"c1\"},"
+        "{\"name\":\"h\"},{\"name\":\"i\",\"resourceClaimName\":7}]}},"
+        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ml\",\"uid\":\"u2\"},\"status\":{"
+        "\"resourceClaimStatuses\":[{\"name\":\"g\",\"resourceClaimName\":\"c1\"},"
+        "{\"name\":\"h\",\"resourceClaimName\":\"c2\"}]}},"
+        "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ml\",\"uid\":\"u3\"},\"status\":{"
+        "\"resourceClaimStatuses\":[{\"name\":\"g\",\"resourceClaimName\":\"c3\"}]}}]}";
+    /* clang-format on */
+    struct dra_claims l;
+    struct bsrc_order dra;
+    struct pod_parse_opts o = opts;
+    struct pod_list pl;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(claim_json_refs(LIT("not json"), &l), 0);
+    assert_int_equal(l.dl_count, 0);
+    assert_int_equal(claim_json_refs(LIT(body), &l), 0);
+    assert_int_equal(l.dl_count, 3);
+    assert_non_null(dra_claims_find(&l, "ml", "c1"));
+    assert_non_null(dra_claims_find(&l, "ml", "c2"));
+    assert_null(dra_claims_find(&l, "other", "c1"));
+    /* c1 read and allocated with 1Gi; c2 read, not allocated; c3 left out */
+    assert_int_equal(
+        claim_json_parse(LIT("{\"status\":{\"allocation\":{\"devices\":{"
+                             "\"results\":[{\"driver\":\"d.io\","
+                             "\"consumedCapacity\":{\"memory\":\"1Gi\"}}]}}}}"),
+                         "d.io", (struct dra_claim *)dra_claims_find(&l, "ml", "c1"), err,
+                         sizeof(err)),
+        0);
+    assert_int_equal(claim_json_parse(LIT("{\"status\":{}}"), "d.io",
+                                      (struct dra_claim *)dra_claims_find(&l, "ml", "c2"),
+                                      err, sizeof(err)),
+                     0);
+    ((struct dra_claim *)dra_claims_find(&l, "ml", "c3"))->dc_error =
+        strdup("kube: get resourceclaims: 503");
+    assert_int_equal(bsrc_order_parse("dra", &dra, err, sizeof(err)), 0);
+    o.po_claims = &l;
+    assert_int_equal(pods_json_parse_sources(LIT(body), &o, &dra, &pl, err, sizeof(err)),
+                     0);
+    assert_int_equal(pl.pl_count, 3);
+    assert_int_equal(pl.pl_pods[0].p_budget_state, BUDGET_OK);
+    assert_int_equal(pl.pl_pods[0].p_budget_mib, 1024);
+    assert_int_equal(pl.pl_pods[1].p_budget_state, BUDGET_BAD);
+    assert_string_equal(pl.pl_pods[1].p_budget_error, "claim ml/c2 has no allocation");
+    assert_int_equal(pl.pl_pods[2].p_budget_state, BUDGET_BAD);
+    assert_string_equal(pl.pl_pods[2].p_budget_error,
+                        "claim ml/c3 could not be read: kube: get resourceclaims: 503");
+    pod_list_free(&pl);
+    /* no table (the exporter, suggest): no pod declares DRA */
+    o.po_claims = NULL;
+    assert_int_equal(pods_json_parse_sources(LIT(body), &o, &dra, &pl, err, sizeof(err)),
+                     0);
+    for (size_t i = 0; i < pl.pl_count; i++)
+        assert_null(pl.pl_pods[i].p_budget_source);
+    pod_list_free(&pl);
+    dra_claims_free(&l);
+}
+
 int
 main(void)
 {
@@ -807,6 +926,8 @@ main(void)
         cmocka_unit_test(test_release_fields),
         cmocka_unit_test(test_finished_pods_dropped),
         cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_claim_json),
+        cmocka_unit_test(test_claims_of_pods),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -489,6 +489,94 @@ test_table_hostile(void **state)
     sg_pod_list_free(&l);
 }
 
+/* clang-format off */
+#define SRC_POD(name, rs, annotations, containers)                                      \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"u-" name "\","   \
+    "\"labels\":{\"pod-template-hash\":\"5d9f8c7b6\"},\"annotations\":{" annotations "}," \
+    "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"" rs "\","                 \
+    "\"controller\":true}]},\"spec\":{\"containers\":[" containers "]},"               \
+    "\"status\":{\"phase\":\"Running\"}}"
+static const char SRC_PODS[] = "{\"kind\":\"PodList\",\"items\":["
+    SRC_POD("h-5d9f8c7b6-abcde", "h-5d9f8c7b6", "",
+            "{\"name\":\"a\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\","
+            "\"nvidia.com/gpumem\":\"1000\"}}},{\"name\":\"side\"}") ","
+    SRC_POD("k-5d9f8c7b6-abcde", "k-5d9f8c7b6",
+            "\"gpu-fraction\":\"0.5\",\"gpu-fraction-num-devices\":\"2\"",
+            "{\"name\":\"a\"}") ","
+    SRC_POD("r-5d9f8c7b6-abcde", "r-5d9f8c7b6", "",
+            "{\"name\":\"a\",\"resources\":{\"limits\":{\"r.io/m\":\"1000\"}}}")
+    "]}";
+/* clang-format on */
+
+/* `budgets --suggest` prints the suggestion in the form of the source the pod's
+ * budget came from: HAMi's per-GPU gpumem, KAI's gpu-memory annotation; a
+ * GPUMEM_RESOURCE pod keeps its patch. */
+static void
+test_source_declarations(void **state)
+{
+    struct sg_pod_list l;
+    struct sg_acc a;
+    struct sg_opts o = {.so_window_s = 6000, .so_headroom_bp = 1000};
+    struct bsrc_order src;
+    char err[256], *text = NULL;
+    size_t len = 0;
+    FILE *mem;
+    const double M = 1048576.0;
+
+    (void)state;
+    assert_int_equal(bsrc_order_parse("hami,kai,resource", &src, err, sizeof(err)), 0);
+    assert_int_equal(sg_pods_parse_sources(SRC_PODS, strlen(SRC_PODS), "r.io/m", &src, &l,
+                                           err, sizeof(err)),
+                     0);
+    assert_string_equal(l.sl_pods[0].sp_budget_source, "hami");
+    assert_string_equal(l.sl_pods[1].sp_budget_source, "kai");
+    assert_string_equal(l.sl_pods[2].sp_budget_source, "resource");
+    assert_int_equal(sg_acc_init(&a, 0, 60, 100, 1000), 0);
+    assert_int_equal(sg_acc_add_node(&a, "n1", &l, NULL, 0), 0);
+    assert_int_equal(sg_acc_chunk_begin(&a, 0, 0, 100), 0);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(sg_acc_sample(&a, "ml", "h-5d9f8c7b6-abcde", i, 7000 * M), 0);
+        assert_int_equal(sg_acc_sample(&a, "ml", "k-5d9f8c7b6-abcde", i, 3000 * M), 0);
+        assert_int_equal(sg_acc_sample(&a, "ml", "r-5d9f8c7b6-abcde", i, 900 * M), 0);
+    }
+    assert_int_equal(sg_acc_chunk_end(&a, err, sizeof(err)), 0);
+    assert_int_equal(sg_acc_finish(&a), 0);
+
+    /* 7000 x 1.1 = 7700 over 2 GPUs; 3000 x 1.1 = 3300 over 2 devices */
+    o.so_format = SG_FORMAT_TABLE;
+    assert_non_null(mem = open_memstream(&text, &len));
+    assert_int_equal(sg_print(mem, &a, &o, "q", "r.io/m"), 0);
+    fclose(mem);
+    assert_non_null(
+        strstr(text, "declare [hami]: container \"a\": nvidia.com/gpumem: 3850\n"));
+    assert_non_null(strstr(text, "declare [kai]: annotation gpu-memory: \"1650\"\n"));
+    assert_null(strstr(text, "declare [resource]"));
+    free(text);
+
+    o.so_format = SG_FORMAT_PATCH;
+    assert_non_null(mem = open_memstream(&text, &len));
+    assert_int_equal(sg_print(mem, &a, &o, "q", "r.io/m"), 0);
+    fclose(mem);
+    assert_non_null(strstr(text, "\"spec\":{\"template\":{\"spec\":{\"containers\":[{"
+                                 "\"name\":\"a\",\"resources\":{\"limits\":{"
+                                 "\"nvidia.com/gpumem\":\"3850\"}}}]}}}"));
+    assert_non_null(strstr(text, "\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
+                                 "\"gpu-memory\":\"1650\",\"gpu-fraction\":null}}}}"));
+    assert_non_null(strstr(text, "\"limits\":{\"r.io/m\":\"1000\"}")); /* 900 x 1.1 */
+    free(text);
+
+    o.so_format = SG_FORMAT_JSON;
+    assert_non_null(mem = open_memstream(&text, &len));
+    assert_int_equal(sg_print(mem, &a, &o, "q", "r.io/m"), 0);
+    fclose(mem);
+    assert_non_null(strstr(text, "\"budget_source\":\"kai\""));
+    assert_non_null(
+        strstr(text, "\"declaration\":\"annotation gpu-memory: \\\"1650\\\"\""));
+    free(text);
+    sg_acc_free(&a);
+    sg_pod_list_free(&l);
+}
+
 int
 main(void)
 {
@@ -503,6 +591,7 @@ main(void)
         cmocka_unit_test(test_tally),
         cmocka_unit_test(test_repeated_samples_counted_once),
         cmocka_unit_test(test_table_hostile),
+        cmocka_unit_test(test_source_declarations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -106,6 +106,7 @@ build(struct usage_reading *r, const struct series_spec *sp, size_t n)
 
     r->ur_count = n;
     r->ur_pool = NULL; /* strings one by one, as usage_reading_free() then frees them */
+    r->ur_label_sets = NULL;
     r->ur_series = n ? calloc(n, sizeof(*r->ur_series)) : NULL;
     for (i = 0; i < n; i++) {
         r->ur_series[i].us_namespace = sp[i].ns ? strdup(sp[i].ns) : NULL;
