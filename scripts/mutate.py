@@ -132,7 +132,8 @@ class Mutant:
     def describe(self):
         old = " ".join(self.old.split())
         new = " ".join(self.new.split()) or "(removed)"
-        return "`%s` → `%s`" % (old[:60], new[:60])
+        # A table cell: a `|` inside code would end the cell.
+        return ("`%s` → `%s`" % (old[:60], new[:60])).replace("|", "\\|")
 
 
 def mutants_of(path):
@@ -214,7 +215,8 @@ def write_benchmarks(results, score_line, seconds):
     if BEGIN in text:
         text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
     else:
-        text += "\n## 13. Mutation score of the decision code (scripts/mutate.py)\n" + block + "\n"
+        n = max([int(x) for x in re.findall(r"^## (\d+)\.", text, re.M)] + [0]) + 1
+        text += "\n## %d. Mutation score of the decision code (scripts/mutate.py)\n" % n + block + "\n"
     open(path, "w").write(text)
 
 
