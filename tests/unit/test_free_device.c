@@ -111,6 +111,37 @@ test_device_free_on_h100(void **state)
     device_reading_free(&dr);
 }
 
+/* A series that carries both a metric name and a time tag is none the device
+ * query makes (a relabelling Prometheus, a hostile one): it is ignored, never
+ * read as a second sample time that would make the GPU's figures a duplicate. */
+static void
+test_tagged_named_series_ignored(void **state)
+{
+    const char *const dev[] = {
+        FREE("GPU-a", "628097024"),
+        TOTAL("GPU-a", "85520809984"),
+        DTS("GPU-a", "100"),
+        UTS("GPU-a", "100"),
+        "\"__name__\":\"gpu_memory_free_bytes\",\"gvw_ts\":\"device\","
+        "\"uuid\":\"GPU-a\"",
+        "0",
+        NULL};
+    const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct policy_result res;
+
+    (void)state;
+    device(dev, &dr);
+    usage(use, &ur);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+    assert_int_equal(res.pr_free_mib, 599);
+    policy_result_free(&res);
+    usage_reading_free(&ur);
+    device_reading_free(&dr);
+}
+
 /* No device series, or stale ones: computed, and the reason says why. */
 static void
 test_fallback_and_stale(void **state)
@@ -398,6 +429,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_free_on_h100),
+        cmocka_unit_test(test_tagged_named_series_ignored),
         cmocka_unit_test(test_fallback_and_stale),
         cmocka_unit_test(test_impossible_device),
         cmocka_unit_test(test_duplicate_device_series),
