@@ -106,12 +106,13 @@ static const struct setting settings[] = {
      "capacity re-assert period (0 = only at start-up)", NULL, NULL},
     {"PROMETHEUS_URL", "http://prometheus:9090", SK_URL, OFF(c_prometheus_url), NULL,
      "Prometheus HTTP API base", NULL, NULL},
-    /* The shipped exporter's series, per node and per GPU: decisions are per card. */
-    {"USED_QUERY",
-     "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})",
-     SK_NONEMPTY, OFF(c_used_query), NULL,
-     "per-pod (and per-GPU) used bytes; $node is replaced by the node's name", NULL,
-     NULL},
+    /* The contract's default: one GPU node, any exporter. deploy/ sets the
+     * shipped exporter's per-node, per-GPU query. */
+    {"USED_QUERY", "sum by (namespace, pod) (gpu_pod_memory_used_bytes)", SK_NONEMPTY,
+     OFF(c_used_query), NULL,
+     "per-pod used bytes; $node is replaced by the node's name (deploy/ sets the "
+     "shipped exporter's per-node, per-GPU query)",
+     NULL, NULL},
     {"FREE_QUERY", FREE_QUERY_AUTO, SK_STRING, OFF(c_free_query), NULL,
      "auto: the device's own free memory per GPU (gpu_memory_free_bytes); empty: "
      "GPU_TOTAL_MIB - sum(used); else PromQL giving free MiB for $node (and $gpu)",

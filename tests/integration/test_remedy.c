@@ -44,9 +44,7 @@
 #define SV_POD "immich-server-7c4b9d6f8-m2t9z"
 #define ST_POD "portal-stt-59b7d8c6f5-j6v3q"
 
-/* USED_QUERY's default with $node replaced: the node the alert named. */
-#define DEFAULT_USED_QUERY                                                               \
-    "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"" NODE "\"})"
+#define DEFAULT_USED_QUERY "sum by (namespace, pod) (gpu_pod_memory_used_bytes)"
 #define POD_DELETED                                                                      \
     "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" ML_POD "\"}}"
 

@@ -225,8 +225,8 @@ start_serve "$TMP/serve3.log" WEBHOOK_TOKEN_FILE="$TMP/token" AUDIT_DB="$TMP/aud
 line=$(grep '"msg":"serving"' "$TMP/serve3.log")
 expect_contains "the start-up line shows the floor" '"floor_mib":"2048"' "$line"
 expect_contains "and dry run" '"dry_run":"true"' "$line"
-expect_contains "and USED_QUERY's default, the exporter's per-GPU query" \
-    '"used_query":"sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"' "$line"
+expect_contains "and USED_QUERY in effect (its default here)" \
+    '"used_query":"sum by (namespace, pod) (gpu_pod_memory_used_bytes)"' "$line"
 expect_contains "and FREE_QUERY" '"free_query":"auto"' "$line"
 expect_contains "and the scope" '"scope":"gpu where the used series carry uuid, else node"' "$line"
 expect_contains "and BUDGET_SOURCES" '"budget_sources":"hami,resource"' "$line"

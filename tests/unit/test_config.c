@@ -71,10 +71,8 @@ test_defaults(void **state)
     assert_string_equal(c.c_gpu_node_selector, "nvidia.com/gpu.present=true");
     assert_int_equal(c.c_advertise_interval_s, 3600);
     assert_string_equal(c.c_prometheus_url, "http://prometheus:9090");
-    /* The shipped exporter's query: per node, per GPU (not the one-node sum). */
-    assert_string_equal(
-        c.c_used_query,
-        "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})");
+    assert_string_equal(c.c_used_query,
+                        "sum by (namespace, pod) (gpu_pod_memory_used_bytes)");
     assert_string_equal(c.c_free_query, "auto"); /* SPEC: the device's own free */
     assert_string_equal(c.c_pod_label, "pod");
     assert_string_equal(c.c_namespace_label, "namespace");
