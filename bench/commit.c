@@ -2,7 +2,7 @@
  *
  *   gvw-commit DB [COMMITS] [ALERTS_PER_COMMIT]
  *
- * Does what commit_pending() in receiver/http/httpd.c does for one loop turn --
+ * Does what commit_pending() in receiver/webhook/httpd.c does for one loop turn --
  * store_begin, ALERTS_PER_COMMIT x store_add_alert (the 1-alert bench payload's
  * columns), store_commit -- COMMITS times (default 20000 x 16), timing each commit on
  * CLOCK_MONOTONIC. The slow tail is what every webhook waiting in that loop turn

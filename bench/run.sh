@@ -73,8 +73,8 @@ mkdir -p "$BB"
 CFLAGS="-O2 -Wall -Wextra -Wno-unused-parameter"
 cc $CFLAGS -o "$BB/gvw-load" "$ROOT/bench/load.c"
 cc $CFLAGS -o "$BB/gvw-decide" "$ROOT/bench/decide.c" $(pkg-config --cflags --libs libevent)
-cc $CFLAGS -I"$ROOT/receiver/core" -I"$ROOT/receiver/parse" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
-    "$BUILD/receiver/parse/libgvw_parse.a" "$BUILD/receiver/core/libgvw_core.a" \
+cc $CFLAGS -I"$ROOT/receiver/policy" -I"$ROOT/receiver/parse" -I"$ROOT/receiver/clients" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
+    "$BUILD/receiver/parse/libgvw_parse.a" "$BUILD/receiver/clients/libgvw_clients_parse.a" "$BUILD/receiver/policy/libgvw_policy.a" \
     "$BUILD/common/json/libgvw_json.a" "$BUILD/common/util/libgvw_util.a" \
     $(pkg-config --libs jansson) -lm
 cc $CFLAGS -o "$BB/gvw-rss-floor" "$ROOT/bench/rss_floor.c" \

@@ -29,7 +29,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_FILES = ["receiver/core/*.c", "receiver/decide/*.c"]
+DEFAULT_FILES = ["receiver/policy/*.c", "receiver/decide/*.c"]
 EQUIV_FILE = os.path.join(ROOT, "scripts", "mutants-equivalent.txt")
 BEGIN, END = "<!-- mutate:begin -->", "<!-- mutate:end -->"
 

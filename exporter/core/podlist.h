@@ -58,7 +58,7 @@ struct pl_pods {
  * large (pods_json.h).
  * Members may come in any order; a key repeated where it is read is refused.
  * With resource (GPUMEM_RESOURCE; NULL or "" = none) each pod's budget is
- * read too, by the receiver's parser (receiver/core/pods_json.c), so the
+ * read too, by the receiver's parser (receiver/policy/pods_json.c), so the
  * exporter and the decision can never read a declaration differently: limits,
  * else requests, summed over spec.containers, the full quantity grammar. When
  * that parser refuses the body whole, the pods are still returned (processes

@@ -1,7 +1,7 @@
 /* release.c -- cooperative release: ask the victim to free VRAM, then watch for it
  *
  * The URL comes from a tenant's annotation, already reduced to the pod's own
- * IP, a port and a path (core/release_target.c). The tenant's answer says
+ * IP, a port and a path (policy/release_target.c). The tenant's answer says
  * only whether it tried; what counts is free VRAM read back from Prometheus,
  * as the verify reads it, so a tenant cannot talk its way out of a recycle. */
 #include "release.h"

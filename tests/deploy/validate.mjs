@@ -27,7 +27,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 
-// Least privilege: exactly the calls the code makes (receiver/net/kube.c),
+// Least privilege: exactly the calls the code makes (receiver/clients/kube.c),
 // one line each. A grant not listed here fails the test; add it here, with
 // the call that needs it, in the same change that adds the call.
 const ALLOWED = new Map([
@@ -256,7 +256,7 @@ function workloads(objs) {
 // node %s", "create events.k8s.io events in namespace %s": verb, [group,]
 // resource), so a call added without its grant fails here, not in a cluster
 // (GET /api/v1/nodes/N once shipped without `get` on nodes).
-const CALL_SOURCES = ["receiver/net/kube.c", "exporter/podmap.c", "receiver/lease/lease.c"];
+const CALL_SOURCES = ["receiver/clients/kube.c", "exporter/podmap.c", "receiver/lease/lease.c"];
 function codeCalls() {
   const root = process.env.GVW_SOURCE_DIR ?? process.cwd();
   const keys = new Set();

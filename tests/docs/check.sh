@@ -415,7 +415,7 @@ check_protected() {
 
 # Release endpoints (deploy/examples/release/): every RELEASE_ANNOTATION
 # value in the examples is a quoted "PORT/PATH" the daemon accepts (the rules
-# of receiver/core/release_target.c), and sits on a pod template.
+# of receiver/policy/release_target.c), and sits on a pod template.
 check_release_annotations() {
 	local ann rc=0 n=0 line f v
 	ann=$(setting_default RELEASE_ANNOTATION)

@@ -51,20 +51,20 @@ fi
 CFLAGS=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer
         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
         -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla -Wno-unused-parameter
-        -I"$ROOT/receiver/parse" -I"$ROOT/receiver/core" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$ROOT/tests" -I"$HERE" "${JANSSON_CFLAGS[@]}")
+        -I"$ROOT/receiver/parse" -I"$ROOT/receiver/policy" -I"$ROOT/receiver/webhook" -I"$ROOT/receiver/clients" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$ROOT/tests" -I"$HERE" "${JANSSON_CFLAGS[@]}")
 # shellcheck disable=SC2054
 LDFLAGS=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
-SOURCES=("$ROOT/receiver/parse/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/common/util/utf8.c"
+SOURCES=("$ROOT/receiver/webhook/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/common/util/utf8.c"
          "$ROOT/common/util/strpool.c" "$ROOT/common/json/json_str.c" "$ROOT/common/util/buf.c"
-         "$ROOT/receiver/core/quantity.c" "$ROOT/receiver/core/usage.c"
-         "$ROOT/receiver/core/policy.c" "$ROOT/receiver/core/device.c"
-         "$ROOT/receiver/core/decision_result.c" "$ROOT/common/util/rfc3339.c"
-         "$ROOT/receiver/parse/prom_json.c" "$ROOT/receiver/parse/pods_json.c"
-         "$ROOT/receiver/core/node_name.c"
-         "$ROOT/receiver/parse/pods_budget.c" "$ROOT/receiver/core/budget_src.c"
+         "$ROOT/receiver/policy/quantity.c" "$ROOT/receiver/policy/usage.c"
+         "$ROOT/receiver/policy/policy.c" "$ROOT/receiver/policy/device.c"
+         "$ROOT/receiver/policy/decision_result.c" "$ROOT/common/util/rfc3339.c"
+         "$ROOT/receiver/clients/prom_json.c" "$ROOT/receiver/parse/pods_json.c"
+         "$ROOT/receiver/policy/node_name.c"
+         "$ROOT/receiver/parse/pods_budget.c" "$ROOT/receiver/policy/budget_src.c"
          "$ROOT/receiver/parse/claim_json.c"
-         "$ROOT/receiver/core/budget_resolve.c" "$ROOT/common/util/decimal.c"
+         "$ROOT/receiver/policy/budget_resolve.c" "$ROOT/common/util/decimal.c"
          "$ROOT/common/util/termtext.c")
 for t in "${TARGETS[@]}"; do
     SOURCES+=("$HERE/$t.c")

@@ -1,5 +1,5 @@
 # tests/integration/net.cmake -- the network clients against a fake HTTP server on loopback
-if(TARGET gvw_net)
+if(TARGET gvw_clients)
   if(NOT TARGET gvw_fake)
     add_library(gvw_fake STATIC ${CMAKE_CURRENT_LIST_DIR}/../fake/fake.c)
     target_include_directories(gvw_fake PUBLIC ${CMAKE_CURRENT_LIST_DIR}/../fake)
@@ -12,8 +12,8 @@ if(TARGET gvw_net)
   endif()
   foreach(t ${gvw_net_tests})
     gvw_add_test(${t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${t}.c
-                 LIBS gvw_net gvw_fake LABELS integration
-                 WHITE_BOX receiver/net) # test_kube reads kube_json.h
+                 LIBS gvw_clients gvw_advertise gvw_fake LABELS integration
+                 WHITE_BOX receiver/clients) # test_kube reads kube_json.h
   endforeach()
   # A rotated CA file, against a TLS server on the test's loop: libevent's OpenSSL
   # glue and OpenSSL's headers (libevent-dev; libssl-dev, which libcurl4-openssl-dev
@@ -21,7 +21,7 @@ if(TARGET gvw_net)
   pkg_check_modules(EVSSL IMPORTED_TARGET libevent_openssl openssl)
   if(EVSSL_FOUND)
     gvw_add_test(test_httpc_ca SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_httpc_ca.c
-                 LIBS gvw_net gvw_fake PkgConfig::EVSSL LABELS integration)
+                 LIBS gvw_clients gvw_fake PkgConfig::EVSSL LABELS integration)
     list(APPEND gvw_net_tests test_httpc_ca)
   else()
     message(WARNING "test_httpc_ca not built: pkg-config finds no libevent_openssl "

@@ -1,4 +1,4 @@
 # tests/unit/predict.cmake -- the predictive trigger's pure judgement (the matrix reader: prom_matrix.cmake)
-if(TARGET gvw_core AND TARGET gvw_net)
-  gvw_add_test(test_predict SOURCES unit/test_predict.c LIBS gvw_core LABELS unit)
+if(TARGET gvw_policy AND TARGET gvw_clients)
+  gvw_add_test(test_predict SOURCES unit/test_predict.c LIBS gvw_policy LABELS unit)
 endif()

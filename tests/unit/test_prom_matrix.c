@@ -1,4 +1,4 @@
-/* test_prom_matrix.c -- the one range-answer reader (receiver/parse/prom_matrix): the
+/* test_prom_matrix.c -- the one range-answer reader (receiver/clients/prom_matrix): the
  * query_range reading of budgets --suggest and the growth subquery's collection, fed
  * well-formed and malformed answers */
 #include <math.h>

@@ -5,15 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h" /* DEVICE_MAX_GPU_MIB, DEVICE_MAX_GPUS */
 #include "usage.h"
 
 /* GPU feature discovery's labels on the Node object. */
 #define CAPSIZE_GFD_MEMORY "nvidia.com/gpu.memory" /* one GPU's memory, MiB ("15360") */
 #define CAPSIZE_GFD_COUNT "nvidia.com/gpu.count"   /* physical GPUs on the node ("1") */
 
-/* Bounds that no real card reaches; past them a figure is nonsense. */
-#define CAPSIZE_MAX_GPU_MIB (16LL * 1024 * 1024) /* 16 TiB */
-#define CAPSIZE_MAX_GPUS 1024
 
 /*
  * GPUMEM_CAPACITY_MIB: "auto" (any case) sets *is_auto; else a non-negative

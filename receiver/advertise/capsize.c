@@ -49,7 +49,7 @@ gpu_seats(int64_t size_mib, int64_t reserve_mib, const char *what, int64_t *seat
 static int
 add_checked(int64_t *sum, int64_t a)
 {
-    if (a > CAPSIZE_MAX_GPU_MIB * CAPSIZE_MAX_GPUS - *sum)
+    if (a > DEVICE_MAX_GPU_MIB * DEVICE_MAX_GPUS - *sum)
         return -1;
     *sum += a;
     return 0;
@@ -80,7 +80,7 @@ capsize_from_series(const struct usage_reading *r, const char *node, int64_t res
             return -1;
         }
         snprintf(what, sizeof(what), "GPU %s", s->us_gpu);
-        if (isnan(b) || isinf(b) || b <= 0 || b / MIB > (double)CAPSIZE_MAX_GPU_MIB) {
+        if (isnan(b) || isinf(b) || b <= 0 || b / MIB > (double)DEVICE_MAX_GPU_MIB) {
             snprintf(err, errlen, "%s: gpu_memory_total_bytes is %g, which no card has",
                      what, b);
             return -1;
@@ -153,9 +153,9 @@ capsize_from_gfd(const char *memory, const char *count, int64_t reserve_mib, int
                  memory ? CAPSIZE_GFD_COUNT : CAPSIZE_GFD_MEMORY);
         return -1;
     }
-    if (label_int(CAPSIZE_GFD_MEMORY, memory, CAPSIZE_MAX_GPU_MIB, &size, err, errlen) ==
+    if (label_int(CAPSIZE_GFD_MEMORY, memory, DEVICE_MAX_GPU_MIB, &size, err, errlen) ==
             -1 ||
-        label_int(CAPSIZE_GFD_COUNT, count, CAPSIZE_MAX_GPUS, &n, err, errlen) == -1 ||
+        label_int(CAPSIZE_GFD_COUNT, count, DEVICE_MAX_GPUS, &n, err, errlen) == -1 ||
         gpu_seats(size, reserve_mib, "each GPU (" CAPSIZE_GFD_MEMORY ")", &seats, err,
                   errlen) == -1)
         return -1;

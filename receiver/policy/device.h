@@ -13,6 +13,10 @@
 #define DEVICE_UNATTRIBUTED_METRIC "gpu_memory_unattributed_bytes"
 #define DEVICE_TS_LABEL "gvw_ts"
 
+/* Bounds that no real card reaches; past them a figure is nonsense. */
+#define DEVICE_MAX_GPU_MIB (16LL * 1024 * 1024) /* 16 TiB */
+#define DEVICE_MAX_GPUS 1024
+
 /* 1 when l is a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not empty), so
  * nothing in it can change a query that names it. */
 int device_label_name_ok(const char *l);
@@ -68,7 +72,7 @@ const struct device_gpu *device_find(const struct device_reading *d, const char 
 int device_fresh(const struct device_gpu *g, char *why, size_t whylen);
 
 /* 1 when a usable entry cannot be true (free > total, negative, NaN or infinite
- * free or total, a total of 0 or past CAPSIZE_MAX_GPU_MIB), with a sentence in why. */
+ * free or total, a total of 0 or past DEVICE_MAX_GPU_MIB), with a sentence in why. */
 int device_impossible(const struct device_gpu *g, char *why, size_t whylen);
 
 /* What one decision (a GPU, or the node: gpu NULL) reads from the device. */

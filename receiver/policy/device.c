@@ -1,8 +1,6 @@
 /* device.c -- the device's own free/total per GPU: freshness and plausibility, no I/O */
 #include "device.h"
 
-#include "capsize.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,8 +229,8 @@ device_impossible(const struct device_gpu *g, char *why, size_t whylen)
                  g->dg_total_bytes, gpu);
         return 1;
     }
-    if (g->dg_total_bytes / 1048576.0 > (double)CAPSIZE_MAX_GPU_MIB) {
-        /* The bound capacity advertising holds a total to (capsize.h). */
+    if (g->dg_total_bytes / 1048576.0 > (double)DEVICE_MAX_GPU_MIB) {
+        /* The bound capacity advertising holds a total to as well. */
         snprintf(why, whylen,
                  "the device reports a total of %g bytes on GPU %s, more than any card "
                  "has, which cannot be true",
