@@ -12,7 +12,6 @@
 #define CAPSIZE_GFD_MEMORY "nvidia.com/gpu.memory" /* one GPU's memory, MiB ("15360") */
 #define CAPSIZE_GFD_COUNT "nvidia.com/gpu.count"   /* physical GPUs on the node ("1") */
 
-
 /*
  * GPUMEM_CAPACITY_MIB: "auto" (any case) sets *is_auto; else a non-negative
  * decimal integer into *mib. 0, or -1 for anything else (nothing set).
