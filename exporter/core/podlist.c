@@ -13,7 +13,7 @@
 
 #include "jscan.h"
 #include "pods_json.h"
-#include "policy.h"
+#include "pod.h"
 
 struct walk {
     struct js_scan w_s;

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strpool.h"
-
 #define MIB 1048576.0
 
 /* The why_not values (SPEC candidates[].why_not); pointers compared by identity. */
@@ -30,29 +28,6 @@ static const char *const why_order[] = {
     WHY_NO_CONTROLLER, WHY_EXCLUDED,    WHY_STARVING,    WHY_PROTECTED,
     WHY_TOO_YOUNG,     WHY_NO_BUDGET,   WHY_BAD_BUDGET,  WHY_WITHIN,
 };
-
-void
-pod_list_free(struct pod_list *l)
-{
-    size_t i;
-
-    if (l == NULL)
-        return;
-    for (i = 0; l->pl_pool == NULL && i < l->pl_count; i++) {
-        free(l->pl_pods[i].p_namespace);
-        free(l->pl_pods[i].p_name);
-        free(l->pl_pods[i].p_uid);
-        free(l->pl_pods[i].p_budget_error);
-        free(l->pl_pods[i].p_budget_decl);
-        free(l->pl_pods[i].p_ip);
-        free(l->pl_pods[i].p_release);
-    }
-    strpool_free(l->pl_pool);
-    l->pl_pool = NULL;
-    free(l->pl_pods);
-    l->pl_pods = NULL;
-    l->pl_count = 0;
-}
 
 void
 policy_result_free(struct policy_result *res)

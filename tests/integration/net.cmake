@@ -6,8 +6,8 @@ if(TARGET gvw_clients)
     target_link_libraries(gvw_fake PUBLIC PkgConfig::LIBEVENT)
   endif()
   set(gvw_net_tests test_httpc)
-  # prom.c and kube.c call the parsers: those tests wait for gvw_parse.
-  if(TARGET gvw_parse)
+  # prom.c and kube.c call the parsers: those tests wait for gvw_pod.
+  if(TARGET gvw_pod)
     list(APPEND gvw_net_tests test_prom test_kube test_capacity test_net_oom)
   endif()
   foreach(t ${gvw_net_tests})

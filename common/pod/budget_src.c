@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "decimal.h"
-#include "policy.h"
 #include "quantity.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -25,6 +24,21 @@ const char BSRC_NOT_STRING[] = "(not a string)";
     } while (0)
 
 static const char *const words[] = {NULL, "resource", "hami", "kai", "dra"};
+
+/* Appends to the declaration at *off; past the end is dropped, never overrun. */
+static void __attribute__((format(printf, 4, 5)))
+decl_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*off >= len)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *off, len - *off, fmt, ap);
+    va_end(ap);
+    *off = n < 0 || (size_t)n >= len - *off ? len : *off + (size_t)n;
+}
 
 const char *
 bsrc_name(enum bsrc s)
@@ -222,13 +236,13 @@ judge_hami(const struct bsrc_pod *p, struct bsrc_budget *b)
             b->bb_gpus += (double)n * (double)pct / 100.0;
             snprintf(part, sizeof(part), HAMI_GPUMEM_PCT ": %lld", (long long)pct);
         }
-        policy_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", parts++ ? "; " : "");
+        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", parts++ ? "; " : "");
         if (p->bp_container_count > 1)
-            policy_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s: ", cname);
+            decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s: ", cname);
         if (n > 1)
-            policy_append(b->bb_decl, sizeof(b->bb_decl), &off, HAMI_GPU ": %lld, ",
-                          (long long)n);
-        policy_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", part);
+            decl_append(b->bb_decl, sizeof(b->bb_decl), &off, HAMI_GPU ": %lld, ",
+                        (long long)n);
+        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", part);
     }
     if (parts == 0)
         bad(b, HAMI_GPUMEM " is declared but no container is given an " HAMI_GPU);
@@ -275,8 +289,8 @@ judge_kai(const struct bsrc_pod *p, struct bsrc_budget *b)
             BAD(b, KAI_GPU_FRACTION " \"%s\" is not a fraction above 0 and at most 1",
                 shown);
         b->bb_gpus = f * (double)devices;
-        policy_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_FRACTION ": \"%s\"",
-                      shown);
+        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_FRACTION ": \"%s\"",
+                    shown);
     } else {
         show(p->bp_memory, shown);
         if (p->bp_memory[0] == '-' &&
@@ -285,13 +299,13 @@ judge_kai(const struct bsrc_pod *p, struct bsrc_budget *b)
         if (decimal_parse(p->bp_memory, INT32_MAX, &mem) != 0 || mem == 0)
             BAD(b, KAI_GPU_MEMORY " \"%s\" is not a whole number of MiB above 0", shown);
         b->bb_mib = mem * devices;
-        policy_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_MEMORY ": \"%s\"",
-                      shown);
+        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_MEMORY ": \"%s\"",
+                    shown);
     }
     if (p->bp_num_devices != NULL) {
         show(p->bp_num_devices, shown2);
-        policy_append(b->bb_decl, sizeof(b->bb_decl), &off,
-                      ", " KAI_NUM_DEVICES ": \"%s\"", shown2);
+        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, ", " KAI_NUM_DEVICES ": \"%s\"",
+                    shown2);
     }
 }
 
@@ -337,8 +351,8 @@ judge_dra(const struct bsrc_pod *p, struct bsrc_budget *b)
                 p->bp_namespace ? p->bp_namespace : "", claim);
         if (c->bl_memory_count == 0)
             continue;
-        policy_append(b->bb_decl, sizeof(b->bb_decl), &off, "%sclaim %s/%s: memory",
-                      off ? "; " : "", p->bp_namespace ? p->bp_namespace : "", claim);
+        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%sclaim %s/%s: memory",
+                    off ? "; " : "", p->bp_namespace ? p->bp_namespace : "", claim);
         for (k = 0; k < c->bl_memory_count; k++) {
             const char *m = c->bl_memory[k];
             show(m, shown);
@@ -352,8 +366,8 @@ judge_dra(const struct bsrc_pod *p, struct bsrc_budget *b)
             if (bytes > INT64_MAX - total)
                 BAD(b, "claim %s: the memory together overflows 64 bits", claim);
             total += bytes;
-            policy_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s %s", k ? "," : "",
-                          shown);
+            decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s %s", k ? "," : "",
+                        shown);
         }
         if (c->bl_reserved > b->bb_shared)
             b->bb_shared = c->bl_reserved;

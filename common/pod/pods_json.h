@@ -6,7 +6,7 @@
 
 #include "budget_src.h"
 #include "claim_json.h"
-#include "policy.h"
+#include "pod.h"
 
 struct pod_parse_opts {
     const char *po_resource;            /* GPUMEM_RESOURCE, e.g. viktorbarzin.me/gpumem */

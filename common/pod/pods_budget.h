@@ -8,7 +8,7 @@
 #include "budget_src.h"
 #include "claim_json.h"
 #include "jscan.h"
-#include "policy.h"
+#include "pod.h"
 
 struct strpool;
 
