@@ -62,12 +62,12 @@ struct sums {
 
 static void
 device_sums(const struct nvml_device *d, const struct attr_pid *pids, size_t npids,
-            const struct pl_pods *pods, struct sums *s)
+            const struct pod_list *pods, struct sums *s)
 {
     memset(s, 0, sizeof(*s));
     s->used = d->nd_total > d->nd_free ? d->nd_total - d->nd_free : 0;
     for (size_t i = 0; i < d->nd_nprocs; i++) {
-        const struct pl_pod *pod;
+        const struct pod *pod;
         const char *container;
         uint64_t used;
         enum attr_why w =
@@ -94,7 +94,7 @@ put(FILE *out, const char *s)
 
 static void
 print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
-            const struct attr_pid *pids, size_t npids, const struct pl_pods *pods,
+            const struct attr_pid *pids, size_t npids, const struct pod_list *pods,
             int list_ok, const char *list_why)
 {
     fputs("node ", out);
@@ -132,7 +132,7 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
         fprintf(out, "  %8s %10s  %s\n", "PID", "MiB",
                 "NAMESPACE/POD CONTAINER, or why unattributed");
         for (size_t i = 0; i < d->nd_nprocs; i++) {
-            const struct pl_pod *pod;
+            const struct pod *pod;
             const char *container;
             uint64_t used;
             enum attr_why w =
@@ -147,9 +147,9 @@ print_table(FILE *out, const char *node, const struct nvml_snapshot *snap,
                 snprintf(mib, sizeof(mib), "%.1f", (double)used / MIB);
             if (w == ATTR_POD) {
                 fprintf(out, "  %8" PRIu32 " %10s  ", d->nd_procs[i].np_pid, mib);
-                put(out, pod->pp_namespace);
+                put(out, pod->p_namespace);
                 fputc('/', out);
-                put(out, pod->pp_name);
+                put(out, pod->p_name);
                 fputc(' ', out);
                 put(out, container ? container : "(container not matched)");
                 fputc('\n', out);
@@ -181,7 +181,7 @@ set(json_t *o, const char *k, json_t *v)
  * so each value is owned by its parent from the moment it is made. */
 static json_t *
 to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pid *pids,
-        size_t npids, const struct pl_pods *pods, int list_ok, const char *list_why)
+        size_t npids, const struct pod_list *pods, int list_ok, const char *list_why)
 {
     json_t *root = json_object(), *gpus = NULL, *pl = NULL;
 
@@ -213,7 +213,7 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
             set(g, "processes", procs = json_array()))
             goto oom;
         for (size_t i = 0; i < d->nd_nprocs; i++) {
-            const struct pl_pod *pod;
+            const struct pod *pod;
             const char *container;
             uint64_t used;
             enum attr_why w =
@@ -226,8 +226,8 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
                 set(p, "pid", json_integer(d->nd_procs[i].np_pid)) ||
                 set(p, "bytes", w == ATTR_NO_MEMORY ? json_null() : bytes_json(used)) ||
                 set(p, "namespace",
-                    w == ATTR_POD ? json_string(pod->pp_namespace) : json_null()) ||
-                set(p, "pod", w == ATTR_POD ? json_string(pod->pp_name) : json_null()) ||
+                    w == ATTR_POD ? json_string(pod->p_namespace) : json_null()) ||
+                set(p, "pod", w == ATTR_POD ? json_string(pod->p_name) : json_null()) ||
                 set(p, "container",
                     w == ATTR_POD ? json_string(container ? container : "")
                                   : json_null()) ||

@@ -29,7 +29,7 @@ struct podmap {
     struct bsrc_order pm_sources; /* BUDGET_SOURCES */
     char **pm_told;               /* owned: UIDs whose unresolved share was logged */
     size_t pm_ntold, pm_captold;
-    struct pl_pods pm_pods;
+    struct pod_list pm_pods;
     double pm_listed_at; /* monotonic seconds the last list started */
     char **pm_bad;       /* owned: UIDs of pods whose budget was unreadable last list */
     size_t pm_nbad;
@@ -68,7 +68,7 @@ free_bad(char **bad, size_t n)
  * list: the UIDs of the last list's bad pods are remembered (a pod gone from
  * the list is forgotten, so the set stays as small as the node). */
 static void
-note_bad_budgets(struct podmap *pm, const struct pl_pods *fresh)
+note_bad_budgets(struct podmap *pm, const struct pod_list *fresh)
 {
     char **bad = NULL;
     size_t nbad = 0;
@@ -83,23 +83,23 @@ note_bad_budgets(struct podmap *pm, const struct pl_pods *fresh)
         pm->pm_budgets_logged = 0;
     }
     for (size_t i = 0; i < fresh->pl_count; i++)
-        if (fresh->pl_items[i].pp_budget == PL_BUDGET_BAD)
+        if (podlist_budget(&fresh->pl_pods[i]) == PL_BUDGET_BAD)
             nbad++;
     if (nbad > 0 && (bad = calloc(nbad, sizeof(*bad))) == NULL)
         nbad = 0; /* out of memory: at worst a pod is logged again */
     for (size_t i = 0, k = 0; i < fresh->pl_count && k < nbad; i++) {
-        const struct pl_pod *p = &fresh->pl_items[i];
-        if (p->pp_budget != PL_BUDGET_BAD)
+        const struct pod *p = &fresh->pl_pods[i];
+        if (podlist_budget(p) != PL_BUDGET_BAD)
             continue;
-        if (!was_bad(pm, p->pp_uid)) {
+        if (!was_bad(pm, p->p_uid)) {
             pm->pm_budget_errors++;
             log_event(LOG_LEVEL_WARN,
                       "a pod's GPU memory budget is unreadable: no budget series for it",
-                      "node", pm->pm_node, "namespace", p->pp_namespace, "pod",
-                      p->pp_name, "resource", pm->pm_resource, "error",
-                      p->pp_budget_error, (char *)NULL);
+                      "node", pm->pm_node, "namespace", p->p_namespace, "pod", p->p_name,
+                      "resource", pm->pm_resource, "error", p->p_budget_error,
+                      (char *)NULL);
         }
-        bad[k++] = strdup(p->pp_uid); /* NULL (out of memory) is only forgotten */
+        bad[k++] = strdup(p->p_uid); /* NULL (out of memory) is only forgotten */
     }
     free_bad(pm->pm_bad, pm->pm_nbad);
     pm->pm_bad = bad;
@@ -110,7 +110,7 @@ static int
 parse_list(const char *body, size_t len, void *arg, char *err, size_t errlen)
 {
     struct podmap *pm = arg;
-    struct pl_pods fresh;
+    struct pod_list fresh;
 
     if (podlist_parse_sources(body, len, pm->pm_resource, &pm->pm_sources, &fresh, err,
                               errlen) == -1)
@@ -119,7 +119,7 @@ parse_list(const char *body, size_t len, void *arg, char *err, size_t errlen)
     free_bad(pm->pm_told, pm->pm_ntold); /* a new list: each may be told again */
     pm->pm_told = NULL;
     pm->pm_ntold = pm->pm_captold = 0;
-    podlist_free(&pm->pm_pods);
+    pod_list_free(&pm->pm_pods);
     pm->pm_pods = fresh;
     return 0;
 }
@@ -223,7 +223,7 @@ podmap_free(struct podmap *pm)
     if (pm == NULL)
         return;
     kubec_free(pm->pm_kube); /* a list in flight ends cancelled */
-    podlist_free(&pm->pm_pods);
+    pod_list_free(&pm->pm_pods);
     free_bad(pm->pm_bad, pm->pm_nbad);
     free_bad(pm->pm_told, pm->pm_ntold);
     free(pm->pm_resource);
@@ -231,7 +231,7 @@ podmap_free(struct podmap *pm)
     free(pm);
 }
 
-const struct pl_pods *
+const struct pod_list *
 podmap_pods(const struct podmap *pm)
 {
     return &pm->pm_pods;
@@ -317,19 +317,19 @@ podmap_budget_errors(const struct podmap *pm)
 }
 
 void
-podmap_share_unresolved(const struct pl_pod *p, const char *why, void *arg)
+podmap_share_unresolved(const struct pod *p, const char *why, void *arg)
 {
     struct podmap *pm = arg;
     char **grown, *uid;
 
     for (size_t i = 0; i < pm->pm_ntold; i++)
-        if (strcmp(pm->pm_told[i], p->pp_uid) == 0)
+        if (strcmp(pm->pm_told[i], p->p_uid) == 0)
             return;
     log_event(LOG_LEVEL_WARN,
               "a pod's GPU memory budget is a share of its GPU, whose total is not "
               "known this poll: no budget series for it",
-              "node", pm->pm_node, "namespace", p->pp_namespace, "pod", p->pp_name,
-              "source", p->pp_budget_source ? p->pp_budget_source : "", "error", why,
+              "node", pm->pm_node, "namespace", p->p_namespace, "pod", p->p_name,
+              "source", p->p_budget_source ? p->p_budget_source : "", "error", why,
               (char *)NULL);
     if (pm->pm_ntold == pm->pm_captold) {
         size_t cap = pm->pm_captold ? pm->pm_captold * 2 : 8;
@@ -338,6 +338,6 @@ podmap_share_unresolved(const struct pl_pod *p, const char *why, void *arg)
         pm->pm_told = grown;
         pm->pm_captold = cap;
     }
-    if ((uid = strdup(p->pp_uid)) != NULL)
+    if ((uid = strdup(p->p_uid)) != NULL)
         pm->pm_told[pm->pm_ntold++] = uid;
 }

@@ -30,7 +30,7 @@ struct podmap *podmap_new(struct event_base *base, const struct kube_opts *o,
 void podmap_free(struct podmap *pm);
 
 /* The last list (borrowed until the next change), never NULL. */
-const struct pl_pods *podmap_pods(const struct podmap *pm);
+const struct pod_list *podmap_pods(const struct podmap *pm);
 
 /* For attribute(): whether key (a pod UID, or UID/container ID) already
  * caused a list in the last minute, or a list is in flight. */
@@ -60,6 +60,6 @@ uint64_t podmap_budget_errors(const struct podmap *pm);
 
 /* For expo_render()'s es_unresolved: logs, once per pod per list, that a pod's
  * share of its GPU has no series this poll (arg is the podmap). */
-void podmap_share_unresolved(const struct pl_pod *p, const char *why, void *arg);
+void podmap_share_unresolved(const struct pod *p, const char *why, void *arg);
 
 #endif

@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pods_json.h"
 #include "strpool.h"
 
 void
 pods_budget_init(struct pods_budget *b, const struct bsrc_order *order,
-                 struct strpool *pool)
+                 struct strpool *pool, unsigned keep)
 {
     memset(b, 0, sizeof(*b));
     if (order != NULL && order->bo_count > 0) {
@@ -20,6 +21,8 @@ pods_budget_init(struct pods_budget *b, const struct bsrc_order *order,
     }
     b->pb_hami = bsrc_order_has(&b->pb_order, BSRC_HAMI);
     b->pb_kai = bsrc_order_has(&b->pb_order, BSRC_KAI);
+    b->pb_all = (keep & POD_KEEP_WORKLOAD) != 0;
+    b->pb_lean = (keep & POD_LEAN) != 0;
     b->pb_pool = pool;
 }
 
@@ -50,7 +53,7 @@ pods_budget_container(struct pods_budget *b)
 {
     struct bsrc_container *grown;
 
-    if (!b->pb_hami)
+    if (!b->pb_hami && !b->pb_all)
         return 0;
     if (b->pb_count == b->pb_cap) {
         size_t cap = b->pb_cap ? b->pb_cap * 2 : 4;
@@ -69,7 +72,7 @@ pods_budget_container_name(struct pods_budget *b, const struct js_held *name)
 {
     int nul = 0;
 
-    if (!b->pb_hami || b->pb_count == 0 || name->h_type != JS_STRING)
+    if ((!b->pb_hami && !b->pb_all) || b->pb_count == 0 || name->h_type != JS_STRING)
         return 0;
     b->pb_ctrs[b->pb_count - 1].bc_name = js_strdup_pool(&name->h_str, b->pb_pool, &nul);
     return b->pb_ctrs[b->pb_count - 1].bc_name == NULL && !nul ? -1 : 0;
@@ -101,7 +104,7 @@ pods_budget_resource(struct pods_budget *b, struct js_scan *s, const struct js_s
 {
     struct bsrc_container *c;
 
-    if (!b->pb_hami || b->pb_count == 0 || k < 0 || k > 1)
+    if ((!b->pb_hami && !b->pb_all) || b->pb_count == 0 || k < 0 || k > 1)
         return 0;
     c = &b->pb_ctrs[b->pb_count - 1];
     if (js_str_eq(key, HAMI_GPU))
@@ -170,7 +173,7 @@ pods_budget_claims(struct pods_budget *b, struct js_scan *s)
 int
 pods_budget_annotation(struct pods_budget *b, struct js_scan *s, const struct js_str *key)
 {
-    if (!b->pb_kai)
+    if (!b->pb_kai && !b->pb_all)
         return 0;
     if (js_str_eq(key, KAI_GPU_FRACTION))
         return read_value(b, s, &b->pb_fraction) == -1 ? -1 : 1;
@@ -235,7 +238,7 @@ pods_budget_judge(struct pods_budget *b, const char *resource, struct pod *p)
     bsrc_judge(&b->pb_order, &in, &out);
     b->pb_drop = out.bb_not_tenant;
     p->p_budget_source = bsrc_name(out.bb_source);
-    if (keep(b, out.bb_decl, &p->p_budget_decl) == -1)
+    if (!b->pb_lean && keep(b, out.bb_decl, &p->p_budget_decl) == -1)
         return -1;
     if (out.bb_source == BSRC_RESOURCE || out.bb_source == BSRC_NONE)
         return 0; /* the reader's own verdict stands, message and all */

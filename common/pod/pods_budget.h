@@ -14,8 +14,10 @@ struct strpool;
 
 /* The walk's scratch for one pod at a time. */
 struct pods_budget {
-    struct bsrc_order pb_order;     /* BUDGET_SOURCES; empty = resource alone */
-    int pb_hami, pb_kai;            /* collect HAMi's resources, KAI's annotations */
+    struct bsrc_order pb_order; /* BUDGET_SOURCES; empty = resource alone */
+    int pb_hami, pb_kai;        /* HAMi's resources, KAI's annotations are read */
+    int pb_all;  /* read both even when not a source (--suggest prints them) */
+    int pb_lean; /* keep no declaration text (POD_LEAN) */
     struct strpool *pb_pool;        /* borrowed: the list's, where values are kept */
     struct bsrc_container *pb_ctrs; /* owned, reused pod to pod */
     size_t pb_count, pb_cap;
@@ -27,15 +29,18 @@ struct pods_budget {
     size_t pb_nclaims, pb_capclaims;
 };
 
-/* Sets up b for a walk (order NULL or empty = resource alone). */
+/* Sets up b for a walk (order NULL or empty = resource alone); keep is the
+ * reader's po_keep (POD_KEEP_WORKLOAD reads HAMi's and KAI's declarations whatever
+ * the sources, POD_LEAN keeps no declaration text). */
 void pods_budget_init(struct pods_budget *b, const struct bsrc_order *order,
-                      struct strpool *pool);
+                      struct strpool *pool, unsigned keep);
 void pods_budget_free(struct pods_budget *b);
 
 /* A new pod: forgets the last one's declarations. */
 void pods_budget_pod(struct pods_budget *b);
 
-/* A new container of spec.containers: 0, or -1 when out of memory. */
+/* A new container of spec.containers: 0, or -1 when out of memory. Its HAMi
+ * values, when read, are b->pb_ctrs[b->pb_count - 1]'s. */
 int pods_budget_container(struct pods_budget *b);
 
 /* The current container's name (a held value; another type = unnamed). */

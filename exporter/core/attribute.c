@@ -27,15 +27,15 @@ find_pid(const struct attr_pid *pids, size_t npids, uint32_t pid)
 
 /* Adds bytes to the series (device, pod, container), creating it. */
 static int
-add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pl_pod *pod,
+add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pod *pod,
            const char *container, uint64_t bytes)
 {
     struct attr_series *s;
 
     for (size_t i = 0; i < r->ar_nseries; i++) {
         s = &r->ar_series[i];
-        if (s->as_device == dev && s->as_pod == pod->pp_name &&
-            s->as_namespace == pod->pp_namespace &&
+        if (s->as_device == dev && s->as_pod == pod->p_name &&
+            s->as_namespace == pod->p_namespace &&
             strcmp(s->as_container, container) == 0) {
             s->as_bytes = attr_add_sat(s->as_bytes, bytes);
             return 0;
@@ -51,8 +51,8 @@ add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pl_pod *
     }
     s = &r->ar_series[r->ar_nseries++];
     s->as_device = dev;
-    s->as_namespace = pod->pp_namespace;
-    s->as_pod = pod->pp_name;
+    s->as_namespace = pod->p_namespace;
+    s->as_pod = pod->p_name;
     s->as_container = container;
     s->as_bytes = bytes;
     return 0;
@@ -91,8 +91,8 @@ first_of_pid(const struct nvml_device *d, size_t i, uint64_t *used, int *known)
 
 enum attr_why
 attribute_process(const struct nvml_device *d, size_t i, const struct attr_pid *pids,
-                  size_t npids, const struct pl_pods *pods, uint64_t *used,
-                  const struct pl_pod **pod, const char **container,
+                  size_t npids, const struct pod_list *pods, uint64_t *used,
+                  const struct pod **pod, const char **container,
                   const struct attr_pid **apout)
 {
     const struct attr_pid *ap;
@@ -120,7 +120,7 @@ attribute_process(const struct nvml_device *d, size_t i, const struct attr_pid *
 
 int
 attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t npids,
-          const struct pl_pods *pods, int (*is_asked)(const char *key, void *arg),
+          const struct pod_list *pods, int (*is_asked)(const char *key, void *arg),
           void *arg, struct attr_result *out)
 {
     size_t cap = 0;
@@ -137,7 +137,7 @@ attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t 
             d->nd_total > d->nd_free ? d->nd_total - d->nd_free : 0;
         for (size_t i = 0; i < d->nd_nprocs; i++) {
             const struct attr_pid *ap;
-            const struct pl_pod *pod;
+            const struct pod *pod;
             const char *container;
             char key[sizeof(out->ar_unknown)];
             uint64_t used;

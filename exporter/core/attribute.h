@@ -66,7 +66,7 @@ attr_add_sat(uint64_t a, uint64_t b)
  * Borrows every input; the series point into snap and pods.
  */
 int attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t npids,
-              const struct pl_pods *pods, int (*is_asked)(const char *key, void *arg),
+              const struct pod_list *pods, int (*is_asked)(const char *key, void *arg),
               void *arg, struct attr_result *out);
 
 void attr_result_free(struct attr_result *r);
@@ -88,8 +88,8 @@ enum attr_why {
  */
 enum attr_why attribute_process(const struct nvml_device *d, size_t i,
                                 const struct attr_pid *pids, size_t npids,
-                                const struct pl_pods *pods, uint64_t *used,
-                                const struct pl_pod **pod, const char **container,
+                                const struct pod_list *pods, uint64_t *used,
+                                const struct pod **pod, const char **container,
                                 const struct attr_pid **ap);
 
 #endif

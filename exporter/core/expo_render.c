@@ -60,12 +60,12 @@ pod_family(struct buf *out, const struct expo_status *st,
 static int
 by_namespace_name(const void *a, const void *b)
 {
-    const struct pl_pod *x = *(const struct pl_pod *const *)a;
-    const struct pl_pod *y = *(const struct pl_pod *const *)b;
-    int c = strcmp(x->pp_namespace, y->pp_namespace);
+    const struct pod *x = *(const struct pod *const *)a;
+    const struct pod *y = *(const struct pod *const *)b;
+    int c = strcmp(x->p_namespace, y->p_namespace);
 
     if (c == 0)
-        c = strcmp(x->pp_name, y->pp_name);
+        c = strcmp(x->p_name, y->p_name);
     if (c == 0) /* the list's order: the earliest of a repeated pod sorts first */
         c = (x > y) - (x < y);
     return c;
@@ -76,9 +76,10 @@ by_namespace_name(const void *a, const void *b)
  * from a list that repeats a pod. Sorted (O(n log n)): a scan per pod was
  * 12.5 M comparisons a scrape on a 5,000-pod node. -1 when out of memory. */
 static int
-mark_repeats(const struct pl_pods *pods, const unsigned char *have, unsigned char *repeat)
+mark_repeats(const struct pod_list *pods, const unsigned char *have,
+             unsigned char *repeat)
 {
-    const struct pl_pod **order;
+    const struct pod **order;
     size_t n = 0;
 
     if (pods->pl_count == 0)
@@ -87,12 +88,12 @@ mark_repeats(const struct pl_pods *pods, const unsigned char *have, unsigned cha
         return -1;
     for (size_t i = 0; i < pods->pl_count; i++)
         if (have[i])
-            order[n++] = &pods->pl_items[i];
+            order[n++] = &pods->pl_pods[i];
     qsort(order, n, sizeof(*order), by_namespace_name);
     for (size_t k = 1; k < n; k++)
-        if (strcmp(order[k]->pp_namespace, order[k - 1]->pp_namespace) == 0 &&
-            strcmp(order[k]->pp_name, order[k - 1]->pp_name) == 0)
-            repeat[order[k] - pods->pl_items] = 1;
+        if (strcmp(order[k]->p_namespace, order[k - 1]->p_namespace) == 0 &&
+            strcmp(order[k]->p_name, order[k - 1]->p_name) == 0)
+            repeat[order[k] - pods->pl_pods] = 1;
     free(order);
     return 0;
 }
@@ -113,7 +114,7 @@ by_series_pod(const void *a, const void *b)
  * st->es_unresolved. -1 when out of memory. */
 static int
 resolve_shares(const struct expo_status *st, const struct nvml_snapshot *snap,
-               const struct attr_result *attr, const struct pl_pods *pods, int64_t *mib,
+               const struct attr_result *attr, const struct pod_list *pods, int64_t *mib,
                unsigned char *have)
 {
     const struct attr_series **idx = NULL;
@@ -132,24 +133,24 @@ resolve_shares(const struct expo_status *st, const struct nvml_snapshot *snap,
     for (i = 0; i < snap->ns_count; i++)
         all[i] = snap->ns_devices[i].nd_total;
     for (i = 0; i < pods->pl_count; i++) {
-        const struct pl_pod *p = &pods->pl_items[i];
+        const struct pod *p = &pods->pl_pods[i];
         size_t lo = 0, hi = n, nmine = 0;
         char why[160];
 
-        if (p->pp_budget != PL_BUDGET_SHARE)
+        if (podlist_budget(p) != PL_BUDGET_SHARE)
             continue;
         while (lo < hi) { /* the first series of p */
             size_t mid = lo + (hi - lo) / 2;
-            int c = strcmp(idx[mid]->as_namespace, p->pp_namespace);
+            int c = strcmp(idx[mid]->as_namespace, p->p_namespace);
             if (c == 0)
-                c = strcmp(idx[mid]->as_pod, p->pp_name);
+                c = strcmp(idx[mid]->as_pod, p->p_name);
             if (c < 0)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        for (; lo < n && strcmp(idx[lo]->as_namespace, p->pp_namespace) == 0 &&
-               strcmp(idx[lo]->as_pod, p->pp_name) == 0;
+        for (; lo < n && strcmp(idx[lo]->as_namespace, p->p_namespace) == 0 &&
+               strcmp(idx[lo]->as_pod, p->p_name) == 0;
              lo++)
             if (nmine < snap->ns_count)
                 mine[nmine++] = snap->ns_devices[idx[lo]->as_device].nd_total;
@@ -170,7 +171,7 @@ out:
 static int
 budget_family(struct buf *out, const struct expo_status *st,
               const struct nvml_snapshot *snap, const struct attr_result *attr,
-              const struct pl_pods *pods)
+              const struct pod_list *pods)
 {
     const char *name = "gpu_pod_memory_budget_bytes";
     unsigned char *repeat = NULL, *have = NULL;
@@ -191,17 +192,17 @@ budget_family(struct buf *out, const struct expo_status *st,
         goto out;
     }
     for (size_t i = 0; i < pods->pl_count; i++)
-        if (pods->pl_items[i].pp_budget == PL_BUDGET_OK) {
+        if (podlist_budget(&pods->pl_pods[i]) == PL_BUDGET_OK) {
             have[i] = 1;
-            mib[i] = pods->pl_items[i].pp_budget_mib;
+            mib[i] = pods->pl_pods[i].p_budget_mib;
         }
     if (resolve_shares(st, snap, attr, pods, mib, have) == -1 ||
         mark_repeats(pods, have, repeat) == -1)
         rc = -1;
     for (size_t i = 0; rc == 0 && i < pods->pl_count; i++) {
-        const struct pl_pod *p = &pods->pl_items[i];
+        const struct pod *p = &pods->pl_pods[i];
         struct expo_label l[3] = {
-            {"node", st->es_node}, {"namespace", p->pp_namespace}, {"pod", p->pp_name}};
+            {"node", st->es_node}, {"namespace", p->p_namespace}, {"pod", p->p_name}};
         /* MiB as the resource is counted. (Finished pods are not in the list.) */
         if (!have[i] || repeat[i])
             continue;
@@ -218,7 +219,7 @@ out:
 int
 expo_render(struct buf *out, const struct expo_status *st,
             const struct nvml_snapshot *snap, const struct attr_result *attr,
-            const struct pl_pods *pods)
+            const struct pod_list *pods)
 {
     struct expo_label version = {"version", GVW_VERSION};
 

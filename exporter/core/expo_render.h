@@ -17,7 +17,7 @@ struct expo_status {
     uint64_t es_budget_errors; /* pods whose budget was unreadable, each once */
     /* A PL_BUDGET_SHARE pod whose GPU's total is not known this poll: its
      * series is left out, and this (NULL = nobody) is told why. */
-    void (*es_unresolved)(const struct pl_pod *p, const char *why, void *arg);
+    void (*es_unresolved)(const struct pod *p, const char *why, void *arg);
     void *es_arg;
 };
 
@@ -31,6 +31,6 @@ struct expo_status {
  */
 int expo_render(struct buf *out, const struct expo_status *st,
                 const struct nvml_snapshot *snap, const struct attr_result *attr,
-                const struct pl_pods *pods);
+                const struct pod_list *pods);
 
 #endif

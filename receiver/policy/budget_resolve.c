@@ -102,7 +102,6 @@ policy_resolve_budgets(struct pod_list *l, const struct usage_reading *u,
                        const struct device_reading *d)
 {
     struct usage_series **idx = NULL;
-    struct bsrc_budget b;
     const char *why;
     size_t i, n = 0;
     double total = 0;
@@ -126,12 +125,8 @@ policy_resolve_budgets(struct pod_list *l, const struct usage_reading *u,
         struct pod *p = &l->pl_pods[i];
         if (!(p->p_budget_gpus > 0))
             continue;
-        memset(&b, 0, sizeof(b));
-        b.bb_state = BSRC_STATE_OK;
-        b.bb_mib = p->p_budget_base_mib;
-        b.bb_gpus = p->p_budget_gpus;
         if (pod_total(p, idx, n, d, &total, &why) == 0) {
-            if (bsrc_resolve(&b, 1, total, &mib, buf, sizeof(buf)) == 0) {
+            if (pod_share_mib(p, total, &mib, buf, sizeof(buf)) == 0) {
                 p->p_budget_state = BUDGET_OK;
                 p->p_budget_mib = mib;
                 continue;

@@ -51,19 +51,20 @@ fi
 CFLAGS=(-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer
         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
         -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla -Wno-unused-parameter
-        -I"$ROOT/receiver/parse" -I"$ROOT/receiver/policy" -I"$ROOT/receiver/webhook" -I"$ROOT/receiver/clients" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$ROOT/tests" -I"$HERE" "${JANSSON_CFLAGS[@]}")
+        -I"$ROOT/common/pod" -I"$ROOT/receiver/policy" -I"$ROOT/receiver/webhook" -I"$ROOT/receiver/clients" -I"$ROOT/common/json" -I"$ROOT/common/util" -I"$ROOT/tests" -I"$HERE" "${JANSSON_CFLAGS[@]}")
 # shellcheck disable=SC2054
 LDFLAGS=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
 SOURCES=("$ROOT/receiver/webhook/alert.c" "$ROOT/common/json/jscan.c" "$ROOT/common/util/utf8.c"
          "$ROOT/common/util/strpool.c" "$ROOT/common/json/json_str.c" "$ROOT/common/util/buf.c"
-         "$ROOT/receiver/policy/quantity.c" "$ROOT/receiver/policy/usage.c"
+         "$ROOT/common/pod/quantity.c" "$ROOT/receiver/policy/usage.c"
          "$ROOT/receiver/policy/policy.c" "$ROOT/receiver/policy/device.c"
          "$ROOT/receiver/policy/decision_result.c" "$ROOT/common/util/rfc3339.c"
-         "$ROOT/receiver/clients/prom_json.c" "$ROOT/receiver/parse/pods_json.c"
+         "$ROOT/receiver/clients/prom_json.c" "$ROOT/common/pod/pods_json.c"
          "$ROOT/receiver/policy/node_name.c"
-         "$ROOT/receiver/parse/pods_budget.c" "$ROOT/receiver/policy/budget_src.c"
-         "$ROOT/receiver/parse/claim_json.c"
+         "$ROOT/common/pod/pods_spec.c" "$ROOT/common/pod/pod.c"
+         "$ROOT/common/pod/pods_budget.c" "$ROOT/common/pod/budget_src.c"
+         "$ROOT/common/pod/claim_json.c"
          "$ROOT/receiver/policy/budget_resolve.c" "$ROOT/common/util/decimal.c"
          "$ROOT/common/util/termtext.c")
 for t in "${TARGETS[@]}"; do
@@ -97,7 +98,8 @@ link -o "$OUT/fuzz_quantity" "$o/fuzz_quantity.o" "$o/quantity.o"
 link -o "$OUT/fuzz_prom" "$o/fuzz_prom.o" "$o/prom_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/usage.o" "$o/device.o"
 link -o "$OUT/fuzz_pods" "$o/fuzz_pods.o" "$o/pods_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/rfc3339.o" \
     "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o" \
-    "$o/pods_budget.o" "$o/budget_src.o" "$o/budget_resolve.o" "$o/decimal.o" "$o/claim_json.o"
+    "$o/pods_budget.o" "$o/budget_src.o" "$o/budget_resolve.o" "$o/decimal.o" "$o/claim_json.o" \
+    "$o/pods_spec.o" "$o/pod.o"
 link -o "$OUT/fuzz_jscan" "$o/fuzz_jscan.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o"
 link -o "$OUT/fuzz_termtext" "$o/fuzz_termtext.o" "$o/termtext.o" "$o/utf8.o"
 echo "fuzz/build.sh: built ${TARGETS[*]} in $OUT"

@@ -14,8 +14,8 @@
 /* 2026-06-03T00:00:00Z: after the start times in tests/data. */
 #define NOW 1780444800
 
-static const struct pod_parse_opts opts = {RES, PROTECT, "gpu-vram-watchdog/release",
-                                           NULL, NULL};
+static const struct pod_parse_opts opts = {RES,  PROTECT, "gpu-vram-watchdog/release",
+                                           NULL, NULL,    0};
 
 /* FNV-1a: everything synthetic below is a function of the input, so a crash
  * file reproduces exactly. */
@@ -390,6 +390,80 @@ every_source(const char *data, size_t size)
     dra_claims_free(&claims);
 }
 
+/* The one reader as the exporter (POD_STRICT, containers and mirror UIDs) and as
+ * `budgets --suggest` (owners, declarations, finished pods) asks it: a list either
+ * reader keeps is whole, and each pod the decision also keeps has the decision's
+ * budget in both. */
+static void
+every_reading(const char *data, size_t size)
+{
+    static const struct bsrc_order all = {{BSRC_KAI, BSRC_HAMI, BSRC_RESOURCE}, 3};
+    static const unsigned keeps[] = {POD_KEEP_IDS | POD_KEEP_RESERVED | POD_LEAN |
+                                         POD_STRICT,
+                                     POD_KEEP_WORKLOAD | POD_KEEP_FINISHED};
+    struct pod_parse_opts o = {.po_resource = RES, .po_protect_annotation = PROTECT};
+    struct pod_list dec, l;
+    char err[512];
+    int have_dec;
+
+    have_dec = pods_json_parse_sources(data, size, &o, &all, &dec, err, sizeof(err)) == 0;
+    for (size_t k = 0; k < 2; k++) {
+        size_t j = 0;
+        o.po_keep = keeps[k];
+        err[0] = '\0';
+        if (pods_json_parse_sources(data, size, &o, &all, &l, err, sizeof(err)) == -1) {
+            FUZZ_CHECK_REASON(err, sizeof(err));
+            FUZZ_CHECK(l.pl_pods == NULL && l.pl_count == 0 && l.pl_containers == NULL &&
+                           l.pl_decls == NULL,
+                       "keep %#x: a failed parse kept pods", keeps[k]);
+            /* --suggest reads as the decision does: it refuses no list the
+             * decision keeps (but for memory or its bounds) */
+            FUZZ_CHECK(k == 0 || !have_dec || strstr(err, "out of memory") != NULL ||
+                           strstr(err, POD_LIST_TOO_LARGE) != NULL,
+                       "--suggest refused a list the decision keeps: %s", err);
+            continue;
+        }
+        for (size_t i = 0; i < l.pl_count; i++) {
+            const struct pod *p = &l.pl_pods[i], *d = NULL;
+            FUZZ_CHECK(p->p_uid != NULL && p->p_uid[0] != '\0' && p->p_name != NULL &&
+                           p->p_namespace != NULL,
+                       "keep %#x: items[%zu]: a required name left empty", keeps[k], i);
+            for (size_t c = 0; c < p->p_container_count; c++)
+                FUZZ_CHECK(p->p_containers[c].pk_id != NULL &&
+                               p->p_containers[c].pk_name != NULL,
+                           "items[%zu]: container %zu half kept", i, c);
+            for (size_t c = 0; c < p->p_decl_count; c++)
+                FUZZ_CHECK(p->p_decls[c].pd_name != NULL && p->p_decls[c].pd_mib >= -1 &&
+                               p->p_decls[c].pd_gpus >= 0,
+                           "items[%zu]: declaration %zu", i, c);
+            FUZZ_CHECK(p->p_kai_devices >= 1 && p->p_kai_devices <= 1024,
+                       "items[%zu]: %lld devices", i, (long long)p->p_kai_devices);
+            FUZZ_CHECK(l.pl_budgets_error == NULL || p->p_budget_state == BUDGET_NONE,
+                       "items[%zu]: a budget though the budgets were refused", i);
+            /* The decision's pods, in order, are those neither finished nor a
+             * reservation pod. */
+            if (!have_dec || p->p_finished || p->p_reservation)
+                continue;
+            FUZZ_CHECK(j < dec.pl_count &&
+                           strcmp((d = &dec.pl_pods[j++])->p_uid, p->p_uid) == 0,
+                       "keep %#x: items[%zu]: not the decision's pod", keeps[k], i);
+            if (l.pl_budgets_error != NULL)
+                continue;
+            FUZZ_CHECK(d->p_budget_state == p->p_budget_state &&
+                           d->p_budget_mib == p->p_budget_mib &&
+                           d->p_budget_gpus == p->p_budget_gpus &&
+                           d->p_budget_source == p->p_budget_source,
+                       "keep %#x: items[%zu]: another budget than the decision's",
+                       keeps[k], i);
+        }
+        FUZZ_CHECK(!have_dec || j == dec.pl_count,
+                   "keep %#x: %zu of the decision's %zu pods", keeps[k], j, dec.pl_count);
+        pod_list_free(&l);
+    }
+    if (have_dec)
+        pod_list_free(&dec);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -431,5 +505,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pod_list_free(&l);
     FUZZ_CHECK(l.pl_pods == NULL && l.pl_count == 0, "pod_list_free left state");
     every_source((const char *)data, size);
+    every_reading((const char *)data, size);
     return 0;
 }

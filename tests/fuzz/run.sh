@@ -37,7 +37,7 @@ shift 2
 
 bin=$BUILD/fuzz_$t
 if [ ! -x "$bin" ] ||
-    [ -n "$(find "$HERE" "$ROOT/receiver/parse" "$ROOT/receiver/webhook" "$ROOT/receiver/clients" \
+    [ -n "$(find "$HERE" "$ROOT/common/pod" "$ROOT/receiver/webhook" "$ROOT/receiver/clients" \
         "$ROOT/receiver/policy" "$ROOT/common/json" "$ROOT/common/util" -name '*.[ch]' -newer "$bin" 2>/dev/null | head -1)" ]; then
     bash "$HERE/build.sh" "$BUILD" >&2
 fi

@@ -12,16 +12,16 @@
 
 #define GIB 1073741824ULL
 
-static struct pl_container c_a[] = {{"aaaa", "server"}, {"bbbb", "sidecar"}};
-static struct pl_pod pod_list[] = {
-    {.pp_uid = "uid-a",
-     .pp_namespace = "ml",
-     .pp_name = "llm-0",
-     .pp_containers = c_a,
-     .pp_ncontainers = 2},
-    {.pp_uid = "uid-b", .pp_namespace = "web", .pp_name = "render-1"},
+static struct pod_container c_a[] = {{"aaaa", "server"}, {"bbbb", "sidecar"}};
+static struct pod pod_list[] = {
+    {.p_uid = "uid-a",
+     .p_namespace = "ml",
+     .p_name = "llm-0",
+     .p_containers = c_a,
+     .p_container_count = 2},
+    {.p_uid = "uid-b", .p_namespace = "web", .p_name = "render-1"},
 };
-static const struct pl_pods pods = {.pl_items = pod_list, .pl_count = 2};
+static const struct pod_list pods = {.pl_pods = pod_list, .pl_count = 2};
 
 static struct attr_pid
 pid(uint32_t p, const char *uid, const char *cid)

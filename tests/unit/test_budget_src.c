@@ -20,8 +20,8 @@
 
 #define RES "viktorbarzin.me/gpumem"
 
-static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected", NULL, NULL,
-                                           NULL};
+static const struct pod_parse_opts opts = {
+    RES, "gpu-vram-watchdog/protected", NULL, NULL, NULL, 0};
 
 static struct bsrc_order
 order(const char *list)

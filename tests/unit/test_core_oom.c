@@ -28,7 +28,10 @@
 
 static const struct pod_parse_opts opts = {"viktorbarzin.me/gpumem",
                                            "gpu-vram-watchdog/protected",
-                                           "gpu-vram-watchdog/release", NULL, NULL};
+                                           "gpu-vram-watchdog/release",
+                                           NULL,
+                                           NULL,
+                                           0};
 
 static void
 test_pods_json(void **state)
@@ -64,6 +67,57 @@ test_pods_json(void **state)
         }
         print_message("%s: %ld allocations failed in turn (%zu pods)\n", files[i], n,
                       want);
+        free(body);
+    }
+}
+
+/* The same for what --suggest keeps (owners, declarations, finished pods) with every
+ * budget source: the reader asked for more still tells each failure and leaves
+ * nothing. (The exporter's reading: test_exporter_oom.) */
+static void
+test_pods_json_kept(void **state)
+{
+    static const char *const files[] = {"pods-incident.json", "budget-hami.json",
+                                        "budget-kai.json"};
+    static const struct bsrc_order all = {{BSRC_RESOURCE, BSRC_HAMI, BSRC_KAI}, 3};
+    struct pod_parse_opts o = opts;
+    struct pod_list l;
+    char err[256], *body;
+    size_t len, want, decls;
+    long n;
+    int rc;
+
+    o.po_keep = POD_KEEP_WORKLOAD | POD_KEEP_FINISHED;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        body = test_data_load(files[i], &len);
+        assert_int_equal(
+            pods_json_parse_sources(body, len, &o, &all, &l, err, sizeof(err)), 0);
+        want = l.pl_count;
+        decls = 0;
+        for (size_t k = 0; k < l.pl_count; k++)
+            decls += l.pl_pods[k].p_decl_count;
+        assert_true(decls >= want);
+        pod_list_free(&l);
+        for (n = 0;; n++) {
+            oom_arm(n);
+            rc = pods_json_parse_sources(body, len, &o, &all, &l, err, sizeof(err));
+            if (!oom_disarm()) {
+                assert_int_equal(rc, 0);
+                assert_int_equal(l.pl_count, want);
+                pod_list_free(&l);
+                break;
+            }
+            if (rc != -1)
+                fail_msg("%s: allocation %ld failed, yet the parse gave %zu pods",
+                         files[i], n, l.pl_count);
+            assert_null(l.pl_pods);
+            assert_null(l.pl_decls);
+            if (strcmp(err, "out of memory") != 0)
+                fail_msg("%s: allocation %ld: %s", files[i], n, err);
+        }
+        print_message(
+            "%s, kept for --suggest: %ld allocations failed in turn (%zu pods)\n",
+            files[i], n, want);
         free(body);
     }
 }
@@ -199,9 +253,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pods_json),
-        cmocka_unit_test(test_prom_json),
-        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_pods_json), cmocka_unit_test(test_pods_json_kept),
+        cmocka_unit_test(test_prom_json), cmocka_unit_test(test_usage),
         cmocka_unit_test(test_policy),
     };
 

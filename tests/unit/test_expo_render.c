@@ -62,30 +62,30 @@ test_budgets(void **state)
     struct nvml_snapshot snap = {&dev, 1};
     struct attr_device ad = {60, 60};
     struct attr_result attr;
-    struct pl_pod items[5];
-    struct pl_pods pods = {items, 5, NULL};
+    struct pod items[5];
+    struct pod_list pods = {.pl_pods = items, .pl_count = 5};
     struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 3, NULL, NULL};
     struct buf b;
 
     memset(&attr, 0, sizeof(attr));
     memset(items, 0, sizeof(items));
     attr.ar_devices = &ad;
-    items[0] = (struct pl_pod){.pp_uid = "u0",
-                               .pp_namespace = "ml",
-                               .pp_name = "llm",
-                               .pp_budget = PL_BUDGET_OK,
-                               .pp_budget_mib = 5000};
-    items[1] = (struct pl_pod){.pp_uid = "u1",
-                               .pp_namespace = "ml",
-                               .pp_name = "bad",
-                               .pp_budget = PL_BUDGET_BAD,
-                               .pp_budget_error = "x"};
-    items[2] = (struct pl_pod){.pp_uid = "u2", .pp_namespace = "ml", .pp_name = "none"};
-    items[3] = (struct pl_pod){.pp_uid = "u3",
-                               .pp_namespace = "ml",
-                               .pp_name = "tiny",
-                               .pp_budget = PL_BUDGET_OK,
-                               .pp_budget_mib = 1};
+    items[0] = (struct pod){.p_uid = "u0",
+                            .p_namespace = "ml",
+                            .p_name = "llm",
+                            .p_budget_state = BUDGET_OK,
+                            .p_budget_mib = 5000};
+    items[1] = (struct pod){.p_uid = "u1",
+                            .p_namespace = "ml",
+                            .p_name = "bad",
+                            .p_budget_state = BUDGET_BAD,
+                            .p_budget_error = "x"};
+    items[2] = (struct pod){.p_uid = "u2", .p_namespace = "ml", .p_name = "none"};
+    items[3] = (struct pod){.p_uid = "u3",
+                            .p_namespace = "ml",
+                            .p_name = "tiny",
+                            .p_budget_state = BUDGET_OK,
+                            .p_budget_mib = 1};
     items[4] = items[0]; /* a list that repeats a pod still gives one series */
     buf_init(&b, 0);
     assert_int_equal(expo_render(&b, &st, &snap, &attr, &pods), 0);
@@ -216,12 +216,12 @@ struct told {
 };
 
 static void
-note_unresolved(const struct pl_pod *p, const char *why, void *arg)
+note_unresolved(const struct pod *p, const char *why, void *arg)
 {
     struct told *t = arg;
 
     t->t_count++;
-    snprintf(t->t_pod, sizeof(t->t_pod), "%s", p->pp_name);
+    snprintf(t->t_pod, sizeof(t->t_pod), "%s", p->p_name);
     snprintf(t->t_why, sizeof(t->t_why), "%s", why);
 }
 
@@ -237,8 +237,8 @@ test_share_budgets(void **state)
     struct attr_series s = {1, "ml", "hami", "c", 25};
     struct attr_device ad[2] = {{0, 0}, {25, 0}};
     struct attr_result attr;
-    struct pl_pod items[3];
-    struct pl_pods pods = {items, 3, NULL};
+    struct pod items[3];
+    struct pod_list pods = {.pl_pods = items, .pl_count = 3};
     struct told told = {0, "", ""};
     struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0, note_unresolved, &told};
     struct buf b;
@@ -247,21 +247,21 @@ test_share_budgets(void **state)
     attr.ar_series = &s;
     attr.ar_nseries = 1;
     attr.ar_devices = ad;
-    items[0] = (struct pl_pod){.pp_uid = "u0",
-                               .pp_namespace = "ml",
-                               .pp_name = "hami",
-                               .pp_budget = PL_BUDGET_SHARE,
-                               .pp_budget_gpus = 0.5};
-    items[1] = (struct pl_pod){.pp_uid = "u1",
-                               .pp_namespace = "ml",
-                               .pp_name = "kai",
-                               .pp_budget = PL_BUDGET_SHARE,
-                               .pp_budget_gpus = 0.25};
-    items[2] = (struct pl_pod){.pp_uid = "u2",
-                               .pp_namespace = "ml",
-                               .pp_name = "mib",
-                               .pp_budget = PL_BUDGET_OK,
-                               .pp_budget_mib = 4000};
+    items[0] = (struct pod){.p_uid = "u0",
+                            .p_namespace = "ml",
+                            .p_name = "hami",
+                            .p_budget_state = BUDGET_BAD,
+                            .p_budget_gpus = 0.5};
+    items[1] = (struct pod){.p_uid = "u1",
+                            .p_namespace = "ml",
+                            .p_name = "kai",
+                            .p_budget_state = BUDGET_BAD,
+                            .p_budget_gpus = 0.25};
+    items[2] = (struct pod){.p_uid = "u2",
+                            .p_namespace = "ml",
+                            .p_name = "mib",
+                            .p_budget_state = BUDGET_OK,
+                            .p_budget_mib = 4000};
     buf_init(&b, 0);
     assert_int_equal(expo_render(&b, &st, &snap, &attr, &pods), 0);
     /* half of the T4 it runs on (8 GiB), not half of the A100 */

@@ -46,18 +46,18 @@ static const char pods_inline[] =
     "\"uid\":\"0a1b2c3d-0000-4000-8000-000000000002\"}}]}";
 
 static void
-assert_same_pods(const struct pl_pods *a, const struct pl_pods *b)
+assert_same_pods(const struct pod_list *a, const struct pod_list *b)
 {
     assert_int_equal(a->pl_count, b->pl_count);
     for (size_t i = 0; i < a->pl_count; i++) {
-        const struct pl_pod *p = &a->pl_items[i], *q = &b->pl_items[i];
-        assert_string_equal(p->pp_uid, q->pp_uid);
-        assert_string_equal(p->pp_namespace, q->pp_namespace);
-        assert_string_equal(p->pp_name, q->pp_name);
-        assert_int_equal(p->pp_ncontainers, q->pp_ncontainers);
-        for (size_t j = 0; j < p->pp_ncontainers; j++) {
-            assert_string_equal(p->pp_containers[j].pc_id, q->pp_containers[j].pc_id);
-            assert_string_equal(p->pp_containers[j].pc_name, q->pp_containers[j].pc_name);
+        const struct pod *p = &a->pl_pods[i], *q = &b->pl_pods[i];
+        assert_string_equal(p->p_uid, q->p_uid);
+        assert_string_equal(p->p_namespace, q->p_namespace);
+        assert_string_equal(p->p_name, q->p_name);
+        assert_int_equal(p->p_container_count, q->p_container_count);
+        for (size_t j = 0; j < p->p_container_count; j++) {
+            assert_string_equal(p->p_containers[j].pk_id, q->p_containers[j].pk_id);
+            assert_string_equal(p->p_containers[j].pk_name, q->p_containers[j].pk_name);
         }
     }
 }
@@ -65,7 +65,7 @@ assert_same_pods(const struct pl_pods *a, const struct pl_pods *b)
 static void
 podlist_oom(const char *what, const char *body, size_t len, size_t want_pods)
 {
-    struct pl_pods want, l;
+    struct pod_list want, l;
     char err[256];
     long n;
     int rc;
@@ -78,7 +78,7 @@ podlist_oom(const char *what, const char *body, size_t len, size_t want_pods)
         if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_same_pods(&l, &want);
-            podlist_free(&l);
+            pod_list_free(&l);
             break;
         }
         /* Each failure is told, and nothing half-read is handed back. */
@@ -87,13 +87,13 @@ podlist_oom(const char *what, const char *body, size_t len, size_t want_pods)
                      l.pl_count);
         if (strcmp(err, "out of memory") != 0)
             fail_msg("%s: allocation %ld: %s", what, n, err);
-        assert_null(l.pl_items);
+        assert_null(l.pl_pods);
         assert_int_equal(l.pl_count, 0);
-        podlist_free(&l);
+        pod_list_free(&l);
     }
     print_message("podlist_parse %s: %ld allocations failed in turn (%zu pods)\n", what,
                   n, want.pl_count);
-    podlist_free(&want);
+    pod_list_free(&want);
 }
 
 static void
@@ -121,7 +121,7 @@ test_podlist(void **state)
 #define GIB 1073741824ULL
 
 struct poll_inputs {
-    struct pl_pods pods;
+    struct pod_list pods;
     struct nvml_device devs[NDEV];
     struct nvml_proc procs[NDEV][2 * NPODS + 6];
     struct nvml_snapshot snap;
@@ -172,7 +172,7 @@ poll_inputs(struct poll_inputs *in)
         dev->nd_total = 16 * GIB;
         dev->nd_free = 2 * GIB;
         for (size_t k = 0; k < NPODS; k++) {
-            const char *uid = in->pods.pl_items[k].pp_uid;
+            const char *uid = in->pods.pl_pods[k].p_uid;
             uint32_t pid = (uint32_t)(1000 + d * 100 + k * 10);
 
             snprintf(uid_, sizeof(uid_), "%s", uid);
@@ -274,7 +274,7 @@ test_attribute(void **state)
     print_message("attribute: %ld allocations failed in turn (%zu series)\n", n,
                   want.ar_nseries);
     attr_result_free(&want);
-    podlist_free(&in->pods);
+    pod_list_free(&in->pods);
     free(in);
 }
 
@@ -329,7 +329,7 @@ test_expo_render(void **state)
     render_oom("up", &up, &in->snap, &attr);
     render_oom("down", &down, NULL, NULL);
     attr_result_free(&attr);
-    podlist_free(&in->pods);
+    pod_list_free(&in->pods);
     free(in);
 }
 

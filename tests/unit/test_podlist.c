@@ -28,26 +28,26 @@ test_reads_pods_and_containers(void **state)
         "\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"uid\":\"u-1\",\"labels\":{}}},"
         "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"ns2\",\"uid\":\"u-2\"},\"status\":null}"
         "]}";
-    struct pl_pods l;
+    struct pod_list l;
     char err[256];
-    const struct pl_pod *p;
+    const struct pod *p;
 
     assert_int_equal(podlist_parse(LIT(body), NULL, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, 2);
     p = podlist_find(&l, "u-1");
     assert_non_null(p);
-    assert_string_equal(p->pp_namespace, "ns");
-    assert_string_equal(p->pp_name, "p1");
-    assert_int_equal(p->pp_ncontainers, 3); /* the waiting one has no ID */
+    assert_string_equal(p->p_namespace, "ns");
+    assert_string_equal(p->p_name, "p1");
+    assert_int_equal(p->p_container_count, 3); /* the waiting one has no ID */
     assert_string_equal(podlist_container(p, "0fe789"), "debugger"); /* ephemeral */
     assert_string_equal(podlist_container(p, "def456"), "app");
     assert_string_equal(podlist_container(p, "abc123"), "init");
     assert_null(podlist_container(p, "containerd://def456"));
     assert_null(podlist_container(p, "999"));
-    assert_int_equal(podlist_find(&l, "u-2")->pp_ncontainers, 0);
+    assert_int_equal(podlist_find(&l, "u-2")->p_container_count, 0);
     assert_null(podlist_find(&l, "u-3"));
-    podlist_free(&l);
-    podlist_free(&l); /* twice is fine */
+    pod_list_free(&l);
+    pod_list_free(&l); /* twice is fine */
 }
 
 /* A static pod's processes sit in cgroups named by its own UID (the config
@@ -62,27 +62,27 @@ test_mirror_pod_found_by_static_uid(void **state)
         "\"kubernetes.io/config.mirror\":\"6d1f0e2a\"}},\"status\":{\"containerStatuses\":"
         "[{\"name\":\"etcd\",\"containerID\":\"containerd://abc\"}]}},"
         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"u\",\"annotations\":null}}]}";
-    struct pl_pods l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(podlist_parse(LIT(body), NULL, &l, err, sizeof(err)), 0);
     assert_non_null(podlist_find(&l, "6d1f0e2a"));
-    assert_string_equal(podlist_find(&l, "6d1f0e2a")->pp_name, "etcd-n1");
-    assert_string_equal(podlist_find(&l, "api-uid")->pp_name, "etcd-n1");
-    assert_string_equal(podlist_find(&l, "u")->pp_name, "p");
+    assert_string_equal(podlist_find(&l, "6d1f0e2a")->p_name, "etcd-n1");
+    assert_string_equal(podlist_find(&l, "api-uid")->p_name, "etcd-n1");
+    assert_string_equal(podlist_find(&l, "u")->p_name, "p");
     assert_null(podlist_find(&l, "6d1f0e2b"));
-    podlist_free(&l);
+    pod_list_free(&l);
 }
 
 static void
 test_empty_list(void **state)
 {
-    struct pl_pods l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(podlist_parse(LIT("{\"items\":[]}"), NULL, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, 0);
-    podlist_free(&l);
+    pod_list_free(&l);
 }
 
 #define RES "viktorbarzin.me/gpumem"
@@ -133,7 +133,7 @@ test_budgets_every_quantity_form(void **state)
         "{\"metadata\":{\"name\":\"nospec\",\"namespace\":\"ml\",\"uid\":\"u-nospec\"}}"
         "]}";
     /* clang-format on */
-    struct pl_pods l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
@@ -141,23 +141,23 @@ test_budgets_every_quantity_form(void **state)
     assert_int_equal(l.pl_count, sizeof(want) / sizeof(want[0]) + 2);
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         char uid[32];
-        const struct pl_pod *p;
+        const struct pod *p;
         snprintf(uid, sizeof(uid), "u-%s", want[i].name);
         p = podlist_find(&l, uid);
         assert_non_null(p);
-        if (p->pp_budget != PL_BUDGET_OK || p->pp_budget_mib != want[i].mib)
+        if (podlist_budget(p) != PL_BUDGET_OK || p->p_budget_mib != want[i].mib)
             fail_msg("pod %s: budget state %d, %lld MiB; want %lld MiB", want[i].name,
-                     (int)p->pp_budget, (long long)p->pp_budget_mib,
+                     (int)podlist_budget(p), (long long)p->p_budget_mib,
                      (long long)want[i].mib);
     }
-    assert_int_equal(podlist_find(&l, "u-other")->pp_budget, PL_BUDGET_NONE);
-    assert_int_equal(podlist_find(&l, "u-nospec")->pp_budget, PL_BUDGET_NONE);
-    podlist_free(&l);
+    assert_int_equal(podlist_budget(podlist_find(&l, "u-other")), PL_BUDGET_NONE);
+    assert_int_equal(podlist_budget(podlist_find(&l, "u-nospec")), PL_BUDGET_NONE);
+    pod_list_free(&l);
 
     /* Without a resource nothing is read as a budget. */
     assert_int_equal(podlist_parse(LIT(body), NULL, &l, err, sizeof(err)), 0);
-    assert_int_equal(podlist_find(&l, "u-k")->pp_budget, PL_BUDGET_NONE);
-    podlist_free(&l);
+    assert_int_equal(podlist_budget(podlist_find(&l, "u-k")), PL_BUDGET_NONE);
+    pod_list_free(&l);
 }
 
 /* A declaration the decision cannot read makes the pod's budget unreadable
@@ -194,25 +194,25 @@ test_budgets_malformed(void **state)
         POD("good", "{\"limits\":{\"" RES "\":\"2k\"}}")
         "]}";
     /* clang-format on */
-    struct pl_pods l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         char uid[32];
-        const struct pl_pod *p;
+        const struct pod *p;
         snprintf(uid, sizeof(uid), "u-%s", want[i].name);
         p = podlist_find(&l, uid);
         assert_non_null(p);
-        if (p->pp_budget != PL_BUDGET_BAD || p->pp_budget_error == NULL ||
-            strstr(p->pp_budget_error, want[i].why) == NULL)
+        if (podlist_budget(p) != PL_BUDGET_BAD || p->p_budget_error == NULL ||
+            strstr(p->p_budget_error, want[i].why) == NULL)
             fail_msg("pod %s: state %d, error '%s'; want '%s'", want[i].name,
-                     (int)p->pp_budget,
-                     p->pp_budget_error ? p->pp_budget_error : "(none)", want[i].why);
+                     (int)podlist_budget(p),
+                     p->p_budget_error ? p->p_budget_error : "(none)", want[i].why);
     }
-    assert_int_equal(podlist_find(&l, "u-good")->pp_budget, PL_BUDGET_OK);
-    assert_int_equal(podlist_find(&l, "u-good")->pp_budget_mib, 2000);
-    podlist_free(&l);
+    assert_int_equal(podlist_budget(podlist_find(&l, "u-good")), PL_BUDGET_OK);
+    assert_int_equal(podlist_find(&l, "u-good")->p_budget_mib, 2000);
+    pod_list_free(&l);
 }
 
 /* A finished pod (Succeeded, Failed) is not in the list: it holds no seat,
@@ -234,19 +234,19 @@ test_phase(void **state)
         "\":\"1k\"}}}]},\"status\":{\"phase\":\"Pending\"}},"
         "{\"metadata\":{\"name\":\"d\",\"namespace\":\"n\",\"uid\":\"ud\"},"
         "\"status\":{\"phase\":\"Running\"}}]}";
-    struct pl_pods l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, 2);
     assert_null(podlist_find(&l, "ua"));
     assert_null(podlist_find(&l, "ub"));
-    assert_int_equal(podlist_find(&l, "uc")->pp_budget, PL_BUDGET_OK);
-    assert_int_equal(podlist_find(&l, "uc")->pp_budget_mib, 1000);
+    assert_int_equal(podlist_budget(podlist_find(&l, "uc")), PL_BUDGET_OK);
+    assert_int_equal(podlist_find(&l, "uc")->p_budget_mib, 1000);
     assert_non_null(podlist_find(&l, "ud"));
     for (size_t i = 0; i < l.pl_count; i++)
-        assert_int_not_equal(l.pl_items[i].pp_budget, PL_BUDGET_BAD);
-    podlist_free(&l);
+        assert_int_not_equal(podlist_budget(&l.pl_pods[i]), PL_BUDGET_BAD);
+    pod_list_free(&l);
     assert_int_equal(podlist_parse(LIT("{\"items\":[{\"metadata\":{\"name\":\"a\","
                                        "\"namespace\":\"n\",\"uid\":\"ua\"},\"status\":"
                                        "{\"phase\":1}}]}"),
@@ -288,7 +288,7 @@ many_pods(size_t n, size_t fin, size_t pad, size_t *len)
 static void
 test_too_large(void **state)
 {
-    struct pl_pods l;
+    struct pod_list l;
     char err[256], *doc;
     size_t len;
 
@@ -297,7 +297,7 @@ test_too_large(void **state)
     assert_int_equal(l.pl_count, POD_LIST_MAX);
     assert_non_null(podlist_find(&l, "u0"));
     assert_null(podlist_find(&l, "u5000"));
-    podlist_free(&l);
+    pod_list_free(&l);
     free(doc);
 
     doc = many_pods(POD_LIST_MAX + 1, 0, 0, &len);
@@ -305,7 +305,7 @@ test_too_large(void **state)
     assert_non_null(strstr(err, "pod list too large: more than 5000 pods that have not "
                                 "finished"));
     assert_int_equal(l.pl_count, 0);
-    assert_null(l.pl_items);
+    assert_null(l.pl_pods);
     free(doc);
 
     doc = many_pods(5, 0, 1 << 20, &len);
@@ -315,7 +315,7 @@ test_too_large(void **state)
     doc = many_pods(1, 8, 1 << 20, &len);
     assert_int_equal(podlist_parse(doc, len, RES, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, 1);
-    podlist_free(&l);
+    pod_list_free(&l);
     free(doc);
 }
 
@@ -328,14 +328,14 @@ test_budgets_refused_whole(void **state)
         "{\"items\":[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"ua\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"" RES
         "\":\"1k\"}}}]},\"spec\":{}}]}";
-    struct pl_pods l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
     assert_int_equal(l.pl_count, 1);
     assert_non_null(l.pl_budgets_error);
-    assert_int_equal(l.pl_items[0].pp_budget, PL_BUDGET_NONE);
-    podlist_free(&l);
+    assert_int_equal(podlist_budget(&l.pl_pods[0]), PL_BUDGET_NONE);
+    pod_list_free(&l);
 }
 
 static void
@@ -381,14 +381,14 @@ test_malformed(void **state)
          ""}, /* cut short */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct pl_pods l;
+        struct pod_list l;
         char err[256] = "";
         if (podlist_parse(bad[i].body, strlen(bad[i].body), NULL, &l, err, sizeof(err)) !=
             -1)
             fail_msg("body %zu accepted: %s", i, bad[i].body);
         if (err[0] == '\0' || strstr(err, bad[i].why) == NULL)
             fail_msg("body %zu: error '%s' does not say '%s'", i, err, bad[i].why);
-        assert_null(l.pl_items);
+        assert_null(l.pl_pods);
         assert_int_equal(l.pl_count, 0);
     }
 }
@@ -416,8 +416,8 @@ test_budget_sources(void **state)
         "]}";
     /* clang-format on */
     struct bsrc_order all;
-    struct pl_pods l;
-    const struct pl_pod *p;
+    struct pod_list l;
+    const struct pod *p;
     char err[256];
     uint64_t g40 = 40ull << 30;
     int64_t mib;
@@ -426,31 +426,31 @@ test_budget_sources(void **state)
     assert_int_equal(podlist_parse_sources(LIT(body), RES, &all, &l, err, sizeof(err)),
                      0);
     p = podlist_find(&l, "u-1");
-    assert_int_equal(p->pp_budget, PL_BUDGET_OK);
-    assert_int_equal(p->pp_budget_mib, 4000);
-    assert_string_equal(p->pp_budget_source, "hami");
+    assert_int_equal(podlist_budget(p), PL_BUDGET_OK);
+    assert_int_equal(p->p_budget_mib, 4000);
+    assert_string_equal(p->p_budget_source, "hami");
     p = podlist_find(&l, "u-2");
-    assert_int_equal(p->pp_budget, PL_BUDGET_SHARE);
+    assert_int_equal(podlist_budget(p), PL_BUDGET_SHARE);
     assert_int_equal(podlist_share_mib(p, &g40, 1, NULL, 0, &mib, err, sizeof(err)), 0);
     assert_int_equal(mib, 20480);
     p = podlist_find(&l, "u-3");
-    assert_int_equal(p->pp_budget, PL_BUDGET_SHARE);
-    assert_string_equal(p->pp_budget_source, "kai");
+    assert_int_equal(podlist_budget(p), PL_BUDGET_SHARE);
+    assert_string_equal(p->p_budget_source, "kai");
     assert_int_equal(podlist_share_mib(p, NULL, 0, &g40, 1, &mib, err, sizeof(err)), 0);
     assert_int_equal(mib, 10240);
     /* no device: no budget, and why */
     assert_int_equal(podlist_share_mib(p, NULL, 0, NULL, 0, &mib, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "needs the GPU's total"));
     p = podlist_find(&l, "u-4");
-    assert_int_equal(p->pp_budget, PL_BUDGET_BAD);
-    assert_non_null(strstr(p->pp_budget_error, "gpu-fraction"));
-    podlist_free(&l);
+    assert_int_equal(podlist_budget(p), PL_BUDGET_BAD);
+    assert_non_null(strstr(p->p_budget_error, "gpu-fraction"));
+    pod_list_free(&l);
 
     /* the default: none of them declares GPUMEM_RESOURCE */
     assert_int_equal(podlist_parse(LIT(body), RES, &l, err, sizeof(err)), 0);
     for (size_t i = 0; i < l.pl_count; i++)
-        assert_int_equal(l.pl_items[i].pp_budget, PL_BUDGET_NONE);
-    podlist_free(&l);
+        assert_int_equal(podlist_budget(&l.pl_pods[i]), PL_BUDGET_NONE);
+    pod_list_free(&l);
 }
 
 int

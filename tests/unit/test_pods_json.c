@@ -17,8 +17,8 @@
 
 #define RES "viktorbarzin.me/gpumem"
 
-static const struct pod_parse_opts opts = {RES, "gpu-vram-watchdog/protected",
-                                           "gpu-vram-watchdog/release", NULL, NULL};
+static const struct pod_parse_opts opts = {
+    RES, "gpu-vram-watchdog/protected", "gpu-vram-watchdog/release", NULL, NULL, 0};
 
 static const struct pod *
 find(const struct pod_list *l, const char *name)
@@ -407,8 +407,8 @@ test_fields(void **state)
 static void
 test_release_fields(void **state)
 {
-    struct pod_parse_opts o = {RES, "gpu-vram-watchdog/protected",
-                               "gpu-vram-watchdog/release", NULL, NULL};
+    struct pod_parse_opts o = {
+        RES, "gpu-vram-watchdog/protected", "gpu-vram-watchdog/release", NULL, NULL, 0};
     struct pod_list l;
     char err[128];
     const char *doc;
@@ -475,7 +475,7 @@ test_protect_option(void **state)
     const char *doc = one_pod(
         ",\"annotations\":{\"gpu-vram-watchdog/protected\":\"true\",\"x/keep\":\"TrUe\"}",
         "", "");
-    struct pod_parse_opts o = {RES, "x/keep", NULL, NULL, NULL};
+    struct pod_parse_opts o = {RES, "x/keep", NULL, NULL, NULL, 0};
     struct pod_list l;
     char err[128];
 
@@ -607,13 +607,14 @@ test_bad_documents(void **state)
     assert_non_null(strstr(err, "no resource name"));
     assert_int_equal(
         pods_json_parse("{\"items\":[]}", 12,
-                        &(struct pod_parse_opts){NULL, NULL, NULL, NULL, NULL}, &l, err,
+                        &(struct pod_parse_opts){NULL, NULL, NULL, NULL, NULL, 0}, &l,
+                        err, 0),
+        -1);
+    assert_int_equal(
+        pods_json_parse("{\"items\":[]}", 12,
+                        &(struct pod_parse_opts){"", NULL, NULL, NULL, NULL, 0}, &l, NULL,
                         0),
         -1);
-    assert_int_equal(pods_json_parse("{\"items\":[]}", 12,
-                                     &(struct pod_parse_opts){"", NULL, NULL, NULL, NULL},
-                                     &l, NULL, 0),
-                     -1);
 }
 
 /* Nesting far past any real document: refused, not a stack overflow. */

@@ -182,8 +182,12 @@ static void
 test_incident_from_bodies(void **state)
 {
     struct fx *f = *state;
-    struct pod_parse_opts o = {"viktorbarzin.me/gpumem", "gpu-vram-watchdog/protected",
-                               "gpu-vram-watchdog/release", NULL, NULL};
+    struct pod_parse_opts o = {"viktorbarzin.me/gpumem",
+                               "gpu-vram-watchdog/protected",
+                               "gpu-vram-watchdog/release",
+                               NULL,
+                               NULL,
+                               0};
     struct pod_list pl;
     struct usage_reading ur;
     struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL, NULL};

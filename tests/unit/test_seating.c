@@ -35,7 +35,7 @@ static struct pod pods[] = {
     {.p_namespace = "x", .p_name = "bad", .p_running = 1, .p_budget_state = BUDGET_BAD},
     {.p_namespace = "kube-system", .p_name = "dcgm", .p_running = 1}, /* not a tenant */
 };
-static const struct pod_list pod_list = {pods, 5, NULL};
+static const struct pod_list pod_list = {.pl_pods = pods, .pl_count = 5};
 
 static struct config cfg = {.c_floor_mib = 1536, .c_gpu_total_mib = 15360};
 
@@ -638,7 +638,7 @@ static void
 test_absurd_budgets(void **state)
 {
     struct pod big[3];
-    struct pod_list list = {big, 3, NULL};
+    struct pod_list list = {.pl_pods = big, .pl_count = 3};
     struct policy_candidate c[3];
     struct gather_result gr = {.gr_status = GATHER_DECIDED};
     struct seating_node n;

@@ -216,25 +216,25 @@ static const char PODS[] =
 static void
 test_pods(void **state)
 {
-    struct sg_pod_list l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(sg_pods_parse(PODS, strlen(PODS), "r.io/m", &l, err, sizeof(err)),
                      0);
-    assert_int_equal(l.sl_count, 4);
-    assert_string_equal(l.sl_pods[0].sp_owner_kind, "ReplicaSet");
-    assert_string_equal(l.sl_pods[0].sp_hash, "5d9f8c7b6");
-    assert_int_equal(l.sl_pods[0].sp_budget_state, BUDGET_OK);
-    assert_int_equal(l.sl_pods[0].sp_budget_mib, 6024);
-    assert_int_equal(l.sl_pods[0].sp_container_count, 3);
-    assert_true(l.sl_pods[0].sp_containers[0].sc_declares);
-    assert_int_equal(l.sl_pods[0].sp_containers[0].sc_mib, 5000);
-    assert_int_equal(l.sl_pods[0].sp_containers[1].sc_mib, 1024);
-    assert_false(l.sl_pods[0].sp_containers[2].sc_declares);
-    assert_null(l.sl_pods[2].sp_owner_kind);
-    assert_int_equal(l.sl_pods[2].sp_budget_state, BUDGET_BAD); /* "5q" */
-    assert_int_equal(l.sl_pods[2].sp_containers[0].sc_mib, -1);
-    sg_pod_list_free(&l);
+    assert_int_equal(l.pl_count, 4);
+    assert_string_equal(l.pl_pods[0].p_owner_kind, "ReplicaSet");
+    assert_string_equal(l.pl_pods[0].p_template_hash, "5d9f8c7b6");
+    assert_int_equal(l.pl_pods[0].p_budget_state, BUDGET_OK);
+    assert_int_equal(l.pl_pods[0].p_budget_mib, 6024);
+    assert_int_equal(l.pl_pods[0].p_decl_count, 3);
+    assert_true(l.pl_pods[0].p_decls[0].pd_declares);
+    assert_int_equal(l.pl_pods[0].p_decls[0].pd_mib, 5000);
+    assert_int_equal(l.pl_pods[0].p_decls[1].pd_mib, 1024);
+    assert_false(l.pl_pods[0].p_decls[2].pd_declares);
+    assert_null(l.pl_pods[2].p_owner_kind);
+    assert_int_equal(l.pl_pods[2].p_budget_state, BUDGET_BAD); /* "5q" */
+    assert_int_equal(l.pl_pods[2].p_decls[0].pd_mib, -1);
+    pod_list_free(&l);
 
     static const char *const bad[] = {"", "{", "[]", "{\"items\":[{\"metadata\":{}}]}",
                                       "{\"items\":[]} x"};
@@ -243,7 +243,7 @@ test_pods(void **state)
         assert_int_equal(
             sg_pods_parse(bad[i], strlen(bad[i]), "r.io/m", &l, err, sizeof(err)), -1);
         assert_true(err[0] != '\0');
-        assert_null(l.sl_pods);
+        assert_null(l.pl_pods);
     }
 }
 
@@ -266,20 +266,20 @@ test_pods_finished(void **state)
             "[{\"name\":\"main\",\"resources\":{\"limits\":{\"r.io/m\":\"2k\"}}}]")
         "]}";
     /* clang-format on */
-    struct sg_pod_list l;
+    struct pod_list l;
     char err[256];
 
     assert_int_equal(sg_pods_parse(body, strlen(body), "r.io/m", &l, err, sizeof(err)),
                      0);
-    assert_int_equal(l.sl_count, 3);
-    assert_true(l.sl_pods[0].sp_terminal);
-    assert_int_equal(l.sl_pods[0].sp_budget_state, BUDGET_NONE);
-    assert_true(l.sl_pods[1].sp_terminal);
-    assert_int_equal(l.sl_pods[1].sp_budget_state, BUDGET_NONE);
-    assert_false(l.sl_pods[2].sp_terminal);
-    assert_int_equal(l.sl_pods[2].sp_budget_state, BUDGET_OK);
-    assert_int_equal(l.sl_pods[2].sp_budget_mib, 2000);
-    sg_pod_list_free(&l);
+    assert_int_equal(l.pl_count, 3);
+    assert_true(sg_pod_gone(&l.pl_pods[0]));
+    assert_int_equal(l.pl_pods[0].p_budget_state, BUDGET_NONE);
+    assert_true(sg_pod_gone(&l.pl_pods[1]));
+    assert_int_equal(l.pl_pods[1].p_budget_state, BUDGET_NONE);
+    assert_false(sg_pod_gone(&l.pl_pods[2]));
+    assert_int_equal(l.pl_pods[2].p_budget_state, BUDGET_OK);
+    assert_int_equal(l.pl_pods[2].p_budget_mib, 2000);
+    pod_list_free(&l);
 }
 
 /* The tally: two series of one pod at one step are summed; a gone pod of
@@ -287,7 +287,7 @@ test_pods_finished(void **state)
 static void
 test_tally(void **state)
 {
-    struct sg_pod_list l;
+    struct pod_list l;
     struct sg_acc a;
     char err[256];
     const double M = 1048576;
@@ -356,7 +356,7 @@ test_tally(void **state)
                          strcmp(a.a_nodes[0].n_seats[i].ss_name, "ml/Deployment/llm") ==
                              0);
     sg_acc_free(&a);
-    sg_pod_list_free(&l);
+    pod_list_free(&l);
 }
 
 /* As suggest.c reads a range answer: every sample into the tally. */
@@ -374,7 +374,7 @@ tally_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx
 static void
 test_repeated_samples_counted_once(void **state)
 {
-    struct sg_pod_list l;
+    struct pod_list l;
     struct sg_acc a;
     struct buf body;
     char err[256];
@@ -430,7 +430,7 @@ test_repeated_samples_counted_once(void **state)
     assert_int_equal(a.a_samples, 100);
     buf_free(&body);
     sg_acc_free(&a);
-    sg_pod_list_free(&l);
+    pod_list_free(&l);
 }
 
 /* A bare pod and a node whose names try to take over the terminal. */
@@ -448,7 +448,7 @@ static const char HOSTILE_PODS[] =
 static void
 test_table_hostile(void **state)
 {
-    struct sg_pod_list l;
+    struct pod_list l;
     struct sg_acc a;
     struct sg_opts o = {.so_window_s = 6000, .so_headroom_bp = 1000};
     char err[256], *text = NULL;
@@ -459,7 +459,7 @@ test_table_hostile(void **state)
     assert_int_equal(
         sg_pods_parse(HOSTILE_PODS, strlen(HOSTILE_PODS), "r.io/m", &l, err, sizeof(err)),
         0);
-    assert_string_equal(l.sl_pods[0].sp_name, "evil\x1b[2J\xe2\x80\xae");
+    assert_string_equal(l.pl_pods[0].p_name, "evil\x1b[2J\xe2\x80\xae");
     assert_int_equal(sg_acc_init(&a, 0, 60, 100, 1000), 0);
     assert_int_equal(
         sg_acc_add_node(&a, "gpu-1\xe2\x80\xa8x", &l, "nodes is forbidden\n\x07", 0), 0);
@@ -486,7 +486,7 @@ test_table_hostile(void **state)
         text = NULL;
     }
     sg_acc_free(&a);
-    sg_pod_list_free(&l);
+    pod_list_free(&l);
 }
 
 /* clang-format off */
@@ -514,7 +514,7 @@ static const char SRC_PODS[] = "{\"kind\":\"PodList\",\"items\":["
 static void
 test_source_declarations(void **state)
 {
-    struct sg_pod_list l;
+    struct pod_list l;
     struct sg_acc a;
     struct sg_opts o = {.so_window_s = 6000, .so_headroom_bp = 1000};
     struct bsrc_order src;
@@ -528,9 +528,9 @@ test_source_declarations(void **state)
     assert_int_equal(sg_pods_parse_sources(SRC_PODS, strlen(SRC_PODS), "r.io/m", &src, &l,
                                            err, sizeof(err)),
                      0);
-    assert_string_equal(l.sl_pods[0].sp_budget_source, "hami");
-    assert_string_equal(l.sl_pods[1].sp_budget_source, "kai");
-    assert_string_equal(l.sl_pods[2].sp_budget_source, "resource");
+    assert_string_equal(l.pl_pods[0].p_budget_source, "hami");
+    assert_string_equal(l.pl_pods[1].p_budget_source, "kai");
+    assert_string_equal(l.pl_pods[2].p_budget_source, "resource");
     assert_int_equal(sg_acc_init(&a, 0, 60, 100, 1000), 0);
     assert_int_equal(sg_acc_add_node(&a, "n1", &l, NULL, 0), 0);
     assert_int_equal(sg_acc_chunk_begin(&a, 0, 0, 100), 0);
@@ -574,7 +574,7 @@ test_source_declarations(void **state)
         strstr(text, "\"declaration\":\"annotation gpu-memory: \\\"1650\\\"\""));
     free(text);
     sg_acc_free(&a);
-    sg_pod_list_free(&l);
+    pod_list_free(&l);
 }
 
 int

@@ -168,7 +168,7 @@ suggest_main(const struct config *cfg, const struct sg_opts *o)
 {
     struct sg_fetch *f = NULL;
     struct sg_acc acc;
-    struct sg_pod_list *lists = NULL;
+    struct pod_list *lists = NULL;
     char **nodes = NULL, err[768], note[512];
     size_t count = 0;
     int rc = SG_EXIT_FAIL, acc_ok = 0;
@@ -266,7 +266,7 @@ done:
     if (acc_ok)
         sg_acc_free(&acc);
     for (size_t i = 0; lists != NULL && i < count; i++)
-        sg_pod_list_free(&lists[i]);
+        pod_list_free(&lists[i]);
     free(lists);
     for (size_t i = 0; nodes != NULL && i < count; i++)
         free(nodes[i]);

@@ -179,7 +179,7 @@ sg_acc_free(struct sg_acc *a)
 /* The workload (ns, kind, name), made when new. SIZE index, or NO_WORKLOAD. */
 static size_t
 workload(struct sg_acc *a, const char *ns, const char *kind, const char *name,
-         const struct sg_pod *p)
+         const struct pod *p)
 {
     size_t len = strlen(ns) + strlen(kind ? kind : "") + strlen(name) + 3, idx;
     char *key = malloc(len);
@@ -239,22 +239,22 @@ pod_entry(struct sg_acc *a, const char *key, size_t wl)
 
 /* Adds a live pod's budget to its workload's declared figure. */
 static void
-declare(struct sg_workload *w, const struct sg_pod *p, int first)
+declare(struct sg_workload *w, const struct pod *p, int first)
 {
-    enum sg_declared d = p->sp_budget_state == BUDGET_OK    ? SG_DECLARED_OK
-                         : p->sp_budget_state == BUDGET_BAD ? SG_DECLARED_UNREADABLE
-                                                            : SG_DECLARED_NONE;
+    enum sg_declared d = p->p_budget_state == BUDGET_OK    ? SG_DECLARED_OK
+                         : p->p_budget_state == BUDGET_BAD ? SG_DECLARED_UNREADABLE
+                                                           : SG_DECLARED_NONE;
 
     if (first) {
         w->w_declared = d;
-        w->w_declared_mib = p->sp_budget_mib;
+        w->w_declared_mib = p->p_budget_mib;
         return;
     }
     if (w->w_declared == SG_DECLARED_UNREADABLE || d == SG_DECLARED_UNREADABLE) {
         w->w_declared = SG_DECLARED_UNREADABLE;
     } else if (d != w->w_declared ||
-               (d == SG_DECLARED_OK && p->sp_budget_mib != w->w_declared_mib)) {
-        int64_t mine = d == SG_DECLARED_OK ? p->sp_budget_mib : 0;
+               (d == SG_DECLARED_OK && p->p_budget_mib != w->w_declared_mib)) {
+        int64_t mine = d == SG_DECLARED_OK ? p->p_budget_mib : 0;
         if (w->w_declared == SG_DECLARED_NONE)
             w->w_declared_mib = 0;
         if (mine > w->w_declared_mib)
@@ -264,7 +264,7 @@ declare(struct sg_workload *w, const struct sg_pod *p, int first)
 }
 
 int
-sg_acc_add_node(struct sg_acc *a, const char *node, const struct sg_pod_list *list,
+sg_acc_add_node(struct sg_acc *a, const char *node, const struct pod_list *list,
                 const char *capacity_note, int64_t capacity_mib)
 {
     struct sg_node *n;
@@ -281,27 +281,27 @@ sg_acc_add_node(struct sg_acc *a, const char *node, const struct sg_pod_list *li
     if (capacity_note != NULL && (n->n_capacity_note = strdup(capacity_note)) == NULL)
         return -1;
     a->a_node_count++;
-    if (list->sl_count > 0 &&
-        (n->n_pods = calloc(list->sl_count, sizeof(*n->n_pods))) == NULL)
+    if (list->pl_count > 0 &&
+        (n->n_pods = calloc(list->pl_count, sizeof(*n->n_pods))) == NULL)
         return -1;
-    for (size_t i = 0; i < list->sl_count; i++) {
-        const struct sg_pod *p = &list->sl_pods[i];
+    for (size_t i = 0; i < list->pl_count; i++) {
+        const struct pod *p = &list->pl_pods[i];
         const char *kind = NULL;
         size_t wl;
-        if (sg_workload_of(p->sp_owner_kind, p->sp_owner_name, p->sp_hash, &kind, wname,
-                           sizeof(wname)) == -1) {
+        if (sg_workload_of(p->p_owner_kind, p->p_owner_name, p->p_template_hash, &kind,
+                           wname, sizeof(wname)) == -1) {
             kind = NULL; /* no controller: the pod is its own */
-            snprintf(wname, sizeof(wname), "%s", p->sp_name);
+            snprintf(wname, sizeof(wname), "%s", p->p_name);
         }
-        if ((wl = workload(a, p->sp_namespace, kind, wname, p)) == NO_WORKLOAD)
+        if ((wl = workload(a, p->p_namespace, kind, wname, p)) == NO_WORKLOAD)
             return -1;
-        snprintf(key, sizeof(key), "%s/%s", p->sp_namespace, p->sp_name);
+        snprintf(key, sizeof(key), "%s/%s", p->p_namespace, p->p_name);
         if (pod_entry(a, key, wl) == NO_WORKLOAD)
             return -1;
         n->n_pods[n->n_pod_count].np_pod = p;
         n->n_pods[n->n_pod_count++].np_workload = wl;
         struct sg_workload *w = &a->a_wl[wl];
-        if (!p->sp_terminal) {
+        if (!sg_pod_gone(p)) {
             declare(w, p, w->w_live == 0);
             if (w->w_live++ == 0)
                 w->w_template = p;
@@ -449,12 +449,12 @@ static int
 seats_of(struct sg_acc *a, struct sg_node *n, size_t *slot)
 {
     for (size_t i = 0; i < n->n_pod_count; i++) {
-        const struct sg_pod *p = n->n_pods[i].np_pod;
+        const struct pod *p = n->n_pods[i].np_pod;
         size_t wl = n->n_pods[i].np_workload;
         const struct sg_workload *w = &a->a_wl[wl];
-        int64_t own = p->sp_budget_state == BUDGET_OK ? p->sp_budget_mib : 0;
+        int64_t own = p->p_budget_state == BUDGET_OK ? p->p_budget_mib : 0;
         int64_t seat = w->w_suggested ? w->w_suggested_mib : own;
-        if (p->sp_terminal)
+        if (sg_pod_gone(p))
             continue;
         n->n_declared_mib += own;
         n->n_seats_mib += seat;

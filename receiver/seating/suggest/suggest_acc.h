@@ -28,7 +28,7 @@ struct sg_workload {
                                 controller, w_name its own name */
     char *w_name;            /* owned */
     char *w_label; /* owned: "namespace/Kind/name" ("namespace/pod" when bare) */
-    const struct sg_pod
+    const struct pod
         *w_template; /* borrowed: its first live pod (containers for a patch) */
     size_t w_live;   /* live pods holding a seat (not Succeeded/Failed) */
     enum sg_declared w_declared;
@@ -45,8 +45,8 @@ struct sg_workload {
 
 /* A live pod of a node and its workload. */
 struct sg_node_pod {
-    const struct sg_pod *np_pod; /* borrowed */
-    size_t np_workload;          /* index into a_wl */
+    const struct pod *np_pod; /* borrowed */
+    size_t np_workload;       /* index into a_wl */
 };
 
 struct sg_node {
@@ -107,7 +107,7 @@ void sg_acc_free(struct sg_acc *a);
 /* Adds a node and its live pods (borrowed: keep list alive until
  * sg_acc_free). capacity_note NULL means capacity_mib is the advertised
  * capacity. 0, or -1 out of memory. */
-int sg_acc_add_node(struct sg_acc *a, const char *node, const struct sg_pod_list *list,
+int sg_acc_add_node(struct sg_acc *a, const char *node, const struct pod_list *list,
                     const char *capacity_note, int64_t capacity_mib);
 
 /* One range query's answer for node index `node` covering steps first ..

@@ -41,7 +41,7 @@ struct wait {
     size_t w_node_count;
     char w_err[512];
     /* pods */
-    struct sg_pod_list *w_pods;
+    struct pod_list *w_pods;
     const char *w_res;
     const struct bsrc_order *w_sources;
     /* prometheus */
@@ -207,7 +207,7 @@ pods_done(const struct kubec_answer *a, void *arg)
 }
 
 int
-sg_fetch_pods(struct sg_fetch *f, const char *node, struct sg_pod_list *out, char *err,
+sg_fetch_pods(struct sg_fetch *f, const char *node, struct pod_list *out, char *err,
               size_t errlen)
 {
     struct wait w = {.w_base = f->f_base,
@@ -238,7 +238,7 @@ sg_fetch_pods(struct sg_fetch *f, const char *node, struct sg_pod_list *out, cha
     }
     run(&w);
     if (w.w_rc == -1) {
-        sg_pod_list_free(out);
+        pod_list_free(out);
         snprintf(err, errlen, "%s", w.w_err);
         return -1;
     }

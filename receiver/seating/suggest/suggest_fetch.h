@@ -29,8 +29,8 @@ int sg_fetch_capacity(struct sg_fetch *f, const char *node, int64_t *mib, char *
 
 /* The node's pods (GET /api/v1/pods?fieldSelector=spec.nodeName=NODE). 0, or
  * -1 with a reason in err. */
-int sg_fetch_pods(struct sg_fetch *f, const char *node, struct sg_pod_list *out,
-                  char *err, size_t errlen);
+int sg_fetch_pods(struct sg_fetch *f, const char *node, struct pod_list *out, char *err,
+                  size_t errlen);
 
 /* Receives a Prometheus answer: its HTTP status and body (borrowed). */
 typedef void (*sg_body_fn)(long status, const char *body, size_t len, void *arg);

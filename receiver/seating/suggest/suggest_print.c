@@ -83,26 +83,26 @@ sorted(const struct sg_acc *a, size_t *n)
 int
 sg_patch_split(const struct sg_workload *w, int64_t **mib, size_t *n)
 {
-    const struct sg_pod *p = w->w_template;
+    const struct pod *p = w->w_template;
     int64_t total = 0, given = 0, *v;
     size_t declaring = 0, best = SIZE_MAX;
     int known = 1;
 
-    if (p == NULL || p->sp_container_count == 0)
+    if (p == NULL || p->p_decl_count == 0)
         return -1;
-    *n = p->sp_container_count;
+    *n = p->p_decl_count;
     if ((v = *mib = calloc(*n, sizeof(*v))) == NULL)
         return -1;
     for (size_t i = 0; i < *n; i++) {
-        const struct sg_container *c = &p->sp_containers[i];
-        if (!c->sc_declares)
+        const struct pod_decl *c = &p->p_decls[i];
+        if (!c->pd_declares)
             continue;
         declaring++;
-        if (c->sc_mib < 0)
+        if (c->pd_mib < 0)
             known = 0;
         else
-            total += c->sc_mib;
-        if (best == SIZE_MAX || c->sc_mib > p->sp_containers[best].sc_mib)
+            total += c->pd_mib;
+        if (best == SIZE_MAX || c->pd_mib > p->p_decls[best].pd_mib)
             best = i;
     }
     if (declaring == 0) {
@@ -110,12 +110,12 @@ sg_patch_split(const struct sg_workload *w, int64_t **mib, size_t *n)
         return 0;
     }
     for (size_t i = 0; i < *n; i++) {
-        const struct sg_container *c = &p->sp_containers[i];
-        if (!c->sc_declares)
+        const struct pod_decl *c = &p->p_decls[i];
+        if (!c->pd_declares)
             continue;
         /* v = S * share / total, in 128 bits: S and shares are MiB. */
         v[i] = known && total > 0
-                   ? (int64_t)((__int128)w->w_suggested_mib * c->sc_mib / total)
+                   ? (int64_t)((__int128)w->w_suggested_mib * c->pd_mib / total)
                    : w->w_suggested_mib / (int64_t)declaring;
         given += v[i];
     }
@@ -133,7 +133,7 @@ set(json_t *o, const char *key, json_t *v)
 static const char *
 other_source(const struct sg_workload *w)
 {
-    const char *s = w->w_template != NULL ? w->w_template->sp_budget_source : NULL;
+    const char *s = w->w_template != NULL ? w->w_template->p_budget_source : NULL;
 
     return s != NULL && strcmp(s, "resource") != 0 ? s : NULL;
 }
@@ -144,9 +144,9 @@ hami_per_gpu(const struct sg_workload *w, int64_t *per)
 {
     int64_t gpus = 0;
 
-    for (size_t i = 0; i < w->w_template->sp_container_count; i++)
-        if (w->w_template->sp_containers[i].sc_hami)
-            gpus += w->w_template->sp_containers[i].sc_gpus;
+    for (size_t i = 0; i < w->w_template->p_decl_count; i++)
+        if (w->w_template->p_decls[i].pd_hami)
+            gpus += w->w_template->p_decls[i].pd_gpus;
     if (gpus <= 0)
         return -1;
     *per = (w->w_suggested_mib + gpus - 1) / gpus;
@@ -156,7 +156,7 @@ hami_per_gpu(const struct sg_workload *w, int64_t *per)
 static int64_t
 kai_memory(const struct sg_workload *w)
 {
-    int64_t n = w->w_template->sp_kai_devices > 0 ? w->w_template->sp_kai_devices : 1;
+    int64_t n = w->w_template->p_kai_devices > 0 ? w->w_template->p_kai_devices : 1;
 
     return (w->w_suggested_mib + n - 1) / n;
 }
@@ -176,13 +176,13 @@ sg_declaration(const struct sg_workload *w, char *buf, size_t len)
             snprintf(buf, len, "no HAMi container is given a GPU");
             return -1;
         }
-        for (size_t i = 0; i < w->w_template->sp_container_count; i++) {
-            const struct sg_container *c = &w->w_template->sp_containers[i];
-            if (!c->sc_hami || c->sc_gpus <= 0)
+        for (size_t i = 0; i < w->w_template->p_decl_count; i++) {
+            const struct pod_decl *c = &w->w_template->p_decls[i];
+            if (!c->pd_hami || c->pd_gpus <= 0)
                 continue;
             n = snprintf(buf + off, len - off,
                          "%scontainer \"%s\": " HAMI_GPUMEM ": %" PRId64, off ? "; " : "",
-                         c->sc_name, per);
+                         c->pd_name, per);
             if (n < 0 || (size_t)n >= len - off)
                 break;
             off += (size_t)n;
@@ -222,12 +222,12 @@ source_patch(const struct sg_workload *w, const char *src, const char *api,
         snprintf(val, sizeof(val), "%" PRId64, per);
         if ((containers = json_array()) == NULL)
             goto fail;
-        for (size_t i = 0; i < w->w_template->sp_container_count; i++) {
-            const struct sg_container *c = &w->w_template->sp_containers[i];
+        for (size_t i = 0; i < w->w_template->p_decl_count; i++) {
+            const struct pod_decl *c = &w->w_template->p_decls[i];
             json_t *ct;
-            if (!c->sc_hami || c->sc_gpus <= 0)
+            if (!c->pd_hami || c->pd_gpus <= 0)
                 continue;
-            ct = json_pack("{s:s, s:{s:{s:s}}}", "name", c->sc_name, "resources",
+            ct = json_pack("{s:s, s:{s:{s:s}}}", "name", c->pd_name, "resources",
                            "limits", HAMI_GPUMEM, val);
             if (ct == NULL || json_array_append_new(containers, ct) == -1)
                 goto fail;
@@ -290,15 +290,15 @@ sg_patch_json(const struct sg_workload *w, const char *resource, const char **wh
     if ((doc = json_object()) == NULL || (containers = json_array()) == NULL)
         goto fail;
     for (size_t i = 0; i < n; i++)
-        if (w->w_template->sp_containers[i].sc_declares)
+        if (w->w_template->p_decls[i].pd_declares)
             none = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct sg_container *c = &w->w_template->sp_containers[i];
+        const struct pod_decl *c = &w->w_template->p_decls[i];
         json_t *ct;
-        if (!c->sc_declares && !(none && i == 0))
+        if (!c->pd_declares && !(none && i == 0))
             continue;
         snprintf(val, sizeof(val), "%" PRId64, mib[i]);
-        ct = json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "name", c->sc_name, "resources",
+        ct = json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "name", c->pd_name, "resources",
                        "limits", resource, val, "requests", resource, val);
         if (ct == NULL || json_array_append_new(containers, ct) == -1)
             goto fail;
