@@ -64,7 +64,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 log "building Release in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGVW_TESTS=ON >/dev/null
-cmake --build "$BUILD" -j2 --target gpu-vram-watchdog gvw_store gvw_util gvw_parse gvw_metrics >/dev/null
+cmake --build "$BUILD" -j2 --target gpu-vram-watchdog gvw_store gvw_util gvw_pod gvw_metrics >/dev/null
 BIN=$BUILD/gpu-vram-watchdog
 BB=$BUILD/bench
 # What was built: the commit and the files that differed from it at build time.
@@ -73,8 +73,8 @@ mkdir -p "$BB"
 CFLAGS="-O2 -Wall -Wextra -Wno-unused-parameter"
 cc $CFLAGS -o "$BB/gvw-load" "$ROOT/bench/load.c"
 cc $CFLAGS -o "$BB/gvw-decide" "$ROOT/bench/decide.c" $(pkg-config --cflags --libs libevent)
-cc $CFLAGS -I"$ROOT/receiver/policy" -I"$ROOT/receiver/parse" -I"$ROOT/receiver/clients" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
-    "$BUILD/receiver/parse/libgvw_parse.a" "$BUILD/receiver/clients/libgvw_clients_parse.a" "$BUILD/receiver/policy/libgvw_policy.a" \
+cc $CFLAGS -I"$ROOT/receiver/policy" -I"$ROOT/common/pod" -I"$ROOT/receiver/clients" -I"$ROOT/common/json" -o "$BB/gvw-scale" "$ROOT/bench/scale.c" \
+    "$BUILD/receiver/clients/libgvw_clients_parse.a" "$BUILD/receiver/policy/libgvw_policy.a" "$BUILD/common/pod/libgvw_pod.a" \
     "$BUILD/common/json/libgvw_json.a" "$BUILD/common/util/libgvw_util.a" \
     $(pkg-config --libs jansson) -lm
 cc $CFLAGS -o "$BB/gvw-rss-floor" "$ROOT/bench/rss_floor.c" \
@@ -595,7 +595,7 @@ $(cat "$TMP/foot.steps")
 Method: [bench/gen_scale.sh](bench/gen_scale.sh) writes a PodList of 5,000 pods
 (shaped like the API server's, ~1 KiB each, no managedFields) and a vector of
 20,000 series (4 per pod); [bench/scale.c](bench/scale.c) (\`gvw-scale\`, links
-gvw_parse) times pods_json_parse, prom_json_parse_vector and policy_decide over
+gvw_pod) times pods_json_parse, prom_json_parse_vector and policy_decide over
 21 rounds. Peak memory: ru_maxrss after the rounds minus before (the bodies
 already read in).
 

@@ -29,7 +29,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_FILES = ["receiver/policy/*.c", "receiver/decide/*.c"]
+# The decision's rules, its budgets by source and quantities (common/pod) included.
+DEFAULT_FILES = ["receiver/policy/*.c", "receiver/decide/*.c", "common/pod/budget_src.c",
+                 "common/pod/quantity.c"]
 EQUIV_FILE = os.path.join(ROOT, "scripts", "mutants-equivalent.txt")
 BEGIN, END = "<!-- mutate:begin -->", "<!-- mutate:end -->"
 

@@ -25,7 +25,7 @@
 
 /*
  * The link sends malloc, calloc, realloc, strdup and strndup of this
- * program's own objects (the test, gvw_net, gvw_util, gvw_parse) to
+ * program's own objects (the test, gvw_net, gvw_util, gvw_pod) to
  * tests/lib/oom.c; jansson's come through json_set_alloc_funcs() when a
  * scenario counts them. libcurl and libevent allocate on their own. When
  * armed, allocation number N (from 0) returns NULL. The fake server
