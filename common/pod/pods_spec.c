@@ -19,37 +19,6 @@ struct res_map {
     struct js_held m_value; /* the resource's value, when m_type is JS_OBJECT */
 };
 
-/* Copies len bytes of s into out (QUOTED bytes) for a message: printable
- * ASCII as is, anything else as \xNN, cut at QUOTE_MAX bytes, so API text
- * never smuggles control bytes into logs. */
-static void
-quote(const char *s, size_t len, char *out)
-{
-    size_t i, o = 0;
-
-    for (i = 0; i < len && i < QUOTE_MAX; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-            out[o++] = (char)c;
-        else
-            o += (size_t)snprintf(out + o, QUOTED - o, "\\x%02x", c);
-    }
-    if (i < len) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
-}
-
-void
-walk_quote_str(const struct js_str *v, char *out)
-{
-    char head[QUOTE_MAX + 8];
-    size_t full = js_str_copy(v, head, sizeof(head));
-
-    quote(head, full, out);
-}
-
 /* The JSON type of a value that should have been a string, a number or an
  * object (those are read before anything asks). */
 static const char *

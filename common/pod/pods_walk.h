@@ -1,5 +1,6 @@
-/* pods_walk.h -- the PodList walk's state, shared by its parts (pods_json.c: the list,
- * metadata and status; pods_spec.c: the containers' declarations). Private to
+/* pods_walk.h -- the PodList walk's state and readers, shared by its parts
+ * (pods_json.c: the list and its items; pods_meta.c, pods_spec.c, pods_status.c: a
+ * pod's metadata, declarations and status; pods_walk.c: the readers). Private to
  * common/pod. */
 #ifndef GVW_PODS_WALK_H
 #define GVW_PODS_WALK_H
@@ -52,6 +53,30 @@ void walk_soft(struct walk *w, const char *what);
  * ASCII as is, anything else as \xNN, cut at QUOTE_MAX bytes, so API text never
  * smuggles control bytes into logs. */
 void walk_quote_str(const struct js_str *v, char *out);
+
+/* POD_STRICT: opens the object or array that must come next; a value of another
+ * type is refused as the shape error what, a byte that starts no value as the
+ * reader's syntax error. 0 or -1. */
+int walk_shape(struct walk *w, enum js_type want, const char *what);
+
+/* A string value into *v: 1. Another value, or one holding U+0000, is passed over
+ * (0), or under POD_STRICT refused as what (-1). */
+int walk_read_str(struct walk *w, struct js_str *v, const char *what);
+
+/* v (holding no U+0000) into the pool as *dst: 0, or -1 when out of memory. */
+int walk_keep_str(struct walk *w, const struct js_str *v, char **dst);
+
+/* A string value the decision may use (the pod IP, the release annotation) into the
+ * pool as *dst, left NULL when it holds U+0000. 0, or -1. */
+int walk_read_optional(struct walk *w, char **dst);
+
+/* The pod's metadata at the reader (pods_meta.c): its names, owners, labels
+ * (POD_KEEP_WORKLOAD) and annotations. 0, or -1. */
+int walk_metadata(struct walk *w, struct pod *p);
+
+/* The pod's status at the reader (pods_status.c): phase (w_finished), start time,
+ * IP, DRA claims and (POD_KEEP_IDS) the containers that started. 0, or -1. */
+int walk_status(struct walk *w, struct pod *p);
 
 /* The pod's spec at the reader: its budget by GPUMEM_RESOURCE (BUDGET_BAD with a
  * reason when a declaration is broken), hostNetwork, what the other sources read
