@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pods_json.h"
+#include "pods_opts.h"
 #include "strpool.h"
 
 void

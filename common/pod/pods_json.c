@@ -11,7 +11,7 @@
  * whatever a body under the HTTP cap holds. The exporter reads the same way,
  * stricter (POD_STRICT), and what only some programs keep is asked for with
  * POD_KEEP_*. This file walks the list and its items; a pod's parts are read in
- * pods_meta.c (metadata), pods_spec.c (the declarations) and pods_status.c. */
+ * pods_meta.c (metadata), pods_containers.c (the declarations) and pods_status.c. */
 #include "pods_json.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* pods_walk.h -- the PodList walk's state and readers, shared by its parts
- * (pods_json.c: the list and its items; pods_meta.c, pods_spec.c, pods_status.c: a
+ * (pods_json.c: the list and its items; pods_meta.c, pods_containers.c, pods_status.c: a
  * pod's metadata, declarations and status; pods_walk.c: the readers). Private to
  * common/pod. */
 #ifndef GVW_PODS_WALK_H
@@ -9,7 +9,7 @@
 
 #include "jscan.h"
 #include "pods_budget.h"
-#include "pods_json.h"
+#include "pods_opts.h"
 
 /* quote() shows at most QUOTE_MAX bytes, each as at most 4 characters. */
 #define QUOTE_MAX 64

@@ -1,5 +1,5 @@
-/* pods_spec.c -- a pod's spec in the PodList walk: the budget its containers declare
- * by GPUMEM_RESOURCE (limits, else requests, summed), what HAMi reads, and each
+/* pods_containers.c -- a pod's spec in the PodList walk: the budget its containers
+ * declare by GPUMEM_RESOURCE (limits, else requests, summed), what HAMi reads, and each
  * container's own declaration for `budgets --suggest` */
 #include <math.h>
 #include <stdio.h>
