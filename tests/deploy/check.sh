@@ -16,7 +16,7 @@ cd "$ROOT"
 
 # kubectl: the pinned one the real-control-plane tier builds
 # ($GVW_CP_BIN/kubectl; scripts/test.sh exports it), else the one on PATH.
-KUBECTL=kubectl
+KUBECTL=$(command -v kubectl || echo kubectl)
 [ -n "${GVW_CP_BIN:-}" ] && [ -x "$GVW_CP_BIN/kubectl" ] && KUBECTL=$GVW_CP_BIN/kubectl
 kubectl() { "$KUBECTL" "$@"; }
 for tool in "$KUBECTL" node npm; do
