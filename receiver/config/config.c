@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
-#include "capsize.h"
+#include "decimal.h"
 #include "device.h"
 #include "predict.h"
 #include "token.h"
@@ -217,6 +218,24 @@ static const struct setting settings[] = {
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 int
+config_capacity_parse(const char *s, int *is_auto, int64_t *mib)
+{
+    int64_t v = 0;
+
+    if (s == NULL || s[0] == '\0')
+        return -1;
+    if (strcasecmp(s, "auto") == 0) {
+        *is_auto = 1;
+        return 0;
+    }
+    if (decimal_parse(s, INT64_MAX, &v) != 0)
+        return -1;
+    *is_auto = 0;
+    *mib = v;
+    return 0;
+}
+
+int
 config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int *rest,
             int *nrest, char *err, size_t errlen)
 {
@@ -228,7 +247,7 @@ config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int
         snprintf(err, errlen, "PROMETHEUS_URL: must not be empty");
         goto fail;
     }
-    if (capsize_parse_setting(cfg->c_gpumem_capacity_raw, &cfg->c_gpumem_capacity_auto,
+    if (config_capacity_parse(cfg->c_gpumem_capacity_raw, &cfg->c_gpumem_capacity_auto,
                               &cfg->c_gpumem_capacity_mib) == -1) {
         snprintf(err, errlen,
                  "GPUMEM_CAPACITY_MIB: '%s' is neither auto nor a non-negative integer",

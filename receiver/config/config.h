@@ -113,4 +113,10 @@ void config_free(struct config *cfg);
 /* Prints every setting with its default and meaning (for --help). */
 void config_print_help(FILE *out);
 
+/*
+ * GPUMEM_CAPACITY_MIB: "auto" (any case) sets *is_auto; else a non-negative
+ * decimal integer into *mib. 0, or -1 for anything else (nothing set).
+ */
+int config_capacity_parse(const char *s, int *is_auto, int64_t *mib);
+
 #endif
