@@ -937,15 +937,20 @@ test_new_and_incluster(void **state)
 }
 
 /* clang-format off */
-#define DRA_POD(name, uid, claims)                                                       \
+/* As the real API server writes them (tests/e2e/test_controlplane_dra.sh): a
+ * claim a pod names directly (shared) is in spec.resourceClaims alone; one made
+ * from a ResourceClaimTemplate is named in status.resourceClaimStatuses alone. */
+#define DRA_POD(name, uid, spec, status)                                                 \
     "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"" uid "\"},"     \
-    "\"spec\":{\"containers\":[{\"name\":\"c\"}]},"                                      \
-    "\"status\":{\"phase\":\"Running\",\"resourceClaimStatuses\":[" claims "]}}"
+    "\"spec\":{\"resourceClaims\":[" spec "],\"containers\":[{\"name\":\"c\"}]},"          \
+    "\"status\":{\"phase\":\"Running\",\"resourceClaimStatuses\":[" status "]}}"
 static const char DRA_PODS[] = "{\"kind\":\"PodList\",\"items\":["
-    DRA_POD("a", "u-a", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}") ","
-    DRA_POD("b", "u-b", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}") ","
-    DRA_POD("c", "u-c", "{\"name\":\"gpu\",\"resourceClaimName\":\"secret\"}") ","
-    DRA_POD("d", "u-d", "{\"name\":\"gpu\"}")
+    DRA_POD("a", "u-a", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}", "") ","
+    DRA_POD("b", "u-b", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}", "") ","
+    DRA_POD("c", "u-c", "{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\"}",
+            "{\"name\":\"gpu\",\"resourceClaimName\":\"secret\"}") ","
+    DRA_POD("d", "u-d", "{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\"}",
+            "{\"name\":\"gpu\"}")
     "]}";
 static const char DRA_SHARED[] =
     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
