@@ -104,7 +104,7 @@ poll_once(struct poller *p)
         r->pr_ok = 1;
     }
     r->pr_seconds = clock_mono_s() - t0;
-    r->pr_finished = clock_real_s();
+    r->pr_finished = clock_wall_s();
     return r;
 }
 

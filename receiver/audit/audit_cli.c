@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "audit_args.h"
 #include "audit_format.h"
 #include "audit_merge.h"
+#include "clock.h"
 #include "store.h"
 #include "termtext.h"
 
@@ -197,22 +197,13 @@ execute(const struct audit_args *a)
     return o.o_skipped > 0 ? AUDIT_EXIT_RUNTIME : AUDIT_EXIT_OK;
 }
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 audit_main(int argc, char **argv)
 {
     struct audit_args a;
     int rc;
 
-    if ((rc = audit_parse_args(&a, argc, argv, getenv("AUDIT_DB"), now_ms())) != 0)
+    if ((rc = audit_parse_args(&a, argc, argv, getenv("AUDIT_DB"), clock_wall_ms())) != 0)
         return rc;
     if (a.aa_help) {
         audit_print_usage(stdout);

@@ -5,19 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "pods_json.h"
 
 void
 verdict_init(struct verdict *v, const struct config *cfg, const char *node,
              const char *trigger, const char *fingerprint, int64_t alert_id)
 {
-    struct timespec ts;
-
     memset(v, 0, sizeof(*v));
-    clock_gettime(CLOCK_REALTIME, &ts);
-    v->vd_d.sd_time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    v->vd_d.sd_time_ms = clock_wall_ms();
     v->vd_d.sd_node = node ? node : "";
     v->vd_d.sd_trigger = trigger ? trigger : "";
     v->vd_d.sd_fingerprint = fingerprint ? fingerprint : "";

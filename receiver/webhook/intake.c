@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "store.h"
 
@@ -37,20 +37,11 @@ pending_free(struct pending *p)
     free(p);
 }
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Writes every pending alert in one transaction. 0, or -1 (all rolled back). */
 static int
 commit_pending(struct intake *in, char *err, size_t errlen)
 {
-    int64_t received = now_ms();
+    int64_t received = clock_wall_ms();
 
     if (in->i_store == NULL) {
         snprintf(err, errlen, "audit store is not open");
