@@ -26,7 +26,7 @@ judge(struct decision *d, const struct gather_result *gr)
     d->d_gr = gr;
     result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
     /* The GPU's name as the brake holds it, whatever the gather calls it. */
-    if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu[0] != '\0')
+    if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu != NULL)
         d->d_v.vd_d.sd_gpu = d->d_node->n_gpu;
     note_free(d->d_v.vd_d.sd_node, gr);
     if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_SKIPPED_RECOVERED &&
@@ -196,7 +196,7 @@ judge_gathered(struct gather *g, const struct gather_result *gr, void *arg)
         return;
     }
     if (gr->gr_status == GATHER_DECIDED && gr->gr_gpu == NULL && d->d_node != NULL &&
-        d->d_node->n_gpu[0] != '\0' && to_node_scope(d) == -1)
+        d->d_node->n_gpu != NULL && to_node_scope(d) == -1)
         return;
     judge(d, gr);
 }

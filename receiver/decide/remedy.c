@@ -59,7 +59,7 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
     if (dqueue_must_wait(r))
         dqueue_push(r, n, trigger, fp, starving_ns, alert_id);
     else
-        dqueue_launch(r, n, gpu != NULL, trigger, fp, starving_ns, alert_id, 0);
+        dqueue_launch(r, n, trigger, fp, starving_ns, alert_id, 0);
 }
 
 static void

@@ -35,10 +35,10 @@
 /* Per node (in GPU scope per node and GPU): one decision at a time, and the
  * quiet window after a recycle. */
 struct node_state {
-    char *n_name;          /* owned */
-    char *n_gpu;           /* owned; "" = the node (node scope, or GPUs not known yet) */
-    int n_busy;            /* a decision is in flight */
-    double n_settle_until; /* monotonic seconds; 0 = no window */
+    char *n_name; /* owned */
+    char *n_gpu;  /* owned; NULL = the node (node scope, or GPUs not known yet) */
+    int n_busy;   /* a decision is in flight */
+    double n_settle_until;   /* monotonic seconds; 0 = no window */
     char n_last_victim[512]; /* for the coalesced reason */
     int n_last_dry; /* that was a dry run's would_recycle: nothing was recycled */
     struct node_state *n_next;
@@ -220,10 +220,10 @@ int dqueue_must_wait(const struct remedy *r);
  * the store cannot, records nothing and logs), marks n busy. */
 void dqueue_push(struct remedy *r, struct node_state *n, const char *trigger,
                  const char *fp, const char *starving_ns, int64_t alert_id);
-/* Starts a decision for n now (its GPU's when gpu_scope), on row (0 = new). */
-void dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope,
-                   const char *trigger, const char *fp, const char *starving_ns,
-                   int64_t alert_id, int64_t row);
+/* Starts a decision for n now (its GPU's when n names one), on row (0 = new). */
+void dqueue_launch(struct remedy *r, struct node_state *n, const char *trigger,
+                   const char *fp, const char *starving_ns, int64_t alert_id,
+                   int64_t row);
 /* A slot may have freed: start waiting decisions, from the loop. */
 void dqueue_kick(struct remedy *r);
 /* Stopping: completes every waiting row failed (interrupted), starts none. */

@@ -116,7 +116,7 @@ card_json(const struct seating_node *n, const struct seating_card *c)
     for (size_t i = 0; i < c->sc_tenant_count; i++)
         if (json_array_append_new(tenants, tenant_json(n, &c->sc_tenants[i])) == -1)
             goto fail;
-    if (jb_set(o, "gpu", str_or_null(c->sc_gpu)) ||
+    if (jb_set(o, "gpu", c->sc_gpu != NULL ? json_string(c->sc_gpu) : json_null()) ||
         jb_set(o, "total_mib", json_integer((json_int_t)c->sc_total_mib)) ||
         jb_set(o, "free_mib", jb_int_or_null(c->sc_free_known, c->sc_free_mib)) ||
         jb_set(o, "free_source", str_or_null(free_source_name(c->sc_free_source))) ||
