@@ -35,7 +35,7 @@ struct httpc_call {
     int64_t c_start_ms;
     int c_sock_failed;    /* a socket of it could not be watched */
     long c_retry_after_s; /* the answer's Retry-After, seconds; 0 = none */
-    httpc_done_cb c_cb;
+    httpc_done_fn c_cb;
     void *c_arg;
     struct httpc_call *c_prev, *c_next;
 };
@@ -579,7 +579,7 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
 }
 
 int
-httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, void *arg)
+httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_fn cb, void *arg)
 {
     struct httpc_call *c = NULL;
     const char *method = req->hq_method ? req->hq_method : "GET";

@@ -24,7 +24,7 @@ struct out {
 
 /* A row the store cannot read: one line on stderr, and the listing goes on. */
 static void
-on_unreadable(void *arg, const char *table, int64_t id, const char *why)
+on_unreadable(const char *table, int64_t id, const char *why, void *arg)
 {
     struct out *o = arg;
     char line[256];
@@ -72,7 +72,7 @@ emit_json(struct out *o, json_t *j)
 }
 
 static int
-on_decision(void *arg, int64_t id, const struct store_decision *d)
+on_decision(int64_t id, const struct store_decision *d, void *arg)
 {
     struct out *o = arg;
 
@@ -85,7 +85,7 @@ on_decision(void *arg, int64_t id, const struct store_decision *d)
 }
 
 static int
-on_alert(void *arg, int64_t id, const struct store_alert *al)
+on_alert(int64_t id, const struct store_alert *al, void *arg)
 {
     struct out *o = arg;
 
@@ -98,7 +98,7 @@ on_alert(void *arg, int64_t id, const struct store_alert *al)
 }
 
 static int
-on_stat(void *arg, const struct store_stat *st)
+on_stat(const struct store_stat *st, void *arg)
 {
     struct out *o = arg;
 
@@ -111,7 +111,7 @@ on_stat(void *arg, const struct store_stat *st)
 }
 
 static int
-on_show(void *arg, int64_t id, const struct store_decision *d)
+on_show(int64_t id, const struct store_decision *d, void *arg)
 {
     struct out *o = arg;
 

@@ -32,7 +32,7 @@ struct gather {
                                    GPUs asked for (gather_start_gpus), NULL = every GPU */
     size_t g_subset_count;
     struct prom *g_prom; /* borrowed */
-    gather_cb g_cb;
+    gather_done_fn g_cb;
     void *g_arg;
     int g_pending; /* requests whose answers have not arrived */
     int g_dead;    /* gather_free() ran; free when g_pending hits 0 */
@@ -78,7 +78,7 @@ static int scoped(const struct gather *g);
 static struct gather *open_gather(struct event_base *base, const struct config *cfg,
                                   struct prom *prom, struct kube *kube, const char *node,
                                   const char *gpu, const char *starving_ns, int reread,
-                                  gather_cb cb, void *arg);
+                                  gather_done_fn cb, void *arg);
 
 static void
 gather_destroy(struct gather *g)
@@ -406,8 +406,8 @@ deferred_cb(evutil_socket_t fd, short what, void *arg)
 
 struct gather *
 gather_start(struct event_base *base, const struct config *cfg, struct prom *prom,
-             struct kube *kube, const char *node, const char *starving_ns, gather_cb cb,
-             void *arg)
+             struct kube *kube, const char *node, const char *starving_ns,
+             gather_done_fn cb, void *arg)
 {
     return gather_start_gpu(base, cfg, prom, kube, node, NULL, starving_ns, cb, arg);
 }
@@ -415,7 +415,7 @@ gather_start(struct event_base *base, const struct config *cfg, struct prom *pro
 struct gather *
 gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom *prom,
                  struct kube *kube, const char *node, const char *gpu,
-                 const char *starving_ns, gather_cb cb, void *arg)
+                 const char *starving_ns, gather_done_fn cb, void *arg)
 {
     return open_gather(base, cfg, prom, kube, node, gpu, starving_ns, 0, cb, arg);
 }
@@ -429,7 +429,7 @@ cmp_name(const void *a, const void *b)
 struct gather *
 gather_start_gpus(struct event_base *base, const struct config *cfg, struct prom *prom,
                   struct kube *kube, const char *node, const char *const *gpus, size_t n,
-                  const char *starving_ns, gather_cb cb, void *arg)
+                  const char *starving_ns, gather_done_fn cb, void *arg)
 {
     char **subset;
     struct gather *g;
@@ -468,7 +468,7 @@ fail:
 
 struct gather *
 gather_start_reread(struct event_base *base, const struct config *cfg, struct prom *prom,
-                    const char *node, const char *gpu, gather_cb cb, void *arg)
+                    const char *node, const char *gpu, gather_done_fn cb, void *arg)
 {
     return open_gather(base, cfg, prom, NULL, node, gpu, NULL, 1, cb, arg);
 }
@@ -476,7 +476,7 @@ gather_start_reread(struct event_base *base, const struct config *cfg, struct pr
 static struct gather *
 open_gather(struct event_base *base, const struct config *cfg, struct prom *prom,
             struct kube *kube, const char *node, const char *gpu, const char *starving_ns,
-            int reread, gather_cb cb, void *arg)
+            int reread, gather_done_fn cb, void *arg)
 {
     struct gather *g = calloc(1, sizeof(*g));
     struct pod_parse_opts po = {

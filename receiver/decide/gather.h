@@ -35,7 +35,8 @@ struct gather_result {
 
 /* Called once when the evidence is in. r is borrowed: it lives until
  * gather_free(g); the callback may free g only after it is done with r. */
-typedef void (*gather_cb)(struct gather *g, const struct gather_result *r, void *arg);
+typedef void (*gather_done_fn)(struct gather *g, const struct gather_result *r,
+                               void *arg);
 
 /*
  * Starts gathering for node: USED_QUERY (and FREE_QUERY when set) with $node
@@ -48,7 +49,7 @@ typedef void (*gather_cb)(struct gather *g, const struct gather_result *r, void 
  */
 struct gather *gather_start(struct event_base *base, const struct config *cfg,
                             struct prom *prom, struct kube *kube, const char *node,
-                            const char *starving_ns, gather_cb cb, void *arg);
+                            const char *starving_ns, gather_done_fn cb, void *arg);
 
 /*
  * The same for one GPU of node (gpu, a GPU_LABEL value; NULL = gather_start).
@@ -57,8 +58,8 @@ struct gather *gather_start(struct event_base *base, const struct config *cfg,
  */
 struct gather *gather_start_gpu(struct event_base *base, const struct config *cfg,
                                 struct prom *prom, struct kube *kube, const char *node,
-                                const char *gpu, const char *starving_ns, gather_cb cb,
-                                void *arg);
+                                const char *gpu, const char *starving_ns,
+                                gather_done_fn cb, void *arg);
 
 /*
  * The same for several GPUs of node at once (gpus[0..n), borrowed; repeats
@@ -71,7 +72,7 @@ struct gather *gather_start_gpu(struct event_base *base, const struct config *cf
 struct gather *gather_start_gpus(struct event_base *base, const struct config *cfg,
                                  struct prom *prom, struct kube *kube, const char *node,
                                  const char *const *gpus, size_t n,
-                                 const char *starving_ns, gather_cb cb, void *arg);
+                                 const char *starving_ns, gather_done_fn cb, void *arg);
 
 /*
  * A re-read of free VRAM after a decision (the verify, a release wait) for
@@ -82,7 +83,7 @@ struct gather *gather_start_gpus(struct event_base *base, const struct config *c
  */
 struct gather *gather_start_reread(struct event_base *base, const struct config *cfg,
                                    struct prom *prom, const char *node, const char *gpu,
-                                   gather_cb cb, void *arg);
+                                   gather_done_fn cb, void *arg);
 
 /* One more holder of g (its result shared by several decisions): each
  * holder calls gather_free() once. */

@@ -267,10 +267,10 @@ void predict_forget_calls(struct remedy *r);
 
 /* --- judge.c ------------------------------------------------------------- */
 
-/* The gather_cb of a decision's evidence (arg is the decision): judges the node,
+/* The gather_done_fn of a decision's evidence (arg is the decision): judges the node,
  * or fans out to a decision per GPU below the floor. */
 void judge_gathered(struct gather *g, const struct gather_result *gr, void *arg);
-/* The gather_cb of a dq_batch's shared reading (arg is the batch): judges each
+/* The gather_done_fn of a dq_batch's shared reading (arg is the batch): judges each
  * decision still waiting on it by its own GPU's result, then frees the batch. */
 void judge_batch(struct gather *g, const struct gather_result *gr, void *arg);
 

@@ -33,7 +33,7 @@ struct gate_wait {
     char w_ns[NAME_LEN], w_pod[NAME_LEN], w_node[NAME_LEN], w_gpu[NAME_LEN];
     int w_has_gpu;
     char w_url[512]; /* a release's; "" = none */
-    gate_fence_cb w_cb;
+    gate_fence_fn w_cb;
     void *w_arg;
     int w_forgotten; /* its PUT is out, but nobody waits for the answer any more */
 };
@@ -162,7 +162,7 @@ check_transition(struct lease *l)
 /* --- calls --------------------------------------------------------------- */
 
 static int
-parse_cb(const char *body, size_t len, void *arg, char *err, size_t errlen)
+parse_cb(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct call *c = arg;
 
@@ -413,8 +413,8 @@ gate_leading_op(void *arg)
 }
 
 static struct gate_wait *
-gate_fence_op(void *arg, const struct gate_act *a, gate_fence_cb cb, void *cb_arg,
-              char *why, size_t whylen)
+gate_fence_op(const struct gate_act *a, gate_fence_fn cb, void *cb_arg, char *why,
+              size_t whylen, void *arg)
 {
     struct lease *l = arg;
     struct gate_wait *w;
@@ -447,7 +447,7 @@ gate_fence_op(void *arg, const struct gate_act *a, gate_fence_cb cb, void *cb_ar
 }
 
 static void
-gate_forget_op(void *arg, struct gate_wait *w)
+gate_forget_op(struct gate_wait *w, void *arg)
 {
     struct lease *l = arg;
     struct gate_wait **pp;

@@ -87,7 +87,7 @@ struct decisions {
 };
 
 static int
-decision_row(void *arg, int64_t id, const struct store_decision *d)
+decision_row(int64_t id, const struct store_decision *d, void *arg)
 {
     struct decisions *ds = arg;
     struct page_decision *r;

@@ -146,7 +146,7 @@ const char *seating_capacity_name(enum seating_capacity c);
 struct seating_look;
 
 /* Called once with the facts (borrowed: valid during the call only). */
-typedef void (*seating_cb)(const struct seating *s, void *arg);
+typedef void (*seating_done_fn)(const struct seating *s, void *arg);
 
 /*
  * Looks at node (NULL = every node matching GPU_NODE_SELECTOR): the node
@@ -158,7 +158,7 @@ typedef void (*seating_cb)(const struct seating *s, void *arg);
  */
 struct seating_look *seating_look_start(struct event_base *base, const struct config *cfg,
                                         struct prom *prom, struct kube *kube,
-                                        const char *node, seating_cb cb, void *arg);
+                                        const char *node, seating_done_fn cb, void *arg);
 
 /* Stops a look: cb will not run. Calls still in flight finish detached and
  * the last one frees it. NULL is a no-op. Never call it from inside cb (cb's

@@ -31,7 +31,7 @@ struct seating_look {
     const struct config *l_cfg; /* borrowed */
     struct prom *l_prom;        /* borrowed */
     struct kube *l_kube;        /* borrowed, may be NULL */
-    seating_cb l_cb;
+    seating_done_fn l_cb;
     void *l_arg;
     int l_pending;             /* answers still to come (+1 while starting) */
     int l_cancelled;           /* cb must not run; the last answer frees */
@@ -192,7 +192,7 @@ deferred_cb(evutil_socket_t fd, short what, void *arg)
 
 struct seating_look *
 seating_look_start(struct event_base *base, const struct config *cfg, struct prom *prom,
-                   struct kube *kube, const char *node, seating_cb cb, void *arg)
+                   struct kube *kube, const char *node, seating_done_fn cb, void *arg)
 {
     struct seating_look *l = calloc(1, sizeof(*l));
 

@@ -22,7 +22,7 @@ struct intake {
     struct store *i_store;     /* borrowed, may be NULL */
     struct event *i_commit_ev; /* owned; runs once per turn with pending work */
     size_t i_max_pending;
-    intake_done_cb i_done;
+    intake_done_fn i_done;
     void *i_arg;
     struct pending *i_pending; /* owned queue, in arrival order */
     struct pending **i_pending_tail;
@@ -104,7 +104,7 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct intake *
-intake_new(struct event_base *base, size_t max_pending, intake_done_cb done, void *arg)
+intake_new(struct event_base *base, size_t max_pending, intake_done_fn done, void *arg)
 {
     struct intake *in;
 

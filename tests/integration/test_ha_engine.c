@@ -41,7 +41,7 @@ static const struct kv ha_env[] = {
 static struct {
     int leading;
     int refuse;       /* go_fence refuses */
-    gate_fence_cb cb; /* the fence waiting, or NULL */
+    gate_fence_fn cb; /* the fence waiting, or NULL */
     void *arg;
     int asked;
     char verb[16], pod[128], node[128];
@@ -54,8 +54,8 @@ fg_leading(void *a)
 }
 
 static struct gate_wait *
-fg_fence(void *a, const struct gate_act *act, gate_fence_cb cb, void *arg, char *why,
-         size_t len)
+fg_fence(const struct gate_act *act, gate_fence_fn cb, void *arg, char *why, size_t len,
+         void *a)
 {
     fg.asked++;
     snprintf(fg.verb, sizeof(fg.verb), "%s", act->ga_verb);
@@ -73,7 +73,7 @@ fg_fence(void *a, const struct gate_act *act, gate_fence_cb cb, void *arg, char 
 }
 
 static void
-fg_forget(void *a, struct gate_wait *w)
+fg_forget(struct gate_wait *w, void *a)
 {
     fg.cb = NULL;
 }
