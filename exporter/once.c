@@ -25,7 +25,7 @@
 
 #define MIB 1048576.0
 
-/* One process entry's verdict, in the words of --format json. */
+/* What attribute() made of one process entry, in the words of --format json. */
 static const char *
 why_word(enum attr_why w, int list_ok)
 {

@@ -241,7 +241,7 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
     size_t len = evbuffer_get_length(src), head_len = 0, eol;
     struct evbuffer_ptr p, e;
     struct guard_head gh;
-    struct guard_verdict v = {0, NULL, NULL};
+    struct guard_refusal v = {0, NULL, NULL};
     const char *why = NULL, *head;
     size_t need;
     int code;

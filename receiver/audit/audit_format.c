@@ -385,18 +385,19 @@ print_release(FILE *out, const struct store_release *r)
 static void
 print_candidate(FILE *out, const struct store_candidate *c, const char *src)
 {
-    char budget[32], verdict[64];
+    char budget[32], eligible[64];
 
     if (c->sc_has_budget)
         snprintf(budget, sizeof(budget), "%" PRId64, c->sc_budget_mib);
     else
         snprintf(budget, sizeof(budget), "-");
     if (c->sc_eligible)
-        snprintf(verdict, sizeof(verdict), "yes");
+        snprintf(eligible, sizeof(eligible), "yes");
     else
-        snprintf(verdict, sizeof(verdict), "no: %s", c->sc_why_not ? c->sc_why_not : "?");
+        snprintf(eligible, sizeof(eligible), "no: %s",
+                 c->sc_why_not ? c->sc_why_not : "?");
     fprintf(out, "    %7" PRId64 " %7s  ", c->sc_used_mib, budget);
-    cell(out, verdict, 24, 0, 0);
+    cell(out, eligible, 24, 0, 0);
     termtext_put(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
     fputc('/', out);
     termtext_put(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);

@@ -42,7 +42,7 @@ struct check {
 };
 
 static void
-conclude(struct verdict *v, const struct gather_result *gr, const struct config *cfg)
+conclude(struct verdict *v, const struct gather_answer *gr, const struct config *cfg)
 {
     verdict_set_result(v, verdict_from_gather(v, gr, cfg));
     if (gr->gr_status == GATHER_DECIDED && gr->gr_policy.pr_outcome == POLICY_VICTIM)
@@ -51,7 +51,7 @@ conclude(struct verdict *v, const struct gather_result *gr, const struct config 
 }
 
 static void
-gathered(struct gather *g, const struct gather_result *gr, void *arg)
+gathered(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct look *l = arg;
     struct check *c = l->l_check;

@@ -25,9 +25,9 @@ instance(void)
 
 /* The victim's UID from the evidence, or NULL (then regarding has no uid). */
 static const char *
-victim_uid(const struct gather_result *gr, const struct store_victim *v)
+victim_uid(const struct gather_answer *gr, const struct store_victim *v)
 {
-    const struct policy_result *p;
+    const struct policy_answer *p;
 
     if (gr == NULL || gr->gr_status != GATHER_DECIDED)
         return NULL;
@@ -56,7 +56,7 @@ event_cb(struct kube_answer *a, void *arg)
 void
 events_on_decision(struct kube *kube, const struct config *cfg,
                    const struct store_decision *d, int64_t audit_id,
-                   const struct gather_result *gr)
+                   const struct gather_answer *gr)
 {
     const struct store_victim *v = d->sd_victim;
     enum decision_result res;

@@ -138,7 +138,7 @@ wait_text(const struct release *rl, char *out, size_t outlen)
 }
 
 static void
-reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
+reading_cb(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct release *rl = arg;
     int64_t free_mib;

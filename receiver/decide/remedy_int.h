@@ -68,7 +68,7 @@ struct decision {
     double d_t0;   /* monotonic start */
     struct verdict d_v;
     struct gather *d_g;               /* owned: the evidence the verdict borrows from */
-    const struct gather_result *d_gr; /* borrowed from d_g */
+    const struct gather_answer *d_gr; /* borrowed from d_g */
     size_t d_next;                    /* next ranked candidate to try */
     int d_throttled;                  /* 429s of load shedding for this victim */
     struct event *d_retry_ev;         /* owned: the wait after one (PH_ACT_WAIT) */
@@ -89,7 +89,7 @@ struct decision {
                                          decisions that ask the same one) */
     struct policy_candidate *d_pred_cands; /* owned array of copies borrowing from d_g:
                                  a predicted trigger's ranking */
-    struct gather_result d_pred_gr;        /* d_gr for a predicted trigger once judged */
+    struct gather_answer d_pred_gr;        /* d_gr for a predicted trigger once judged */
     struct store_prediction d_pred; /* vd_d.sd_prediction points here once judged */
     struct gate_wait *d_fence; /* HA: the fence of the act about to be sent (fence.c) */
     int d_fenced;              /* HA: the Lease records that act: send it now */
@@ -269,9 +269,9 @@ void predict_forget_calls(struct remedy *r);
 
 /* The gather_done_fn of a decision's evidence (arg is the decision): judges the node,
  * or fans out to a decision per GPU below the floor. */
-void judge_gathered(struct gather *g, const struct gather_result *gr, void *arg);
+void judge_gathered(struct gather *g, const struct gather_answer *gr, void *arg);
 /* The gather_done_fn of a dq_batch's shared reading (arg is the batch): judges each
- * decision still waiting on it by its own GPU's result, then frees the batch. */
-void judge_batch(struct gather *g, const struct gather_result *gr, void *arg);
+ * decision still waiting on it by its own GPU's answer, then frees the batch. */
+void judge_batch(struct gather *g, const struct gather_answer *gr, void *arg);
 
 #endif

@@ -1,4 +1,5 @@
-/* verdict.c -- a decision's outcome in the shape the audit stores and prints */
+/* verdict.c -- a decision as the audit stores and prints it: its result, reason and
+ * figures */
 #include "verdict.h"
 
 #include <stdarg.h>
@@ -29,7 +30,7 @@ verdict_init(struct verdict *v, const struct config *cfg, const char *node,
 }
 
 int
-verdict_set_policy(struct verdict *v, const struct policy_result *p)
+verdict_set_policy(struct verdict *v, const struct policy_answer *p)
 {
     free(v->vd_cands);
     v->vd_cands = NULL;
@@ -132,10 +133,10 @@ verdict_error(struct verdict *v, const char *fmt, ...)
 }
 
 enum decision_result
-verdict_from_gather(struct verdict *v, const struct gather_result *gr,
+verdict_from_gather(struct verdict *v, const struct gather_answer *gr,
                     const struct config *cfg)
 {
-    const struct policy_result *p = &gr->gr_policy;
+    const struct policy_answer *p = &gr->gr_policy;
     const char *node = v->vd_d.sd_node;
     char where[600];
 
@@ -159,7 +160,7 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
     if (gr->gr_status == GATHER_KUBE) {
         /* No pod list: only the free VRAM is evidence worth recording. */
         verdict_set_policy(v,
-                           &(struct policy_result){.pr_free_known = p->pr_free_known,
+                           &(struct policy_answer){.pr_free_known = p->pr_free_known,
                                                    .pr_free_mib = p->pr_free_mib,
                                                    .pr_free_source = p->pr_free_source});
         /* The answer names a list refused as too large only in its error

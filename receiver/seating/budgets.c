@@ -241,7 +241,7 @@ print_tenant(FILE *out, const struct seating_node *n, int gpu_scope,
              const struct seating_tenant *t)
 {
     const char *src = seating_budget_source(n, t->st_namespace, t->st_pod);
-    char budget[32], over[32], verdict[64];
+    char budget[32], over[32], eligible[64];
 
     if (t->st_budget_state == BUDGET_OK) {
         snprintf(budget, sizeof(budget), "%" PRId64, t->st_budget_mib);
@@ -252,13 +252,14 @@ print_tenant(FILE *out, const struct seating_node *n, int gpu_scope,
         snprintf(over, sizeof(over), "-");
     }
     if (t->st_eligible)
-        snprintf(verdict, sizeof(verdict), "yes");
+        snprintf(eligible, sizeof(eligible), "yes");
     else
-        snprintf(verdict, sizeof(verdict), "no: %s", t->st_why_not ? t->st_why_not : "?");
+        snprintf(eligible, sizeof(eligible), "no: %s",
+                 t->st_why_not ? t->st_why_not : "?");
     if (gpu_scope)
         fprintf(out, "    %7" PRId64, t->st_used_mib);
     fprintf(out, "%s%7" PRId64 " %7s %7s  %-24s ", gpu_scope ? " " : "    ",
-            t->st_total_used_mib, budget, over, verdict);
+            t->st_total_used_mib, budget, over, eligible);
     put_clean(out, t->st_namespace);
     fputc('/', out);
     put_clean(out, t->st_pod);

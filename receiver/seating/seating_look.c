@@ -19,8 +19,8 @@ struct node_look {
     struct seating_look *nl_look;      /* borrowed: the look it belongs to */
     char *nl_node;                     /* owned */
     struct gather *nl_g;               /* owned */
-    const struct gather_result *nl_gr; /* borrowed from nl_g once it answered */
-    struct gather_result nl_failed;    /* used when the gather could not start */
+    const struct gather_answer *nl_gr; /* borrowed from nl_g once it answered */
+    struct gather_answer nl_failed;    /* used when the gather could not start */
     int nl_cap_ok;
     enum node_capacity_state nl_cap_state;
     int64_t nl_cap_mib;
@@ -93,7 +93,7 @@ answered(struct seating_look *l)
 }
 
 static void
-gathered(struct gather *g, const struct gather_result *gr, void *arg)
+gathered(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct node_look *nl = arg;
 
