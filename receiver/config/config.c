@@ -235,73 +235,76 @@ config_capacity_parse(const char *s, int *is_auto, int64_t *mib)
     return 0;
 }
 
-int
-config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int *rest,
-            int *nrest, char *err, size_t errlen)
+/* What no row says alone; the values parsed further. */
+static int
+check(void *arg, char *err, size_t errlen)
 {
-    memset(cfg, 0, sizeof(*cfg));
-    if (settings_load(settings, NSETTINGS, cfg, argc, argv, env, rest, nrest, err,
-                      errlen) == -1)
-        return -1;
+    struct config *cfg = arg;
+
     if (cfg->c_prometheus_url[0] == '\0') {
         snprintf(err, errlen, "PROMETHEUS_URL: must not be empty");
-        goto fail;
+        return -1;
     }
     if (config_capacity_parse(cfg->c_gpumem_capacity_raw, &cfg->c_gpumem_capacity_auto,
                               &cfg->c_gpumem_capacity_mib) == -1) {
         snprintf(err, errlen,
                  "GPUMEM_CAPACITY_MIB: '%s' is neither auto nor a non-negative integer",
                  cfg->c_gpumem_capacity_raw);
-        goto fail;
+        return -1;
     }
     if (cfg->c_max_concurrent_decisions == 0) {
         snprintf(err, errlen, "MAX_CONCURRENT_DECISIONS: must be at least 1");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_max_connections == 0 || cfg->c_http_max_connections > 1000000) {
         snprintf(err, errlen, "HTTP_MAX_CONNECTIONS: must be between 1 and 1000000");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_max_pending_mib == 0 || cfg->c_http_max_pending_mib > 1048576) {
         snprintf(err, errlen, "HTTP_MAX_PENDING_MIB: must be between 1 and 1048576");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_header_timeout_ms == 0) {
         snprintf(err, errlen, "HTTP_HEADER_TIMEOUT: must be greater than 0");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_body_timeout_ms < cfg->c_http_header_timeout_ms) {
         snprintf(err, errlen, "HTTP_BODY_TIMEOUT: must be at least HTTP_HEADER_TIMEOUT");
-        goto fail;
+        return -1;
     }
     if (predict_parse_rate(cfg->c_predict_min_growth_raw, &cfg->c_predict_min_growth) ==
         -1) {
         snprintf(err, errlen,
                  "PREDICT_MIN_GROWTH: '%s' is not a rate (e.g. 5MiB/s, 512KiB/s, 1GiB/s)",
                  cfg->c_predict_min_growth_raw);
-        goto fail;
+        return -1;
     }
     if (cfg->c_predict_window_s == 0 || cfg->c_predict_horizon_s == 0) {
         snprintf(err, errlen, "%s: must be greater than 0",
                  cfg->c_predict_window_s == 0 ? "PREDICT_WINDOW" : "PREDICT_HORIZON");
-        goto fail;
+        return -1;
     }
     /* A series label (empty: GPU scope off); the device query names it. */
     if (cfg->c_gpu_label[0] != '\0' && !device_label_name_ok(cfg->c_gpu_label)) {
         snprintf(err, errlen, "GPU_LABEL: '%.64s' is not a Prometheus label name",
                  cfg->c_gpu_label);
-        goto fail;
+        return -1;
     }
     if (cfg->c_gpu_total_mib == 0) {
         snprintf(err, errlen, "GPU_TOTAL_MIB: must be greater than 0");
-        goto fail;
+        return -1;
     }
-    if (budget_sources_check(cfg, err, errlen) == -1)
-        goto fail;
-    return 0;
-fail:
-    config_free(cfg);
-    return -1;
+    return budget_sources_check(cfg, err, errlen);
+}
+
+static const struct settings_table table = {settings, NSETTINGS, check};
+
+int
+config_load(struct config *cfg, int argc, char **argv, settings_getenv_fn env, int *rest,
+            int *nrest, char *err, size_t errlen)
+{
+    return settings_table_load(&table, cfg, sizeof(*cfg), argc, argv, env, rest, nrest,
+                               err, errlen);
 }
 
 /* A DNS-1123 subdomain of at most max bytes (dots too when dots is set). */
@@ -398,7 +401,7 @@ config_validate_serve(const struct config *cfg, char *err, size_t errlen)
 void
 config_free(struct config *cfg)
 {
-    settings_free(settings, NSETTINGS, cfg);
+    settings_table_free(&table, cfg);
 }
 
 /* What a deployment must set (the shipped manifests do), then what operators

@@ -82,9 +82,6 @@ struct config {
     char *c_pod_namespace; /* POD_NAMESPACE (default: the ServiceAccount's; "" = none) */
 };
 
-/* Reads a variable of the environment; tests pass their own. NULL = unset. */
-typedef settings_getenv_fn config_getenv_fn;
-
 /*
  * Loads every setting from the environment (via getenv_fn, NULL = getenv),
  * then from --flags in argv[0..argc), which win. Validates everything,
@@ -99,7 +96,7 @@ typedef settings_getenv_fn config_getenv_fn;
  * is not a non-negative integer"). On -1 nothing stays allocated.
  * The caller frees cfg with config_free().
  */
-int config_load(struct config *cfg, int argc, char **argv, config_getenv_fn getenv_fn,
+int config_load(struct config *cfg, int argc, char **argv, settings_getenv_fn getenv_fn,
                 int *rest, int *nrest, char *err, size_t errlen);
 
 /* What only `serve` needs: a webhook token when WEBHOOK_AUTH=bearer; with

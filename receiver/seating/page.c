@@ -18,6 +18,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "clock.h"
 #include "front_reply.h"
 #include "log.h"
 #include "page_escape.h"
@@ -86,7 +87,7 @@ struct decisions {
 };
 
 static int
-decision_row(void *arg, int64_t id, const struct store_decision *d)
+decision_row(int64_t id, const struct store_decision *d, void *arg)
 {
     struct decisions *ds = arg;
     struct page_decision *r;
@@ -114,15 +115,6 @@ decision_row(void *arg, int64_t id, const struct store_decision *d)
     return 0;
 }
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 looked(const struct seating *s, void *arg)
 {
@@ -130,7 +122,7 @@ looked(const struct seating *s, void *arg)
     struct store_filter f = {.sf_limit = PAGE_DECISIONS};
     struct decisions ds;
     struct page_view v = {
-        .pv_seating = s, .pv_now_ms = now_ms(), .pv_dry_run = p->p_cfg->c_dry_run};
+        .pv_seating = s, .pv_now_ms = clock_wall_ms(), .pv_dry_run = p->p_cfg->c_dry_run};
     char err[512];
     struct buf b;
 
