@@ -401,6 +401,36 @@ test_verify_never_recovers(void **state)
     json_decref(all);
 }
 
+/* The verify ends when free is back to the floor, not above it (SPEC "A
+ * decision" step 7: until free >= floor): a reading exactly at the floor
+ * ends it at once, with the figure, long before SETTLE runs out. */
+static void
+test_verify_at_floor(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"SETTLE", "4s"}, {NULL, NULL}};
+    json_t *all, *d, *v;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-at-floor.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 3000); /* not SETTLE's 4 s: the first re-read ends it */
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2); /* the look, one re-read */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    v = jget(d, "verify");
+    assert_true(json_is_object(v));
+    jint(v, "free_mib", 1536);
+    assert_true(json_number_value(jget(v, "seconds")) < 2.0);
+    jhas(d, "reason", "free VRAM back to 1536 MiB after");
+    json_decref(all);
+}
+
 /* --- FREE_QUERY=auto: the device series vanish after the decision --------- */
 
 /* The device query's answer for the node's one GPU: free MiB of 15360. */
@@ -3650,6 +3680,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         T(test_incident_replay),
         T(test_verify_never_recovers),
+        T(test_verify_at_floor),
         T(test_verify_device_vanished),
         T(test_verify_only_user_gone),
         T(test_dry_run),
