@@ -722,6 +722,32 @@ test_path_encoding_and_bad_args(void **state)
     assert_int_equal(e->r.calls, 1);
 }
 
+/* SPEC "A decision" step 6: an eviction or a deletion always carries the UID
+ * precondition it decided on. An empty UID is no precondition at all (the
+ * replacement pod under the same name would be hit): refused before anything
+ * is sent, in dry run too, as a missing one is. */
+static void
+test_recycle_needs_uid(void **state)
+{
+    struct env *e = *state;
+
+    fake_clear(e->fake);
+    fake_route(e->fake, NULL, POD_PATH "/eviction", 201, NULL, "{}", 0);
+    fake_route(e->fake, NULL, POD_PATH, 200, NULL, "{}", 0);
+    result_reset(&e->r);
+    for (int dry_run = 0; dry_run <= 1; dry_run++) {
+        assert_int_equal(kube_evict(e->k, NS, POD, "", dry_run, on_answer, &e->r), -1);
+        assert_int_equal(kube_delete_pod(e->k, NS, POD, "", dry_run, on_answer, &e->r),
+                         -1);
+        assert_int_equal(kube_evict(e->k, NS, POD, NULL, dry_run, on_answer, &e->r), -1);
+        assert_int_equal(kube_delete_pod(e->k, NS, POD, NULL, dry_run, on_answer, &e->r),
+                         -1);
+    }
+    fake_run_for(e->base, 100);
+    assert_int_equal(fake_count(e->fake), 0); /* nothing reached the API server */
+    assert_int_equal(e->r.calls, 0);
+}
+
 static void
 test_list_garbage(void **state)
 {
@@ -1065,6 +1091,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch_capacity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_encoding_and_bad_args, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recycle_needs_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_garbage, setup, teardown),
         cmocka_unit_test(test_node_names_parser),
         cmocka_unit_test(test_status_message_parser),

@@ -223,6 +223,58 @@ test_impossible_device(void **state)
     usage_reading_free(&ur);
 }
 
+/* The plausibility bounds, exactly at their edges (SPEC "A decision" step 1:
+ * a reading that cannot be true is skipped_telemetry, one that can is judged):
+ * free == total is an idle card, one byte more free than total is not a card;
+ * a total of exactly 16 TiB (capacity advertising's bound) is judged, one
+ * byte more is not. GPU-a has no pod on it (its one user sits on GPU-b). */
+struct edge_case {
+    const char *name, *free, *total, *want; /* want NULL = judged on the device */
+    long long free_mib;
+};
+
+static void
+test_device_bounds_exact(void **state)
+{
+    static const struct edge_case cases[] = {
+        {"free == total", "16106127360", "16106127360", NULL, 15360},
+        {"free == total + 1 byte", "16106127361", "16106127360",
+         "reports 15360 MiB free on GPU GPU-a, more than its total of 15360 MiB", 0},
+        {"total == 16 TiB", "2147483648", "17592186044416", NULL, 2048},
+        {"total == 16 TiB + 1 byte", "2147483648", "17592186044417",
+         "bytes on GPU GPU-a, more than any card has, which cannot be true", 0},
+    };
+    const char *const use[] = {USED("ml", "q", "GPU-b", "1073741824"), NULL};
+    struct usage_reading ur;
+
+    (void)state;
+    usage(use, &ur);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const dev[] = {FREE("GPU-a", cases[i].free),
+                                   TOTAL("GPU-a", cases[i].total), DTS("GPU-a", "100"),
+                                   NULL};
+        struct device_reading dr;
+        struct policy_result res;
+
+        print_message("%s\n", cases[i].name);
+        device(dev, &dr);
+        decide(&ur, &dr, "GPU-a", &res);
+        if (cases[i].want == NULL) {
+            if (res.pr_outcome != POLICY_SKIPPED_RECOVERED)
+                fail_msg("%s: not judged: %s", cases[i].name, res.pr_reason);
+            assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+            assert_int_equal(res.pr_free_mib, cases[i].free_mib);
+        } else {
+            assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+            if (strstr(res.pr_reason, cases[i].want) == NULL)
+                fail_msg("%s: %s", cases[i].name, res.pr_reason);
+        }
+        policy_result_free(&res);
+        device_reading_free(&dr);
+    }
+    usage_reading_free(&ur);
+}
+
 /* Two series of one kind for one GPU: which is right? Not acted on. */
 static void
 test_duplicate_device_series(void **state)
@@ -432,6 +484,7 @@ main(void)
         cmocka_unit_test(test_tagged_named_series_ignored),
         cmocka_unit_test(test_fallback_and_stale),
         cmocka_unit_test(test_impossible_device),
+        cmocka_unit_test(test_device_bounds_exact),
         cmocka_unit_test(test_duplicate_device_series),
         cmocka_unit_test(test_taint_across_gpus),
         cmocka_unit_test(test_taint_by_device),
