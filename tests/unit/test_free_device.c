@@ -254,7 +254,7 @@ test_device_bounds_exact(void **state)
                                    TOTAL("GPU-a", cases[i].total), DTS("GPU-a", "100"),
                                    NULL};
         struct device_reading dr;
-        struct policy_result res;
+        struct policy_answer res;
 
         print_message("%s\n", cases[i].name);
         device(dev, &dr);
@@ -269,7 +269,7 @@ test_device_bounds_exact(void **state)
             if (strstr(res.pr_reason, cases[i].want) == NULL)
                 fail_msg("%s: %s", cases[i].name, res.pr_reason);
         }
-        policy_result_free(&res);
+        policy_answer_free(&res);
         device_reading_free(&dr);
     }
     usage_reading_free(&ur);
