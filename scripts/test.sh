@@ -26,7 +26,7 @@ fi
 # overlay on a cluster with the operator's own CRDs and checks plain-prometheus'
 # scrape config with upstream promtool: both fetched pinned through the Go module
 # proxy once per machine (tests/controlplane/monitoring.sh; promtool's build is
-# a few minutes cold), then answered from the cache with no network.
+# 10-15 minutes cold on 2 cores), then answered from the cache with no network.
 if GVW_MONITORING=$(bash tests/controlplane/monitoring.sh); then
     export GVW_MONITORING
 else
