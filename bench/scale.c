@@ -88,7 +88,7 @@ main(int argc, char **argv)
         .pp_exclude_count = 1,
         .pp_now = (int64_t)time(NULL),
     };
-    struct policy_result last;
+    struct policy_answer last;
     size_t npods = 0, nseries = 0;
 
     if (argc < 3 || rounds < 1 || rounds > MAX_ROUNDS) {
@@ -103,7 +103,7 @@ main(int argc, char **argv)
     for (int r = 0; r < rounds; r++) {
         struct pod_list pl;
         struct usage_reading ur;
-        struct policy_result res;
+        struct policy_answer res;
         struct policy_input in = {.pi_pods = &pl, .pi_usage = &ur};
         double t0, t1, t2, t3;
 
@@ -132,7 +132,7 @@ main(int argc, char **argv)
             last = res; /* keep the last outcome to print */
             memset(&res, 0, sizeof(res));
         }
-        policy_result_free(&res);
+        policy_answer_free(&res);
         usage_reading_free(&ur);
         pod_list_free(&pl);
     }
@@ -156,7 +156,7 @@ main(int argc, char **argv)
            last.pr_ranked_count ? last.pr_candidates[0].pc_name : "-");
     printf("SCALE maxrss_kib bodies_loaded=%ld after=%ld peak_delta=%ld\n", rss0, rss1,
            rss1 - rss0);
-    policy_result_free(&last);
+    policy_answer_free(&last);
     free(pods_body);
     free(prom_body);
     return 0;

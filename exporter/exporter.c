@@ -1,7 +1,7 @@
 /* exporter.c -- `gpu-vram-watchdog exporter`: the node agent's loop, poll and HTTP
  *
  * A libevent timer asks the poller's thread to read NVML and the processes'
- * cgroups; each result is joined to the pods and rendered into the /metrics
+ * cgroups; each reading is joined to the pods and rendered into the /metrics
  * text once; requests are answered from that text, so they never wait on
  * NVML (a driver call may hang) or the API server. */
 #include "exporter.h"
@@ -97,7 +97,7 @@ render(struct exporter *x, int may_relist)
                              podmap_budget_errors(x->x_pods),
                              podmap_share_unresolved,
                              x->x_pods};
-    struct attr_result attr;
+    struct attr_tally attr;
     struct buf text;
     struct text *t = NULL;
     int have_attr = 0;
@@ -121,7 +121,7 @@ render(struct exporter *x, int may_relist)
     t->t_data = text.b_data; /* taken from the buf: no copy */
     text_unref(x->x_text);
     x->x_text = t;
-    attr_result_free(&attr);
+    attr_tally_free(&attr);
     return;
 fail:
     log_warnx("%s: %s; /metrics answers 503 until a render works", __func__,
@@ -129,7 +129,7 @@ fail:
     buf_free(&text);
     text_unref(x->x_text);
     x->x_text = NULL;
-    attr_result_free(&attr);
+    attr_tally_free(&attr);
 }
 
 /* NVML cannot be read: say why once (again only when the reason changes). */
@@ -146,7 +146,7 @@ went_down(struct exporter *x, const char *why)
 
 /* A poll ended (on the loop): its figures, or why NVML could not be read. */
 static void
-poll_done(struct poll_result *r, void *arg)
+poll_done(struct poll_reading *r, void *arg)
 {
     struct exporter *x = arg;
 
@@ -167,7 +167,7 @@ poll_done(struct poll_result *r, void *arg)
         x->x_up = 1;
         x->x_last_poll = r->pr_finished;
     }
-    poll_result_free(r);
+    poll_reading_free(r);
     render(x, 1);
 }
 
@@ -219,7 +219,7 @@ pods_changed(void *arg)
 /* The exporter's policy at the front door, from a complete head: GET and
  * HEAD only, and no body (a GET with one is refused before it is read). */
 static void
-head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
+head_check(const struct guard_head *gh, struct guard_refusal *v, void *arg)
 {
     int get = gh->gh_method_len == 3 && memcmp(gh->gh_method, "GET", 3) == 0;
     int head = gh->gh_method_len == 4 && memcmp(gh->gh_method, "HEAD", 4) == 0;

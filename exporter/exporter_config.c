@@ -46,47 +46,50 @@ static const struct setting settings[] = {
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 #define NOWN 6
 
-int
-exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
-                     settings_getenv_fn env, int *rest, int *nrest, char *err,
-                     size_t errlen)
+/* What no row says alone; the values parsed further. */
+static int
+check(void *arg, char *err, size_t errlen)
 {
+    struct exporter_config *cfg = arg;
     char why[160];
 
-    memset(cfg, 0, sizeof(*cfg));
-    if (settings_load(settings, NSETTINGS, cfg, argc, argv, env, rest, nrest, err,
-                      errlen) == -1)
-        return -1;
     if (cfg->ec_node_name[0] == '\0') {
         snprintf(err, errlen,
                  "NODE_NAME: required (this node's name; in a DaemonSet, from the "
                  "downward API's spec.nodeName)");
-        exporter_config_free(cfg);
         return -1;
     }
     if (cfg->ec_max_connections < 1 || cfg->ec_max_connections > 1000000) {
         snprintf(err, errlen, "EXPORTER_MAX_CONNECTIONS: must be between 1 and 1000000");
-        exporter_config_free(cfg);
         return -1;
     }
     if (bsrc_order_parse(cfg->ec_budget_sources_raw, &cfg->ec_budget_sources, why,
                          sizeof(why)) == -1) {
         snprintf(err, errlen, "BUDGET_SOURCES: %s", why);
-        exporter_config_free(cfg);
         return -1;
     }
     if (cfg->ec_poll_interval_ms <= 0) {
         snprintf(err, errlen, "POLL_INTERVAL: must be greater than 0");
-        exporter_config_free(cfg);
         return -1;
     }
     return 0;
 }
 
+static const struct settings_table table = {settings, NSETTINGS, check};
+
+int
+exporter_config_load(struct exporter_config *cfg, int argc, char **argv,
+                     settings_getenv_fn env, int *rest, int *nrest, char *err,
+                     size_t errlen)
+{
+    return settings_table_load(&table, cfg, sizeof(*cfg), argc, argv, env, rest, nrest,
+                               err, errlen);
+}
+
 void
 exporter_config_free(struct exporter_config *cfg)
 {
-    settings_free(settings, NSETTINGS, cfg);
+    settings_table_free(&table, cfg);
 }
 
 void

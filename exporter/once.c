@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "attribute.h"
+#include "json_build.h"
 #include "log.h"
 #include "nvml.h"
 #include "podmap.h"
@@ -24,7 +25,7 @@
 
 #define MIB 1048576.0
 
-/* One process entry's verdict, in the words of --format json. */
+/* What attribute() made of one process entry, in the words of --format json. */
 static const char *
 why_word(enum attr_why w, int list_ok)
 {
@@ -170,13 +171,6 @@ bytes_json(uint64_t v)
     return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
 }
 
-/* json_object_set_new(), and a NULL value (an allocation that failed) fails. */
-static int
-set(json_t *o, const char *k, json_t *v)
-{
-    return v == NULL || json_object_set_new(o, k, v) == -1 ? -1 : 0;
-}
-
 /* Every json_*_new() below takes its value's reference even when it fails,
  * so each value is owned by its parent from the moment it is made. */
 static json_t *
@@ -187,11 +181,11 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
 
     if (root == NULL)
         return NULL;
-    if (set(root, "node", json_string(node)) ||
-        set(root, "pod_list", pl = json_object()) ||
-        set(pl, "ok", json_boolean(list_ok)) ||
-        set(pl, "error", list_ok ? json_null() : json_string(list_why)) ||
-        set(root, "gpus", gpus = json_array()))
+    if (jb_set(root, "node", json_string(node)) ||
+        jb_set(root, "pod_list", pl = json_object()) ||
+        jb_set(pl, "ok", json_boolean(list_ok)) ||
+        jb_set(pl, "error", list_ok ? json_null() : json_string(list_why)) ||
+        jb_set(root, "gpus", gpus = json_array()))
         goto oom;
     for (size_t dv = 0; dv < snap->ns_count; dv++) {
         const struct nvml_device *d = &snap->ns_devices[dv];
@@ -200,17 +194,17 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
 
         device_sums(d, pids, npids, pods, &s);
         if (g == NULL || json_array_append_new(gpus, g) == -1 ||
-            set(g, "index", json_integer(d->nd_index)) ||
-            set(g, "uuid", json_string(d->nd_uuid)) ||
-            set(g, "model", json_string(d->nd_model)) ||
-            set(g, "total_bytes", bytes_json(d->nd_total)) ||
-            set(g, "free_bytes", bytes_json(d->nd_free)) ||
-            set(g, "used_bytes", bytes_json(s.used)) ||
-            set(g, "pods_bytes", bytes_json(s.pods)) ||
-            set(g, "unattributed_bytes", bytes_json(s.unattr)) ||
-            set(g, "unattributed_process_bytes", bytes_json(s.unattr_procs)) ||
-            set(g, "no_process_bytes", bytes_json(s.no_proc)) ||
-            set(g, "processes", procs = json_array()))
+            jb_set(g, "index", json_integer(d->nd_index)) ||
+            jb_set(g, "uuid", json_string(d->nd_uuid)) ||
+            jb_set(g, "model", json_string(d->nd_model)) ||
+            jb_set(g, "total_bytes", bytes_json(d->nd_total)) ||
+            jb_set(g, "free_bytes", bytes_json(d->nd_free)) ||
+            jb_set(g, "used_bytes", bytes_json(s.used)) ||
+            jb_set(g, "pods_bytes", bytes_json(s.pods)) ||
+            jb_set(g, "unattributed_bytes", bytes_json(s.unattr)) ||
+            jb_set(g, "unattributed_process_bytes", bytes_json(s.unattr_procs)) ||
+            jb_set(g, "no_process_bytes", bytes_json(s.no_proc)) ||
+            jb_set(g, "processes", procs = json_array()))
             goto oom;
         for (size_t i = 0; i < d->nd_nprocs; i++) {
             const struct pod *pod;
@@ -223,16 +217,18 @@ to_json(const char *node, const struct nvml_snapshot *snap, const struct attr_pi
             if (w == ATTR_DUPLICATE)
                 continue;
             if ((p = json_object()) == NULL || json_array_append_new(procs, p) == -1 ||
-                set(p, "pid", json_integer(d->nd_procs[i].np_pid)) ||
-                set(p, "bytes", w == ATTR_NO_MEMORY ? json_null() : bytes_json(used)) ||
-                set(p, "namespace",
-                    w == ATTR_POD ? json_string(pod->p_namespace) : json_null()) ||
-                set(p, "pod", w == ATTR_POD ? json_string(pod->p_name) : json_null()) ||
-                set(p, "container",
-                    w == ATTR_POD ? json_string(container ? container : "")
-                                  : json_null()) ||
-                set(p, "why",
-                    w == ATTR_POD ? json_null() : json_string(why_word(w, list_ok))))
+                jb_set(p, "pid", json_integer(d->nd_procs[i].np_pid)) ||
+                jb_set(p, "bytes",
+                       w == ATTR_NO_MEMORY ? json_null() : bytes_json(used)) ||
+                jb_set(p, "namespace",
+                       w == ATTR_POD ? json_string(pod->p_namespace) : json_null()) ||
+                jb_set(p, "pod",
+                       w == ATTR_POD ? json_string(pod->p_name) : json_null()) ||
+                jb_set(p, "container",
+                       w == ATTR_POD ? json_string(container ? container : "")
+                                     : json_null()) ||
+                jb_set(p, "why",
+                       w == ATTR_POD ? json_null() : json_string(why_word(w, list_ok))))
                 goto oom;
         }
     }

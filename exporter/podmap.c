@@ -107,7 +107,7 @@ note_bad_budgets(struct podmap *pm, const struct pod_list *fresh)
 }
 
 static int
-parse_list(const char *body, size_t len, void *arg, char *err, size_t errlen)
+parse_list(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct podmap *pm = arg;
     struct pod_list fresh;

@@ -2,9 +2,9 @@
  * never waits on them
  *
  * One worker thread owns the NVML handle. The loop asks for a poll
- * (poller_start); the worker reads, parks the result under the mutex and
+ * (poller_start); the worker reads, parks the reading under the mutex and
  * writes a byte to a pipe whose read end is a loop event, which hands the
- * result to done. A driver call that hangs holds the worker only: /metrics
+ * reading to done. A driver call that hangs holds the worker only: /metrics
  * keeps answering and the loop sees the poll as overdue. */
 #include "poller.h"
 
@@ -30,22 +30,22 @@ struct poller {
     pthread_cond_t p_cv;
     pthread_t p_thread;
     int p_thread_started;
-    int p_requested;            /* under p_mu: a poll was asked for */
-    int p_busy;                 /* under p_mu: asked for and not yet handed over */
-    int p_stop;                 /* under p_mu */
-    double p_started_at;        /* under p_mu: monotonic start of the poll in flight */
-    struct poll_result *p_done; /* under p_mu: owned, ended and not yet handed over */
-    int p_pipe[2];              /* worker writes, loop reads */
-    struct event *p_ev;         /* owned */
-    struct nvml *p_nvml;        /* owned by the worker thread */
-    const char *p_library;      /* borrowed */
-    const char *p_proc_root;    /* borrowed */
+    int p_requested;             /* under p_mu: a poll was asked for */
+    int p_busy;                  /* under p_mu: asked for and not yet handed over */
+    int p_stop;                  /* under p_mu */
+    double p_started_at;         /* under p_mu: monotonic start of the poll in flight */
+    struct poll_reading *p_done; /* under p_mu: owned, ended and not yet handed over */
+    int p_pipe[2];               /* worker writes, loop reads */
+    struct event *p_ev;          /* owned */
+    struct nvml *p_nvml;         /* owned by the worker thread */
+    const char *p_library;       /* borrowed */
+    const char *p_proc_root;     /* borrowed */
     poller_done_fn p_done_fn;
     void *p_arg;
 };
 
 void
-poll_result_free(struct poll_result *r)
+poll_reading_free(struct poll_reading *r)
 {
     if (r == NULL)
         return;
@@ -81,11 +81,11 @@ poller_read_pids(const char *root, const struct nvml_snapshot *snap,
     return 0;
 }
 
-/* One poll, on the worker. NULL only when out of memory for the result itself. */
-static struct poll_result *
+/* One poll, on the worker. NULL only when out of memory for the reading itself. */
+static struct poll_reading *
 poll_once(struct poller *p)
 {
-    struct poll_result *r = calloc(1, sizeof(*r));
+    struct poll_reading *r = calloc(1, sizeof(*r));
     double t0 = clock_mono_s();
 
     if (r == NULL)
@@ -104,7 +104,7 @@ poll_once(struct poller *p)
         r->pr_ok = 1;
     }
     r->pr_seconds = clock_mono_s() - t0;
-    r->pr_finished = clock_real_s();
+    r->pr_finished = clock_wall_s();
     return r;
 }
 
@@ -115,7 +115,7 @@ worker(void *arg)
 
     pthread_mutex_lock(&p->p_mu);
     for (;;) {
-        struct poll_result *r;
+        struct poll_reading *r;
         while (!p->p_requested && !p->p_stop)
             pthread_cond_wait(&p->p_cv, &p->p_mu);
         if (p->p_stop)
@@ -124,7 +124,7 @@ worker(void *arg)
         pthread_mutex_unlock(&p->p_mu);
         r = poll_once(p);
         pthread_mutex_lock(&p->p_mu);
-        poll_result_free(p->p_done);
+        poll_reading_free(p->p_done);
         p->p_done = r;
         if (r == NULL)
             p->p_busy = 0; /* nothing to hand over; the next tick asks again */
@@ -146,7 +146,7 @@ worker(void *arg)
 static int
 deliver(struct poller *p)
 {
-    struct poll_result *r;
+    struct poll_reading *r;
 
     pthread_mutex_lock(&p->p_mu);
     r = p->p_done;
@@ -298,7 +298,7 @@ poller_free(struct poller *p)
         }
         pthread_join(p->p_thread, NULL);
     }
-    poll_result_free(p->p_done);
+    poll_reading_free(p->p_done);
     if (p->p_pipe[0] != -1)
         close(p->p_pipe[0]);
     if (p->p_pipe[1] != -1)

@@ -12,7 +12,7 @@ struct event_base;
 struct poller;
 
 /* What one poll read. */
-struct poll_result {
+struct poll_reading {
     int pr_ok;                    /* NVML was read */
     char pr_err[512];             /* why not, when !pr_ok */
     struct nvml_snapshot pr_snap; /* owned, when pr_ok */
@@ -22,15 +22,15 @@ struct poll_result {
     double pr_finished; /* unix seconds when it ended */
 };
 
-void poll_result_free(struct poll_result *r);
+void poll_reading_free(struct poll_reading *r);
 
 /* What PROC_ROOT/PID/cgroup says of every distinct PID of snap: *out (free()),
  * *nout entries. 0, or -1 when out of memory. */
 int poller_read_pids(const char *root, const struct nvml_snapshot *snap,
                      struct attr_pid **out, size_t *nout);
 
-/* Runs on the loop when a poll ended; r is the callee's (poll_result_free()). */
-typedef void (*poller_done_fn)(struct poll_result *r, void *arg);
+/* Runs on the loop when a poll ended; r is the callee's (poll_reading_free()). */
+typedef void (*poller_done_fn)(struct poll_reading *r, void *arg);
 
 /*
  * Starts the thread. library and proc_root are borrowed for the poller's

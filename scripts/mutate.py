@@ -192,8 +192,9 @@ def judge(m, build, timeout):
             m.status = "stillborn"
             return
         for label in ("unit", "integration"):
-            rc, out = run(["ctest", "-L", "^%s$" % label, "-j2", "--timeout", str(timeout)],
-                          build, timeout * 4)
+            # The first failing test is enough to call it killed.
+            rc, out = run(["ctest", "-L", "^%s$" % label, "-j2", "--stop-on-failure",
+                           "--timeout", str(timeout)], build, timeout * 4)
             if rc != 0:
                 m.status, m.by = "killed", ", ".join(failed_tests(out)[:3]) or label
                 return

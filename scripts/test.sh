@@ -22,6 +22,17 @@ else
     export GVW_CP_BUILD_ERROR="tests/controlplane/build.sh failed (exit $?): see its output above"
     echo "test.sh: $GVW_CP_BUILD_ERROR; the controlplane test will fail" >&2
 fi
+# The overlay test (ctest -R controlplane_overlays) applies the prometheus-operator
+# overlay on a cluster with the operator's own CRDs and checks plain-prometheus'
+# scrape config with upstream promtool: both fetched pinned through the Go module
+# proxy once per machine (tests/controlplane/monitoring.sh; promtool's build is
+# 10-15 minutes cold on 2 cores), then answered from the cache with no network.
+if GVW_MONITORING=$(bash tests/controlplane/monitoring.sh); then
+    export GVW_MONITORING
+else
+    export GVW_MONITORING_ERROR="tests/controlplane/monitoring.sh failed (exit $?): see its output above"
+    echo "test.sh: $GVW_MONITORING_ERROR; the controlplane_overlays test will fail" >&2
+fi
 
 # Leak checking on (the default under ASan); abort on the first UB report.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

@@ -302,7 +302,7 @@ store_close(struct store *s)
 }
 
 void
-store_on_unreadable(struct store *s, store_unreadable_cb cb, void *arg)
+store_on_unreadable(struct store *s, store_unreadable_fn cb, void *arg)
 {
     s->st_unreadable = cb;
     s->st_unreadable_arg = arg;
@@ -312,7 +312,7 @@ void
 store_unreadable(struct store *s, const char *table, int64_t id, const char *why)
 {
     if (s->st_unreadable != NULL)
-        s->st_unreadable(s->st_unreadable_arg, table, id, why);
+        s->st_unreadable(table, id, why, s->st_unreadable_arg);
     else
         log_warnx("%s: %s row %lld cannot be read (%s): skipped", __func__, table,
                   (long long)id, why);

@@ -197,17 +197,17 @@ struct store_filter {
     int64_t sf_limit;         /* at most this many rows; 0 = no limit */
 };
 
-typedef int (*store_decision_cb)(void *arg, int64_t id, const struct store_decision *d);
+typedef int (*store_decision_fn)(int64_t id, const struct store_decision *d, void *arg);
 
 /* A row a query cannot read (a value of the wrong type, a JSON column that
  * does not parse: a file edited or damaged by hand) is skipped, never the
  * end of the listing; this is told, with the table ("decisions" or
  * "alerts"), the row's id and one phrase saying why. Without a handler the
  * store logs a warning. arg is borrowed. */
-typedef void (*store_unreadable_cb)(void *arg, const char *table, int64_t id,
-                                    const char *why);
-void store_on_unreadable(struct store *s, store_unreadable_cb cb, void *arg);
-typedef int (*store_alert_cb)(void *arg, int64_t id, const struct store_alert *a);
+typedef void (*store_unreadable_fn)(const char *table, int64_t id, const char *why,
+                                    void *arg);
+void store_on_unreadable(struct store *s, store_unreadable_fn cb, void *arg);
+typedef int (*store_alert_fn)(int64_t id, const struct store_alert *a, void *arg);
 
 /* One line of a summary. by "result": key is the result, ss_result NULL.
  * by "namespace": key is the victim's namespace, ss_result the result of the
@@ -218,23 +218,23 @@ struct store_stat {
     const char *ss_result; /* NULL for by "result" */
     int64_t ss_count;
 };
-typedef int (*store_stat_cb)(void *arg, const struct store_stat *st);
+typedef int (*store_stat_fn)(const struct store_stat *st, void *arg);
 
 /* Decisions matching f, newest first (time, then id). Returns rows seen or -1. */
 int64_t store_query_decisions(struct store *s, const struct store_filter *f,
-                              store_decision_cb cb, void *arg, char *err, size_t errlen);
+                              store_decision_fn cb, void *arg, char *err, size_t errlen);
 /* Decision id: 1 (cb called once), 0 when there is no such row, -1 on error. */
-int store_get_decision(struct store *s, int64_t id, store_decision_cb cb, void *arg,
+int store_get_decision(struct store *s, int64_t id, store_decision_fn cb, void *arg,
                        char *err, size_t errlen);
 /* Alerts received at or after sf_since_ms, newest first, at most sf_limit.
  * Only sf_since_ms and sf_limit apply. Returns rows seen or -1. */
 int64_t store_query_alerts(struct store *s, const struct store_filter *f,
-                           store_alert_cb cb, void *arg, char *err, size_t errlen);
+                           store_alert_fn cb, void *arg, char *err, size_t errlen);
 /* Counts of the decisions store_query_decisions() would list for f (so with
  * sf_limit 0, every matching decision): first by result (most frequent
  * first), then by victim namespace and result (namespace order). Returns
  * lines seen or -1. */
-int64_t store_query_stats(struct store *s, const struct store_filter *f, store_stat_cb cb,
+int64_t store_query_stats(struct store *s, const struct store_filter *f, store_stat_fn cb,
                           void *arg, char *err, size_t errlen);
 
 #endif

@@ -23,7 +23,7 @@ struct store {
     /* READONLY: the progress handler interrupts a step still running at
      * st_deadline (monotonic s), st_step_limit_s after store_arm(). */
     double st_deadline, st_step_limit_s;
-    store_unreadable_cb st_unreadable; /* NULL: log a warning */
+    store_unreadable_fn st_unreadable; /* NULL: log a warning */
     void *st_unreadable_arg;
 };
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_build.h"
 #include "utf8.h"
 
 json_t *
@@ -24,19 +25,6 @@ store_json_str(const char *s)
     return j;
 }
 
-/* json_object_set_new() that also fails on a NULL value (an OOM upstream). */
-static int
-set(json_t *o, const char *key, json_t *v)
-{
-    return v == NULL ? -1 : json_object_set_new(o, key, v);
-}
-
-static json_t *
-int_or_null(int known, int64_t v)
-{
-    return known ? json_integer((json_int_t)v) : json_null();
-}
-
 json_t *
 store_release_json(const struct store_release *r)
 {
@@ -48,10 +36,10 @@ store_release_json(const struct store_release *r)
         return json_null();
     if ((o = json_object()) == NULL)
         return NULL;
-    if (set(o, "url", store_json_str(r->sr_url ? r->sr_url : "")) ||
-        set(o, "status", int_or_null(r->sr_status_known, r->sr_status)) ||
-        set(o, "freed_mib", int_or_null(r->sr_freed_known, r->sr_freed_mib)) ||
-        set(o, "seconds", r->sr_seconds_known ? json_real(secs) : json_null())) {
+    if (jb_set(o, "url", store_json_str(r->sr_url ? r->sr_url : "")) ||
+        jb_set(o, "status", jb_int_or_null(r->sr_status_known, r->sr_status)) ||
+        jb_set(o, "freed_mib", jb_int_or_null(r->sr_freed_known, r->sr_freed_mib)) ||
+        jb_set(o, "seconds", r->sr_seconds_known ? json_real(secs) : json_null())) {
         json_decref(o);
         return NULL;
     }
@@ -75,10 +63,10 @@ store_prediction_json(const struct store_prediction *p)
         return json_null();
     if ((o = json_object()) == NULL)
         return NULL;
-    if (set(o, "slope_mib_s", real_or_null(p->sp_slope_known, p->sp_slope_mib_s)) ||
-        set(o, "eta_s",
-            p->sp_eta_known ? json_integer((json_int_t)p->sp_eta_s) : json_null()) ||
-        set(o, "horizon_s", json_integer((json_int_t)p->sp_horizon_s))) {
+    if (jb_set(o, "slope_mib_s", real_or_null(p->sp_slope_known, p->sp_slope_mib_s)) ||
+        jb_set(o, "eta_s",
+               p->sp_eta_known ? json_integer((json_int_t)p->sp_eta_s) : json_null()) ||
+        jb_set(o, "horizon_s", json_integer((json_int_t)p->sp_horizon_s))) {
         json_decref(o);
         return NULL;
     }
@@ -100,12 +88,13 @@ store_victim_json_src(const struct store_victim *v, const char *src)
         return json_null();
     if ((o = json_object()) == NULL)
         return NULL;
-    if (set(o, "namespace", store_json_str(v->sv_namespace ? v->sv_namespace : "")) ||
-        set(o, "pod", store_json_str(v->sv_pod ? v->sv_pod : "")) ||
-        set(o, "used_mib", json_integer((json_int_t)v->sv_used_mib)) ||
-        set(o, "budget_mib", int_or_null(v->sv_has_budget, v->sv_budget_mib)) ||
-        set(o, "overshoot_mib", int_or_null(v->sv_has_budget, v->sv_overshoot_mib)) ||
-        (src != NULL && set(o, "budget_source", store_json_str(src)))) {
+    if (jb_set(o, "namespace", store_json_str(v->sv_namespace ? v->sv_namespace : "")) ||
+        jb_set(o, "pod", store_json_str(v->sv_pod ? v->sv_pod : "")) ||
+        jb_set(o, "used_mib", json_integer((json_int_t)v->sv_used_mib)) ||
+        jb_set(o, "budget_mib", jb_int_or_null(v->sv_has_budget, v->sv_budget_mib)) ||
+        jb_set(o, "overshoot_mib",
+               jb_int_or_null(v->sv_has_budget, v->sv_overshoot_mib)) ||
+        (src != NULL && jb_set(o, "budget_source", store_json_str(src)))) {
         json_decref(o);
         return NULL;
     }
@@ -119,13 +108,14 @@ candidate_json(const struct store_candidate *c, const char *src)
 
     if ((o = json_object()) == NULL)
         return NULL;
-    if (set(o, "namespace", store_json_str(c->sc_namespace ? c->sc_namespace : "")) ||
-        set(o, "pod", store_json_str(c->sc_pod ? c->sc_pod : "")) ||
-        set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
-        set(o, "budget_mib", int_or_null(c->sc_has_budget, c->sc_budget_mib)) ||
-        (src != NULL && set(o, "budget_source", store_json_str(src))) ||
-        set(o, "eligible", json_boolean(c->sc_eligible)) ||
-        set(o, "why_not", c->sc_eligible ? json_null() : store_json_str(c->sc_why_not))) {
+    if (jb_set(o, "namespace", store_json_str(c->sc_namespace ? c->sc_namespace : "")) ||
+        jb_set(o, "pod", store_json_str(c->sc_pod ? c->sc_pod : "")) ||
+        jb_set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
+        jb_set(o, "budget_mib", jb_int_or_null(c->sc_has_budget, c->sc_budget_mib)) ||
+        (src != NULL && jb_set(o, "budget_source", store_json_str(src))) ||
+        jb_set(o, "eligible", json_boolean(c->sc_eligible)) ||
+        jb_set(o, "why_not",
+               c->sc_eligible ? json_null() : store_json_str(c->sc_why_not))) {
         json_decref(o);
         return NULL;
     }

@@ -416,7 +416,7 @@ read_decision(sqlite3_stmt *st, struct decision_row *r, char *why, size_t len)
 
 /* Steps st to the end, handing each decision to cb. Finalizes st. */
 static int64_t
-run_decisions(struct store *s, sqlite3_stmt *st, store_decision_cb cb, void *arg,
+run_decisions(struct store *s, sqlite3_stmt *st, store_decision_fn cb, void *arg,
               char *err, size_t errlen)
 {
     struct decision_row r;
@@ -432,7 +432,7 @@ run_decisions(struct store *s, sqlite3_stmt *st, store_decision_cb cb, void *arg
             store_unreadable(s, "decisions", sqlite3_column_int64(st, DC_ID), why);
             continue;
         }
-        stop = cb(arg, sqlite3_column_int64(st, DC_ID), &r.dr_d);
+        stop = cb(sqlite3_column_int64(st, DC_ID), &r.dr_d, arg);
         decision_row_free(&r);
         if (stop != 0) {
             store_seterr(err, errlen, "stopped by the caller");
@@ -452,7 +452,7 @@ fail:
 }
 
 int64_t
-store_query_decisions(struct store *s, const struct store_filter *f, store_decision_cb cb,
+store_query_decisions(struct store *s, const struct store_filter *f, store_decision_fn cb,
                       void *arg, char *err, size_t errlen)
 {
     struct sql q = {.q_len = 0};
@@ -468,7 +468,7 @@ store_query_decisions(struct store *s, const struct store_filter *f, store_decis
 }
 
 int
-store_get_decision(struct store *s, int64_t id, store_decision_cb cb, void *arg,
+store_get_decision(struct store *s, int64_t id, store_decision_fn cb, void *arg,
                    char *err, size_t errlen)
 {
     struct sql q = {.q_len = 0};
@@ -495,7 +495,7 @@ read_alert(sqlite3_stmt *st, struct store_alert *a)
 }
 
 int64_t
-store_query_alerts(struct store *s, const struct store_filter *f, store_alert_cb cb,
+store_query_alerts(struct store *s, const struct store_filter *f, store_alert_fn cb,
                    void *arg, char *err, size_t errlen)
 {
     struct store_filter only = {.sf_since_ms = f->sf_since_ms, .sf_limit = f->sf_limit};
@@ -522,7 +522,7 @@ store_query_alerts(struct store *s, const struct store_filter *f, store_alert_cb
         }
         memset(&a, 0, sizeof(a));
         read_alert(st, &a);
-        if (cb(arg, sqlite3_column_int64(st, 0), &a) != 0) {
+        if (cb(sqlite3_column_int64(st, 0), &a, arg) != 0) {
             store_seterr(err, errlen, "stopped by the caller");
             goto fail;
         }
@@ -542,7 +542,7 @@ fail:
 /* Runs one GROUP BY query: columns (key, result, count) or (key, count). */
 static int64_t
 run_stats(struct store *s, struct sql *q, const struct store_filter *f, const char *by,
-          int with_result, store_stat_cb cb, void *arg, char *err, size_t errlen)
+          int with_result, store_stat_fn cb, void *arg, char *err, size_t errlen)
 {
     struct store_stat line = {.ss_by = by};
     sqlite3_stmt *st;
@@ -556,7 +556,7 @@ run_stats(struct store *s, struct sql *q, const struct store_filter *f, const ch
         line.ss_key = col_text(st, 0);
         line.ss_result = with_result ? col_text(st, 1) : NULL;
         line.ss_count = sqlite3_column_int64(st, with_result ? 2 : 1);
-        if (cb(arg, &line) != 0) {
+        if (cb(&line, arg) != 0) {
             store_seterr(err, errlen, "stopped by the caller");
             goto fail;
         }
@@ -593,7 +593,7 @@ sql_add_source(struct sql *q, const struct store_filter *f, const char *cols)
 }
 
 int64_t
-store_query_stats(struct store *s, const struct store_filter *f, store_stat_cb cb,
+store_query_stats(struct store *s, const struct store_filter *f, store_stat_fn cb,
                   void *arg, char *err, size_t errlen)
 {
     struct sql by_result = {.q_len = 0}, by_ns = {.q_len = 0};

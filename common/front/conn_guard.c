@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "clock.h"
 #include "conn_head.h"
 #include "log.h"
 
@@ -67,15 +67,6 @@ struct guard {
 
 static void kill_conn(struct conn *c);
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 set_held(struct conn *c, size_t n)
 {
@@ -127,7 +118,7 @@ flush_refusal(struct conn *c)
     }
     shutdown(conn_fd(c), SHUT_WR);
     c->c_state = CS_LINGER;
-    c->c_t0 = now_ms();
+    c->c_t0 = clock_mono_ms();
 }
 
 /* evhttp has answered every request handed to it on c: none unread in its
@@ -148,7 +139,7 @@ release_hold(struct conn *c)
     if (c->c_state != CS_HOLD || !evhttp_idle(c))
         return;
     c->c_state = CS_REFUSE;
-    c->c_t0 = now_ms();
+    c->c_t0 = clock_mono_ms();
     flush_refusal(c);
 }
 
@@ -229,7 +220,7 @@ refuse(struct conn *c, const struct guard_head *gh, int code, const char *msg,
         return;
     }
     c->c_state = hold ? CS_HOLD : CS_REFUSE;
-    c->c_t0 = now_ms();
+    c->c_t0 = clock_mono_ms();
     c->c_dropped = 0;
     if (!hold)
         flush_refusal(c);
@@ -250,7 +241,7 @@ head_in(struct conn *c, struct evbuffer *src, struct evbuffer *dst)
     size_t len = evbuffer_get_length(src), head_len = 0, eol;
     struct evbuffer_ptr p, e;
     struct guard_head gh;
-    struct guard_verdict v = {0, NULL, NULL};
+    struct guard_refusal v = {0, NULL, NULL};
     const char *why = NULL, *head;
     size_t need;
     int code;
@@ -355,7 +346,7 @@ guard_in(struct evbuffer *src, struct evbuffer *dst, ev_ssize_t limit,
         if (len == 0)
             return BEV_NEED_MORE;
         c->c_state = CS_HEAD; /* this is the request's first byte */
-        c->c_t0 = now_ms();
+        c->c_t0 = clock_mono_ms();
         c->c_scan = 0;
         c->c_lead_seen = 0;
         if (g->g_held >= g->g_o.go_max_pending) {
@@ -587,7 +578,7 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct guard *g = arg;
     struct conn *c, *next;
-    int64_t now = now_ms();
+    int64_t now = clock_mono_ms();
 
     (void)fd;
     (void)what;
@@ -625,7 +616,7 @@ guard_new(struct event_base *base, const struct guard_opts *o)
     g->g_base = base;
     g->g_o = *o;
     TAILQ_INIT(&g->g_conns);
-    g->g_logged_ms = now_ms();
+    g->g_logged_ms = clock_mono_ms();
     if ((g->g_sweep = event_new(base, -1, EV_PERSIST, sweep_cb, g)) == NULL ||
         event_add(g->g_sweep, &every) == -1) {
         guard_free(g);

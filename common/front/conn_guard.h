@@ -23,7 +23,7 @@ struct evhttp;
  */
 
 /* A refusal: gv_code 0 = let the request through. */
-struct guard_verdict {
+struct guard_refusal {
     int gv_code;
     const char *gv_msg;    /* the {"error": ...} text: plain ASCII, no quotes */
     const char *gv_header; /* one extra "Name: value" line, or NULL */
@@ -35,7 +35,7 @@ struct guard_opts {
     int64_t go_header_ms;  /* head complete within this of the first byte */
     int64_t go_body_ms;    /* body complete within this of the first byte */
     /* The caller's checks on a well-formed head (auth, method, size). */
-    void (*go_check)(const struct guard_head *gh, struct guard_verdict *v, void *arg);
+    void (*go_check)(const struct guard_head *gh, struct guard_refusal *v, void *arg);
     /* Told of every refusal; gh is NULL when the head was not complete. */
     void (*go_refused)(const struct guard_head *gh, int code, void *arg);
     void *go_arg;

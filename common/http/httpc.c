@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <curl/curl.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "log.h"
 #include "token.h"
 
@@ -32,10 +32,10 @@ struct httpc_call {
     char c_errbuf[CURL_ERROR_SIZE]; /* curl's detailed reason */
     char *c_fail;                   /* owned: an error known before any transfer */
     struct event *c_fail_ev;        /* owned: delivers c_fail from the loop */
-    struct timespec c_start;
+    int64_t c_start_ms;
     int c_sock_failed;    /* a socket of it could not be watched */
     long c_retry_after_s; /* the answer's Retry-After, seconds; 0 = none */
-    httpc_done_cb c_cb;
+    httpc_done_fn c_cb;
     void *c_arg;
     struct httpc_call *c_prev, *c_next;
 };
@@ -59,16 +59,6 @@ struct httpc {
 };
 
 static int curl_ready;
-
-static long
-ms_since(const struct timespec *t0)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)((now.tv_sec - t0->tv_sec) * 1000 +
-                  (now.tv_nsec - t0->tv_nsec) / 1000000);
-}
 
 static void
 call_unlink(struct httpc_call *c)
@@ -126,7 +116,7 @@ call_finish(struct httpc_call *c, const char *error, int cancelled, long status)
     r.hr_too_large = error != NULL && c->c_resp.b_toobig;
     r.hr_cancelled = cancelled;
     r.hr_status = status;
-    r.hr_elapsed_ms = ms_since(&c->c_start);
+    r.hr_elapsed_ms = (long)(clock_mono_ms() - c->c_start_ms);
     r.hr_retry_after_s = c->c_retry_after_s;
     if (error == NULL && c->c_resp.b_data != NULL) {
         r.hr_body = c->c_resp.b_data;
@@ -589,7 +579,7 @@ call_setup(struct httpc_call *c, const struct httpc_req *req)
 }
 
 int
-httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, void *arg)
+httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_fn cb, void *arg)
 {
     struct httpc_call *c = NULL;
     const char *method = req->hq_method ? req->hq_method : "GET";
@@ -613,7 +603,7 @@ httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb, vo
     c->c_h = h;
     c->c_cb = cb;
     c->c_arg = arg;
-    clock_gettime(CLOCK_MONOTONIC, &c->c_start);
+    c->c_start_ms = clock_mono_ms();
     buf_init(&c->c_resp, h->h_body_cap);
     if ((c->c_method = strdup(method)) == NULL ||
         (c->c_url = strdup(req->hq_url)) == NULL)

@@ -61,7 +61,7 @@ struct httpc_resp {
                               unreadable or past */
 };
 
-typedef void (*httpc_done_cb)(const struct httpc_resp *resp, void *arg);
+typedef void (*httpc_done_fn)(const struct httpc_resp *resp, void *arg);
 
 /*
  * Makes a client on base (borrowed; must outlive the client). Initialises
@@ -87,7 +87,7 @@ void httpc_free(struct httpc *h);
  * memory, client being freed); the reason is logged.
  * An unreadable or empty token file is not -1: the callback gets the error.
  */
-int httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_cb cb,
+int httpc_request(struct httpc *h, const struct httpc_req *req, httpc_done_fn cb,
                   void *arg);
 
 /* Number of requests in flight (for tests and shutdown decisions). */

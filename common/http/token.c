@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 void
 token_wipe(void *p, size_t len)
 {
@@ -16,16 +18,6 @@ token_wipe(void *p, size_t len)
 
     while (len-- > 0)
         *v++ = 0;
-}
-
-static long
-age_ms(const struct timespec *t0)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)((now.tv_sec - t0->tv_sec) * 1000 +
-                  (now.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
 static void
@@ -121,10 +113,10 @@ out:
 const char *
 token_get(struct token *t, char *err, size_t errlen)
 {
-    if (t->t_value != NULL && age_ms(&t->t_read_at) < t->t_max_age_ms)
+    if (t->t_value != NULL && clock_mono_ms() - t->t_read_ms < t->t_max_age_ms)
         return t->t_value;
     drop(t); /* a token we cannot re-read must not outlive its file */
     if (token_read(t->t_file, &t->t_value, err, errlen) == 0)
-        clock_gettime(CLOCK_MONOTONIC, &t->t_read_at);
+        t->t_read_ms = clock_mono_ms();
     return t->t_value;
 }

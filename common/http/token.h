@@ -4,7 +4,7 @@
 #define GVW_TOKEN_H
 
 #include <stddef.h>
-#include <time.h>
+#include <stdint.h>
 
 #define TOKEN_MAX 16384 /* a token file larger than this is refused */
 
@@ -12,7 +12,7 @@ struct token {
     char *t_file;      /* owned: the path */
     long t_max_age_ms; /* re-read the file once the copy is this old */
     char *t_value;     /* owned: the cached token, NULL until read; wiped when dropped */
-    struct timespec t_read_at; /* when t_value was read (monotonic) */
+    int64_t t_read_ms; /* when t_value was read (clock_mono_ms) */
 };
 
 /* Starts with nothing read. file is copied. 0, or -1 when out of memory. */

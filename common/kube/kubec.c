@@ -164,8 +164,8 @@ call_done(const struct httpc_resp *r, void *arg)
         a.kr_class = KUBE_ERROR;
         snprintf(why, sizeof(why), "kube: %s: %s", ki->ki_what, r->hr_error);
     } else if ((a.kr_class = classify(ki, r)) == KUBE_OK) {
-        if (ki->ki_parse != NULL && ki->ki_parse(r->hr_body, r->hr_body_len, ki->ki_arg,
-                                                 perr, sizeof(perr)) == -1) {
+        if (ki->ki_parse != NULL && ki->ki_parse(r->hr_body, r->hr_body_len, perr,
+                                                 sizeof(perr), ki->ki_arg) == -1) {
             a.kr_class = KUBE_ERROR;
             snprintf(why, sizeof(why), "kube: %s: bad answer: %s", ki->ki_what, perr);
         }

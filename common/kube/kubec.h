@@ -50,8 +50,8 @@ struct kubec_answer {
 
 /* Reads a 2xx body (len bytes, NUL-terminated). 0, or -1 with a reason in err:
  * the answer then becomes KUBE_ERROR "kube: WHAT: bad answer: REASON". */
-typedef int (*kubec_parse_fn)(const char *body, size_t len, void *arg, char *err,
-                              size_t errlen);
+typedef int (*kubec_parse_fn)(const char *body, size_t len, char *err, size_t errlen,
+                              void *arg);
 typedef void (*kubec_done_fn)(const struct kubec_answer *a, void *arg);
 
 /* One call. Everything is borrowed and copied before kubec_call returns. */

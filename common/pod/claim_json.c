@@ -85,9 +85,10 @@ add_ref(struct dra_claims *l, const char *ns, const char *name)
     return 0;
 }
 
-/* status.resourceClaimStatuses: each resourceClaimName into names (up to 64). */
+/* spec.resourceClaims or status.resourceClaimStatuses: each resourceClaimName into
+ * names (up to 64 for both). */
 static int
-read_statuses(struct js_scan *s, char **names, size_t *n, int *oom)
+read_names(struct js_scan *s, char **names, size_t *n, int *oom)
 {
     struct js_str key;
     int rc, rc2;
@@ -155,11 +156,11 @@ item_ns(struct js_scan *s, void *arg)
 }
 
 static int
-item_status(struct js_scan *s, void *arg)
+item_claims(struct js_scan *s, void *arg)
 {
     struct item *it = arg;
 
-    return read_statuses(s, it->i_names, &it->i_n, it->i_oom);
+    return read_names(s, it->i_names, &it->i_n, it->i_oom);
 }
 
 int
@@ -195,9 +196,13 @@ claim_json_refs(const char *body, size_t len, struct dra_claims *out)
             if (js_object_begin(&s) == -1)
                 break;
             while ((rc2 = js_object_next(&s, &k2)) == 1) {
+                /* A claim named directly (shared) is in the spec alone, one made
+                 * from a template in the status alone. */
                 int r = js_str_eq(&k2, "metadata") ? member(&s, "namespace", item_ns, &it)
+                        : js_str_eq(&k2, "spec")
+                            ? member(&s, "resourceClaims", item_claims, &it)
                         : js_str_eq(&k2, "status")
-                            ? member(&s, "resourceClaimStatuses", item_status, &it)
+                            ? member(&s, "resourceClaimStatuses", item_claims, &it)
                             : js_skip(&s);
                 if (r == -1) {
                     rc2 = -1;

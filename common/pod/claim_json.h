@@ -9,7 +9,8 @@
 #define DRA_CLAIMS_MAX 256
 #define DRA_CLAIMS_MAX_TEXT "256"
 
-/* One ResourceClaim a pod names (status.resourceClaimStatuses[].resourceClaimName). */
+/* One ResourceClaim a pod names (resourceClaimName in spec.resourceClaims[] or
+ * status.resourceClaimStatuses[]). */
 struct dra_claim {
     char *dc_namespace, *dc_name; /* owned */
     int dc_fetched;               /* the claim was read */
@@ -28,8 +29,8 @@ struct dra_claims {
     int dl_truncated; /* the pods named more than DRA_CLAIMS_MAX claims */
 };
 
-/* The distinct claims the pods of a PodList body name (namespace from each
- * item's metadata), at most DRA_CLAIMS_MAX (then dl_truncated). A body this
+/* The distinct claims the pods of a PodList body name (spec and status; namespace
+ * from each item's metadata), at most DRA_CLAIMS_MAX (then dl_truncated). A body this
  * reader cannot walk gives no claims (the PodList reader reports it). 0, or
  * -1 when out of memory. */
 int claim_json_refs(const char *body, size_t len, struct dra_claims *out);

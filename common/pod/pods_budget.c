@@ -116,6 +116,16 @@ pods_budget_resource(struct pods_budget *b, struct js_scan *s, const struct js_s
     return 0;
 }
 
+/* Whether the pod named claim name already (in its spec and its status both). */
+static int
+named(const struct pods_budget *b, const char *name)
+{
+    for (size_t i = 0; i < b->pb_nclaims; i++)
+        if (strcmp(b->pb_claims[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 int
 pods_budget_claims(struct pods_budget *b, struct js_scan *s)
 {
@@ -151,8 +161,8 @@ pods_budget_claims(struct pods_budget *b, struct js_scan *s)
         }
         if (rc2 == -1)
             return -1;
-        if (name == NULL)
-            continue; /* no claim object was needed */
+        if (name == NULL || named(b, name))
+            continue; /* no claim object was needed, or listed already */
         if (b->pb_nclaims == b->pb_capclaims) {
             size_t cap = b->pb_capclaims ? b->pb_capclaims * 2 : 4;
             const char **grown = realloc(b->pb_claims, cap * sizeof(*grown));

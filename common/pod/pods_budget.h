@@ -52,8 +52,11 @@ int pods_budget_container_name(struct pods_budget *b, const struct js_held *name
 int pods_budget_resource(struct pods_budget *b, struct js_scan *s,
                          const struct js_str *key, int k);
 
-/* status.resourceClaimStatuses at s (read when claims were fetched, else
- * skipped): 0, or -1 on a read error or out of memory. */
+/* spec.resourceClaims or status.resourceClaimStatuses at s (read when claims
+ * were fetched, else skipped): each entry's resourceClaimName, once per pod. A
+ * claim the pod names directly (a shared one) is in its spec alone; one made
+ * from a ResourceClaimTemplate in its status alone. 0, or -1 on a read error
+ * or out of memory. */
 int pods_budget_claims(struct pods_budget *b, struct js_scan *s);
 
 /* A member of metadata.annotations, the same way. */

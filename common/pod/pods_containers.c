@@ -415,6 +415,14 @@ walk_spec(struct walk *w, struct pod *p)
                     p->p_host_network = t != JS_FALSE && t != JS_NULL;
                 }
                 rc = rc == -1 ? -1 : js_skip(&w->w_s);
+            } else if (js_str_eq(&key, "resourceClaims")) {
+                /* Claims named directly (a shared claim) are in the spec alone. */
+                if ((rc = walk_once(w, &seen, 4, "resourceClaims")) == 1)
+                    rc = js_skip(&w->w_s);
+                else if (rc == 0 &&
+                         (rc = pods_budget_claims(&w->w_budget, &w->w_s)) == -1 &&
+                         !w->w_s.js_failed)
+                    w->w_oom = 1;
             } else if (!js_str_eq(&key, "containers")) {
                 rc = js_skip(&w->w_s);
             } else if ((rc = walk_once(w, &seen, 1, "containers")) != 0) {

@@ -464,6 +464,28 @@ settings_free(const struct setting *tab, size_t n, void *cfg)
     }
 }
 
+int
+settings_table_load(const struct settings_table *t, void *cfg, size_t cfg_size, int argc,
+                    char **argv, settings_getenv_fn env, int *rest, int *nrest, char *err,
+                    size_t errlen)
+{
+    memset(cfg, 0, cfg_size);
+    if (settings_load(t->st_rows, t->st_count, cfg, argc, argv, env, rest, nrest, err,
+                      errlen) == -1)
+        return -1;
+    if (t->st_check != NULL && t->st_check(cfg, err, errlen) == -1) {
+        settings_table_free(t, cfg);
+        return -1;
+    }
+    return 0;
+}
+
+void
+settings_table_free(const struct settings_table *t, void *cfg)
+{
+    settings_free(t->st_rows, t->st_count, cfg);
+}
+
 static void
 print_one(const struct setting *st, FILE *out)
 {

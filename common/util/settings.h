@@ -71,6 +71,32 @@ int settings_load(const struct setting *tab, size_t n, void *cfg, int argc, char
 /* Frees what settings_load allocated in cfg (strings, lists); safe twice. */
 void settings_free(const struct setting *tab, size_t n, void *cfg);
 
+/* What a program checks once every row is read: what no row says alone (a
+ * required value, a range, settings together), and the values parsed
+ * further. 0, or -1 with one line naming the setting in err. */
+typedef int (*settings_check_fn)(void *cfg, char *err, size_t errlen);
+
+/* A program's settings: its rows, and its check (NULL = none). Both programs
+ * (serve and the CLIs: receiver/config; the exporter) have one, and their
+ * load, free and --help are these three calls. */
+struct settings_table {
+    const struct setting *st_rows;
+    size_t st_count;
+    settings_check_fn st_check;
+};
+
+/*
+ * settings_load() over t into cfg (cfg_size bytes, zeroed here first), then
+ * t's check. 0, or -1 with one line naming the setting in err; on -1 nothing
+ * stays allocated. The caller frees cfg with settings_table_free().
+ */
+int settings_table_load(const struct settings_table *t, void *cfg, size_t cfg_size,
+                        int argc, char **argv, settings_getenv_fn env, int *rest,
+                        int *nrest, char *err, size_t errlen);
+
+/* settings_free() over t's rows. */
+void settings_table_free(const struct settings_table *t, void *cfg);
+
 /* Prints every setting with its flag, default and meaning (for --help). */
 void settings_print_help(const struct setting *tab, size_t n, FILE *out);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 void
-attr_result_free(struct attr_result *r)
+attr_tally_free(struct attr_tally *r)
 {
     if (r == NULL)
         return;
@@ -27,7 +27,7 @@ find_pid(const struct attr_pid *pids, size_t npids, uint32_t pid)
 
 /* Adds bytes to the series (device, pod, container), creating it. */
 static int
-add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pod *pod,
+add_series(struct attr_tally *r, size_t *cap, size_t dev, const struct pod *pod,
            const char *container, uint64_t bytes)
 {
     struct attr_series *s;
@@ -59,8 +59,8 @@ add_series(struct attr_result *r, size_t *cap, size_t dev, const struct pod *pod
 }
 
 static void
-note_unknown(struct attr_result *r, const char *key,
-             int (*is_asked)(const char *, void *), void *arg)
+note_unknown(struct attr_tally *r, const char *key, int (*is_asked)(const char *, void *),
+             void *arg)
 {
     if (r->ar_unknown_seen || (is_asked != NULL && is_asked(key, arg)))
         return;
@@ -121,7 +121,7 @@ attribute_process(const struct nvml_device *d, size_t i, const struct attr_pid *
 int
 attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t npids,
           const struct pod_list *pods, int (*is_asked)(const char *key, void *arg),
-          void *arg, struct attr_result *out)
+          void *arg, struct attr_tally *out)
 {
     size_t cap = 0;
 
@@ -154,7 +154,7 @@ attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t 
                 note_unknown(out, key, is_asked, arg);
             }
             if (add_series(out, &cap, dv, pod, container ? container : "", used) == -1) {
-                attr_result_free(out);
+                attr_tally_free(out);
                 return -1;
             }
             attributed = attr_add_sat(attributed, used);

@@ -32,7 +32,7 @@ struct attr_device {
     uint64_t ad_unattributed; /* used that no series accounts for */
 };
 
-struct attr_result {
+struct attr_tally {
     struct attr_series *ar_series; /* owned */
     size_t ar_nseries;
     struct attr_device *ar_devices; /* owned, one per snapshot device */
@@ -62,14 +62,14 @@ attr_add_sat(uint64_t a, uint64_t b)
  * gets container "". pids[] (npids) holds what the cgroup files said; a PID
  * missing from it counts as unknown. is_asked(key, arg) (NULL = never) tells
  * keys that already caused a re-list, so they do not ask again.
- * Returns 0 with *out filled (attr_result_free()), or -1 when out of memory.
+ * Returns 0 with *out filled (attr_tally_free()), or -1 when out of memory.
  * Borrows every input; the series point into snap and pods.
  */
 int attribute(const struct nvml_snapshot *snap, const struct attr_pid *pids, size_t npids,
               const struct pod_list *pods, int (*is_asked)(const char *key, void *arg),
-              void *arg, struct attr_result *out);
+              void *arg, struct attr_tally *out);
 
-void attr_result_free(struct attr_result *r);
+void attr_tally_free(struct attr_tally *r);
 
 /* What attribute() made of one process entry. */
 enum attr_why {

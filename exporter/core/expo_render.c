@@ -10,7 +10,7 @@
 static int
 device_family(struct buf *out, const char *name, const char *help,
               const struct expo_status *st, const struct nvml_snapshot *snap,
-              const struct attr_result *attr, int which)
+              const struct attr_tally *attr, int which)
 {
     char gpu[16];
 
@@ -35,7 +35,7 @@ device_family(struct buf *out, const char *name, const char *help,
 
 static int
 pod_family(struct buf *out, const struct expo_status *st,
-           const struct nvml_snapshot *snap, const struct attr_result *attr)
+           const struct nvml_snapshot *snap, const struct attr_tally *attr)
 {
     const char *name = "gpu_pod_memory_used_bytes";
     char gpu[16];
@@ -114,7 +114,7 @@ by_series_pod(const void *a, const void *b)
  * st->es_unresolved. -1 when out of memory. */
 static int
 resolve_shares(const struct expo_status *st, const struct nvml_snapshot *snap,
-               const struct attr_result *attr, const struct pod_list *pods, int64_t *mib,
+               const struct attr_tally *attr, const struct pod_list *pods, int64_t *mib,
                unsigned char *have)
 {
     const struct attr_series **idx = NULL;
@@ -170,7 +170,7 @@ out:
 
 static int
 budget_family(struct buf *out, const struct expo_status *st,
-              const struct nvml_snapshot *snap, const struct attr_result *attr,
+              const struct nvml_snapshot *snap, const struct attr_tally *attr,
               const struct pod_list *pods)
 {
     const char *name = "gpu_pod_memory_budget_bytes";
@@ -218,7 +218,7 @@ out:
 
 int
 expo_render(struct buf *out, const struct expo_status *st,
-            const struct nvml_snapshot *snap, const struct attr_result *attr,
+            const struct nvml_snapshot *snap, const struct attr_tally *attr,
             const struct pod_list *pods)
 {
     struct expo_label version = {"version", GVW_VERSION};

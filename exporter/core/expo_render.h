@@ -30,7 +30,7 @@ struct expo_status {
  * or out of memory.
  */
 int expo_render(struct buf *out, const struct expo_status *st,
-                const struct nvml_snapshot *snap, const struct attr_result *attr,
+                const struct nvml_snapshot *snap, const struct attr_tally *attr,
                 const struct pod_list *pods);
 
 #endif

@@ -61,7 +61,7 @@ struct cap_pass {
     int p_cancelled;   /* kube was freed under us: do not reschedule */
     char p_error[768]; /* the first failure, for the summary */
     int p_once;
-    capacity_once_cb p_once_cb;
+    capacity_once_done_fn p_once_cb;
     void *p_once_arg;
 };
 
@@ -420,7 +420,7 @@ list_done(struct kube_answer *a, void *arg)
 
 /* Starts a pass. 0, or -1 when one is in flight or the list cannot be sent. */
 static int
-pass_begin(struct capacity *c, int once, capacity_once_cb cb, void *arg)
+pass_begin(struct capacity *c, int once, capacity_once_done_fn cb, void *arg)
 {
     struct cap_pass *pass;
 
@@ -470,7 +470,7 @@ capacity_start(struct capacity *c)
 }
 
 int
-capacity_once(struct capacity *c, capacity_once_cb cb, void *arg)
+capacity_once(struct capacity *c, capacity_once_done_fn cb, void *arg)
 {
     if (cb == NULL)
         return -1;

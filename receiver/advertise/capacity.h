@@ -65,11 +65,11 @@ int capacity_start(struct capacity *c);
  * matches GPU_NODE_SELECTOR=..."), and every node was patched (with auto, a
  * node of unknown size is not patched: ok = 0). summary is one
  * line, borrowed for the callback. */
-typedef void (*capacity_once_cb)(int ok, const char *summary, void *arg);
+typedef void (*capacity_once_done_fn)(int ok, const char *summary, void *arg);
 
 /* Runs one pass; cb runs once, later, from the loop. -1 (cb never runs) when a
  * pass is already in flight or the list cannot be sent. */
-int capacity_once(struct capacity *c, capacity_once_cb cb, void *arg);
+int capacity_once(struct capacity *c, capacity_once_done_fn cb, void *arg);
 
 /* For metrics: every node of the last successful list, with 1 when the last
  * patch of that node succeeded, else 0 (also while its first patch is in

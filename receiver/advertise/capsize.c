@@ -10,24 +10,6 @@
 
 #define MIB 1048576.0
 
-int
-capsize_parse_setting(const char *s, int *is_auto, int64_t *mib)
-{
-    int64_t v = 0;
-
-    if (s == NULL || s[0] == '\0')
-        return -1;
-    if (strcasecmp(s, "auto") == 0) {
-        *is_auto = 1;
-        return 0;
-    }
-    if (decimal_parse(s, INT64_MAX, &v) != 0)
-        return -1;
-    *is_auto = 0;
-    *mib = v;
-    return 0;
-}
-
 /* One GPU's seats, checked: size must be above the reserve. */
 static int
 gpu_seats(int64_t size_mib, int64_t reserve_mib, const char *what, int64_t *seats,

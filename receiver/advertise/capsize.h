@@ -13,12 +13,6 @@
 #define CAPSIZE_GFD_COUNT "nvidia.com/gpu.count"   /* physical GPUs on the node ("1") */
 
 /*
- * GPUMEM_CAPACITY_MIB: "auto" (any case) sets *is_auto; else a non-negative
- * decimal integer into *mib. 0, or -1 for anything else (nothing set).
- */
-int capsize_parse_setting(const char *s, int *is_auto, int64_t *mib);
-
-/*
  * The node's capacity from the node exporter's gpu_memory_total_bytes series
  * in r: each series' us_namespace is the node, us_gpu the GPU (the rest is
  * ignored). Per GPU, size = floor(bytes / MiB); the result is the sum over

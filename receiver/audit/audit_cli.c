@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "audit_args.h"
 #include "audit_format.h"
 #include "audit_merge.h"
+#include "clock.h"
 #include "store.h"
 #include "termtext.h"
 
@@ -24,7 +24,7 @@ struct out {
 
 /* A row the store cannot read: one line on stderr, and the listing goes on. */
 static void
-on_unreadable(void *arg, const char *table, int64_t id, const char *why)
+on_unreadable(const char *table, int64_t id, const char *why, void *arg)
 {
     struct out *o = arg;
     char line[256];
@@ -72,7 +72,7 @@ emit_json(struct out *o, json_t *j)
 }
 
 static int
-on_decision(void *arg, int64_t id, const struct store_decision *d)
+on_decision(int64_t id, const struct store_decision *d, void *arg)
 {
     struct out *o = arg;
 
@@ -85,7 +85,7 @@ on_decision(void *arg, int64_t id, const struct store_decision *d)
 }
 
 static int
-on_alert(void *arg, int64_t id, const struct store_alert *al)
+on_alert(int64_t id, const struct store_alert *al, void *arg)
 {
     struct out *o = arg;
 
@@ -98,7 +98,7 @@ on_alert(void *arg, int64_t id, const struct store_alert *al)
 }
 
 static int
-on_stat(void *arg, const struct store_stat *st)
+on_stat(const struct store_stat *st, void *arg)
 {
     struct out *o = arg;
 
@@ -111,7 +111,7 @@ on_stat(void *arg, const struct store_stat *st)
 }
 
 static int
-on_show(void *arg, int64_t id, const struct store_decision *d)
+on_show(int64_t id, const struct store_decision *d, void *arg)
 {
     struct out *o = arg;
 
@@ -197,22 +197,13 @@ execute(const struct audit_args *a)
     return o.o_skipped > 0 ? AUDIT_EXIT_RUNTIME : AUDIT_EXIT_OK;
 }
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 audit_main(int argc, char **argv)
 {
     struct audit_args a;
     int rc;
 
-    if ((rc = audit_parse_args(&a, argc, argv, getenv("AUDIT_DB"), now_ms())) != 0)
+    if ((rc = audit_parse_args(&a, argc, argv, getenv("AUDIT_DB"), clock_wall_ms())) != 0)
         return rc;
     if (a.aa_help) {
         audit_print_usage(stdout);

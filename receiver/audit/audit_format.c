@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json_build.h"
 #include "store_json.h"
 #include "termtext.h"
 
@@ -55,13 +56,6 @@ format_short_time(int64_t ms, char *buf, size_t len)
         snprintf(buf, len, "?");
 }
 
-/* json_object_set_new() that also fails on a NULL value (OOM upstream). */
-static int
-set(json_t *o, const char *key, json_t *v)
-{
-    return v == NULL ? -1 : json_object_set_new(o, key, v);
-}
-
 static json_t *
 str_or(const char *s, const char *dflt)
 {
@@ -79,8 +73,8 @@ verify_json(const struct store_decision *d)
         return json_null();
     if ((o = json_object()) == NULL)
         return NULL;
-    if (set(o, "free_mib", json_integer((json_int_t)d->sd_verify_free_mib)) ||
-        set(o, "seconds", json_real(secs))) {
+    if (jb_set(o, "free_mib", json_integer((json_int_t)d->sd_verify_free_mib)) ||
+        jb_set(o, "seconds", json_real(secs))) {
         json_decref(o);
         return NULL;
     }
@@ -96,30 +90,32 @@ audit_decision_json(const struct store_decision *d, int64_t id)
     if ((o = json_object()) == NULL)
         return NULL;
     audit_format_time(d->sd_time_ms, t, sizeof(t));
-    if (set(o, "id", id < 0 ? json_null() : json_integer((json_int_t)id)) ||
-        set(o, "time", json_string(t)) || set(o, "node", str_or(d->sd_node, "")) ||
-        set(o, "trigger", str_or(d->sd_trigger, "")) ||
-        set(o, "fingerprint", str_or(d->sd_fingerprint, "")) ||
-        set(o, "result", store_json_str(d->sd_result)) ||
-        set(o, "reason", str_or(d->sd_reason, "")) ||
-        set(o, "free_mib",
-            d->sd_free_known ? json_integer((json_int_t)d->sd_free_mib) : json_null()) ||
-        set(o, "floor_mib", json_integer((json_int_t)d->sd_floor_mib)) ||
-        set(o, "dry_run", json_boolean(d->sd_dry_run)) ||
-        set(o, "action", str_or(d->sd_action, "none")) ||
-        set(o, "victim",
-            store_victim_json_src(d->sd_victim, d->sd_victim_budget_source)) ||
-        set(o, "candidates",
-            store_candidates_json_src(d->sd_candidates, d->sd_budget_sources,
-                                      d->sd_candidate_count)) ||
-        set(o, "error", store_json_str(d->sd_error)) ||
-        set(o, "verify", verify_json(d)) || set(o, "gpu", store_json_str(d->sd_gpu)) ||
-        set(o, "release", store_release_json(d->sd_release)) ||
-        set(o, "free_source", store_json_str(d->sd_free_source)) ||
-        set(o, "prediction", store_prediction_json(d->sd_prediction)) ||
+    if (jb_set(o, "id", id < 0 ? json_null() : json_integer((json_int_t)id)) ||
+        jb_set(o, "time", json_string(t)) || jb_set(o, "node", str_or(d->sd_node, "")) ||
+        jb_set(o, "trigger", str_or(d->sd_trigger, "")) ||
+        jb_set(o, "fingerprint", str_or(d->sd_fingerprint, "")) ||
+        jb_set(o, "result", store_json_str(d->sd_result)) ||
+        jb_set(o, "reason", str_or(d->sd_reason, "")) ||
+        jb_set(o, "free_mib",
+               d->sd_free_known ? json_integer((json_int_t)d->sd_free_mib)
+                                : json_null()) ||
+        jb_set(o, "floor_mib", json_integer((json_int_t)d->sd_floor_mib)) ||
+        jb_set(o, "dry_run", json_boolean(d->sd_dry_run)) ||
+        jb_set(o, "action", str_or(d->sd_action, "none")) ||
+        jb_set(o, "victim",
+               store_victim_json_src(d->sd_victim, d->sd_victim_budget_source)) ||
+        jb_set(o, "candidates",
+               store_candidates_json_src(d->sd_candidates, d->sd_budget_sources,
+                                         d->sd_candidate_count)) ||
+        jb_set(o, "error", store_json_str(d->sd_error)) ||
+        jb_set(o, "verify", verify_json(d)) ||
+        jb_set(o, "gpu", store_json_str(d->sd_gpu)) ||
+        jb_set(o, "release", store_release_json(d->sd_release)) ||
+        jb_set(o, "free_source", store_json_str(d->sd_free_source)) ||
+        jb_set(o, "prediction", store_prediction_json(d->sd_prediction)) ||
         /* HA only (README): the replica that took it; absent without leader
          * election, so a single replica's listing is as it always was. */
-        (d->sd_replica != NULL && set(o, "replica", json_string(d->sd_replica)))) {
+        (d->sd_replica != NULL && jb_set(o, "replica", json_string(d->sd_replica)))) {
         json_decref(o);
         return NULL;
     }
@@ -148,15 +144,15 @@ audit_alert_json(const struct store_alert *a, int64_t id)
     if ((o = json_object()) == NULL)
         return NULL;
     audit_format_time(a->sa_received_ms, t, sizeof(t));
-    if (set(o, "id", json_integer((json_int_t)id)) ||
-        set(o, "received_at", json_string(t)) ||
-        set(o, "alertname", str_or(a->sa_alertname, "")) ||
-        set(o, "status", str_or(a->sa_status, "")) ||
-        set(o, "fingerprint", str_or(a->sa_fingerprint, "")) ||
-        set(o, "starts_at", store_json_str(a->sa_starts_at)) ||
-        set(o, "ends_at", store_json_str(a->sa_ends_at)) ||
-        set(o, "labels", object_or_text(a->sa_labels_json)) ||
-        set(o, "annotations", object_or_text(a->sa_annotations_json))) {
+    if (jb_set(o, "id", json_integer((json_int_t)id)) ||
+        jb_set(o, "received_at", json_string(t)) ||
+        jb_set(o, "alertname", str_or(a->sa_alertname, "")) ||
+        jb_set(o, "status", str_or(a->sa_status, "")) ||
+        jb_set(o, "fingerprint", str_or(a->sa_fingerprint, "")) ||
+        jb_set(o, "starts_at", store_json_str(a->sa_starts_at)) ||
+        jb_set(o, "ends_at", store_json_str(a->sa_ends_at)) ||
+        jb_set(o, "labels", object_or_text(a->sa_labels_json)) ||
+        jb_set(o, "annotations", object_or_text(a->sa_annotations_json))) {
         json_decref(o);
         return NULL;
     }
@@ -170,9 +166,10 @@ audit_stat_json(const struct store_stat *st)
 
     if ((o = json_object()) == NULL)
         return NULL;
-    if (set(o, "by", str_or(st->ss_by, "")) || set(o, "key", str_or(st->ss_key, "")) ||
-        (st->ss_result != NULL && set(o, "result", store_json_str(st->ss_result))) ||
-        set(o, "count", json_integer((json_int_t)st->ss_count))) {
+    if (jb_set(o, "by", str_or(st->ss_by, "")) ||
+        jb_set(o, "key", str_or(st->ss_key, "")) ||
+        (st->ss_result != NULL && jb_set(o, "result", store_json_str(st->ss_result))) ||
+        jb_set(o, "count", json_integer((json_int_t)st->ss_count))) {
         json_decref(o);
         return NULL;
     }
@@ -388,18 +385,19 @@ print_release(FILE *out, const struct store_release *r)
 static void
 print_candidate(FILE *out, const struct store_candidate *c, const char *src)
 {
-    char budget[32], verdict[64];
+    char budget[32], eligible[64];
 
     if (c->sc_has_budget)
         snprintf(budget, sizeof(budget), "%" PRId64, c->sc_budget_mib);
     else
         snprintf(budget, sizeof(budget), "-");
     if (c->sc_eligible)
-        snprintf(verdict, sizeof(verdict), "yes");
+        snprintf(eligible, sizeof(eligible), "yes");
     else
-        snprintf(verdict, sizeof(verdict), "no: %s", c->sc_why_not ? c->sc_why_not : "?");
+        snprintf(eligible, sizeof(eligible), "no: %s",
+                 c->sc_why_not ? c->sc_why_not : "?");
     fprintf(out, "    %7" PRId64 " %7s  ", c->sc_used_mib, budget);
-    cell(out, verdict, 24, 0, 0);
+    cell(out, eligible, 24, 0, 0);
     termtext_put(out, c->sc_namespace ? c->sc_namespace : "", SIZE_MAX);
     fputc('/', out);
     termtext_put(out, c->sc_pod ? c->sc_pod : "", SIZE_MAX);

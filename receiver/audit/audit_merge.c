@@ -67,7 +67,7 @@ str_member(json_t *o, const char *key)
 /* A database row: its SPEC object, "replica" always there (null when the row
  * names none: written without leader election). */
 static int
-on_db_row(void *arg, int64_t id, const struct store_decision *d)
+on_db_row(int64_t id, const struct store_decision *d, void *arg)
 {
     struct rows *rs = arg;
     json_t *o = audit_decision_json(d, id);

@@ -41,7 +41,7 @@ struct kube_call {
     size_t kc_node_count;
     enum node_capacity_state kc_cap_state; /* OP_GET_NODE, filled by node_parse */
     int64_t kc_cap_mib;
-    kube_cb kc_cb;
+    kube_done_fn kc_cb;
     void *kc_arg;
     /* OP_LIST_PODS with dra: the list's body waits while its pods' ResourceClaims
      * are read, then is parsed with them (kc_po.po_claims). */
@@ -113,7 +113,7 @@ call_free(struct kube_call *kc)
 
 /* kubec_parse_fn for the two lists. */
 static int
-list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
+list_parse(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct kube_call *kc = arg;
 
@@ -143,7 +143,7 @@ list_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
 
 /* kubec_parse_fn for one Node: its capacity of kc_po.po_resource. */
 static int
-node_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
+node_parse(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct kube_call *kc = arg;
 
@@ -223,7 +223,7 @@ claims_finish(struct kube_call *kc)
 }
 
 static int
-claim_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
+claim_parse(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct claim_call *cc = arg;
 
@@ -301,7 +301,7 @@ start_claims(struct kube_call *kc, const struct kubec_answer *r)
  * borrowed; a path whose building failed (toobig, see path_add) is refused. */
 static int
 call_start(struct kube *k, struct kube_call *kc, const char *method, struct buf *path,
-           const char *content_type, char *body, kube_cb cb, void *arg)
+           const char *content_type, char *body, kube_done_fn cb, void *arg)
 {
     struct kubec_call c;
     int rc;
@@ -359,14 +359,14 @@ empty(const char *s)
 
 int
 kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po,
-               kube_cb cb, void *arg)
+               kube_done_fn cb, void *arg)
 {
     return kube_list_pods_sources(k, node, po, NULL, cb, arg);
 }
 
 int
 kube_list_pods_sources(struct kube *k, const char *node, const struct pod_parse_opts *po,
-                       const struct bsrc_order *sources, kube_cb cb, void *arg)
+                       const struct bsrc_order *sources, kube_done_fn cb, void *arg)
 {
     struct kube_call *kc;
     struct buf path;
@@ -409,7 +409,7 @@ kube_list_pods_sources(struct kube *k, const char *node, const struct pod_parse_
 }
 
 int
-kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg)
+kube_list_nodes(struct kube *k, const char *selector, kube_done_fn cb, void *arg)
 {
     struct kube_call *kc;
     struct buf path;
@@ -430,7 +430,7 @@ kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg)
 /* Evict and delete differ in method, path suffix, body and RBAC verb only. */
 static int
 recycle(struct kube *k, enum kube_op op, const char *ns, const char *pod, const char *uid,
-        int dry_run, kube_cb cb, void *arg)
+        int dry_run, kube_done_fn cb, void *arg)
 {
     struct kube_call *kc;
     struct buf path;
@@ -468,21 +468,21 @@ recycle(struct kube *k, enum kube_op op, const char *ns, const char *pod, const 
 
 int
 kube_evict(struct kube *k, const char *ns, const char *pod, const char *uid, int dry_run,
-           kube_cb cb, void *arg)
+           kube_done_fn cb, void *arg)
 {
     return recycle(k, OP_EVICT, ns, pod, uid, dry_run, cb, arg);
 }
 
 int
 kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char *uid,
-                int dry_run, kube_cb cb, void *arg)
+                int dry_run, kube_done_fn cb, void *arg)
 {
     return recycle(k, OP_DELETE, ns, pod, uid, dry_run, cb, arg);
 }
 
 int
 kube_patch_capacity(struct kube *k, const char *node, const char *resource, int64_t mib,
-                    kube_cb cb, void *arg)
+                    kube_done_fn cb, void *arg)
 {
     struct kube_call *kc;
     struct buf path;
@@ -510,8 +510,8 @@ kube_patch_capacity(struct kube *k, const char *node, const char *resource, int6
 }
 
 int
-kube_get_node_capacity(struct kube *k, const char *node, const char *resource, kube_cb cb,
-                       void *arg)
+kube_get_node_capacity(struct kube *k, const char *node, const char *resource,
+                       kube_done_fn cb, void *arg)
 {
     struct kube_call *kc;
     struct buf path;
@@ -537,7 +537,7 @@ kube_get_node_capacity(struct kube *k, const char *node, const char *resource, k
 }
 
 int
-kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb, void *arg)
+kube_create_event(struct kube *k, const struct kube_event *ev, kube_done_fn cb, void *arg)
 {
     struct kube_call *kc;
     struct buf path;

@@ -39,7 +39,7 @@ struct kube_answer {
     int64_t ka_capacity_mib;                    /* valid when NODE_CAPACITY_OK */
 };
 
-typedef void (*kube_cb)(struct kube_answer *a, void *arg);
+typedef void (*kube_done_fn)(struct kube_answer *a, void *arg);
 
 /*
  * Makes a client on base (borrowed, must outlive it). The URL must start with
@@ -67,16 +67,16 @@ struct kubec *kube_conn(struct kube *k);
 
 /* GET /api/v1/pods?fieldSelector=spec.nodeName=NODE, parsed with pods_json_parse(po). */
 int kube_list_pods(struct kube *k, const char *node, const struct pod_parse_opts *po,
-                   kube_cb cb, void *arg);
+                   kube_done_fn cb, void *arg);
 
 /* The same, each pod's budget from the first of sources it declares
  * (BUDGET_SOURCES; NULL = GPUMEM_RESOURCE alone): pods_json_parse_sources(). */
 int kube_list_pods_sources(struct kube *k, const char *node,
                            const struct pod_parse_opts *po,
-                           const struct bsrc_order *sources, kube_cb cb, void *arg);
+                           const struct bsrc_order *sources, kube_done_fn cb, void *arg);
 
 /* GET /api/v1/nodes?labelSelector=SEL: the names of the matching nodes. */
-int kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg);
+int kube_list_nodes(struct kube *k, const char *selector, kube_done_fn cb, void *arg);
 
 /*
  * POST /api/v1/namespaces/NS/pods/POD/eviction (policy/v1, UID precondition);
@@ -88,7 +88,7 @@ int kube_list_nodes(struct kube *k, const char *selector, kube_cb cb, void *arg)
  * server retries a UID conflict for ~10 s before it answers 409.
  */
 int kube_evict(struct kube *k, const char *ns, const char *pod, const char *uid,
-               int dry_run, kube_cb cb, void *arg);
+               int dry_run, kube_done_fn cb, void *arg);
 
 /* The timeout of an eviction or deletion: outlasts the API server's own ~10 s
  * of retries (EvictionsRetry: 20 x 500 ms) with room for a slow etcd. */
@@ -100,20 +100,21 @@ int kube_evict(struct kube *k, const char *ns, const char *pod, const char *uid,
  * (?dryRun=All is sent too, for the logs). Answers as kube_evict's, but for
  * PodDisruptionBudgets (a delete never meets them). */
 int kube_delete_pod(struct kube *k, const char *ns, const char *pod, const char *uid,
-                    int dry_run, kube_cb cb, void *arg);
+                    int dry_run, kube_done_fn cb, void *arg);
 
 /* PATCH /api/v1/nodes/NODE/status (json-patch): capacity[resource] = "MIB". */
 int kube_patch_capacity(struct kube *k, const char *node, const char *resource,
-                        int64_t mib, kube_cb cb, void *arg);
+                        int64_t mib, kube_done_fn cb, void *arg);
 
 /* GET /api/v1/nodes/NODE: status.capacity[resource] (node_json_capacity())
  * into ka_capacity_*; a Node that cannot be read is KUBE_ERROR. */
 int kube_get_node_capacity(struct kube *k, const char *node, const char *resource,
-                           kube_cb cb, void *arg);
+                           kube_done_fn cb, void *arg);
 
 struct kube_event;
 /* POST /apis/events.k8s.io/v1/namespaces/NS/events: the Event built by
  * kube_event_json() from ev (borrowed; NS is its pod's namespace). */
-int kube_create_event(struct kube *k, const struct kube_event *ev, kube_cb cb, void *arg);
+int kube_create_event(struct kube *k, const struct kube_event *ev, kube_done_fn cb,
+                      void *arg);
 
 #endif

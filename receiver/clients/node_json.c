@@ -12,7 +12,7 @@
 
 #define VALUE_MAX 64 /* a quantity longer than this is not one we advertised */
 
-/* The result of the walk, judged when the document is read whole. */
+/* What the walk found, judged when the document is read whole. */
 struct cap_walk {
     struct js_scan cw_s;
     const char *cw_resource;

@@ -32,7 +32,7 @@ struct prom_call {
     char *pc_ns_label;   /* owned */
     char *pc_pod_label;  /* owned */
     char *pc_gpu_label;  /* owned; NULL: the GPU is not read */
-    prom_cb pc_cb;
+    prom_done_fn pc_cb;
     void *pc_arg;
 };
 
@@ -207,7 +207,7 @@ call_done(const struct httpc_resp *r, void *arg)
 }
 
 static int
-query_start(struct prom *p, struct prom_call *pc, const char *promql, prom_cb cb,
+query_start(struct prom *p, struct prom_call *pc, const char *promql, prom_done_fn cb,
             void *arg)
 {
     struct httpc_req req;
@@ -234,7 +234,7 @@ out:
 
 int
 prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
-                 const char *pod_label, prom_cb cb, void *arg)
+                 const char *pod_label, prom_done_fn cb, void *arg)
 {
     return prom_query_usage_gpu(p, promql, ns_label, pod_label, NULL, cb, arg);
 }
@@ -242,8 +242,8 @@ prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
 /* A usage query; may_be_empty: no series is an answer, not an error. */
 static int
 usage_query(struct prom *p, const char *promql, const char *ns_label,
-            const char *pod_label, const char *gpu_label, int may_be_empty, prom_cb cb,
-            void *arg)
+            const char *pod_label, const char *gpu_label, int may_be_empty,
+            prom_done_fn cb, void *arg)
 {
     struct prom_call *pc;
 
@@ -266,21 +266,23 @@ usage_query(struct prom *p, const char *promql, const char *ns_label,
 
 int
 prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
-                     const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+                     const char *pod_label, const char *gpu_label, prom_done_fn cb,
+                     void *arg)
 {
     return usage_query(p, promql, ns_label, pod_label, gpu_label, 0, cb, arg);
 }
 
 int
 prom_query_usage_any(struct prom *p, const char *promql, const char *ns_label,
-                     const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+                     const char *pod_label, const char *gpu_label, prom_done_fn cb,
+                     void *arg)
 {
     return usage_query(p, promql, ns_label, pod_label, gpu_label, 1, cb, arg);
 }
 
 int
-prom_query_device(struct prom *p, const char *promql, const char *gpu_label, prom_cb cb,
-                  void *arg)
+prom_query_device(struct prom *p, const char *promql, const char *gpu_label,
+                  prom_done_fn cb, void *arg)
 {
     struct prom_call *pc;
 
@@ -302,7 +304,8 @@ prom_query_device(struct prom *p, const char *promql, const char *gpu_label, pro
 
 int
 prom_query_matrix(struct prom *p, const char *promql, const char *ns_label,
-                  const char *pod_label, const char *gpu_label, prom_cb cb, void *arg)
+                  const char *pod_label, const char *gpu_label, prom_done_fn cb,
+                  void *arg)
 {
     struct prom_call *pc = NULL;
 
@@ -321,7 +324,7 @@ prom_query_matrix(struct prom *p, const char *promql, const char *ns_label,
 }
 
 int
-prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg)
+prom_query_scalar(struct prom *p, const char *promql, prom_done_fn cb, void *arg)
 {
     struct prom_call *pc;
 

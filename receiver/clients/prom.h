@@ -35,7 +35,7 @@ struct prom_answer {
     long pa_elapsed_ms;
 };
 
-typedef void (*prom_cb)(struct prom_answer *a, void *arg);
+typedef void (*prom_done_fn)(struct prom_answer *a, void *arg);
 
 /* Makes a client on base (borrowed, must outlive it). Returns it (free with
  * prom_free()) or NULL with a reason in err (URL not http(s), no memory). */
@@ -55,19 +55,19 @@ void prom_free(struct prom *p);
  * runs cb. Arguments are borrowed and copied.
  */
 int prom_query_usage(struct prom *p, const char *promql, const char *ns_label,
-                     const char *pod_label, prom_cb cb, void *arg);
+                     const char *pod_label, prom_done_fn cb, void *arg);
 
 /* The same, also reading gpu_label into each series' us_gpu (NULL or "" =
  * exactly prom_query_usage). */
 int prom_query_usage_gpu(struct prom *p, const char *promql, const char *ns_label,
-                         const char *pod_label, const char *gpu_label, prom_cb cb,
+                         const char *pod_label, const char *gpu_label, prom_done_fn cb,
                          void *arg);
 
 /* The same, but no series at all is an answer (an empty reading), not an
  * error: a re-read after a recycle or a release, where the one pod that held
  * VRAM may be gone (gather_start_reread). */
 int prom_query_usage_any(struct prom *p, const char *promql, const char *ns_label,
-                         const char *pod_label, const char *gpu_label, prom_cb cb,
+                         const char *pod_label, const char *gpu_label, prom_done_fn cb,
                          void *arg);
 
 /*
@@ -77,17 +77,17 @@ int prom_query_usage_any(struct prom *p, const char *promql, const char *ns_labe
  * (the node has no device series), not a failure.
  */
 int prom_query_device(struct prom *p, const char *promql, const char *gpu_label,
-                      prom_cb cb, void *arg);
+                      prom_done_fn cb, void *arg);
 
 /* The same for a query giving one number (FREE_QUERY), read with
  * prom_json_parse_scalar into pa_value. */
-int prom_query_scalar(struct prom *p, const char *promql, prom_cb cb, void *arg);
+int prom_query_scalar(struct prom *p, const char *promql, prom_done_fn cb, void *arg);
 
 /* A query whose answer is a range vector (a subquery: the predictive
  * trigger's growth), read with prom_matrix_parse() into pa_matrix. No series
  * is an answer here, not a failure. */
 int prom_query_matrix(struct prom *p, const char *promql, const char *ns_label,
-                      const char *pod_label, const char *gpu_label, prom_cb cb,
+                      const char *pod_label, const char *gpu_label, prom_done_fn cb,
                       void *arg);
 
 /*

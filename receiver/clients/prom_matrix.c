@@ -265,7 +265,7 @@ read_pair(struct rwalk *w, const struct names *n)
             return 0;
         e->ss_next = (size_t)nearbyint(k) + 1;
     }
-    if (q->mr_sample(q->mr_arg, &n->n_l, t, (size_t)nearbyint(k), val) == -1)
+    if (q->mr_sample(&n->n_l, t, (size_t)nearbyint(k), val, q->mr_arg) == -1)
         return fail(w, PM_NOMEM, "out of memory");
     return 0;
 }
@@ -344,7 +344,7 @@ announce(struct rwalk *w, struct names *n, int *announced)
     *announced = 1;
     if (w->r_q->mr_points > 0 && seen_entry(&w->r_seen, n->n_id, &n->n_seen) == -1)
         return fail(w, PM_NOMEM, "out of memory");
-    if (w->r_q->mr_series != NULL && w->r_q->mr_series(w->r_q->mr_arg, &n->n_l) == -1)
+    if (w->r_q->mr_series != NULL && w->r_q->mr_series(&n->n_l, w->r_q->mr_arg) == -1)
         return fail(w, PM_NOMEM, "out of memory");
     return 0;
 }

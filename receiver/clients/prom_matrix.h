@@ -27,6 +27,12 @@ struct prom_matrix_labels {
     const char *ml_gpu;
 };
 
+/* Each series once its labels are known, before its samples. */
+typedef int (*prom_matrix_series_fn)(const struct prom_matrix_labels *l, void *arg);
+/* Each sample: time (unix seconds), step index, value. */
+typedef int (*prom_matrix_sample_fn)(const struct prom_matrix_labels *l, double t,
+                                     size_t idx, double v, void *arg);
+
 /* How to read one answer, and where its samples go. */
 struct prom_matrix_reader {
     const char *mr_ns_label, *mr_pod_label, *mr_gpu_label; /* NULL or "": not read */
@@ -42,11 +48,8 @@ struct prom_matrix_reader {
      * what was given. Memory: ~56 bytes a series for the call. */
     int64_t mr_start, mr_step;
     size_t mr_points;
-    /* Optional: each series once its labels are known, before its samples. */
-    int (*mr_series)(void *arg, const struct prom_matrix_labels *l);
-    /* Each sample: time (unix seconds), step index, value. */
-    int (*mr_sample)(void *arg, const struct prom_matrix_labels *l, double t, size_t idx,
-                     double v);
+    prom_matrix_series_fn mr_series; /* optional */
+    prom_matrix_sample_fn mr_sample;
     void *mr_arg; /* both callbacks return 0, or -1 out of memory (the read stops) */
 };
 

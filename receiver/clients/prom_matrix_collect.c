@@ -29,7 +29,7 @@ dup_label(const char *v, char **out)
 }
 
 static int
-on_series(void *arg, const struct prom_matrix_labels *l)
+on_series(const struct prom_matrix_labels *l, void *arg)
 {
     struct prom_matrix *m = arg;
     struct prom_mseries *s;
@@ -51,7 +51,7 @@ on_series(void *arg, const struct prom_matrix_labels *l)
 }
 
 static int
-on_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx, double v)
+on_sample(const struct prom_matrix_labels *l, double t, size_t idx, double v, void *arg)
 {
     struct prom_matrix *m = arg;
     struct prom_mseries *s = &m->pm_series[m->pm_count - 1]; /* on_series ran first */

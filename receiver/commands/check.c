@@ -11,6 +11,7 @@
 #include "audit_format.h"
 #include "clients.h"
 #include "gather.h"
+#include "gpu_nodes.h"
 #include "kube.h"
 #include "prom.h"
 #include "termtext.h"
@@ -41,7 +42,7 @@ struct check {
 };
 
 static void
-conclude(struct verdict *v, const struct gather_result *gr, const struct config *cfg)
+conclude(struct verdict *v, const struct gather_answer *gr, const struct config *cfg)
 {
     verdict_set_result(v, verdict_from_gather(v, gr, cfg));
     if (gr->gr_status == GATHER_DECIDED && gr->gr_policy.pr_outcome == POLICY_VICTIM)
@@ -50,7 +51,7 @@ conclude(struct verdict *v, const struct gather_result *gr, const struct config 
 }
 
 static void
-gathered(struct gather *g, const struct gather_result *gr, void *arg)
+gathered(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct look *l = arg;
     struct check *c = l->l_check;
@@ -126,15 +127,27 @@ add_no_node(struct check *c, const char *reason, const char *error)
     return 0;
 }
 
+static int
+node_listed(const char *node, void *arg)
+{
+    struct check *c = arg;
+
+    if (add_look(c, node) == -1) {
+        c->c_failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 static void
-nodes_cb(struct kube_answer *a, void *arg)
+nodes_listed(enum gpu_nodes_end end, const char *error, void *arg)
 {
     struct check *c = arg;
     char reason[512];
 
-    if (a->ka_class != KUBE_OK || a->ka_node_count == 0) {
+    if (end != GPU_NODES_LISTED) {
         /* serve's situation for an alert without a node label, in check's words. */
-        if (a->ka_class != KUBE_OK)
+        if (end != GPU_NODES_NONE)
             snprintf(reason, sizeof(reason),
                      "no --node given and the GPU nodes could not be listed");
         else
@@ -142,19 +155,16 @@ nodes_cb(struct kube_answer *a, void *arg)
                      "no --node given and no node matches GPU_NODE_SELECTOR=%s",
                      c->c_cfg->c_gpu_node_selector);
         if (add_no_node(c, reason,
-                        a->ka_class != KUBE_OK
-                            ? (a->ka_error ? a->ka_error : "cannot list nodes")
-                            : NULL) == -1)
+                        end != GPU_NODES_NONE ? (error ? error : "cannot list nodes")
+                                              : NULL) == -1)
             c->c_failed = 1;
         event_base_loopbreak(c->c_base);
         return;
     }
-    for (size_t i = 0; i < a->ka_node_count; i++)
-        if (add_look(c, a->ka_nodes[i]) == -1) {
-            c->c_failed = 1;
-            event_base_loopbreak(c->c_base);
-            return;
-        }
+    if (c->c_failed) {
+        event_base_loopbreak(c->c_base);
+        return;
+    }
     for (size_t i = 0; i < c->c_count; i++)
         start_look(c, i);
     if (c->c_pending == 0)
@@ -238,12 +248,13 @@ check_main(const struct config *cfg, const char *node, int json)
                         "(set KUBE_API_URL)",
                         NULL) == -1)
             goto done;
-    } else if (kube_list_nodes(c.c_kube, cfg->c_gpu_node_selector, nodes_cb, &c) == -1) {
+    } else if (gpu_nodes_each(c.c_kube, cfg->c_gpu_node_selector, node_listed,
+                              nodes_listed, &c) == -1) {
         if (add_no_node(&c, "no --node given and the GPU nodes could not be listed",
                         "the node list request could not be started") == -1)
             goto done;
     } else {
-        event_base_dispatch(c.c_base); /* until nodes_cb, then every look, is done */
+        event_base_dispatch(c.c_base); /* until the list, then every look, is done */
     }
     if (node != NULL && c.c_pending > 0)
         event_base_dispatch(c.c_base);

@@ -130,7 +130,8 @@ receiver_cmd_check(int argc, char **argv)
 int
 receiver_cmd_budgets(int argc, char **argv)
 {
-    if (suggest_wanted(argc, argv)) /* budgets from measured use: receiver/seating/suggest */
+    /* budgets from measured use: receiver/seating/suggest */
+    if (suggest_wanted(argc, argv))
         return suggest_cmd(argc, argv);
     return cmd_node_format(argc, argv, "budgets", budgets_main);
 }

@@ -10,6 +10,7 @@
 
 #include "capacity.h"
 #include "clients.h"
+#include "clock.h"
 #include "httpd.h"
 #include "kube.h"
 #include "lease.h"
@@ -72,14 +73,12 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct daemon *d = arg;
     char err[512], n_s[32];
-    struct timespec ts;
     int64_t n;
 
     if (d->d_store == NULL || d->d_cfg->c_audit_retention_s == 0)
         return;
-    clock_gettime(CLOCK_REALTIME, &ts);
     n = store_prune(d->d_store,
-                    ((int64_t)ts.tv_sec - d->d_cfg->c_audit_retention_s) * 1000, err,
+                    (clock_wall_ms() / 1000 - d->d_cfg->c_audit_retention_s) * 1000, err,
                     sizeof(err));
     if (n < 0) {
         log_event(LOG_LEVEL_WARN, "audit prune failed", "error", err, (char *)NULL);
@@ -215,15 +214,6 @@ start_capacity(struct daemon *d)
 
 /* --- high availability (LEADER_ELECTION=true) ---------------------------- */
 
-static int64_t
-wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A firing alert read from Prometheus by a new leader: decided as a webhook's
  * would be (no alert row: it did not come from Alertmanager). */
 static void
@@ -242,7 +232,7 @@ brakes_import(const char *json, void *arg)
     struct daemon *d = arg;
     char err[256];
 
-    if (remedy_brakes_import(d->d_remedy, json, wall_ms(), err, sizeof(err)) == -1)
+    if (remedy_brakes_import(d->d_remedy, json, clock_wall_ms(), err, sizeof(err)) == -1)
         log_event(LOG_LEVEL_WARN, "the brakes in the Lease could not be read", "error",
                   err, (char *)NULL);
 }
@@ -252,7 +242,7 @@ brakes_export(const struct gate_act *pending, void *arg)
 {
     struct daemon *d = arg;
 
-    return remedy_brakes_export(d->d_remedy, pending, wall_ms());
+    return remedy_brakes_export(d->d_remedy, pending, clock_wall_ms());
 }
 
 /* Only the leader advertises capacity and decides: a new leader starts the

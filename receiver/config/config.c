@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
-#include "capsize.h"
+#include "decimal.h"
 #include "device.h"
 #include "predict.h"
-#include "token.h"
 
 static const char *const auth_words[] = {"bearer", "none", NULL};
 static const char *const action_words[] = {"evict", "delete", NULL};
@@ -217,169 +217,100 @@ static const struct setting settings[] = {
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 int
-config_load(struct config *cfg, int argc, char **argv, config_getenv_fn env, int *rest,
-            int *nrest, char *err, size_t errlen)
+config_capacity_parse(const char *s, int *is_auto, int64_t *mib)
 {
-    memset(cfg, 0, sizeof(*cfg));
-    if (settings_load(settings, NSETTINGS, cfg, argc, argv, env, rest, nrest, err,
-                      errlen) == -1)
+    int64_t v = 0;
+
+    if (s == NULL || s[0] == '\0')
         return -1;
+    if (strcasecmp(s, "auto") == 0) {
+        *is_auto = 1;
+        return 0;
+    }
+    if (decimal_parse(s, INT64_MAX, &v) != 0)
+        return -1;
+    *is_auto = 0;
+    *mib = v;
+    return 0;
+}
+
+/* What no row says alone; the values parsed further. */
+static int
+check(void *arg, char *err, size_t errlen)
+{
+    struct config *cfg = arg;
+
     if (cfg->c_prometheus_url[0] == '\0') {
         snprintf(err, errlen, "PROMETHEUS_URL: must not be empty");
-        goto fail;
+        return -1;
     }
-    if (capsize_parse_setting(cfg->c_gpumem_capacity_raw, &cfg->c_gpumem_capacity_auto,
+    if (config_capacity_parse(cfg->c_gpumem_capacity_raw, &cfg->c_gpumem_capacity_auto,
                               &cfg->c_gpumem_capacity_mib) == -1) {
         snprintf(err, errlen,
                  "GPUMEM_CAPACITY_MIB: '%s' is neither auto nor a non-negative integer",
                  cfg->c_gpumem_capacity_raw);
-        goto fail;
+        return -1;
     }
     if (cfg->c_max_concurrent_decisions == 0) {
         snprintf(err, errlen, "MAX_CONCURRENT_DECISIONS: must be at least 1");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_max_connections == 0 || cfg->c_http_max_connections > 1000000) {
         snprintf(err, errlen, "HTTP_MAX_CONNECTIONS: must be between 1 and 1000000");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_max_pending_mib == 0 || cfg->c_http_max_pending_mib > 1048576) {
         snprintf(err, errlen, "HTTP_MAX_PENDING_MIB: must be between 1 and 1048576");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_header_timeout_ms == 0) {
         snprintf(err, errlen, "HTTP_HEADER_TIMEOUT: must be greater than 0");
-        goto fail;
+        return -1;
     }
     if (cfg->c_http_body_timeout_ms < cfg->c_http_header_timeout_ms) {
         snprintf(err, errlen, "HTTP_BODY_TIMEOUT: must be at least HTTP_HEADER_TIMEOUT");
-        goto fail;
+        return -1;
     }
     if (predict_parse_rate(cfg->c_predict_min_growth_raw, &cfg->c_predict_min_growth) ==
         -1) {
         snprintf(err, errlen,
                  "PREDICT_MIN_GROWTH: '%s' is not a rate (e.g. 5MiB/s, 512KiB/s, 1GiB/s)",
                  cfg->c_predict_min_growth_raw);
-        goto fail;
+        return -1;
     }
     if (cfg->c_predict_window_s == 0 || cfg->c_predict_horizon_s == 0) {
         snprintf(err, errlen, "%s: must be greater than 0",
                  cfg->c_predict_window_s == 0 ? "PREDICT_WINDOW" : "PREDICT_HORIZON");
-        goto fail;
+        return -1;
     }
     /* A series label (empty: GPU scope off); the device query names it. */
     if (cfg->c_gpu_label[0] != '\0' && !device_label_name_ok(cfg->c_gpu_label)) {
         snprintf(err, errlen, "GPU_LABEL: '%.64s' is not a Prometheus label name",
                  cfg->c_gpu_label);
-        goto fail;
+        return -1;
     }
     if (cfg->c_gpu_total_mib == 0) {
         snprintf(err, errlen, "GPU_TOTAL_MIB: must be greater than 0");
-        goto fail;
+        return -1;
     }
-    if (budget_sources_check(cfg, err, errlen) == -1)
-        goto fail;
-    return 0;
-fail:
-    config_free(cfg);
-    return -1;
+    return budget_sources_check(cfg, err, errlen);
+}
+
+static const struct settings_table table = {settings, NSETTINGS, check};
+
+int
+config_load(struct config *cfg, int argc, char **argv, settings_getenv_fn env, int *rest,
+            int *nrest, char *err, size_t errlen)
+{
+    return settings_table_load(&table, cfg, sizeof(*cfg), argc, argv, env, rest, nrest,
+                               err, errlen);
 }
 
 /* A DNS-1123 subdomain of at most max bytes (dots too when dots is set). */
-static int
-kube_name_ok(const char *s, size_t max, int dots)
-{
-    size_t n = strlen(s);
-
-    if (n == 0 || n > max)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-        if (!alnum && c != '-' && !(dots && c == '.'))
-            return 0;
-        if ((i == 0 || i == n - 1) && !alnum)
-            return 0;
-    }
-    return 1;
-}
-
-/* LEADER_ELECTION=true: what the Lease needs, named setting by setting. */
-static int
-validate_election(const struct config *cfg, char *err, size_t errlen)
-{
-    if (!cfg->c_leader_election)
-        return 0;
-    if (cfg->c_kube.ks_api_url[0] == '\0') {
-        snprintf(err, errlen,
-                 "LEADER_ELECTION: true needs an API server (KUBE_API_URL, or run in a "
-                 "cluster)");
-        return -1;
-    }
-    if (!kube_name_ok(cfg->c_pod_name, 253, 1)) {
-        snprintf(err, errlen,
-                 "POD_NAME: '%.64s' is not a pod name (set it from the "
-                 "downward API: metadata.name)",
-                 cfg->c_pod_name);
-        return -1;
-    }
-    if (!kube_name_ok(cfg->c_pod_namespace, 63, 0)) {
-        snprintf(err, errlen,
-                 "POD_NAMESPACE: '%.64s' is not a namespace (set it from the "
-                 "downward API: metadata.namespace)",
-                 cfg->c_pod_namespace);
-        return -1;
-    }
-    if (!kube_name_ok(cfg->c_lease_name, 253, 1)) {
-        snprintf(err, errlen, "LEASE_NAME: '%.64s' is not a Kubernetes name",
-                 cfg->c_lease_name);
-        return -1;
-    }
-    return 0;
-}
-
-int
-config_validate_serve(const struct config *cfg, char *err, size_t errlen)
-{
-    if (validate_election(cfg, err, errlen) == -1)
-        return -1;
-    if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER &&
-        cfg->c_webhook_token_file[0] == '\0') {
-        snprintf(err, errlen,
-                 "WEBHOOK_TOKEN_FILE: required when WEBHOOK_AUTH=bearer "
-                 "(set a token file, or WEBHOOK_AUTH=none)");
-        return -1;
-    }
-    if (cfg->c_webhook_auth == WEBHOOK_AUTH_BEARER) {
-        /* An empty or malformed token is a setting error like an unreadable
-         * file: one line, exit 2, before anything starts. */
-        char why[512], *tok;
-
-        if (token_read(cfg->c_webhook_token_file, &tok, why, sizeof(why)) == -1) {
-            snprintf(err, errlen, "WEBHOOK_TOKEN_FILE: %s", why);
-            return -1;
-        }
-        /* deploy/ ships a placeholder Secret so `apply -k` works before a token
-         * exists; running with it would accept anyone who read the repository. */
-        if (strncmp(tok, "PLACEHOLDER", 11) == 0) {
-            snprintf(err, errlen,
-                     "WEBHOOK_TOKEN_FILE: holds the placeholder token deploy/ ships; "
-                     "generate one (openssl rand -hex 32) and put it in the "
-                     "gpu-vram-watchdog-webhook Secret");
-            token_wipe(tok, strlen(tok));
-            free(tok);
-            return -1;
-        }
-        token_wipe(tok, strlen(tok));
-        free(tok);
-    }
-    return 0;
-}
-
 void
 config_free(struct config *cfg)
 {
-    settings_free(settings, NSETTINGS, cfg);
+    settings_table_free(&table, cfg);
 }
 
 /* What a deployment must set (the shipped manifests do), then what operators

@@ -82,9 +82,6 @@ struct config {
     char *c_pod_namespace; /* POD_NAMESPACE (default: the ServiceAccount's; "" = none) */
 };
 
-/* Reads a variable of the environment; tests pass their own. NULL = unset. */
-typedef settings_getenv_fn config_getenv_fn;
-
 /*
  * Loads every setting from the environment (via getenv_fn, NULL = getenv),
  * then from --flags in argv[0..argc), which win. Validates everything,
@@ -99,7 +96,7 @@ typedef settings_getenv_fn config_getenv_fn;
  * is not a non-negative integer"). On -1 nothing stays allocated.
  * The caller frees cfg with config_free().
  */
-int config_load(struct config *cfg, int argc, char **argv, config_getenv_fn getenv_fn,
+int config_load(struct config *cfg, int argc, char **argv, settings_getenv_fn getenv_fn,
                 int *rest, int *nrest, char *err, size_t errlen);
 
 /* What only `serve` needs: a webhook token when WEBHOOK_AUTH=bearer; with
@@ -112,5 +109,11 @@ void config_free(struct config *cfg);
 
 /* Prints every setting with its default and meaning (for --help). */
 void config_print_help(FILE *out);
+
+/*
+ * GPUMEM_CAPACITY_MIB: "auto" (any case) sets *is_auto; else a non-negative
+ * decimal integer into *mib. 0, or -1 for anything else (nothing set).
+ */
+int config_capacity_parse(const char *s, int *is_auto, int64_t *mib);
 
 #endif

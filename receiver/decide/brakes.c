@@ -76,10 +76,10 @@ brakes_node_get(struct remedy *r, const char *name, const char *gpu)
     struct node_state *n, **pp;
     double now = clock_mono_s();
 
-    if (gpu == NULL)
-        gpu = "";
     for (n = r->r_nodes; n != NULL; n = n->n_next)
-        if (strcmp(n->n_name, name) == 0 && strcmp(n->n_gpu, gpu) == 0)
+        if (strcmp(n->n_name, name) == 0 &&
+            (n->n_gpu == NULL || gpu == NULL ? n->n_gpu == gpu
+                                             : strcmp(n->n_gpu, gpu) == 0))
             return n;
     if (r->r_node_count >= MAX_NODES) {
         /* Forget idle nodes whose window has passed. */
@@ -102,14 +102,15 @@ brakes_node_get(struct remedy *r, const char *name, const char *gpu)
                 log_event(LOG_LEVEL_WARN,
                           "brake table full: no decision for a new node or GPU until a "
                           "tracked one is idle and out of its SETTLE window",
-                          "max", MAX_NODES_TEXT, "node", name, "gpu", gpu, (char *)NULL);
+                          "max", MAX_NODES_TEXT, "node", name, gpu ? "gpu" : NULL, gpu,
+                          (char *)NULL);
             r->r_nodes_full_said = 1;
             return NULL;
         }
         r->r_nodes_full_said = 0;
     }
     if ((n = calloc(1, sizeof(*n))) == NULL || (n->n_name = strdup(name)) == NULL ||
-        (n->n_gpu = strdup(gpu)) == NULL) {
+        (gpu != NULL && (n->n_gpu = strdup(gpu)) == NULL)) {
         if (n != NULL)
             free(n->n_name);
         free(n);
@@ -137,7 +138,7 @@ brakes_open_settle_window(struct decision *d, const struct policy_candidate *c,
 static const char *
 brake_name(const struct node_state *n, char *buf, size_t len)
 {
-    if (n->n_gpu[0] == '\0')
+    if (n->n_gpu == NULL)
         return n->n_name;
     snprintf(buf, len, "%s GPU %s", n->n_name, n->n_gpu);
     return buf;

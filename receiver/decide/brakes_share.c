@@ -28,8 +28,8 @@ add_window(json_t *arr, const char *node, const char *gpu, int64_t until_ms,
     json_t *w = json_pack("{s:s, s:I, s:s, s:b}", "node", node, "until_ms",
                           (json_int_t)until_ms, "victim", victim, "dry_run", dry);
 
-    if (w == NULL || (gpu != NULL && gpu[0] != '\0' &&
-                      json_object_set_new(w, "gpu", json_string(gpu)) == -1)) {
+    if (w == NULL ||
+        (gpu != NULL && json_object_set_new(w, "gpu", json_string(gpu)) == -1)) {
         json_decref(w);
         return -1;
     }
@@ -112,6 +112,8 @@ import_window(struct remedy *r, json_t *w, int64_t wall_ms, double now)
     if (left > r->r_cfg->c_settle_ms)
         left =
             r->r_cfg->c_settle_ms; /* a clock ahead of ours: never longer than SETTLE */
+    /* Another replica's text: an empty "gpu" is read as none (the node), as
+     * absent is; inside the process NULL is the only "no GPU". */
     if ((n = brakes_node_get(r, json_string_value(node),
                              gpu != NULL && json_string_length(gpu) > 0
                                  ? json_string_value(gpu)

@@ -52,7 +52,7 @@ decision_record_now_gpu(struct remedy *r, const char *node, const char *gpu,
     int64_t id = 0;
 
     verdict_init(&v, r->r_cfg, node, trigger, fp, alert_id);
-    v.vd_d.sd_gpu = gpu != NULL && gpu[0] != '\0' ? gpu : NULL;
+    v.vd_d.sd_gpu = gpu;
     verdict_set_result(&v, result);
     verdict_reason(&v, "%s", reason);
     if (error != NULL)
@@ -166,7 +166,7 @@ decision_new_row(struct remedy *r, struct node_state *n, const char *trigger,
     }
     /* The node name lives in the node state, which outlives the decision. */
     verdict_init(&d->d_v, r->r_cfg, n->n_name, d->d_trigger, d->d_fingerprint, alert_id);
-    d->d_v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
+    d->d_v.vd_d.sd_gpu = n->n_gpu;
     if (row > 0) {
         d->d_row = row; /* queued: its row is already there, in_progress */
     } else if (store_decision_start(r->r_store, &d->d_v.vd_d, &d->d_row, err,

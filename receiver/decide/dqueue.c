@@ -64,7 +64,7 @@ entry_end(struct remedy *r, struct dq_entry *q, enum decision_result result,
     char err[512], id[32];
 
     verdict_init(&v, r->r_cfg, n->n_name, q->q_trigger, q->q_fingerprint, q->q_alert_id);
-    v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
+    v.vd_d.sd_gpu = n->n_gpu;
     verdict_set_result(&v, result);
     verdict_reason(&v, "%s", reason);
     if (error != NULL)
@@ -84,8 +84,8 @@ entry_end(struct remedy *r, struct dq_entry *q, enum decision_result result,
 }
 
 void
-dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope, const char *trigger,
-              const char *fp, const char *starving_ns, int64_t alert_id, int64_t row)
+dqueue_launch(struct remedy *r, struct node_state *n, const char *trigger, const char *fp,
+              const char *starving_ns, int64_t alert_id, int64_t row)
 {
     struct decision *d;
 
@@ -93,8 +93,7 @@ dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope, const char 
                               row)) == NULL)
         return;
     d->d_g = gather_start_gpu(r->r_base, r->r_cfg, r->r_prom, r->r_kube, n->n_name,
-                              gpu_scope ? n->n_gpu : NULL, d->d_starving_ns,
-                              judge_gathered, d);
+                              n->n_gpu, d->d_starving_ns, judge_gathered, d);
     if (d->d_g == NULL) {
         verdict_error(&d->d_v, "out of memory");
         decision_finish(d, RESULT_FAILED);
@@ -121,7 +120,7 @@ dqueue_push(struct remedy *r, struct node_state *n, const char *trigger, const c
     q->q_node = n;
     q->q_alert_id = alert_id;
     verdict_init(&v, r->r_cfg, n->n_name, q->q_trigger, q->q_fingerprint, alert_id);
-    v.vd_d.sd_gpu = n->n_gpu[0] != '\0' ? n->n_gpu : NULL;
+    v.vd_d.sd_gpu = n->n_gpu;
     verdict_reason(&v,
                    "queued: %zu decisions in flight (MAX_CONCURRENT_DECISIONS=%zu), %zu "
                    "waiting before it",
@@ -168,7 +167,7 @@ same_look(const struct dq_entry *a, const struct dq_entry *b)
 {
     const char *x = a->q_starving_ns, *y = b->q_starving_ns;
 
-    return a->q_node->n_gpu[0] != '\0' && b->q_node->n_gpu[0] != '\0' &&
+    return a->q_node->n_gpu != NULL && b->q_node->n_gpu != NULL &&
            strcmp(a->q_node->n_name, b->q_node->n_name) == 0 &&
            (x == NULL || y == NULL ? x == y : strcmp(x, y) == 0);
 }
@@ -274,8 +273,7 @@ pump_cb(evutil_socket_t fd, short what, void *arg)
         now = clock_mono_s();
         /* The brakes again: a SETTLE window may have opened while it waited. */
         if (brakes_held_back(n, now, reason, sizeof(reason)) ||
-            (n->n_gpu[0] != '\0' &&
-             (whole = brakes_node_get(r, n->n_name, NULL)) != NULL &&
+            (n->n_gpu != NULL && (whole = brakes_node_get(r, n->n_name, NULL)) != NULL &&
              brakes_held_back(whole, now, reason, sizeof(reason)))) {
             entry_end(r, q, RESULT_COALESCED, reason, NULL);
             entry_free(q);
@@ -296,8 +294,8 @@ pump_cb(evutil_socket_t fd, short what, void *arg)
             launch_shared(r, go + i, j - i);
         } else {
             q = go[i];
-            dqueue_launch(r, q->q_node, q->q_node->n_gpu[0] != '\0', q->q_trigger,
-                          q->q_fingerprint, q->q_starving_ns, q->q_alert_id, q->q_row);
+            dqueue_launch(r, q->q_node, q->q_trigger, q->q_fingerprint, q->q_starving_ns,
+                          q->q_alert_id, q->q_row);
         }
     }
     for (i = 0; i < planned; i++)

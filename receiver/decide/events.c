@@ -3,9 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gate.h"
 #include "kube.h"
 #include "kube_event.h"
@@ -25,9 +25,9 @@ instance(void)
 
 /* The victim's UID from the evidence, or NULL (then regarding has no uid). */
 static const char *
-victim_uid(const struct gather_result *gr, const struct store_victim *v)
+victim_uid(const struct gather_answer *gr, const struct store_victim *v)
 {
-    const struct policy_result *p;
+    const struct policy_answer *p;
 
     if (gr == NULL || gr->gr_status != GATHER_DECIDED)
         return NULL;
@@ -56,12 +56,11 @@ event_cb(struct kube_answer *a, void *arg)
 void
 events_on_decision(struct kube *kube, const struct config *cfg,
                    const struct store_decision *d, int64_t audit_id,
-                   const struct gather_result *gr)
+                   const struct gather_answer *gr)
 {
     const struct store_victim *v = d->sd_victim;
     enum decision_result res;
     struct kube_event ev;
-    struct timespec ts;
 
     /* HA: only the leader writes Events (a decision that ended after this
      * replica lost the Lease is in its audit alone). */
@@ -69,7 +68,6 @@ events_on_decision(struct kube *kube, const struct config *cfg,
         !gate_leading() || decision_result_parse(d->sd_result, &res) == -1 ||
         kube_event_reason(res) == NULL)
         return;
-    clock_gettime(CLOCK_REALTIME, &ts);
     memset(&ev, 0, sizeof(ev));
     ev.ke_namespace = v->sv_namespace;
     ev.ke_pod = v->sv_pod;
@@ -82,7 +80,7 @@ events_on_decision(struct kube *kube, const struct config *cfg,
     ev.ke_note = d->sd_reason;
     ev.ke_audit_id = audit_id;
     ev.ke_instance = instance();
-    ev.ke_time_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    ev.ke_time_us = clock_wall_us();
     if (kube_create_event(kube, &ev, event_cb, NULL) == -1) {
         log_event(LOG_LEVEL_WARN, "event not written", "error",
                   "the request could not be started", (char *)NULL);

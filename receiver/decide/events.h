@@ -21,6 +21,6 @@ struct kube;
  */
 void events_on_decision(struct kube *kube, const struct config *cfg,
                         const struct store_decision *d, int64_t audit_id,
-                        const struct gather_result *gr);
+                        const struct gather_answer *gr);
 
 #endif

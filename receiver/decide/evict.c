@@ -14,7 +14,7 @@
 static const struct policy_candidate *
 ranked(const struct decision *d, size_t i)
 {
-    const struct policy_result *p = &d->d_gr->gr_policy;
+    const struct policy_answer *p = &d->d_gr->gr_policy;
 
     return i < p->pr_candidate_count ? &p->pr_candidates[i] : NULL;
 }

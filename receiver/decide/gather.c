@@ -32,7 +32,7 @@ struct gather {
                                    GPUs asked for (gather_start_gpus), NULL = every GPU */
     size_t g_subset_count;
     struct prom *g_prom; /* borrowed */
-    gather_cb g_cb;
+    gather_done_fn g_cb;
     void *g_arg;
     int g_pending; /* requests whose answers have not arrived */
     int g_dead;    /* gather_free() ran; free when g_pending hits 0 */
@@ -63,12 +63,12 @@ struct gather {
     size_t g_gfree_busy;        /* of them asked and not yet answered */
     struct policy_prep *g_prep; /* owned: the evidence indexed once for every GPU */
     const struct pod_list *g_prep_pods; /* the pods g_prep was made with */
-    struct gather_result g_result;
+    struct gather_answer g_answer;
 };
 
 /* Defined below, in the GPU-scope part. */
 static void gather_answered(struct gather *g);
-static void gather_judge(struct gather *g, struct gather_result *r, const char *gpu,
+static void gather_judge(struct gather *g, struct gather_answer *r, const char *gpu,
                          int free_ok, double free_mib, const char *free_error);
 static void gather_gpu_after_usage(struct gather *g);
 static void gather_gpu_conclude(struct gather *g);
@@ -78,7 +78,7 @@ static int scoped(const struct gather *g);
 static struct gather *open_gather(struct event_base *base, const struct config *cfg,
                                   struct prom *prom, struct kube *kube, const char *node,
                                   const char *gpu, const char *starving_ns, int reread,
-                                  gather_cb cb, void *arg);
+                                  gather_done_fn cb, void *arg);
 
 static void
 gather_destroy(struct gather *g)
@@ -89,7 +89,7 @@ gather_destroy(struct gather *g)
         free(g->g_subset[i]);
     free(g->g_subset);
     free(g->g_gpu);
-    policy_result_free(&g->g_result.gr_policy);
+    policy_answer_free(&g->g_answer.gr_policy);
     usage_reading_free(&g->g_usage);
     device_reading_free(&g->g_device);
     pod_list_free(&g->g_pods);
@@ -119,9 +119,9 @@ gather_free(struct gather *g)
 const struct policy_candidate *
 gather_candidate(const struct gather *g, size_t i)
 {
-    if (i >= g->g_result.gr_policy.pr_candidate_count)
+    if (i >= g->g_answer.gr_policy.pr_candidate_count)
         return NULL;
-    return &g->g_result.gr_policy.pr_candidates[i];
+    return &g->g_answer.gr_policy.pr_candidates[i];
 }
 
 const struct pod_list *
@@ -151,7 +151,7 @@ gather_usage(const struct gather *g)
 /* Runs the policy on pods (the real list, or none when it could not be had),
  * for the node or one GPU of it. */
 static void
-decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
+decide(struct gather *g, struct policy_answer *res, const struct pod_list *pods,
        const char *gpu, double free_mib)
 {
     struct policy_params pp;
@@ -180,19 +180,19 @@ decide(struct gather *g, struct policy_result *res, const struct pod_list *pods,
 
 /* Keeps the reading and the outcome, drops the candidates. */
 static void
-drop_candidates(struct policy_result *p)
+drop_candidates(struct policy_answer *p)
 {
-    struct policy_result keep = *p;
+    struct policy_answer keep = *p;
 
     keep.pr_candidates = NULL;
     keep.pr_candidate_count = 0;
     keep.pr_ranked_count = 0;
-    policy_result_free(p);
+    policy_answer_free(p);
     *p = keep;
 }
 
 static void
-gather_judge(struct gather *g, struct gather_result *r, const char *gpu, int free_ok,
+gather_judge(struct gather *g, struct gather_answer *r, const char *gpu, int free_ok,
              double free_mib, const char *free_error)
 {
     r->gr_gpu = gpu;
@@ -227,7 +227,7 @@ gather_judge(struct gather *g, struct gather_result *r, const char *gpu, int fre
 static void
 conclude(struct gather *g)
 {
-    struct gather_result *r = &g->g_result;
+    struct gather_answer *r = &g->g_answer;
 
     if (g->g_cancelled) {
         r->gr_status = GATHER_CANCELLED;
@@ -406,8 +406,8 @@ deferred_cb(evutil_socket_t fd, short what, void *arg)
 
 struct gather *
 gather_start(struct event_base *base, const struct config *cfg, struct prom *prom,
-             struct kube *kube, const char *node, const char *starving_ns, gather_cb cb,
-             void *arg)
+             struct kube *kube, const char *node, const char *starving_ns,
+             gather_done_fn cb, void *arg)
 {
     return gather_start_gpu(base, cfg, prom, kube, node, NULL, starving_ns, cb, arg);
 }
@@ -415,7 +415,7 @@ gather_start(struct event_base *base, const struct config *cfg, struct prom *pro
 struct gather *
 gather_start_gpu(struct event_base *base, const struct config *cfg, struct prom *prom,
                  struct kube *kube, const char *node, const char *gpu,
-                 const char *starving_ns, gather_cb cb, void *arg)
+                 const char *starving_ns, gather_done_fn cb, void *arg)
 {
     return open_gather(base, cfg, prom, kube, node, gpu, starving_ns, 0, cb, arg);
 }
@@ -429,7 +429,7 @@ cmp_name(const void *a, const void *b)
 struct gather *
 gather_start_gpus(struct event_base *base, const struct config *cfg, struct prom *prom,
                   struct kube *kube, const char *node, const char *const *gpus, size_t n,
-                  const char *starving_ns, gather_cb cb, void *arg)
+                  const char *starving_ns, gather_done_fn cb, void *arg)
 {
     char **subset;
     struct gather *g;
@@ -468,7 +468,7 @@ fail:
 
 struct gather *
 gather_start_reread(struct event_base *base, const struct config *cfg, struct prom *prom,
-                    const char *node, const char *gpu, gather_cb cb, void *arg)
+                    const char *node, const char *gpu, gather_done_fn cb, void *arg)
 {
     return open_gather(base, cfg, prom, NULL, node, gpu, NULL, 1, cb, arg);
 }
@@ -476,7 +476,7 @@ gather_start_reread(struct event_base *base, const struct config *cfg, struct pr
 static struct gather *
 open_gather(struct event_base *base, const struct config *cfg, struct prom *prom,
             struct kube *kube, const char *node, const char *gpu, const char *starving_ns,
-            int reread, gather_cb cb, void *arg)
+            int reread, gather_done_fn cb, void *arg)
 {
     struct gather *g = calloc(1, sizeof(*g));
     struct pod_parse_opts po = {
@@ -550,10 +550,10 @@ deferred:
 }
 
 int
-gather_reread(const struct gather_result *gr, enum free_source decided, int64_t *free_mib,
+gather_reread(const struct gather_answer *gr, enum free_source decided, int64_t *free_mib,
               char *why, size_t whylen)
 {
-    const struct policy_result *p = &gr->gr_policy;
+    const struct policy_answer *p = &gr->gr_policy;
     int known = (gr->gr_status == GATHER_DECIDED || gr->gr_status == GATHER_KUBE) &&
                 p->pr_outcome != POLICY_SKIPPED_TELEMETRY && p->pr_free_known;
 
@@ -574,7 +574,7 @@ gather_reread(const struct gather_result *gr, enum free_source decided, int64_t 
     return 1;
 }
 
-/* --- GPU scope: FREE_QUERY per GPU, one result per GPU ---------------------- */
+/* --- GPU scope: FREE_QUERY per GPU, one answer per GPU ---------------------- */
 
 /* A re-read of one GPU whose node has no used series left at all (its one
  * tenant gone) is still that GPU's: judged by its device figure alone. */
@@ -731,24 +731,24 @@ gather_gpu_after_usage(struct gather *g)
 }
 
 static int
-recovered(const struct gather_result *u)
+recovered(const struct gather_answer *u)
 {
     return u->gr_status == GATHER_DECIDED &&
            u->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED;
 }
 
-/* The node's own result when every GPU was asked for: never a victim; says
+/* The node's own answer when every GPU was asked for: never a victim; says
  * whether any GPU needs a decision, and the least free VRAM seen. */
 static void
-summarise(struct gather *g, struct gather_result *r, size_t below)
+summarise(struct gather *g, struct gather_answer *r, size_t below)
 {
-    struct policy_result *p = &r->gr_policy;
-    const struct gather_result *least = NULL;
+    struct policy_answer *p = &r->gr_policy;
+    const struct gather_answer *least = NULL;
     size_t i;
 
     r->gr_status = GATHER_DECIDED;
     for (i = 0; i < r->gr_gpu_count; i++) {
-        const struct gather_result *u = &r->gr_gpus[i];
+        const struct gather_answer *u = &r->gr_gpus[i];
         if (u->gr_status == GATHER_DECIDED && u->gr_policy.pr_free_known &&
             (least == NULL || u->gr_policy.pr_free_mib < least->gr_policy.pr_free_mib))
             least = u;
@@ -780,7 +780,7 @@ summarise(struct gather *g, struct gather_result *r, size_t below)
 static void
 gather_gpu_conclude(struct gather *g)
 {
-    struct gather_result *r = &g->g_result;
+    struct gather_answer *r = &g->g_answer;
     size_t i, below = 0;
 
     if (g->g_gpus == NULL) { /* can't happen: after_usage gave up on OOM */
@@ -816,10 +816,10 @@ gather_gpu_conclude(struct gather *g)
 static void
 gather_gpu_free_units(struct gather *g)
 {
-    struct gather_result *r = &g->g_result;
+    struct gather_answer *r = &g->g_answer;
 
     for (size_t i = 0; i < r->gr_gpu_count; i++)
-        policy_result_free(&r->gr_gpus[i].gr_policy);
+        policy_answer_free(&r->gr_gpus[i].gr_policy);
     free(r->gr_gpus);
     r->gr_gpus = NULL;
     r->gr_gpu_count = 0;

@@ -12,7 +12,7 @@ struct prom;
 struct kube;
 struct gather;
 
-/* How gathering ended; the decision's result follows from it. */
+/* How gathering ended; the decision's result follows from it (verdict_from_gather). */
 enum gather_status {
     GATHER_DECIDED,   /* g_policy holds the policy's outcome */
     GATHER_TELEMETRY, /* Prometheus could not be asked, failed, or said nothing */
@@ -20,22 +20,23 @@ enum gather_status {
     GATHER_CANCELLED, /* a client was freed with a request in flight (shutdown) */
 };
 
-struct gather_result {
+struct gather_answer {
     enum gather_status gr_status;
     char gr_error[1024];            /* why, for TELEMETRY / KUBE */
-    struct policy_result gr_policy; /* valid when GATHER_DECIDED; owned by the gather */
-    const char *gr_gpu;             /* GPU scope: the GPU this result is about (borrowed
+    struct policy_answer gr_policy; /* valid when GATHER_DECIDED; owned by the gather */
+    const char *gr_gpu;             /* GPU scope: the GPU this answer is about (borrowed
                                        from the gather); NULL in node scope */
-    /* GPU scope with every GPU asked for (gather_start): one result per GPU the
-     * series name, sorted by GPU; the result itself is then never a victim (its
+    /* GPU scope with every GPU asked for (gather_start): one answer per GPU the
+     * series name, sorted by GPU; the answer itself is then never a victim (its
      * outcome says whether any GPU is below the floor, without candidates). */
-    struct gather_result *gr_gpus; /* owned by the gather */
+    struct gather_answer *gr_gpus; /* owned by the gather */
     size_t gr_gpu_count;
 };
 
 /* Called once when the evidence is in. r is borrowed: it lives until
  * gather_free(g); the callback may free g only after it is done with r. */
-typedef void (*gather_cb)(struct gather *g, const struct gather_result *r, void *arg);
+typedef void (*gather_done_fn)(struct gather *g, const struct gather_answer *r,
+                               void *arg);
 
 /*
  * Starts gathering for node: USED_QUERY (and FREE_QUERY when set) with $node
@@ -48,30 +49,30 @@ typedef void (*gather_cb)(struct gather *g, const struct gather_result *r, void 
  */
 struct gather *gather_start(struct event_base *base, const struct config *cfg,
                             struct prom *prom, struct kube *kube, const char *node,
-                            const char *starving_ns, gather_cb cb, void *arg);
+                            const char *starving_ns, gather_done_fn cb, void *arg);
 
 /*
  * The same for one GPU of node (gpu, a GPU_LABEL value; NULL = gather_start).
- * When the series carry GPU_LABEL the result is that GPU's (gr_gpu set,
+ * When the series carry GPU_LABEL the answer is that GPU's (gr_gpu set,
  * gr_gpu_count 0); when they do not, it is the node's, as gather_start.
  */
 struct gather *gather_start_gpu(struct event_base *base, const struct config *cfg,
                                 struct prom *prom, struct kube *kube, const char *node,
-                                const char *gpu, const char *starving_ns, gather_cb cb,
-                                void *arg);
+                                const char *gpu, const char *starving_ns,
+                                gather_done_fn cb, void *arg);
 
 /*
  * The same for several GPUs of node at once (gpus[0..n), borrowed; repeats
  * count once): one reading shared by the decisions of those GPUs. With
  * n == 1 exactly gather_start_gpu(). Else, when the series carry GPU_LABEL,
- * gr_gpus holds one result per GPU asked for (sorted by GPU, each as
+ * gr_gpus holds one answer per GPU asked for (sorted by GPU, each as
  * gather_start_gpu() would give it; only those are asked FREE_QUERY); when
- * they do not, the result is the node's, as gather_start().
+ * they do not, the answer is the node's, as gather_start().
  */
 struct gather *gather_start_gpus(struct event_base *base, const struct config *cfg,
                                  struct prom *prom, struct kube *kube, const char *node,
                                  const char *const *gpus, size_t n,
-                                 const char *starving_ns, gather_cb cb, void *arg);
+                                 const char *starving_ns, gather_done_fn cb, void *arg);
 
 /*
  * A re-read of free VRAM after a decision (the verify, a release wait) for
@@ -82,9 +83,9 @@ struct gather *gather_start_gpus(struct event_base *base, const struct config *c
  */
 struct gather *gather_start_reread(struct event_base *base, const struct config *cfg,
                                    struct prom *prom, const char *node, const char *gpu,
-                                   gather_cb cb, void *arg);
+                                   gather_done_fn cb, void *arg);
 
-/* One more holder of g (its result shared by several decisions): each
+/* One more holder of g (its answer shared by several decisions): each
  * holder calls gather_free() once. */
 void gather_hold(struct gather *g);
 
@@ -123,7 +124,7 @@ const struct device_reading *gather_device(const struct gather *g);
  * device series have since vanished (stale or gone), so the figure would be
  * GPU_TOTAL_MIB - used, which must never count as the device's.
  */
-int gather_reread(const struct gather_result *gr, enum free_source decided,
+int gather_reread(const struct gather_answer *gr, enum free_source decided,
                   int64_t *free_mib, char *why, size_t whylen);
 
 #endif

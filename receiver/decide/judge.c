@@ -7,26 +7,26 @@
 
 /* Puts the free VRAM seen into the gauge ({node,gpu} in GPU scope). */
 static void
-note_free(const char *node, const struct gather_result *gr)
+note_free(const char *node, const struct gather_answer *gr)
 {
-    const struct policy_result *p = &gr->gr_policy;
+    const struct policy_answer *p = &gr->gr_policy;
 
     if (gr->gr_gpu_count == 0 && gr->gr_status != GATHER_TELEMETRY && p->pr_free_known &&
         p->pr_outcome != POLICY_SKIPPED_TELEMETRY)
         metrics_free_vram_gpu(node, gr->gr_gpu, p->pr_free_mib);
 }
 
-/* Records and acts on one result: the node's, or one GPU's. */
+/* Records and acts on one answer: the node's, or one GPU's. */
 static void
-judge(struct decision *d, const struct gather_result *gr)
+judge(struct decision *d, const struct gather_answer *gr)
 {
-    const struct policy_result *p = &gr->gr_policy;
+    const struct policy_answer *p = &gr->gr_policy;
     enum decision_result result;
 
     d->d_gr = gr;
     result = verdict_from_gather(&d->d_v, gr, d->d_r->r_cfg);
     /* The GPU's name as the brake holds it, whatever the gather calls it. */
-    if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu[0] != '\0')
+    if (d->d_v.vd_d.sd_gpu != NULL && d->d_node != NULL && d->d_node->n_gpu != NULL)
         d->d_v.vd_d.sd_gpu = d->d_node->n_gpu;
     note_free(d->d_v.vd_d.sd_node, gr);
     if (gr->gr_status == GATHER_DECIDED && p->pr_outcome == POLICY_SKIPPED_RECOVERED &&
@@ -41,7 +41,7 @@ judge(struct decision *d, const struct gather_result *gr)
 /* The first GPU below the floor takes over the node-wide decision d and its
  * row (its brake moves from the node to that GPU). */
 static void
-adopt(struct decision *d, const struct gather_result *u)
+adopt(struct decision *d, const struct gather_answer *u)
 {
     struct node_state *n = brakes_node_get(d->d_r, d->d_node->n_name, u->gr_gpu);
     char reason[1024];
@@ -70,7 +70,7 @@ adopt(struct decision *d, const struct gather_result *u)
  * NULL when held back, queued or not started (then its row is already
  * recorded). */
 static struct decision *
-spawn(struct decision *d, struct gather *g, const struct gather_result *u, double now)
+spawn(struct decision *d, struct gather *g, const struct gather_answer *u, double now)
 {
     struct remedy *r = d->d_r;
     const char *node = d->d_node->n_name;
@@ -106,7 +106,7 @@ spawn(struct decision *d, struct gather *g, const struct gather_result *u, doubl
 }
 
 static int
-recovered(const struct gather_result *u)
+recovered(const struct gather_answer *u)
 {
     return u->gr_status == GATHER_DECIDED &&
            u->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED;
@@ -116,9 +116,9 @@ recovered(const struct gather_result *u)
  * unreadable) gets its own decision and row, the first one d's; none below:
  * d ends skipped_recovered with gpu null. */
 static void
-fan_out(struct decision *d, struct gather *g, const struct gather_result *gr)
+fan_out(struct decision *d, struct gather *g, const struct gather_answer *gr)
 {
-    const struct gather_result *first = NULL;
+    const struct gather_answer *first = NULL;
     struct decision **kids;
     size_t i;
     double now = clock_mono_s();
@@ -182,7 +182,7 @@ to_node_scope(struct decision *d)
 }
 
 void
-judge_gathered(struct gather *g, const struct gather_result *gr, void *arg)
+judge_gathered(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct decision *d = arg;
 
@@ -196,14 +196,14 @@ judge_gathered(struct gather *g, const struct gather_result *gr, void *arg)
         return;
     }
     if (gr->gr_status == GATHER_DECIDED && gr->gr_gpu == NULL && d->d_node != NULL &&
-        d->d_node->n_gpu[0] != '\0' && to_node_scope(d) == -1)
+        d->d_node->n_gpu != NULL && to_node_scope(d) == -1)
         return;
     judge(d, gr);
 }
 
-/* d's GPU's result among a shared reading's (sorted by GPU), or NULL. */
-static const struct gather_result *
-unit_of(const struct gather_result *gr, const char *gpu)
+/* d's GPU's answer among a shared reading's (sorted by GPU), or NULL. */
+static const struct gather_answer *
+unit_of(const struct gather_answer *gr, const char *gpu)
 {
     size_t lo = 0, hi = gr->gr_gpu_count, mid;
     int c;
@@ -221,10 +221,10 @@ unit_of(const struct gather_result *gr, const char *gpu)
 }
 
 void
-judge_batch(struct gather *g, const struct gather_result *gr, void *arg)
+judge_batch(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct dq_batch *b = arg;
-    const struct gather_result *u;
+    const struct gather_answer *u;
     struct decision *d;
 
     for (size_t i = 0; i < b->b_count; i++) {
@@ -232,13 +232,13 @@ judge_batch(struct gather *g, const struct gather_result *gr, void *arg)
             continue; /* freed while it waited (the daemon stopping) */
         b->b_d[i] = NULL;
         d->d_batch = NULL;
-        /* Its own GPU's result, judged as its own reading would be; a result
+        /* Its own GPU's answer, judged as its own reading would be; an answer
          * about the whole node (unreadable, node scope, cancelled) as it is. */
         if (gr->gr_gpu_count == 0 || gr->gr_status == GATHER_CANCELLED) {
             judge_gathered(g, gr, d);
         } else if ((u = unit_of(gr, d->d_node->n_gpu)) != NULL) {
             judge_gathered(g, u, d);
-        } else { /* can't happen: every GPU asked for has its result */
+        } else { /* can't happen: every GPU asked for has its answer */
             verdict_error(&d->d_v, "the shared reading has no result for this GPU");
             decision_finish(d, RESULT_FAILED);
         }

@@ -137,8 +137,8 @@ static void
 judged(struct decision *d, const struct prom_matrix *m)
 {
     const struct config *cfg = d->d_r->r_cfg;
-    const struct gather_result *gr = d->d_gr;
-    const struct policy_result *p = &gr->gr_policy;
+    const struct gather_answer *gr = d->d_gr;
+    const struct policy_answer *p = &gr->gr_policy;
     struct predict_params pp = {cfg->c_floor_mib, (double)cfg->c_predict_horizon_s,
                                 cfg->c_predict_min_growth};
     struct predict_outcome o;
@@ -289,8 +289,8 @@ predict_begin(struct decision *d)
 {
     struct remedy *r = d->d_r;
     const struct config *cfg = r->r_cfg;
-    const struct gather_result *gr = d->d_gr;
-    const struct policy_result *p = &gr->gr_policy;
+    const struct gather_answer *gr = d->d_gr;
+    const struct policy_answer *p = &gr->gr_policy;
     struct predict_call *pq = NULL;
     int64_t step = cfg->c_predict_window_s / PREDICT_POINTS;
     int per_gpu = gr->gr_gpu != NULL;
@@ -347,7 +347,7 @@ predict_begin(struct decision *d)
     /* While it is asked, the verdict holds no candidates: a stop frees the
      * gather they borrow from. */
     verdict_set_policy(&d->d_v,
-                       &(struct policy_result){.pr_free_known = p->pr_free_known,
+                       &(struct policy_answer){.pr_free_known = p->pr_free_known,
                                                .pr_free_mib = p->pr_free_mib,
                                                .pr_free_source = p->pr_free_source});
     free(qn);

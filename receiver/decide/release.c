@@ -28,7 +28,7 @@ struct release {
     char *rl_node;               /* owned */
     char *rl_gpu;                /* owned; NULL in node scope */
     char *rl_url;                /* owned */
-    release_cb rl_cb;
+    release_done_fn rl_cb;
     void *rl_arg;
     int rl_posting;             /* the POST is in flight */
     struct gate_wait *rl_fence; /* HA: the ask is being recorded in the Lease first */
@@ -138,7 +138,7 @@ wait_text(const struct release *rl, char *out, size_t outlen)
 }
 
 static void
-reading_cb(struct gather *g, const struct gather_result *gr, void *arg)
+reading_cb(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct release *rl = arg;
     int64_t free_mib;
@@ -268,7 +268,7 @@ struct release *
 release_start(struct event_base *base, const struct config *cfg, struct httpc *client,
               struct prom *prom, const char *node, const char *gpu, const char *url,
               int64_t free_before_mib, int64_t target_mib, enum free_source decided,
-              release_cb cb, void *arg)
+              release_done_fn cb, void *arg)
 {
     struct timeval now = {0, 0};
     struct release *rl;

@@ -35,7 +35,7 @@ struct release_outcome {
 
 /* Called once, from the loop, when the ask ends; o is valid only during the
  * call. The callback may release_free() the release. */
-typedef void (*release_cb)(const struct release_outcome *o, void *arg);
+typedef void (*release_done_fn)(const struct release_outcome *o, void *arg);
 
 /*
  * The HTTP client releases are sent with: its own, never the API server's
@@ -63,8 +63,8 @@ struct httpc *release_client_new(struct event_base *base, char *err, size_t errl
 struct release *release_start(struct event_base *base, const struct config *cfg,
                               struct httpc *client, struct prom *prom, const char *node,
                               const char *gpu, const char *url, int64_t free_before_mib,
-                              int64_t target_mib, enum free_source decided, release_cb cb,
-                              void *arg);
+                              int64_t target_mib, enum free_source decided,
+                              release_done_fn cb, void *arg);
 
 /* What free VRAM fell short of, in words: "the floor", or for a prediction's
  * higher target "the N MiB that ends the prediction" (the release wait and the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_nodes.h"
 #include "httpc.h"
 #include "kube.h"
 #include "log.h"
@@ -16,6 +17,8 @@ struct fanout {
     struct remedy *f_r;
     char *f_trigger, *f_fingerprint, *f_starving_ns, *f_gpu; /* owned */
     int64_t f_alert_id;
+    size_t f_bad;            /* listed names that are not node names */
+    const char *f_first_bad; /* the first of them (borrowed from the list) */
 };
 
 /* --- alert intake: one decision per node --------------------------------- */
@@ -59,7 +62,7 @@ begin(struct remedy *r, const char *node, const char *gpu, const char *trigger,
     if (dqueue_must_wait(r))
         dqueue_push(r, n, trigger, fp, starving_ns, alert_id);
     else
-        dqueue_launch(r, n, gpu != NULL, trigger, fp, starving_ns, alert_id, 0);
+        dqueue_launch(r, n, trigger, fp, starving_ns, alert_id, 0);
 }
 
 static void
@@ -92,41 +95,42 @@ skip_bad_listed(struct remedy *r, const struct fanout *f, const char *first, siz
                         RESULT_SKIPPED_KUBE, reason, NULL);
 }
 
+/* One listed GPU node: only a real node name keys a brake or reaches a
+ * selector; the others are counted, and said once the list is done. */
+static int
+node_listed(const char *node, void *arg)
+{
+    struct fanout *f = arg;
+
+    if (!node_name_ok(node)) {
+        if (f->f_bad++ == 0)
+            f->f_first_bad = node;
+        return 0;
+    }
+    begin(f->f_r, node, f->f_gpu, f->f_trigger, f->f_fingerprint, f->f_starving_ns,
+          f->f_alert_id);
+    return 0;
+}
+
 static void
-nodes_cb(struct kube_answer *a, void *arg)
+nodes_listed(enum gpu_nodes_end end, const char *error, void *arg)
 {
     struct fanout *f = arg;
     struct remedy *r = f->f_r;
     char reason[1024];
 
-    if (a->ka_cancelled) {
-        fanout_free(f);
-        return;
-    }
-    if (a->ka_class != KUBE_OK) {
+    if (end == GPU_NODES_FAILED) {
         decision_record_now(
             r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id, RESULT_SKIPPED_KUBE,
-            "the alert names no node and the GPU nodes could not be listed", a->ka_error);
-    } else if (a->ka_node_count == 0) {
+            "the alert names no node and the GPU nodes could not be listed", error);
+    } else if (end == GPU_NODES_NONE) {
         snprintf(reason, sizeof(reason),
                  "the alert names no node and no node matches GPU_NODE_SELECTOR=%s",
                  r->r_cfg->c_gpu_node_selector);
         decision_record_now(r, "", f->f_trigger, f->f_fingerprint, f->f_alert_id,
                             RESULT_SKIPPED_KUBE, reason, NULL);
-    } else {
-        size_t bad = 0, first_bad = 0;
-        for (size_t i = 0; i < a->ka_node_count; i++) {
-            /* Only a real node name keys a brake or reaches a selector. */
-            if (!node_name_ok(a->ka_nodes[i])) {
-                if (bad++ == 0)
-                    first_bad = i;
-                continue;
-            }
-            begin(r, a->ka_nodes[i], f->f_gpu, f->f_trigger, f->f_fingerprint,
-                  f->f_starving_ns, f->f_alert_id);
-        }
-        if (bad > 0)
-            skip_bad_listed(r, f, a->ka_nodes[first_bad], bad);
+    } else if (end == GPU_NODES_LISTED && f->f_bad > 0) {
+        skip_bad_listed(r, f, f->f_first_bad, f->f_bad);
     }
     fanout_free(f);
 }
@@ -207,7 +211,8 @@ remedy_on_alert(struct remedy *r, const struct alert *a, int64_t alert_id)
     }
     f->f_r = r;
     f->f_alert_id = alert_id;
-    if (kube_list_nodes(r->r_kube, cfg->c_gpu_node_selector, nodes_cb, f) == -1) {
+    if (gpu_nodes_each(r->r_kube, cfg->c_gpu_node_selector, node_listed, nodes_listed,
+                       f) == -1) {
         decision_record_now(
             r, "", f->f_trigger, f->f_fingerprint, alert_id, RESULT_SKIPPED_KUBE,
             "the alert names no node and the GPU nodes could not be listed",

@@ -35,10 +35,10 @@
 /* Per node (in GPU scope per node and GPU): one decision at a time, and the
  * quiet window after a recycle. */
 struct node_state {
-    char *n_name;          /* owned */
-    char *n_gpu;           /* owned; "" = the node (node scope, or GPUs not known yet) */
-    int n_busy;            /* a decision is in flight */
-    double n_settle_until; /* monotonic seconds; 0 = no window */
+    char *n_name; /* owned */
+    char *n_gpu;  /* owned; NULL = the node (node scope, or GPUs not known yet) */
+    int n_busy;   /* a decision is in flight */
+    double n_settle_until;   /* monotonic seconds; 0 = no window */
     char n_last_victim[512]; /* for the coalesced reason */
     int n_last_dry; /* that was a dry run's would_recycle: nothing was recycled */
     struct node_state *n_next;
@@ -68,7 +68,7 @@ struct decision {
     double d_t0;   /* monotonic start */
     struct verdict d_v;
     struct gather *d_g;               /* owned: the evidence the verdict borrows from */
-    const struct gather_result *d_gr; /* borrowed from d_g */
+    const struct gather_answer *d_gr; /* borrowed from d_g */
     size_t d_next;                    /* next ranked candidate to try */
     int d_throttled;                  /* 429s of load shedding for this victim */
     struct event *d_retry_ev;         /* owned: the wait after one (PH_ACT_WAIT) */
@@ -89,7 +89,7 @@ struct decision {
                                          decisions that ask the same one) */
     struct policy_candidate *d_pred_cands; /* owned array of copies borrowing from d_g:
                                  a predicted trigger's ranking */
-    struct gather_result d_pred_gr;        /* d_gr for a predicted trigger once judged */
+    struct gather_answer d_pred_gr;        /* d_gr for a predicted trigger once judged */
     struct store_prediction d_pred; /* vd_d.sd_prediction points here once judged */
     struct gate_wait *d_fence; /* HA: the fence of the act about to be sent (fence.c) */
     int d_fenced;              /* HA: the Lease records that act: send it now */
@@ -220,10 +220,10 @@ int dqueue_must_wait(const struct remedy *r);
  * the store cannot, records nothing and logs), marks n busy. */
 void dqueue_push(struct remedy *r, struct node_state *n, const char *trigger,
                  const char *fp, const char *starving_ns, int64_t alert_id);
-/* Starts a decision for n now (its GPU's when gpu_scope), on row (0 = new). */
-void dqueue_launch(struct remedy *r, struct node_state *n, int gpu_scope,
-                   const char *trigger, const char *fp, const char *starving_ns,
-                   int64_t alert_id, int64_t row);
+/* Starts a decision for n now (its GPU's when n names one), on row (0 = new). */
+void dqueue_launch(struct remedy *r, struct node_state *n, const char *trigger,
+                   const char *fp, const char *starving_ns, int64_t alert_id,
+                   int64_t row);
 /* A slot may have freed: start waiting decisions, from the loop. */
 void dqueue_kick(struct remedy *r);
 /* Stopping: completes every waiting row failed (interrupted), starts none. */
@@ -267,11 +267,11 @@ void predict_forget_calls(struct remedy *r);
 
 /* --- judge.c ------------------------------------------------------------- */
 
-/* The gather_cb of a decision's evidence (arg is the decision): judges the node,
+/* The gather_done_fn of a decision's evidence (arg is the decision): judges the node,
  * or fans out to a decision per GPU below the floor. */
-void judge_gathered(struct gather *g, const struct gather_result *gr, void *arg);
-/* The gather_cb of a dq_batch's shared reading (arg is the batch): judges each
- * decision still waiting on it by its own GPU's result, then frees the batch. */
-void judge_batch(struct gather *g, const struct gather_result *gr, void *arg);
+void judge_gathered(struct gather *g, const struct gather_answer *gr, void *arg);
+/* The gather_done_fn of a dq_batch's shared reading (arg is the batch): judges each
+ * decision still waiting on it by its own GPU's answer, then frees the batch. */
+void judge_batch(struct gather *g, const struct gather_answer *gr, void *arg);
 
 #endif

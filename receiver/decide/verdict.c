@@ -1,23 +1,21 @@
-/* verdict.c -- a decision's outcome in the shape the audit stores and prints */
+/* verdict.c -- a decision as the audit stores and prints it: its result, reason and
+ * figures */
 #include "verdict.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "pods_json.h"
 
 void
 verdict_init(struct verdict *v, const struct config *cfg, const char *node,
              const char *trigger, const char *fingerprint, int64_t alert_id)
 {
-    struct timespec ts;
-
     memset(v, 0, sizeof(*v));
-    clock_gettime(CLOCK_REALTIME, &ts);
-    v->vd_d.sd_time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    v->vd_d.sd_time_ms = clock_wall_ms();
     v->vd_d.sd_node = node ? node : "";
     v->vd_d.sd_trigger = trigger ? trigger : "";
     v->vd_d.sd_fingerprint = fingerprint ? fingerprint : "";
@@ -32,7 +30,7 @@ verdict_init(struct verdict *v, const struct config *cfg, const char *node,
 }
 
 int
-verdict_set_policy(struct verdict *v, const struct policy_result *p)
+verdict_set_policy(struct verdict *v, const struct policy_answer *p)
 {
     free(v->vd_cands);
     v->vd_cands = NULL;
@@ -135,10 +133,10 @@ verdict_error(struct verdict *v, const char *fmt, ...)
 }
 
 enum decision_result
-verdict_from_gather(struct verdict *v, const struct gather_result *gr,
+verdict_from_gather(struct verdict *v, const struct gather_answer *gr,
                     const struct config *cfg)
 {
-    const struct policy_result *p = &gr->gr_policy;
+    const struct policy_answer *p = &gr->gr_policy;
     const char *node = v->vd_d.sd_node;
     char where[600];
 
@@ -162,7 +160,7 @@ verdict_from_gather(struct verdict *v, const struct gather_result *gr,
     if (gr->gr_status == GATHER_KUBE) {
         /* No pod list: only the free VRAM is evidence worth recording. */
         verdict_set_policy(v,
-                           &(struct policy_result){.pr_free_known = p->pr_free_known,
+                           &(struct policy_answer){.pr_free_known = p->pr_free_known,
                                                    .pr_free_mib = p->pr_free_mib,
                                                    .pr_free_source = p->pr_free_source});
         /* The answer names a list refused as too large only in its error

@@ -1,4 +1,5 @@
-/* verdict.h -- a decision's outcome in the shape the audit stores and prints */
+/* verdict.h -- a decision as the audit stores and prints it: its result, reason and
+ * figures (docs/glossary.md "Result, outcome, verdict") */
 #ifndef GVW_VERDICT_H
 #define GVW_VERDICT_H
 
@@ -12,7 +13,7 @@
 
 struct verdict {
     struct store_decision vd_d;       /* borrows from the members below, the strings
-                                         given to verdict_init, and the policy result */
+                                         given to verdict_init, and the policy's answer */
     struct store_victim vd_victim;    /* vd_d.sd_victim points here when set */
     struct store_candidate *vd_cands; /* owned */
     const char **vd_sources;          /* owned array (static words): each candidate's
@@ -28,7 +29,7 @@ void verdict_init(struct verdict *v, const struct config *cfg, const char *node,
 
 /* Takes the candidates and free VRAM from p (borrowed: keep p alive while v is
  * used). 0, or -1 when out of memory (then no candidates are listed). */
-int verdict_set_policy(struct verdict *v, const struct policy_result *p);
+int verdict_set_policy(struct verdict *v, const struct policy_answer *p);
 
 /* Names the victim (borrowed) and the action taken or intended. */
 void verdict_set_victim(struct verdict *v, const struct policy_candidate *c,
@@ -50,7 +51,7 @@ void verdict_error(struct verdict *v, const char *fmt, ...)
  * it chose a victim, which the caller then names). gr is borrowed as by
  * verdict_set_policy(). */
 enum decision_result verdict_from_gather(struct verdict *v,
-                                         const struct gather_result *gr,
+                                         const struct gather_answer *gr,
                                          const struct config *cfg);
 
 void verdict_free(struct verdict *v);

@@ -25,7 +25,7 @@ verify_schedule(struct decision *d)
 }
 
 static void
-verify_cb(struct gather *g, const struct gather_result *gr, void *arg)
+verify_cb(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct decision *d = arg;
     double now = clock_mono_s();

@@ -21,13 +21,13 @@ gate_leading(void)
 }
 
 enum gate_answer
-gate_fence(const struct gate_act *a, gate_fence_cb cb, void *arg, struct gate_wait **w,
+gate_fence(const struct gate_act *a, gate_fence_fn cb, void *arg, struct gate_wait **w,
            char *why, size_t whylen)
 {
     *w = NULL;
     if (!installed)
         return GATE_GO;
-    if ((*w = ops.go_fence(ops.go_arg, a, cb, arg, why, whylen)) == NULL)
+    if ((*w = ops.go_fence(a, cb, arg, why, whylen, ops.go_arg)) == NULL)
         return GATE_REFUSED;
     return GATE_WAIT;
 }
@@ -36,5 +36,5 @@ void
 gate_forget(struct gate_wait *w)
 {
     if (w != NULL && installed)
-        ops.go_forget(ops.go_arg, w);
+        ops.go_forget(w, ops.go_arg);
 }

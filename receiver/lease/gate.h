@@ -19,7 +19,7 @@ struct gate_act {
 
 /* How a fence ended: ok 1 = the act is recorded, take it now; 0 = do not act,
  * why (borrowed for the call) says why; cancelled 1 = the daemon stops. */
-typedef void (*gate_fence_cb)(int ok, int cancelled, const char *why, void *arg);
+typedef void (*gate_fence_fn)(int ok, int cancelled, const char *why, void *arg);
 
 struct gate_wait; /* a fence in flight */
 
@@ -28,11 +28,11 @@ struct gate_ops {
     int (*go_leading)(void *arg);
     /* Starts a fence: the wait (cb runs once, later, from the loop), or NULL
      * with why when it may not act now (cb never runs). */
-    struct gate_wait *(*go_fence)(void *arg, const struct gate_act *a, gate_fence_cb cb,
-                                  void *cb_arg, char *why, size_t whylen);
+    struct gate_wait *(*go_fence)(const struct gate_act *a, gate_fence_fn cb,
+                                  void *cb_arg, char *why, size_t whylen, void *arg);
     /* The waiter goes away: its cb will not run. */
-    void (*go_forget)(void *arg, struct gate_wait *w);
-    void *go_arg;
+    void (*go_forget)(struct gate_wait *w, void *arg);
+    void *go_arg; /* the last argument of each */
 };
 
 /* Installs ops (copied), or NULL to go back to no election. */
@@ -49,7 +49,7 @@ enum gate_answer {
 };
 
 /* Before an eviction, a deletion or a release request. */
-enum gate_answer gate_fence(const struct gate_act *a, gate_fence_cb cb, void *arg,
+enum gate_answer gate_fence(const struct gate_act *a, gate_fence_fn cb, void *arg,
                             struct gate_wait **w, char *why, size_t whylen);
 
 /* The one waiting on w goes away before its answer; NULL is a no-op. */

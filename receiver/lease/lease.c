@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "election.h"
 #include "kubec.h"
 #include "lease_json.h"
@@ -32,7 +33,7 @@ struct gate_wait {
     char w_ns[NAME_LEN], w_pod[NAME_LEN], w_node[NAME_LEN], w_gpu[NAME_LEN];
     int w_has_gpu;
     char w_url[512]; /* a release's; "" = none */
-    gate_fence_cb w_cb;
+    gate_fence_fn w_cb;
     void *w_arg;
     int w_forgotten; /* its PUT is out, but nobody waits for the answer any more */
 };
@@ -71,24 +72,6 @@ struct lease {
 
 static void pump(struct lease *l);
 
-static int64_t
-mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t
-wall_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* --- fences ------------------------------------------------------------- */
 
 /* Ends w: calls its waiter (unless it went away) and frees it. */
@@ -122,7 +105,7 @@ last_act_json(const struct lease *l, const struct gate_wait *w)
     json_t *j;
     char *text;
 
-    if (lease_microtime(wall_us(), at, sizeof(at)) == -1)
+    if (lease_microtime(clock_wall_us(), at, sizeof(at)) == -1)
         at[0] = '\0';
     j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s}", "replica", l->l_id, "act",
                   w->w_verb, "namespace", w->w_ns, "pod", w->w_pod, "node", w->w_node,
@@ -179,7 +162,7 @@ check_transition(struct lease *l)
 /* --- calls --------------------------------------------------------------- */
 
 static int
-parse_cb(const char *body, size_t len, void *arg, char *err, size_t errlen)
+parse_cb(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct call *c = arg;
 
@@ -229,7 +212,7 @@ call_done(const struct kubec_answer *a, void *arg)
     default:
         break;
     }
-    election_answer(&l->l_e, mono_ms(), &ans);
+    election_answer(&l->l_e, clock_mono_ms(), &ans);
     lease_obj_free(&c->c_obj);
     free(c);
     if (w != NULL) {
@@ -345,7 +328,7 @@ send_failed(struct lease *l, struct gate_wait *w)
     struct election_answer ans = {.ea_outcome = EANS_ERROR};
     char why[512];
 
-    election_answer(&l->l_e, mono_ms(), &ans);
+    election_answer(&l->l_e, clock_mono_ms(), &ans);
     if (w != NULL) {
         snprintf(
             why, sizeof(why),
@@ -364,7 +347,7 @@ arm(struct lease *l, int64_t wake)
 
     if (wake == INT64_MAX)
         return;
-    wait = wake - mono_ms();
+    wait = wake - clock_mono_ms();
     if (wait < 0)
         wait = 0;
     tv.tv_sec = (time_t)(wait / 1000);
@@ -387,7 +370,7 @@ pump(struct lease *l)
         return;
     for (int tries = 0; tries < 4; tries++) {
         while ((w = l->l_queue) != NULL) {
-            rc = election_fence(&l->l_e, mono_ms(), wall_us(), &rq, &why);
+            rc = election_fence(&l->l_e, clock_mono_ms(), clock_wall_us(), &rq, &why);
             if (rc == 1)
                 break; /* can't happen: nothing is in flight */
             l->l_queue = w->w_next;
@@ -401,7 +384,8 @@ pump(struct lease *l)
                 return;
             send_failed(l, w);
         }
-        if (election_next(&l->l_e, mono_ms(), wall_us(), &rq, &wake) == EOP_NONE) {
+        if (election_next(&l->l_e, clock_mono_ms(), clock_wall_us(), &rq, &wake) ==
+            EOP_NONE) {
             check_transition(l);
             arm(l, wake);
             return;
@@ -411,7 +395,7 @@ pump(struct lease *l)
         send_failed(l, NULL);
         check_transition(l);
     }
-    arm(l, mono_ms() + ELECTION_RETRY_MS); /* out of memory: try again later */
+    arm(l, clock_mono_ms() + ELECTION_RETRY_MS); /* out of memory: try again later */
 }
 
 static void
@@ -429,13 +413,13 @@ gate_leading_op(void *arg)
 }
 
 static struct gate_wait *
-gate_fence_op(void *arg, const struct gate_act *a, gate_fence_cb cb, void *cb_arg,
-              char *why, size_t whylen)
+gate_fence_op(const struct gate_act *a, gate_fence_fn cb, void *cb_arg, char *why,
+              size_t whylen, void *arg)
 {
     struct lease *l = arg;
     struct gate_wait *w;
 
-    if (!election_may_act(&l->l_e, mono_ms())) {
+    if (!election_may_act(&l->l_e, clock_mono_ms())) {
         snprintf(why, whylen, "this replica may not act: %s (Lease %.63s/%.253s)",
                  election_leading(&l->l_e)
                      ? "its last renewal of the Lease is older than the renew deadline"
@@ -463,7 +447,7 @@ gate_fence_op(void *arg, const struct gate_act *a, gate_fence_cb cb, void *cb_ar
 }
 
 static void
-gate_forget_op(void *arg, struct gate_wait *w)
+gate_forget_op(struct gate_wait *w, void *arg)
 {
     struct lease *l = arg;
     struct gate_wait **pp;
@@ -501,7 +485,7 @@ lease_new(struct event_base *base, const struct lease_opts *o, char *err, size_t
     snprintf(l->l_ns, sizeof(l->l_ns), "%s", o->lo_namespace);
     snprintf(l->l_name, sizeof(l->l_name), "%s", o->lo_name);
     snprintf(l->l_id, sizeof(l->l_id), "%s", o->lo_identity);
-    election_init(&l->l_e, l->l_id, mono_ms());
+    election_init(&l->l_e, l->l_id, clock_mono_ms());
     buf_init(&p, sizeof(l->l_path) - 1);
     kubec_path_add(&p, "/apis/coordination.k8s.io/v1/namespaces/", l->l_ns);
     kubec_path_add(&p, "/leases", NULL);
@@ -574,7 +558,7 @@ release_step(struct lease *l)
 
     if (l->l_call != NULL)
         return;
-    rc = election_release(&l->l_e, mono_ms(), wall_us(), &rq);
+    rc = election_release(&l->l_e, clock_mono_ms(), clock_wall_us(), &rq);
     check_transition(l);
     if (rc == 1)
         return; /* can't happen: nothing is in flight */

@@ -6,38 +6,8 @@
 #include <string.h>
 
 #include "expo.h"
+#include "metrics_family.h"
 #include "log.h"
-
-/* The longest label value kept as itself (a node name is at most 253 bytes, a
- * GPU name 256); a longer one counts under "_other", so hostile alertnames of a
- * megabyte each cannot hold 256 MiB. */
-#define MAX_LABEL_BYTES 256
-
-/* A labelled sample: up to two label values and a number. */
-struct series {
-    char *s_l1; /* owned */
-    char *s_l2; /* owned, may be NULL */
-    double s_value;
-};
-
-/* Slots of a family's hash index: a power of two, at least twice the series. */
-#define INDEX_SLOTS 512
-_Static_assert(INDEX_SLOTS >= 2 * METRICS_MAX_SERIES &&
-                   (INDEX_SLOTS & (INDEX_SLOTS - 1)) == 0 && METRICS_MAX_SERIES < 65535,
-               "index: a power of two, at most half full, entries fit uint16_t");
-
-struct family {
-    struct series f_series[METRICS_MAX_SERIES];
-    size_t f_count;
-    /* Open addressing over f_series: 0 = empty, else series index + 1. A linear
-     * scan cost 3 µs an alert with 255 alertnames in the family (bench/NOTES.md);
-     * this keeps every alert O(1) whatever names Alertmanager sends. */
-    uint16_t f_index[INDEX_SLOTS];
-    int f_l2_optional;  /* a series without l2 is written without the second label */
-    int f_full_said;    /* the cap was logged (once: a full family stays full) */
-    int f_long_said;    /* a value over MAX_LABEL_BYTES was logged (once) */
-    const char *f_name; /* for those log lines */
-};
 
 static const double duration_buckets[] = {0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1,
                                           2.5,   5,    10,   30,  60,   120};
@@ -62,17 +32,6 @@ static struct {
     double dur_sum;
 } m;
 
-static void
-family_clear(struct family *f)
-{
-    for (size_t i = 0; i < f->f_count; i++) {
-        free(f->f_series[i].s_l1);
-        free(f->f_series[i].s_l2);
-    }
-    f->f_count = 0;
-    memset(f->f_index, 0, sizeof(f->f_index));
-}
-
 void
 metrics_cleanup(void)
 {
@@ -82,8 +41,6 @@ metrics_cleanup(void)
     family_clear(&m.free_vram);
     family_clear(&m.capacity);
 }
-
-static struct series *lookup(struct family *f, const char *l1, const char *l2);
 
 void
 metrics_init(int dry_run)
@@ -102,128 +59,8 @@ metrics_init(int dry_run)
      * rate() or an alert on one result works before that result first happens.
      * in_progress is a row's state, never a finished decision's result. */
     for (int r = 0; r < RESULT_IN_PROGRESS; r++) /* OOM: added on first use */
-        (void)lookup(&m.decisions, decision_result_name((enum decision_result)r), NULL);
-}
-
-static int
-eq(const char *a, const char *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    return strcmp(a, b) == 0;
-}
-
-/* FNV-1a over l1, a separator, and l2 (NULL hashes apart from ""). */
-static uint32_t
-label_hash(const char *l1, const char *l2)
-{
-    uint32_t h = 2166136261u;
-
-    if (l1 == NULL)
-        h = (h ^ 0xfeu) * 16777619u;
-    else
-        for (const unsigned char *p = (const unsigned char *)l1; *p; p++)
-            h = (h ^ *p) * 16777619u;
-    h = (h ^ 0xffu) * 16777619u;
-    if (l2 == NULL)
-        return (h ^ 0xfeu) * 16777619u;
-    for (const unsigned char *p = (const unsigned char *)l2; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    return h;
-}
-
-/* The index slot holding (l1, l2), or the empty slot where it would go. */
-static uint16_t *
-index_slot(struct family *f, const char *l1, const char *l2)
-{
-    uint32_t i = label_hash(l1, l2) & (INDEX_SLOTS - 1);
-
-    for (;; i = (i + 1) & (INDEX_SLOTS - 1)) {
-        uint16_t *slot = &f->f_index[i];
-        const struct series *s;
-        if (*slot == 0)
-            return slot; /* never full: at most half the slots are used */
-        s = &f->f_series[*slot - 1];
-        if (eq(s->s_l1, l1) && eq(s->s_l2, l2))
-            return slot;
-    }
-}
-
-/* The series for (l1, l2), created on first use; NULL when out of memory. */
-static int
-too_long(const char *v)
-{
-    return v != NULL && strnlen(v, MAX_LABEL_BYTES + 1) > MAX_LABEL_BYTES;
-}
-
-static struct series *
-lookup(struct family *f, const char *l1, const char *l2)
-{
-    struct series *s;
-    uint16_t *slot;
-    char max[16];
-
-    if (too_long(l1) || too_long(l2)) {
-        if (!f->f_long_said) {
-            f->f_long_said = 1;
-            log_event(LOG_LEVEL_WARN,
-                      "metric label value over 256 bytes: counted as _other", "family",
-                      f->f_name != NULL ? f->f_name : "?", (char *)NULL);
-        }
-        l1 = "_other";
-        l2 = l2 ? "_other" : NULL;
-    }
-    slot = index_slot(f, l1, l2);
-    if (*slot != 0)
-        return &f->f_series[*slot - 1];
-    if (f->f_count == METRICS_MAX_SERIES - 1 && !f->f_full_said) {
-        /* Said once: a full family stays full until the daemon restarts. */
-        f->f_full_said = 1;
-        snprintf(max, sizeof(max), "%d", METRICS_MAX_SERIES);
-        log_event(LOG_LEVEL_WARN,
-                  "metric family full: further label sets count as _other", "family",
-                  f->f_name != NULL ? f->f_name : "?", "max_series", max, (char *)NULL);
-    }
-    if (f->f_count == METRICS_MAX_SERIES - 1) {
-        /* The last slot collects everything past the cap. */
-        l1 = "_other";
-        l2 = l2 ? "_other" : NULL;
-        slot = index_slot(f, l1, l2);
-        if (*slot != 0)
-            return &f->f_series[*slot - 1];
-    } else if (f->f_count == METRICS_MAX_SERIES) {
-        return &f->f_series[METRICS_MAX_SERIES - 1];
-    }
-    s = &f->f_series[f->f_count];
-    s->s_l1 = strdup(l1);
-    s->s_l2 = l2 ? strdup(l2) : NULL;
-    if (s->s_l1 == NULL || (l2 != NULL && s->s_l2 == NULL)) {
-        free(s->s_l1);
-        free(s->s_l2);
-        return NULL;
-    }
-    s->s_value = 0;
-    *slot = (uint16_t)(f->f_count + 1);
-    f->f_count++;
-    return s;
-}
-
-static void
-add(struct family *f, const char *l1, const char *l2, double v)
-{
-    struct series *s = lookup(f, l1, l2);
-
-    if (s != NULL)
-        s->s_value += v;
-}
-
-static void
-set(struct family *f, const char *l1, const char *l2, double v)
-{
-    struct series *s = lookup(f, l1, l2);
-
-    if (s != NULL)
-        s->s_value = v;
+        (void)family_lookup(&m.decisions, decision_result_name((enum decision_result)r),
+                            NULL);
 }
 
 void
@@ -238,19 +75,19 @@ metrics_webhook_request(int code)
             label = common[i];
     if (label == buf)
         snprintf(buf, sizeof(buf), "%d", code);
-    add(&m.requests, label, NULL, 1);
+    family_add(&m.requests, label, NULL, 1);
 }
 
 void
 metrics_alert_received(const char *alertname, const char *status)
 {
-    add(&m.alerts, alertname, status, 1);
+    family_add(&m.alerts, alertname, status, 1);
 }
 
 void
 metrics_decision(enum decision_result result, double seconds)
 {
-    add(&m.decisions, decision_result_name(result), NULL, 1);
+    family_add(&m.decisions, decision_result_name(result), NULL, 1);
     if (seconds < 0)
         return;
     for (size_t i = 0; i < NBUCKETS; i++)
@@ -263,19 +100,19 @@ metrics_decision(enum decision_result result, double seconds)
 void
 metrics_free_vram(const char *node, int64_t free_mib)
 {
-    set(&m.free_vram, node, NULL, (double)free_mib * 1048576.0);
+    family_set(&m.free_vram, node, NULL, (double)free_mib * 1048576.0);
 }
 
 void
 metrics_free_vram_gpu(const char *node, const char *gpu, int64_t free_mib)
 {
-    set(&m.free_vram, node, gpu, (double)free_mib * 1048576.0);
+    family_set(&m.free_vram, node, gpu, (double)free_mib * 1048576.0);
 }
 
 void
 metrics_capacity_set(const char *node, int ok)
 {
-    set(&m.capacity, node, NULL, ok ? 1 : 0);
+    family_set(&m.capacity, node, NULL, ok ? 1 : 0);
 }
 
 void

@@ -30,7 +30,7 @@ static const char *const why_order[] = {
 };
 
 void
-policy_result_free(struct policy_result *res)
+policy_answer_free(struct policy_answer *res)
 {
     size_t i;
 
@@ -125,7 +125,7 @@ why_not(const struct policy_candidate *c, const struct policy_params *pp)
     return NULL;
 }
 
-/* Fills c's budget fields from its pod and its use, then the verdict. */
+/* Fills c's budget fields from its pod and its use, then whether it is eligible. */
 static void
 judge(struct policy_candidate *c, const struct policy_params *pp)
 {
@@ -176,10 +176,10 @@ find_usage(const struct usage_summary *s, const char *ns, const char *pod)
     return -1;
 }
 
-/* Adds one candidate; names are copied so the result outlives nothing it
+/* Adds one candidate; names are copied so the answer outlives nothing it
  * does not have to. Returns -1 when out of memory. */
 static int
-add_candidate(struct policy_result *res, const struct pod *p, const char *ns,
+add_candidate(struct policy_answer *res, const struct pod *p, const char *ns,
               const char *name, const struct pod_usage *u, const struct policy_params *pp)
 {
     struct policy_candidate *c = &res->pr_candidates[res->pr_candidate_count++];
@@ -283,7 +283,7 @@ named(const struct policy_prep *p, const char *ns, const char *name, size_t *fir
  * name, or alone when none is listed. Costs the users, not the node's pods. */
 static int
 build_gpu_candidates(const struct policy_params *pp, const struct policy_prep *prep,
-                     const struct usage_summary *sum, struct policy_result *res)
+                     const struct usage_summary *sum, struct policy_answer *res)
 {
     size_t i, k, n, first, total = 0;
 
@@ -312,7 +312,7 @@ build_gpu_candidates(const struct policy_params *pp, const struct policy_prep *p
 /* Node scope: every listed pod, then every pod seen only in the usage. */
 static int
 build_candidates(const struct policy_params *pp, const struct pod_list *pods,
-                 const struct usage_summary *sum, struct policy_result *res)
+                 const struct usage_summary *sum, struct policy_answer *res)
 {
     unsigned char *matched = NULL;
     const struct pod *p;
@@ -424,7 +424,7 @@ cmp_by_use(const void *x, const void *y)
 /* Below the floor with nobody over budget: the pods that fail only a budget
  * rule and hold some VRAM (recycling a pod using nothing frees nothing). */
 static size_t
-mark_fallback(struct policy_result *res)
+mark_fallback(struct policy_answer *res)
 {
     struct policy_candidate *c;
     size_t i, n = 0;
@@ -501,7 +501,7 @@ read_free(const struct policy_params *pp, const struct policy_input *in,
 
 /* FREE_QUERY=auto without a device figure: the reason says free was computed. */
 static void
-reason_fallback(struct policy_result *res, const struct policy_params *pp,
+reason_fallback(struct policy_answer *res, const struct policy_params *pp,
                 const struct policy_input *in, const struct device_figure *dev)
 {
     size_t off = 0;
@@ -517,7 +517,7 @@ reason_fallback(struct policy_result *res, const struct policy_params *pp,
 
 /* "free N MiB", and in GPU scope " on GPU G". */
 static void
-free_words(char *r, size_t len, size_t *off, const struct policy_result *res,
+free_words(char *r, size_t len, size_t *off, const struct policy_answer *res,
            const char *gpu)
 {
     policy_append(r, len, off, "free %lld MiB", (long long)res->pr_free_mib);
@@ -526,7 +526,7 @@ free_words(char *r, size_t len, size_t *off, const struct policy_result *res,
 }
 
 static void
-reason_victim(struct policy_result *res, const struct policy_params *pp, const char *gpu)
+reason_victim(struct policy_answer *res, const struct policy_params *pp, const char *gpu)
 {
     const struct policy_candidate *v = &res->pr_candidates[0];
     size_t off = 0, len = sizeof(res->pr_reason);
@@ -569,7 +569,7 @@ reason_victim(struct policy_result *res, const struct policy_params *pp, const c
 }
 
 static void
-reason_none(struct policy_result *res, const struct policy_params *pp, const char *gpu)
+reason_none(struct policy_answer *res, const struct policy_params *pp, const char *gpu)
 {
     size_t off = 0, len = sizeof(res->pr_reason), i, k, n;
     char *r = res->pr_reason;
@@ -597,20 +597,20 @@ reason_none(struct policy_result *res, const struct policy_params *pp, const cha
 }
 
 void
-policy_reason_recovered(const struct policy_result *res, int64_t floor_mib,
-                        const char *gpu, const char *verdict, char *out, size_t len)
+policy_reason_recovered(const struct policy_answer *res, int64_t floor_mib,
+                        const char *gpu, const char *so, char *out, size_t len)
 {
     size_t off = 0;
 
     out[0] = '\0';
     free_words(out, len, &off, res, gpu);
-    policy_append(out, len, &off, " >= floor %lld MiB; %s%s", (long long)floor_mib,
-                  verdict, res->pr_free_note);
+    policy_append(out, len, &off, " >= floor %lld MiB; %s%s", (long long)floor_mib, so,
+                  res->pr_free_note);
 }
 
 void
 policy_decide(const struct policy_params *pp, const struct policy_input *in,
-              struct policy_result *res)
+              struct policy_answer *res)
 {
     struct usage_summary sum;
     struct policy_prep *own = NULL;
@@ -689,7 +689,7 @@ policy_decide(const struct policy_params *pp, const struct policy_input *in,
 fail:
     usage_summary_free(&sum);
     policy_prep_free(own);
-    policy_result_free(res);
+    policy_answer_free(res);
     res->pr_outcome = POLICY_SKIPPED_TELEMETRY;
     res->pr_free_source = src;
     snprintf(res->pr_reason, sizeof(res->pr_reason), "%.*s",

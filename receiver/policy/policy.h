@@ -115,7 +115,7 @@ struct policy_candidate {
                         "mirror_pod", "not_running", "not_on_node"; NULL if eligible */
 };
 
-struct policy_result {
+struct policy_answer {
     enum policy_outcome pr_outcome;
     char pr_reason[512];                    /* one human sentence for the audit */
     int pr_free_known;                      /* free could be computed */
@@ -143,11 +143,11 @@ struct policy_result {
  * does running out of memory (reason "out of memory", no candidates). res is
  * overwritten, not freed. Candidates are filled for every outcome but
  * SKIPPED_TELEMETRY; the order of pods and series in the input never changes
- * the result. The caller frees res with policy_result_free(); res borrows
+ * the answer. The caller frees res with policy_answer_free(); res borrows
  * from in, so keep in alive while res is used.
  */
 void policy_decide(const struct policy_params *params, const struct policy_input *in,
-                   struct policy_result *res);
+                   struct policy_answer *res);
 
 /*
  * The rule a pod using used_bytes in total (summed over every GPU) fails, as
@@ -159,15 +159,15 @@ const char *policy_why_not_pod(const struct policy_params *pp, const struct pod 
                                double used_bytes);
 
 /* Frees the candidates; NULL is a no-op. Leaves res empty. */
-void policy_result_free(struct policy_result *res);
+void policy_answer_free(struct policy_answer *res);
 
 /* Appends to a bounded sentence at *off; output past the end is dropped,
  * never overrun (every reason the core writes). */
-/* A reading at or above the floor, said with verdict ("nothing to do", or
- * why nothing is acted on though the trend was to be judged): "free N MiB[ on
- * GPU G] >= floor F MiB; VERDICT" and res's free note, into out. */
-void policy_reason_recovered(const struct policy_result *res, int64_t floor_mib,
-                             const char *gpu, const char *verdict, char *out, size_t len);
+/* A reading at or above the floor, said with what follows ("nothing to do",
+ * or why nothing is acted on though the trend was to be judged): "free N MiB[
+ * on GPU G] >= floor F MiB; SO" and res's free note, into out. */
+void policy_reason_recovered(const struct policy_answer *res, int64_t floor_mib,
+                             const char *gpu, const char *so, char *out, size_t len);
 
 void policy_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -65,21 +65,10 @@
 
 #include "audit_format.h"
 #include "clients.h"
+#include "json_build.h"
 #include "kube.h"
 #include "prom.h"
 #include "termtext.h"
-
-static int
-set(json_t *o, const char *key, json_t *v)
-{
-    return v == NULL ? -1 : json_object_set_new(o, key, v);
-}
-
-static json_t *
-int_or_null(int known, int64_t v)
-{
-    return known ? json_integer((json_int_t)v) : json_null();
-}
 
 static json_t *
 str_or_null(const char *s)
@@ -100,17 +89,17 @@ tenant_json(const struct seating_node *n, const struct seating_tenant *t)
     json_t *o = json_object();
     int has = t->st_budget_state == BUDGET_OK;
 
-    if (o == NULL || set(o, "namespace", json_string(t->st_namespace)) ||
-        set(o, "pod", json_string(t->st_pod)) ||
-        set(o, "used_mib", json_integer((json_int_t)t->st_used_mib)) ||
-        set(o, "total_used_mib", json_integer((json_int_t)t->st_total_used_mib)) ||
-        set(o, "budget_mib", int_or_null(has, t->st_budget_mib)) ||
-        set(o, "budget", json_string(budget_word(t->st_budget_state))) ||
-        set(o, "overshoot_mib", int_or_null(has, t->st_overshoot_mib)) ||
-        set(o, "over_budget", json_boolean(has && t->st_overshoot_mib > 0)) ||
-        set(o, "eligible", json_boolean(t->st_eligible)) ||
-        set(o, "why_not", str_or_null(t->st_why_not)) ||
-        (src != NULL && set(o, "budget_source", json_string(src)))) {
+    if (o == NULL || jb_set(o, "namespace", json_string(t->st_namespace)) ||
+        jb_set(o, "pod", json_string(t->st_pod)) ||
+        jb_set(o, "used_mib", json_integer((json_int_t)t->st_used_mib)) ||
+        jb_set(o, "total_used_mib", json_integer((json_int_t)t->st_total_used_mib)) ||
+        jb_set(o, "budget_mib", jb_int_or_null(has, t->st_budget_mib)) ||
+        jb_set(o, "budget", json_string(budget_word(t->st_budget_state))) ||
+        jb_set(o, "overshoot_mib", jb_int_or_null(has, t->st_overshoot_mib)) ||
+        jb_set(o, "over_budget", json_boolean(has && t->st_overshoot_mib > 0)) ||
+        jb_set(o, "eligible", json_boolean(t->st_eligible)) ||
+        jb_set(o, "why_not", str_or_null(t->st_why_not)) ||
+        (src != NULL && jb_set(o, "budget_source", json_string(src)))) {
         json_decref(o);
         return NULL;
     }
@@ -127,18 +116,18 @@ card_json(const struct seating_node *n, const struct seating_card *c)
     for (size_t i = 0; i < c->sc_tenant_count; i++)
         if (json_array_append_new(tenants, tenant_json(n, &c->sc_tenants[i])) == -1)
             goto fail;
-    if (set(o, "gpu", str_or_null(c->sc_gpu)) ||
-        set(o, "total_mib", json_integer((json_int_t)c->sc_total_mib)) ||
-        set(o, "free_mib", int_or_null(c->sc_free_known, c->sc_free_mib)) ||
-        set(o, "free_source", str_or_null(free_source_name(c->sc_free_source))) ||
-        set(o, "unattributed_mib",
-            int_or_null(c->sc_unattributed_known, c->sc_unattributed_mib)) ||
-        set(o, "below_floor", json_boolean(seating_card_below_floor(n, c))) ||
-        set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
-        set(o, "error", str_or_null(c->sc_error)))
+    if (jb_set(o, "gpu", c->sc_gpu != NULL ? json_string(c->sc_gpu) : json_null()) ||
+        jb_set(o, "total_mib", json_integer((json_int_t)c->sc_total_mib)) ||
+        jb_set(o, "free_mib", jb_int_or_null(c->sc_free_known, c->sc_free_mib)) ||
+        jb_set(o, "free_source", str_or_null(free_source_name(c->sc_free_source))) ||
+        jb_set(o, "unattributed_mib",
+               jb_int_or_null(c->sc_unattributed_known, c->sc_unattributed_mib)) ||
+        jb_set(o, "below_floor", json_boolean(seating_card_below_floor(n, c))) ||
+        jb_set(o, "used_mib", json_integer((json_int_t)c->sc_used_mib)) ||
+        jb_set(o, "error", str_or_null(c->sc_error)))
         goto fail;
-    if (set(o, "tenants", tenants) == -1) {
-        tenants = NULL; /* set() took it */
+    if (jb_set(o, "tenants", tenants) == -1) {
+        tenants = NULL; /* jb_set() took it */
         goto fail;
     }
     return o;
@@ -161,23 +150,25 @@ budgets_node_json(const struct seating_node *n)
     for (size_t i = 0; i < n->sn_idle_count; i++)
         if (json_array_append_new(idle, tenant_json(n, &n->sn_idle[i])) == -1)
             goto fail;
-    if (set(o, "node", json_string(n->sn_node)) ||
-        set(o, "capacity_mib",
-            int_or_null(n->sn_capacity == SEATING_CAPACITY_OK, n->sn_capacity_mib)) ||
-        set(o, "capacity", json_string(seating_capacity_name(n->sn_capacity))) ||
-        set(o, "capacity_error", str_or_null(n->sn_capacity_error)) ||
-        set(o, "budgets_mib", int_or_null(n->sn_budgets_known, n->sn_budgets_mib)) ||
-        set(o, "bad_budgets", json_integer((json_int_t)n->sn_bad_budgets)) ||
-        set(o, "overcommitted", json_boolean(n->sn_overcommitted)) ||
-        set(o, "floor_mib", json_integer((json_int_t)n->sn_floor_mib)) ||
-        set(o, "error", str_or_null(n->sn_reading_ok ? NULL : n->sn_error)))
+    if (jb_set(o, "node", json_string(n->sn_node)) ||
+        jb_set(
+            o, "capacity_mib",
+            jb_int_or_null(n->sn_capacity == SEATING_CAPACITY_OK, n->sn_capacity_mib)) ||
+        jb_set(o, "capacity", json_string(seating_capacity_name(n->sn_capacity))) ||
+        jb_set(o, "capacity_error", str_or_null(n->sn_capacity_error)) ||
+        jb_set(o, "budgets_mib",
+               jb_int_or_null(n->sn_budgets_known, n->sn_budgets_mib)) ||
+        jb_set(o, "bad_budgets", json_integer((json_int_t)n->sn_bad_budgets)) ||
+        jb_set(o, "overcommitted", json_boolean(n->sn_overcommitted)) ||
+        jb_set(o, "floor_mib", json_integer((json_int_t)n->sn_floor_mib)) ||
+        jb_set(o, "error", str_or_null(n->sn_reading_ok ? NULL : n->sn_error)))
         goto fail;
-    if (set(o, "gpus", gpus) == -1) {
+    if (jb_set(o, "gpus", gpus) == -1) {
         gpus = NULL;
         goto fail;
     }
     gpus = NULL; /* o holds it */
-    if (set(o, "idle_tenants", idle) == -1) {
+    if (jb_set(o, "idle_tenants", idle) == -1) {
         idle = NULL;
         goto fail;
     }
@@ -250,7 +241,7 @@ print_tenant(FILE *out, const struct seating_node *n, int gpu_scope,
              const struct seating_tenant *t)
 {
     const char *src = seating_budget_source(n, t->st_namespace, t->st_pod);
-    char budget[32], over[32], verdict[64];
+    char budget[32], over[32], eligible[64];
 
     if (t->st_budget_state == BUDGET_OK) {
         snprintf(budget, sizeof(budget), "%" PRId64, t->st_budget_mib);
@@ -261,13 +252,14 @@ print_tenant(FILE *out, const struct seating_node *n, int gpu_scope,
         snprintf(over, sizeof(over), "-");
     }
     if (t->st_eligible)
-        snprintf(verdict, sizeof(verdict), "yes");
+        snprintf(eligible, sizeof(eligible), "yes");
     else
-        snprintf(verdict, sizeof(verdict), "no: %s", t->st_why_not ? t->st_why_not : "?");
+        snprintf(eligible, sizeof(eligible), "no: %s",
+                 t->st_why_not ? t->st_why_not : "?");
     if (gpu_scope)
         fprintf(out, "    %7" PRId64, t->st_used_mib);
     fprintf(out, "%s%7" PRId64 " %7s %7s  %-24s ", gpu_scope ? " " : "    ",
-            t->st_total_used_mib, budget, over, verdict);
+            t->st_total_used_mib, budget, over, eligible);
     put_clean(out, t->st_namespace);
     fputc('/', out);
     put_clean(out, t->st_pod);

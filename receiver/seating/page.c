@@ -5,7 +5,10 @@
  * concurrently on the loop) or joins the one in flight; when it completes,
  * the newest decisions are read from the audit store (an indexed read of
  * PAGE_DECISIONS rows) and every waiting request gets the same page. So
- * nobody watching costs nothing, and the page never shows stale facts. */
+ * nobody watching costs nothing, and the page never shows stale facts. With
+ * no decision to list, the alerts received since start-up are counted (an
+ * indexed read of at most PAGE_ALERTS_COUNTED rows), so the page can say
+ * whether Alertmanager reaches us at all. */
 #include "page.h"
 
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "clock.h"
 #include "front_reply.h"
 #include "log.h"
 #include "page_escape.h"
@@ -27,6 +31,7 @@
 
 #define PAGE_CAP (8u * 1024 * 1024) /* a page bigger than this is refused, not sent */
 #define PAGE_GRACE_MS 5000
+#define PAGE_ALERTS_COUNTED 1000 /* "at least 1000 alerts" beyond: one indexed read */
 
 struct page {
     struct event_base *p_base;                          /* borrowed */
@@ -38,6 +43,8 @@ struct page {
     struct event *p_timeout;                            /* owned */
     struct evhttp_request *p_waiting[PAGE_MAX_WAITING]; /* answered when the look ends */
     size_t p_waiting_count;
+    int64_t p_started_ms; /* start-up: the alerts "since start-up" count from here */
+    char p_triggers[512]; /* what starts a decision, for "none a trigger (...)" */
 };
 
 static void
@@ -86,7 +93,7 @@ struct decisions {
 };
 
 static int
-decision_row(void *arg, int64_t id, const struct store_decision *d)
+decision_row(int64_t id, const struct store_decision *d, void *arg)
 {
     struct decisions *ds = arg;
     struct page_decision *r;
@@ -114,13 +121,71 @@ decision_row(void *arg, int64_t id, const struct store_decision *d)
     return 0;
 }
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
+struct alert_tally {
+    const struct config *at_cfg;
+    struct page_alerts *at_out;
+};
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+/* Whether the alert would start a decision (remedy_on_alert's own test). */
+static int
+is_trigger(const struct config *cfg, const struct store_alert *a)
+{
+    return a->sa_status != NULL && strcmp(a->sa_status, "firing") == 0 &&
+           a->sa_alertname != NULL &&
+           (strlist_contains(&cfg->c_trigger_alerts, a->sa_alertname) ||
+            (cfg->c_predict && strcmp(a->sa_alertname, PREDICT_ALERTNAME) == 0));
+}
+
+static int
+alert_row(int64_t id, const struct store_alert *a, void *arg)
+{
+    struct alert_tally *t = arg;
+
+    (void)id;
+    if (t->at_out->pa_count++ == 0)
+        t->at_out->pa_last_ms = a->sa_received_ms; /* newest first */
+    if (is_trigger(t->at_cfg, a))
+        t->at_out->pa_triggers++;
+    return 0;
+}
+
+/* With no decision to show: the alerts received since start-up, counted. */
+static void
+count_alerts(struct page *p, struct page_alerts *pa, char *err, size_t errlen)
+{
+    struct store_filter f = {.sf_since_ms = p->p_started_ms,
+                             .sf_limit = PAGE_ALERTS_COUNTED};
+    struct alert_tally t = {p->p_cfg, pa};
+
+    memset(pa, 0, sizeof(*pa));
+    pa->pa_since_ms = p->p_started_ms;
+    if (store_query_alerts(p->p_store, &f, alert_row, &t, err, errlen) < 0) {
+        pa->pa_error = err;
+        return;
+    }
+    pa->pa_capped = pa->pa_count >= PAGE_ALERTS_COUNTED;
+}
+
+/* TRIGGER_ALERTS (and the predictive alert when PREDICT=true) as one list. */
+static void
+list_triggers(const struct config *cfg, char *out, size_t len)
+{
+    size_t at = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i <= cfg->c_trigger_alerts.sl_count; i++) {
+        const char *name = i < cfg->c_trigger_alerts.sl_count
+                               ? cfg->c_trigger_alerts.sl_items[i]
+                               : (cfg->c_predict ? PREDICT_ALERTNAME : NULL);
+        int n;
+
+        if (name == NULL)
+            break;
+        n = snprintf(out + at, len - at, "%s%s", at > 0 ? ", " : "", name);
+        if (n < 0 || (size_t)n >= len - at)
+            break; /* cut: the page says what fits */
+        at += (size_t)n;
+    }
 }
 
 static void
@@ -129,9 +194,13 @@ looked(const struct seating *s, void *arg)
     struct page *p = arg;
     struct store_filter f = {.sf_limit = PAGE_DECISIONS};
     struct decisions ds;
-    struct page_view v = {
-        .pv_seating = s, .pv_now_ms = now_ms(), .pv_dry_run = p->p_cfg->c_dry_run};
-    char err[512];
+    struct page_view v = {.pv_seating = s,
+                          .pv_now_ms = clock_wall_ms(),
+                          .pv_dry_run = p->p_cfg->c_dry_run,
+                          .pv_triggers = p->p_triggers,
+                          .pv_leader_election = p->p_cfg->c_leader_election};
+    struct page_alerts alerts;
+    char err[512], alerts_err[512];
     struct buf b;
 
     p->p_look = NULL; /* it frees itself after this call */
@@ -144,6 +213,10 @@ looked(const struct seating *s, void *arg)
         v.pv_decisions_error = ds.d_oom ? "out of memory" : err;
     v.pv_decisions = ds.d_rows;
     v.pv_decision_count = ds.d_count;
+    if (v.pv_decisions_error == NULL && ds.d_count == 0) {
+        count_alerts(p, &alerts, alerts_err, sizeof(alerts_err));
+        v.pv_alerts = &alerts;
+    }
     buf_init(&b, PAGE_CAP);
     if (page_html_render(&b, &v) == 0) {
         answer_all(p, 200, "OK", b.b_data, b.b_len);
@@ -182,6 +255,8 @@ page_new(struct event_base *base, const struct config *cfg, struct prom *prom,
     p->p_cfg = cfg;
     p->p_prom = prom;
     p->p_kube = kube;
+    p->p_started_ms = clock_wall_ms();
+    list_triggers(cfg, p->p_triggers, sizeof(p->p_triggers));
     if ((p->p_timeout = evtimer_new(base, timeout_cb, p)) == NULL) {
         free(p);
         return NULL;

@@ -8,6 +8,8 @@
 #include "page_html.h"
 #include "page_escape.h"
 #include "page_idle.h"
+#include "page_keys.h"
+#include "page_notes.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -16,21 +18,28 @@
 #include <string.h>
 #include <time.h>
 
-/* SVG geometry: a label column, then the card's MiB on one scale. */
+/* SVG geometry: a label column, then the card's MiB on one scale. Under
+ * each row, a lane of keys: the number of each tenant whose bar is too
+ * narrow to say even that (the table under the card lists every number). */
 #define SVG_W 1000
-#define SVG_H 200
+#define SVG_H 230
 #define BAR_X 130
 #define BAR_W 840
 #define BUDGET_Y 38
 #define BUDGET_H 30
-#define USE_Y 104
+#define BUDGET_KEY_Y 83 /* the budgets' key lane (one) */
+#define USE_Y 112
 #define USE_H 40
-#define CHAR_PX 6.6 /* a label character at font-size 11 */
+#define USE_KEY_Y 169 /* the use row's key lanes (two, PAGE_KEY_LANE_H apart) */
+#define FLOOR_TEXT_Y 202
+#define KEYS_LEFT 70 /* keys may run left under the row's name, not over it */
+#define CHAR_PX PAGE_CHAR_PX
 
 #define OVER_COLOUR "#c62828"
 #define FREE_COLOUR "#e3f2e5"
 #define FLOOR_COLOUR "#ef6c00"
 #define UNATTRIBUTED_COLOUR "#9e9e9e"
+#define NOTE_COLOUR "#5d4037" /* over-committed: a planning note, not an alarm */
 
 /* Calm tenant colours; red and orange are kept for "over" and the floor. */
 static const char *const palette[] = {"#1565c0", "#2e7d32", "#6a1b9a", "#00838f",
@@ -48,6 +57,9 @@ static const char style[] =
     "tr.over-budget td{color:" OVER_COLOUR ";font-weight:bold}"
     ".warn{color:" OVER_COLOUR ";font-weight:bold}.ok{color:#2e7d32}"
     ".name{word-break:break-all}"
+    ".alarm{background:" OVER_COLOUR ";color:#fff;font-weight:bold;font-size:1.2em;"
+    "padding:.3em .8em;border-radius:4px;margin:1em 0}.alarm p{margin:.3em 0}"
+    ".note{color:" NOTE_COLOUR "}td.key{white-space:nowrap;font-weight:bold}"
     "svg{max-width:100%;height:auto;border:1px solid #ccc;background:#fff}"
     "svg text{font-family:sans-serif;font-size:11px}";
 
@@ -82,8 +94,8 @@ emit(struct buf *out, const char *fmt, ...)
     return rc;
 }
 
-static void
-utc(int64_t ms, char *buf, size_t len)
+void
+page_html_utc(int64_t ms, char *buf, size_t len)
 {
     time_t sec = (time_t)(ms / 1000);
     struct tm tm;
@@ -138,17 +150,48 @@ label(struct buf *out, double x, double y, double w, const char *text, const cha
            emit(out, "%s", text) || buf_printf(out, "</text>\n");
 }
 
+/* Names tenant number num's bar [x, x + w) as well as its width allows: the
+ * pod's name; cut, then after its number ("3 immich-serv…"), so it still
+ * points at its row in the table; the number alone; or, too narrow even for
+ * that, the number in the key lane under the bar. */
+static int
+tenant_label(struct buf *out, struct page_keys *k, double x, double y, double w,
+             size_t num, const char *pod, const char *fill, const char *colour)
+{
+    char n[24], text[160];
+    double room = w - 6;
+
+    snprintf(n, sizeof(n), "%zu", num);
+    if ((double)strlen(pod) * CHAR_PX <= room)
+        return label(out, x, y, w, pod, fill);
+    if (room >= (double)(strlen(n) + 5) * CHAR_PX) {
+        /* label() cuts it to the room (far below this buffer) at a character */
+        if (snprintf(text, sizeof(text), "%s %s", n, pod) < 0)
+            return -1;
+        return label(out, x, y, w, text, fill);
+    }
+    if (room >= (double)strlen(n) * CHAR_PX)
+        return buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n",
+                          x + 3, y, fill, n);
+    page_keys_add(k, x + w / 2, num, colour);
+    return 0;
+}
+
 /* Row 1: the declared budgets stacked, against the advertised capacity. */
 static int
 svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_card *c,
             int64_t scale)
 {
     int64_t at = 0, next;
+    struct page_keys keys;
     char cap[96];
 
+    if (page_keys_init(&keys, c->sc_tenant_count, 1, BUDGET_KEY_Y, BUDGET_Y + BUDGET_H,
+                       KEYS_LEFT, SVG_W - 4) == -1)
+        return -1;
     if (buf_printf(out, "<text x=\"8\" y=\"%d\">declared budgets</text>\n",
                    BUDGET_Y + BUDGET_H / 2 + 4))
-        return -1;
+        goto fail;
     for (size_t i = 0; i < c->sc_tenant_count; i++) {
         const struct seating_tenant *t = &c->sc_tenants[i];
         double x = px(at, scale), w;
@@ -167,10 +210,14 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
             emit(out, "<title>%s/%s", t->st_namespace, t->st_pod) ||
             buf_printf(out, ": budget %" PRId64 " MiB</title></rect>",
                        t->st_budget_mib) ||
-            label(out, x, BUDGET_Y + BUDGET_H / 2 + 4, w, t->st_pod, "#212121"))
-            return -1;
+            tenant_label(out, &keys, x, BUDGET_Y + BUDGET_H / 2 + 4, w, i + 1, t->st_pod,
+                         "#212121", palette[i % PALETTE_N]))
+            goto fail;
         at = next;
     }
+    if (page_keys_draw(out, &keys) == -1)
+        goto fail;
+    page_keys_free(&keys);
     if (n->sn_capacity != SEATING_CAPACITY_OK)
         return buf_printf(out,
                           "<text x=\"%d\" y=\"%d\" class=\"warn\" fill=\"%s\">capacity "
@@ -179,8 +226,10 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
                           n->sn_capacity == SEATING_CAPACITY_NOT_ADVERTISED
                               ? "not advertised"
                               : "unknown");
+    /* Over-committed is a note (the scheduler seats by it; nobody starves of
+     * it): in the note colour, never the warning one the over-budget part has. */
     snprintf(cap, sizeof(cap), "advertised capacity %" PRId64 " MiB%s",
-             n->sn_capacity_mib, n->sn_overcommitted ? ": OVER-COMMITTED" : "");
+             n->sn_capacity_mib, n->sn_overcommitted ? " (budgets over-committed)" : "");
     return buf_printf(
         out,
         "<line class=\"capacity\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
@@ -188,13 +237,16 @@ svg_budgets(struct buf *out, const struct seating_node *n, const struct seating_
         "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
         px(n->sn_capacity_mib, scale), px(n->sn_capacity_mib, scale), BUDGET_Y - 6,
         BUDGET_Y + BUDGET_H + 4, px(n->sn_capacity_mib, scale) - 4, BUDGET_Y - 8,
-        n->sn_overcommitted ? OVER_COLOUR : "#212121", cap);
+        n->sn_overcommitted ? NOTE_COLOUR : "#212121", cap);
+fail:
+    page_keys_free(&keys);
+    return -1;
 }
 
 /* One tenant's live use: its colour up to its budget, the rest in red. */
 static int
-svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_t at,
-               int64_t scale)
+svg_tenant_use(struct buf *out, struct page_keys *k, const struct seating_tenant *t,
+               size_t i, int64_t at, int64_t scale)
 {
     int has = t->st_budget_state == BUDGET_OK;
     /* The part past the budget is red; in GPU scope the budget is held against
@@ -218,7 +270,9 @@ svg_tenant_use(struct buf *out, const struct seating_tenant *t, size_t i, int64_
     if (has && buf_printf(out, " of a %" PRId64 " MiB budget", t->st_budget_mib))
         return -1;
     if (buf_printf(out, "</title></rect>") ||
-        label(out, x, USE_Y + USE_H / 2 + 4, wi, t->st_pod, "#ffffff"))
+        (t->st_used_mib > 0 &&
+         tenant_label(out, k, x, USE_Y + USE_H / 2 + 4, wi, i + 1, t->st_pod, "#ffffff",
+                      palette[i % PALETTE_N])))
         return -1;
     if (over) {
         double xo = x + wi, wo = px(at + t->st_used_mib, scale) - xo;
@@ -271,6 +325,7 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
     int64_t scale = card_scale(n, c), at = 0,
             floor_at = c->sc_total_mib - n->sn_floor_mib;
     double fx = px(floor_at > 0 ? floor_at : 0, scale);
+    struct page_keys keys;
 
     /* No xmlns: in text/html the parser gives <svg> its namespace, and the page
      * names no URL at all (no outside assets, not even a namespace's). */
@@ -288,13 +343,22 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
         buf_printf(out,
                    "<rect class=\"card-outline\" x=\"%d\" y=\"%d\" width=\"%.1f\" "
                    "height=\"%d\" fill=\"none\" stroke=\"#9e9e9e\"/>",
-                   BAR_X, USE_Y, px(c->sc_total_mib, scale) - BAR_X, USE_H))
+                   BAR_X, USE_Y, px(c->sc_total_mib, scale) - BAR_X, USE_H) ||
+        page_keys_init(&keys, c->sc_tenant_count, 2, USE_KEY_Y, USE_Y + USE_H, KEYS_LEFT,
+                       SVG_W - 4))
         return -1;
     for (size_t i = 0; i < c->sc_tenant_count; i++) {
-        if (svg_tenant_use(out, &c->sc_tenants[i], i, at, scale) == -1)
+        if (svg_tenant_use(out, &keys, &c->sc_tenants[i], i, at, scale) == -1) {
+            page_keys_free(&keys);
             return -1;
+        }
         at += c->sc_tenants[i].st_used_mib;
     }
+    if (page_keys_draw(out, &keys) == -1) {
+        page_keys_free(&keys);
+        return -1;
+    }
+    page_keys_free(&keys);
     if (svg_unattributed(out, c, at, scale) == -1)
         return -1;
     if (c->sc_free_known && c->sc_free_mib > 0) {
@@ -318,8 +382,8 @@ svg_card(struct buf *out, const struct seating_node *n, const struct seating_car
                    "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
                    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" fill=\"%s\">floor: act "
                    "below %" PRId64 " MiB free</text>\n",
-                   fx, fx, USE_Y - 12, USE_Y + USE_H + 14, FLOOR_COLOUR, fx - 4,
-                   USE_Y + USE_H + 26, FLOOR_COLOUR, n->sn_floor_mib) ||
+                   fx, fx, USE_Y - 12, FLOOR_TEXT_Y - 12, FLOOR_COLOUR, fx - 4,
+                   FLOOR_TEXT_Y, FLOOR_COLOUR, n->sn_floor_mib) ||
         buf_printf(out,
                    "<text x=\"%d\" y=\"%d\">0</text>\n<text x=\"%.1f\" y=\"%d\" "
                    "text-anchor=\"end\">%" PRId64 " MiB on the card</text>\n",
@@ -340,10 +404,11 @@ tenant_row(struct buf *out, const struct seating_tenant *t, size_t i)
 {
     int has = t->st_budget_state == BUDGET_OK, over = has && t->st_overshoot_mib > 0;
 
+    /* The key: the colour and number its bars carry, or the lane under them. */
     if (buf_printf(out,
-                   "<tr class=\"tenant%s\"><td class=\"name\"><span class=\"swatch\" "
-                   "style=\"background:%s\"></span>",
-                   over ? " over-budget" : "", palette[i % PALETTE_N]) ||
+                   "<tr class=\"tenant%s\"><td class=\"key\"><span class=\"swatch\" "
+                   "style=\"background:%s\"></span>%zu</td><td class=\"name\">",
+                   over ? " over-budget" : "", palette[i % PALETTE_N], i + 1) ||
         emit(out, "%s/%s</td>", t->st_namespace, t->st_pod) ||
         buf_printf(out, "<td class=\"n\">%" PRId64, t->st_used_mib) ||
         (t->st_total_used_mib != t->st_used_mib &&
@@ -405,7 +470,8 @@ render_card(struct buf *out, const struct seating_node *n, const struct seating_
                                    ? "<p>No tenants on this card.</p></div>"
                                    : "<p class=\"warn\">Tenants unknown: the reading is "
                                      "incomplete.</p></div>");
-    if (buf_printf(out, "<table class=\"tenants\"><tr><th>namespace/pod</th><th>used "
+    if (buf_printf(out, "<table class=\"tenants\"><tr><th>key</th><th>namespace/pod</th>"
+                        "<th>used "
                         "MiB</th><th>budget MiB</th><th>overshoot MiB</th><th>budget</th>"
                         "<th>eligible</th></tr>"))
         return -1;
@@ -438,7 +504,7 @@ render_seats(struct buf *out, const struct seating_node *n)
             break;
         if (n->sn_overcommitted
                 ? buf_printf(out,
-                             ": <span class=\"warn\">over-committed by %" PRId64
+                             ": <span class=\"note\">over-committed by %" PRId64
                              " MiB</span>",
                              n->sn_budgets_mib - n->sn_capacity_mib)
                 : buf_printf(out, ": %" PRId64 " MiB unseated",
@@ -483,14 +549,14 @@ render_decisions(struct buf *out, const struct page_view *v)
         return emit(out, "<p class=\"warn\">The audit store cannot be read: %s</p>",
                     v->pv_decisions_error);
     if (v->pv_decision_count == 0)
-        return buf_printf(out, "<p>No decisions yet.</p>");
+        return page_html_no_decisions(out, v);
     if (buf_printf(out, "<table class=\"decisions\"><tr><th>audit id</th><th>time "
                         "(UTC)</th><th>node</th><th>result</th><th>victim</th></tr>"))
         return -1;
     for (size_t i = 0; i < v->pv_decision_count; i++) {
         const struct page_decision *d = &v->pv_decisions[i];
 
-        utc(d->pd_time_ms, when, sizeof(when));
+        page_html_utc(d->pd_time_ms, when, sizeof(when));
         snprintf(id, sizeof(id), "%" PRId64, d->pd_id);
         /* In GPU scope the GPU stands beside the node, as in `audit`'s table. */
         if (emit(out, "<tr class=\"decision\"><td class=\"n\">%s</td><td>%s</td><td>%s",
@@ -510,15 +576,21 @@ page_html_render(struct buf *out, const struct page_view *v)
     const struct seating *s = v->pv_seating;
     char now[32];
 
-    utc(v->pv_now_ms, now, sizeof(now));
+    page_html_utc(v->pv_now_ms, now, sizeof(now));
     if (buf_printf(out,
                    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<title>gpu-vram-watchdog: GPU seating chart</title><style>%s</style>"
-                   "</head><body><h1>GPU seating chart</h1><p>Measured %s UTC. %s "
+                   "</head><body><h1>GPU seating chart</h1>",
+                   style) ||
+        /* The incident, if there is one, before anything else. */
+        page_html_over_budget(out, s) ||
+        buf_printf(out,
+                   "<p>Measured %s UTC. %s "
                    "Budgets (<em>seats</em>) are what each tenant declares; live use "
                    "is what it holds now; the part over its budget is "
-                   "<span class=\"warn\">red</span>.</p>",
-                   style, now,
+                   "<span class=\"warn\">red</span>; a number on or under a bar "
+                   "is the tenant's key in the table below the card.</p>",
+                   now,
                    v->pv_dry_run ? "Dry run: the watchdog records what it would recycle."
                                  : "Enforcing: the watchdog recycles."))
         return -1;

@@ -1,4 +1,4 @@
-/* seating.c -- the seating chart's facts: built from a gather result and the node's
+/* seating.c -- the seating chart's facts: built from a gather's answer and the node's
  * capacity */
 #include "seating.h"
 #include "seating_idle.h"
@@ -196,10 +196,10 @@ device_card(struct seating_card *card, const char *gpu, const struct device_read
 }
 
 static int
-fill_card(struct seating_card *card, const struct gather_result *gr,
+fill_card(struct seating_card *card, const struct gather_answer *gr,
           const struct device_reading *device, const struct config *cfg)
 {
-    const struct policy_result *p = &gr->gr_policy;
+    const struct policy_answer *p = &gr->gr_policy;
     size_t k = 0;
 
     if (gr->gr_gpu != NULL && (card->sc_gpu = strdup(gr->gr_gpu)) == NULL)
@@ -256,14 +256,14 @@ fill_card(struct seating_card *card, const struct gather_result *gr,
 }
 
 int
-seating_node_build(const char *node, const struct gather_result *gr,
+seating_node_build(const char *node, const struct gather_answer *gr,
                    const struct pod_list *pods, const char *pods_error,
                    const struct usage_reading *usage, const struct device_reading *device,
                    int cap_ok, enum node_capacity_state cap_state, int64_t cap_mib,
                    const char *cap_error, const struct config *cfg,
                    struct seating_node *out)
 {
-    const struct policy_result *p = &gr->gr_policy;
+    const struct policy_answer *p = &gr->gr_policy;
     size_t n_cards;
 
     memset(out, 0, sizeof(*out));

@@ -4,7 +4,7 @@
  * One builder, two readers: `budgets` prints these facts as a table or JSON,
  * and `serve`'s GET / draws them. Both get them from seating_look (below),
  * which gathers exactly as a decision does (gather.c, then the policy), so
- * "eligible or why not" is the policy's own verdict, never re-derived. */
+ * "eligible or why not" is the policy's own why_not, never re-derived. */
 #ifndef GVW_SEATING_H
 #define GVW_SEATING_H
 
@@ -106,7 +106,7 @@ struct seating {
 };
 
 /*
- * Builds one node's facts from a gather result (borrowed, only read): one
+ * Builds one node's facts from a gather's answer (borrowed, only read): one
  * card per GPU in GPU scope (gr_gpus), else one for the node; the budgets are
  * summed over pods (the node's pod list, NULL when it could not be read:
  * then the budgets are unknown and the reading is incomplete, saying
@@ -119,7 +119,7 @@ struct seating {
  * else cap_error says why). Returns 0 and fills out (free it with
  * seating_node_free()), or -1 when out of memory, with nothing allocated.
  */
-int seating_node_build(const char *node, const struct gather_result *gr,
+int seating_node_build(const char *node, const struct gather_answer *gr,
                        const struct pod_list *pods, const char *pods_error,
                        const struct usage_reading *usage,
                        const struct device_reading *device, int cap_ok,
@@ -146,7 +146,7 @@ const char *seating_capacity_name(enum seating_capacity c);
 struct seating_look;
 
 /* Called once with the facts (borrowed: valid during the call only). */
-typedef void (*seating_cb)(const struct seating *s, void *arg);
+typedef void (*seating_done_fn)(const struct seating *s, void *arg);
 
 /*
  * Looks at node (NULL = every node matching GPU_NODE_SELECTOR): the node
@@ -158,7 +158,7 @@ typedef void (*seating_cb)(const struct seating *s, void *arg);
  */
 struct seating_look *seating_look_start(struct event_base *base, const struct config *cfg,
                                         struct prom *prom, struct kube *kube,
-                                        const char *node, seating_cb cb, void *arg);
+                                        const char *node, seating_done_fn cb, void *arg);
 
 /* Stops a look: cb will not run. Calls still in flight finish detached and
  * the last one frees it. NULL is a no-op. Never call it from inside cb (cb's

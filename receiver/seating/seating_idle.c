@@ -13,7 +13,7 @@
 
 #include "params.h"
 
-/* The verdict when the policy would take the pod, were any GPU's decision to
+/* The why_not when the policy would take the pod, were any GPU's decision to
  * consider it: its use is all in series without the GPU label. */
 static const char WHY_NO_GPU_USE[] = "no_gpu_use";
 

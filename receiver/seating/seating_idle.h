@@ -11,7 +11,7 @@
  * have no non-zero series on any GPU in usage (borrowed; NULL = judge by the
  * cards alone). Call it once n's cards are built, only in GPU scope. Each gets
  * used 0, its use from series without the GPU label as its total, and the
- * policy's verdict (never eligible: no GPU's decision considers it). 0, or -1
+ * policy's why_not (never eligible: no GPU's decision considers it). 0, or -1
  * when out of memory (n->sn_idle then holds what was made; seating_node_free
  * frees it).
  */

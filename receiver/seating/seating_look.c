@@ -8,6 +8,7 @@
 
 #include <event2/event.h>
 
+#include "gpu_nodes.h"
 #include "kube.h"
 #include "log.h"
 
@@ -18,8 +19,8 @@ struct node_look {
     struct seating_look *nl_look;      /* borrowed: the look it belongs to */
     char *nl_node;                     /* owned */
     struct gather *nl_g;               /* owned */
-    const struct gather_result *nl_gr; /* borrowed from nl_g once it answered */
-    struct gather_result nl_failed;    /* used when the gather could not start */
+    const struct gather_answer *nl_gr; /* borrowed from nl_g once it answered */
+    struct gather_answer nl_failed;    /* used when the gather could not start */
     int nl_cap_ok;
     enum node_capacity_state nl_cap_state;
     int64_t nl_cap_mib;
@@ -31,7 +32,7 @@ struct seating_look {
     const struct config *l_cfg; /* borrowed */
     struct prom *l_prom;        /* borrowed */
     struct kube *l_kube;        /* borrowed, may be NULL */
-    seating_cb l_cb;
+    seating_done_fn l_cb;
     void *l_arg;
     int l_pending;             /* answers still to come (+1 while starting) */
     int l_cancelled;           /* cb must not run; the last answer frees */
@@ -92,7 +93,7 @@ answered(struct seating_look *l)
 }
 
 static void
-gathered(struct gather *g, const struct gather_result *gr, void *arg)
+gathered(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct node_look *nl = arg;
 
@@ -153,34 +154,42 @@ add_node(struct seating_look *l, const char *node)
     return 0;
 }
 
-/* Adds and starts every node; on OOM the ones added are still looked at. */
+/* Starts every node added. */
 static void
-start_nodes(struct seating_look *l, char **names, size_t count)
+start_nodes(struct seating_look *l)
 {
-    size_t i;
-
-    for (i = 0; i < count; i++)
-        if (add_node(l, names[i]) == -1) {
-            snprintf(l->l_error, sizeof(l->l_error), "out of memory");
-            break;
-        }
-    for (i = 0; i < l->l_count; i++)
+    for (size_t i = 0; i < l->l_count; i++)
         start_node(l, &l->l_nodes[i]);
 }
 
-static void
-nodes_cb(struct kube_answer *a, void *arg)
+/* One listed GPU node, added; on OOM the ones added are still looked at. */
+static int
+node_listed(const char *node, void *arg)
 {
     struct seating_look *l = arg;
 
-    if (a->ka_class != KUBE_OK)
+    if (l->l_cancelled)
+        return -1;
+    if (add_node(l, node) == -1) {
+        snprintf(l->l_error, sizeof(l->l_error), "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void
+nodes_listed(enum gpu_nodes_end end, const char *error, void *arg)
+{
+    struct seating_look *l = arg;
+
+    if (end == GPU_NODES_FAILED || end == GPU_NODES_CANCELLED)
         snprintf(l->l_error, sizeof(l->l_error), "cannot list GPU nodes: %s",
-                 a->ka_error ? a->ka_error : "failed");
-    else if (a->ka_node_count == 0)
+                 error ? error : "failed");
+    else if (end == GPU_NODES_NONE)
         snprintf(l->l_error, sizeof(l->l_error), "no node matches GPU_NODE_SELECTOR (%s)",
                  l->l_cfg->c_gpu_node_selector);
     else if (!l->l_cancelled)
-        start_nodes(l, a->ka_nodes, a->ka_node_count);
+        start_nodes(l);
     answered(l);
 }
 
@@ -192,7 +201,7 @@ deferred_cb(evutil_socket_t fd, short what, void *arg)
 
 struct seating_look *
 seating_look_start(struct event_base *base, const struct config *cfg, struct prom *prom,
-                   struct kube *kube, const char *node, seating_cb cb, void *arg)
+                   struct kube *kube, const char *node, seating_done_fn cb, void *arg)
 {
     struct seating_look *l = calloc(1, sizeof(*l));
 
@@ -206,13 +215,15 @@ seating_look_start(struct event_base *base, const struct config *cfg, struct pro
     l->l_arg = arg;
     l->l_pending = 1; /* held until everything is started */
     if (node != NULL) {
-        char *one = (char *)node;
-        start_nodes(l, &one, 1);
+        if (add_node(l, node) == -1)
+            snprintf(l->l_error, sizeof(l->l_error), "out of memory");
+        start_nodes(l);
     } else if (kube == NULL) {
         snprintf(l->l_error, sizeof(l->l_error),
                  "no Kubernetes API server to list GPU nodes (set KUBE_API_URL, or give "
                  "--node)");
-    } else if (kube_list_nodes(kube, cfg->c_gpu_node_selector, nodes_cb, l) == 0) {
+    } else if (gpu_nodes_each(kube, cfg->c_gpu_node_selector, node_listed, nodes_listed,
+                              l) == 0) {
         l->l_pending++;
     } else {
         snprintf(l->l_error, sizeof(l->l_error), "cannot list GPU nodes");

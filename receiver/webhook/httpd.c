@@ -186,7 +186,7 @@ head_is(const char *s, size_t len, const char *lit)
 /* The guard asks this of every complete head, before any body is read: a
  * webhook without the token costs its headers and no more. */
 static void
-head_check(const struct guard_head *gh, struct guard_verdict *v, void *arg)
+head_check(const struct guard_head *gh, struct guard_refusal *v, void *arg)
 {
     struct httpd *h = arg;
 

@@ -17,7 +17,7 @@ struct evhttp_request;
 
 /* Called once per alert after the batch that holds it is durably stored and
  * answered. a and its strings are borrowed for the call only. */
-typedef void (*httpd_alert_cb)(const struct alert *a, int64_t alert_id, void *arg);
+typedef void (*httpd_alert_fn)(const struct alert *a, int64_t alert_id, void *arg);
 
 struct httpd_opts {
     const char *ho_listen_addr; /* borrowed; "host:port", port 0 picks one */
@@ -27,7 +27,7 @@ struct httpd_opts {
     size_t ho_max_held_bytes;   /* HTTP_MAX_PENDING_MIB, in bytes */
     int64_t ho_header_ms;       /* HTTP_HEADER_TIMEOUT */
     int64_t ho_body_ms;         /* HTTP_BODY_TIMEOUT */
-    httpd_alert_cb ho_on_alert; /* may be NULL */
+    httpd_alert_fn ho_on_alert; /* may be NULL */
     /* GET /: takes the request and answers it later (page.c); NULL = 404. */
     void (*ho_on_page)(struct evhttp_request *req, void *arg);
     /* GET /readyz once the store is open: 1 = ready, else 0 with the 503's

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "store.h"
 
@@ -22,7 +22,7 @@ struct intake {
     struct store *i_store;     /* borrowed, may be NULL */
     struct event *i_commit_ev; /* owned; runs once per turn with pending work */
     size_t i_max_pending;
-    intake_done_cb i_done;
+    intake_done_fn i_done;
     void *i_arg;
     struct pending *i_pending; /* owned queue, in arrival order */
     struct pending **i_pending_tail;
@@ -37,20 +37,11 @@ pending_free(struct pending *p)
     free(p);
 }
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Writes every pending alert in one transaction. 0, or -1 (all rolled back). */
 static int
 commit_pending(struct intake *in, char *err, size_t errlen)
 {
-    int64_t received = now_ms();
+    int64_t received = clock_wall_ms();
 
     if (in->i_store == NULL) {
         snprintf(err, errlen, "audit store is not open");
@@ -113,7 +104,7 @@ commit_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct intake *
-intake_new(struct event_base *base, size_t max_pending, intake_done_cb done, void *arg)
+intake_new(struct event_base *base, size_t max_pending, intake_done_fn done, void *arg)
 {
     struct intake *in;
 

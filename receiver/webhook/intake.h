@@ -19,13 +19,13 @@ struct intake;
  * here). ok: the whole turn was stored and ids[i] is alert i's row id; 0:
  * nothing was stored and ids means nothing. b and ids are borrowed for the call.
  */
-typedef void (*intake_done_cb)(void *req, const struct alert_batch *b, const int64_t *ids,
+typedef void (*intake_done_fn)(void *req, const struct alert_batch *b, const int64_t *ids,
                                int ok, void *arg);
 
 /* An intake on base holding at most max_pending batches. NULL when out of
  * memory. Free with intake_free(), which drops waiting batches unanswered. */
 struct intake *intake_new(struct event_base *base, size_t max_pending,
-                          intake_done_cb done, void *arg);
+                          intake_done_fn done, void *arg);
 void intake_free(struct intake *in);
 
 /* The store batches are written to (borrowed); NULL until it opens. */

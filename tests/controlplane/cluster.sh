@@ -12,7 +12,9 @@
 #   cp_audit_json         the API server's audit log so far (one JSON event a line)
 #
 # GVW_CP_BIN names the bin folder build.sh printed; unset, build.sh is run (it
-# answers at once when the cache has the binaries).
+# answers at once when the cache has the binaries). A test may set, before cp_up,
+# CP_FEATURE_GATES (--feature-gates for the API server, the controller manager
+# and the scheduler alike) and append to CP_CONTROLLERS.
 CP_SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CP_DIR=$TMP/cp
 CP_PIDS=()
@@ -190,7 +192,7 @@ cp_apiserver() {
         --endpoint-reconciler-type none \
         --audit-policy-file "$CP_DIR/audit-policy.yaml" --audit-log-path "$CP_DIR/audit.log" \
         --audit-log-format json --audit-log-mode blocking --audit-log-maxsize 1000 \
-        --profiling=false
+        --profiling=false ${CP_FEATURE_GATES:+--feature-gates "$CP_FEATURE_GATES"}
     CP_API_PORT=$CP_PORT
     CP_API=https://127.0.0.1:$CP_API_PORT
 }
@@ -207,14 +209,15 @@ cp_controller_manager() {
         --leader-elect=false --controllers "$CP_CONTROLLERS" \
         --use-service-account-credentials=true --root-ca-file "$CP_DIR/pki/ca.crt" \
         --concurrent-deployment-syncs 10 --concurrent-replicaset-syncs 10 \
-        --concurrent-statefulset-syncs 10 --kube-api-qps 200 --kube-api-burst 400
+        --concurrent-statefulset-syncs 10 --kube-api-qps 200 --kube-api-burst 400 \
+        ${CP_FEATURE_GATES:+--feature-gates "$CP_FEATURE_GATES"}
 }
 
 cp_scheduler() {
     cp_kubeconfig scheduler
     cp_start kube-scheduler cp_healthz "$CP_BIN/kube-scheduler" \
         --kubeconfig "$CP_DIR/scheduler.kubeconfig" --bind-address 127.0.0.1 --secure-port @PORT@ \
-        --leader-elect=false
+        --leader-elect=false ${CP_FEATURE_GATES:+--feature-gates "$CP_FEATURE_GATES"}
 }
 
 cp_kwok_ready() { grep -q 'Watch nodes' "$CP_DIR/kwok.log"; }

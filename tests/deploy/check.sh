@@ -16,7 +16,9 @@ cd "$ROOT"
 
 # kubectl: the pinned one the real-control-plane tier builds
 # ($GVW_CP_BIN/kubectl; scripts/test.sh exports it), else the one on PATH.
-KUBECTL=kubectl
+# A path, never the bare name: the function below would call itself forever
+# (bash overflows its stack and dies of SIGSEGV) without GVW_CP_BIN.
+KUBECTL=$(command -v kubectl || echo /nonexistent/kubectl)
 [ -n "${GVW_CP_BIN:-}" ] && [ -x "$GVW_CP_BIN/kubectl" ] && KUBECTL=$GVW_CP_BIN/kubectl
 kubectl() { "$KUBECTL" "$@"; }
 for tool in "$KUBECTL" node npm; do

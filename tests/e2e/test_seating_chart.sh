@@ -169,6 +169,9 @@ else
     expect_eq "its over-budget part is drawn in the warning colour" 1 \
         "$(grep -o '<rect class="over"[^>]*fill="#c62828"' "$TMP/dom.html" | wc -l)"
     expect_contains "the floor line is drawn" '<line class="floor"' "$(cat "$TMP/dom.html")"
+    expect_contains "the page opens on the alarm naming immich-ml over its budget" \
+        '<h1>GPU seating chart</h1><div class="alarm" role="alert"><p class="over-budget">OVER BUDGET: <span class="name">immich/immich-ml-7d9c6b5f4d-x8k2p</span> on gpu-node-1 uses' \
+        "$(cat "$TMP/dom.html")"
     expect_contains "the advertised capacity is drawn" 'advertised capacity 13312 MiB' "$(cat "$TMP/dom.html")"
     row=$(grep -o '<tr class="decision">.*</tr>' "$TMP/dom.html" | sed 's/<\/tr>/&\n/g' | head -n1)
     expect_contains "the decisions table has the audit id" "<td class=\"n\">$AUDIT_ID</td>" "$row"

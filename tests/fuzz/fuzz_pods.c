@@ -128,7 +128,7 @@ excluded(const struct policy_params *pp, const char *ns)
 /* What policy.h promises about any result. */
 static void
 check_result(const struct policy_params *pp, const struct policy_input *in,
-             const struct policy_result *res)
+             const struct policy_answer *res)
 {
     const struct policy_candidate *c;
     size_t i;
@@ -220,12 +220,12 @@ has_duplicates(const struct pod_list *l)
 /* "the order of pods and series in the input never changes the result" */
 static void
 check_order(const struct policy_params *pp, const struct policy_input *in,
-            const struct policy_result *res)
+            const struct policy_answer *res)
 {
     struct pod_list rl;
     struct usage_reading ru;
     struct policy_input rin = *in;
-    struct policy_result rres;
+    struct policy_answer rres;
     size_t i, n = in->pi_pods->pl_count, m = in->pi_usage->ur_count;
 
     if (has_duplicates(in->pi_pods))
@@ -261,7 +261,7 @@ check_order(const struct policy_params *pp, const struct policy_input *in,
             "reversed input ranks %s/%s where %s/%s was",
             rres.pr_candidates[i].pc_namespace, rres.pr_candidates[i].pc_name,
             res->pr_candidates[i].pc_namespace, res->pr_candidates[i].pc_name);
-    policy_result_free(&rres);
+    policy_answer_free(&rres);
     free(rl.pl_pods);
     free(ru.ur_series);
 }
@@ -276,7 +276,7 @@ decide(const struct pod_list *l, uint64_t seed)
     struct policy_input in;
     struct device_gpu dg; /* FREE_QUERY=auto: the device figure, on some seeds */
     struct device_reading dev;
-    struct policy_result res;
+    struct policy_answer res;
     double sum_mib;
 
     synth_usage(l, seed, &r, &sum_mib);
@@ -337,9 +337,9 @@ decide(const struct pod_list *l, uint64_t seed)
     policy_decide(&pp, &in, &res);
     check_result(&pp, &in, &res);
     check_order(&pp, &in, &res);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     FUZZ_CHECK(res.pr_candidates == NULL && res.pr_candidate_count == 0,
-               "policy_result_free left state");
+               "policy_answer_free left state");
     usage_reading_free(&r);
 }
 

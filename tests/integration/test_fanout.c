@@ -82,7 +82,7 @@ struct rows {
 };
 
 static int
-row_cb(void *arg, int64_t id, const struct store_decision *d)
+row_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     struct rows *r = arg;
     int k;

@@ -94,7 +94,7 @@ teardown(void **state)
 
 /* What `check` prints for the gather: the audit's decision object. */
 static void
-gathered(struct gather *g, const struct gather_result *gr, void *arg)
+gathered(struct gather *g, const struct gather_answer *gr, void *arg)
 {
     struct dev_env *e = arg;
     struct verdict v;

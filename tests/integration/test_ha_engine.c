@@ -41,7 +41,7 @@ static const struct kv ha_env[] = {
 static struct {
     int leading;
     int refuse;       /* go_fence refuses */
-    gate_fence_cb cb; /* the fence waiting, or NULL */
+    gate_fence_fn cb; /* the fence waiting, or NULL */
     void *arg;
     int asked;
     char verb[16], pod[128], node[128];
@@ -54,8 +54,8 @@ fg_leading(void *a)
 }
 
 static struct gate_wait *
-fg_fence(void *a, const struct gate_act *act, gate_fence_cb cb, void *arg, char *why,
-         size_t len)
+fg_fence(const struct gate_act *act, gate_fence_fn cb, void *arg, char *why, size_t len,
+         void *a)
 {
     fg.asked++;
     snprintf(fg.verb, sizeof(fg.verb), "%s", act->ga_verb);
@@ -73,7 +73,7 @@ fg_fence(void *a, const struct gate_act *act, gate_fence_cb cb, void *arg, char 
 }
 
 static void
-fg_forget(void *a, struct gate_wait *w)
+fg_forget(struct gate_wait *w, void *a)
 {
     fg.cb = NULL;
 }
@@ -308,6 +308,41 @@ test_imported_window_holds_back(void **state)
     free(out);
 }
 
+/* A window whose "gpu" is empty is the node's (no GPU is named ""): it holds
+ * a node-wide trigger back, and goes out again naming no GPU at all. */
+static void
+test_imported_empty_gpu_is_the_node(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256], *out;
+    json_t *all, *d, *j, *w;
+    int64_t now = wall_ms();
+
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"" NODE "\",\"gpu\":\"\",\"until_ms\":%lld,"
+             "\"victim\":\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 30000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = only(e, &all);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "inside the SETTLE window after recycling ml/onnx-1");
+    assert_true(json_is_null(json_object_get(d, "gpu")));
+    json_decref(all);
+    out = remedy_brakes_export(e->r, NULL, now);
+    j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "settle")), 1);
+    w = json_array_get(json_object_get(j, "settle"), 0);
+    assert_string_equal(json_string_value(json_object_get(w, "node")), NODE);
+    assert_null(json_object_get(w, "gpu"));
+    json_decref(j);
+    free(out);
+}
+
 /* A clock far ahead cannot make a window longer than SETTLE. */
 static void
 test_window_clamped_to_settle(void **state)
@@ -425,6 +460,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_fence_cancelled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follower_writes_no_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_imported_window_holds_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_imported_empty_gpu_is_the_node, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_window_clamped_to_settle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_imported_recycles_rate_limit, setup,
                                         teardown),

@@ -722,6 +722,32 @@ test_path_encoding_and_bad_args(void **state)
     assert_int_equal(e->r.calls, 1);
 }
 
+/* SPEC "A decision" step 6: an eviction or a deletion always carries the UID
+ * precondition it decided on. An empty UID is no precondition at all (the
+ * replacement pod under the same name would be hit): refused before anything
+ * is sent, in dry run too, as a missing one is. */
+static void
+test_recycle_needs_uid(void **state)
+{
+    struct env *e = *state;
+
+    fake_clear(e->fake);
+    fake_route(e->fake, NULL, POD_PATH "/eviction", 201, NULL, "{}", 0);
+    fake_route(e->fake, NULL, POD_PATH, 200, NULL, "{}", 0);
+    result_reset(&e->r);
+    for (int dry_run = 0; dry_run <= 1; dry_run++) {
+        assert_int_equal(kube_evict(e->k, NS, POD, "", dry_run, on_answer, &e->r), -1);
+        assert_int_equal(kube_delete_pod(e->k, NS, POD, "", dry_run, on_answer, &e->r),
+                         -1);
+        assert_int_equal(kube_evict(e->k, NS, POD, NULL, dry_run, on_answer, &e->r), -1);
+        assert_int_equal(kube_delete_pod(e->k, NS, POD, NULL, dry_run, on_answer, &e->r),
+                         -1);
+    }
+    fake_run_for(e->base, 100);
+    assert_int_equal(fake_count(e->fake), 0); /* nothing reached the API server */
+    assert_int_equal(e->r.calls, 0);
+}
+
 static void
 test_list_garbage(void **state)
 {
@@ -937,15 +963,20 @@ test_new_and_incluster(void **state)
 }
 
 /* clang-format off */
-#define DRA_POD(name, uid, claims)                                                       \
+/* As the real API server writes them (tests/e2e/test_controlplane_dra.sh): a
+ * claim a pod names directly (shared) is in spec.resourceClaims alone; one made
+ * from a ResourceClaimTemplate is named in status.resourceClaimStatuses alone. */
+#define DRA_POD(name, uid, spec, status)                                                 \
     "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ml\",\"uid\":\"" uid "\"},"     \
-    "\"spec\":{\"containers\":[{\"name\":\"c\"}]},"                                      \
-    "\"status\":{\"phase\":\"Running\",\"resourceClaimStatuses\":[" claims "]}}"
+    "\"spec\":{\"resourceClaims\":[" spec "],\"containers\":[{\"name\":\"c\"}]},"          \
+    "\"status\":{\"phase\":\"Running\",\"resourceClaimStatuses\":[" status "]}}"
 static const char DRA_PODS[] = "{\"kind\":\"PodList\",\"items\":["
-    DRA_POD("a", "u-a", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}") ","
-    DRA_POD("b", "u-b", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}") ","
-    DRA_POD("c", "u-c", "{\"name\":\"gpu\",\"resourceClaimName\":\"secret\"}") ","
-    DRA_POD("d", "u-d", "{\"name\":\"gpu\"}")
+    DRA_POD("a", "u-a", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}", "") ","
+    DRA_POD("b", "u-b", "{\"name\":\"gpu\",\"resourceClaimName\":\"shared\"}", "") ","
+    DRA_POD("c", "u-c", "{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\"}",
+            "{\"name\":\"gpu\",\"resourceClaimName\":\"secret\"}") ","
+    DRA_POD("d", "u-d", "{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\"}",
+            "{\"name\":\"gpu\"}")
     "]}";
 static const char DRA_SHARED[] =
     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
@@ -1060,6 +1091,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch_capacity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_encoding_and_bad_args, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recycle_needs_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_garbage, setup, teardown),
         cmocka_unit_test(test_node_names_parser),
         cmocka_unit_test(test_status_message_parser),

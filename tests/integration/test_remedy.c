@@ -401,6 +401,36 @@ test_verify_never_recovers(void **state)
     json_decref(all);
 }
 
+/* The verify ends when free is back to the floor, not above it (SPEC "A
+ * decision" step 7: until free >= floor): a reading exactly at the floor
+ * ends it at once, with the figure, long before SETTLE runs out. */
+static void
+test_verify_at_floor(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"SETTLE", "4s"}, {NULL, NULL}};
+    json_t *all, *d, *v;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-at-floor.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 3000); /* not SETTLE's 4 s: the first re-read ends it */
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2); /* the look, one re-read */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    v = jget(d, "verify");
+    assert_true(json_is_object(v));
+    jint(v, "free_mib", 1536);
+    assert_true(json_number_value(jget(v, "seconds")) < 2.0);
+    jhas(d, "reason", "free VRAM back to 1536 MiB after");
+    json_decref(all);
+}
+
 /* --- FREE_QUERY=auto: the device series vanish after the decision --------- */
 
 /* The device query's answer for the node's one GPU: free MiB of 15360. */
@@ -2704,6 +2734,58 @@ test_release_no_brakes(void **state)
     remedy_shutdown(e->r, NULL, NULL);
 }
 
+/* The hourly brake is looked at again when a release fails: while node 1's
+ * victim was asked (and did not free), node 2's decision recycled and filled
+ * the hour (MAX_RECYCLES_PER_HOUR=1). Node 1's decision ends rate_limited and
+ * evicts nothing; without the second look the hour would hold two. */
+static void
+test_release_hour_filled_meanwhile(void **state)
+{
+    struct env *e = *state;
+    const struct kv env[] = {
+        {"RELEASE_WAIT", "3s"},
+        {"SETTLE", "1s"},
+        {"MAX_RECYCLES_PER_HOUR", "1"},
+        {NULL, NULL},
+    };
+    json_t *all, *d;
+
+    /* Every reading the incident's (nothing frees); node 1's tenant answers
+     * 200 and frees nothing, node 2's answers 500, so node 2 recycles at once. */
+    routes(e, "remedy-prom-incident.json", NULL);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 500, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, env);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "POST", TENANT_PATH, 1);
+    deliver(e, "\"node\":\"gpu-node-2\"");
+    run_until_requests(e, "POST", ML_EVICT, 1);
+    all = decisions(e); /* the hour filled while node 1 still waits */
+    jstr(json_array_get(all, 0), "result", "in_progress");
+    json_decref(all);
+    wait_rows(e, 2, 3000 + 5000);
+
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 2);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    d = json_array_get(all, 1);
+    jstr(d, "node", "gpu-node-2");
+    jstr(d, "result", "recycled");
+    jint(release_obj(d), "status", 500);
+    d = json_array_get(all, 0);
+    jstr(d, "node", NODE);
+    jstr(d, "result", "rate_limited");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jhas(d, "reason", "asked to release first, but the release did not free enough");
+    jhas(d, "reason", "MAX_RECYCLES_PER_HOUR=1 reached meanwhile; not acting");
+    jint(release_obj(d), "status", 200);
+    jnull(d, "verify");
+    json_decref(all);
+}
+
 /* The tenant answers 200 but never frees: after RELEASE_WAIT it is recycled
  * as usual, and the reason says the release did not free enough. */
 static void
@@ -3650,6 +3732,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         T(test_incident_replay),
         T(test_verify_never_recovers),
+        T(test_verify_at_floor),
         T(test_verify_device_vanished),
         T(test_verify_only_user_gone),
         T(test_dry_run),
@@ -3728,6 +3811,7 @@ main(void)
         T(test_release_device_vanished),
         T(test_release_only_user_gone),
         T(test_release_no_brakes),
+        T(test_release_hour_filled_meanwhile),
         T(test_release_never_frees),
         T(test_release_500),
         T(test_release_hangs),

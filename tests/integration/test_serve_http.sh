@@ -18,6 +18,25 @@ expect_contains "decisions_total is there from start-up, at 0 per result" \
 expect_contains "with every one of SPEC's results" \
     'gpu_vram_watchdog_decisions_total{result="skipped_no_candidate"} 0' "$(cat "$TMP/body")"
 
+# The seating chart with no decision yet says whether any alert came, and
+# whether it was a trigger: "nothing happened" and "Alertmanager never reaches
+# us" read differently.
+expect_eq "GET / is 200 with no decision" 200 "$(http_code GET /)"
+expect_contains "... and says no alert has come since start-up" \
+    "No decisions yet; no alert received since start-up (" "$(cat "$TMP/body")"
+for a in 'Watchdog firing' 'GPUVRAMLow resolved'; do
+    jq -c --arg n "${a% *}" --arg s "${a#* }" \
+        '.alerts[0].labels.alertname = $n | .alerts[0].status = $s | .status = $s' \
+        "$FIXTURE" >"$TMP/other.json"
+    expect_eq "an alert that starts no decision ($a) is taken" 200 \
+        "$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$TMP/other.json")"
+done
+http_code GET / >/dev/null
+expect_contains "GET / then counts them, none a trigger" \
+    "2 alerts received since start-up" "$(cat "$TMP/body")"
+expect_contains "... and names what would be one" "none a firing trigger (GPUVRAMLow).</p>" \
+    "$(cat "$TMP/body")"
+
 code=$(http_code POST /webhook "${AUTH[@]}" --data-binary @"$FIXTURE")
 expect_eq "a real 0.25 delivery with the token is 200" 200 "$code"
 expect_eq "the answer counts the alerts" '{"accepted":1}' "$(cat "$TMP/body")"
@@ -169,7 +188,7 @@ code=$(http_code POST /webhook "${AUTH[@]}" \
 expect_eq "an alert without times is 200" 200 "$code"
 
 out=$("$GVW_BINARY" audit alerts --db "$DB" --format json --limit 0)
-expect_eq "audit alerts lists all four recorded alerts" 4 "$(printf '%s' "$out" | grep -o '"received_at"' | wc -l)"
+expect_eq "audit alerts lists all six recorded alerts (two before the first trigger)" 6 "$(printf '%s' "$out" | grep -o '"received_at"' | wc -l)"
 newest=$("$GVW_BINARY" audit alerts --db "$DB" --format json --limit 1)
 expect_contains "an absent startsAt is null" '"starts_at":null' "$newest"
 expect_contains "an absent endsAt is null" '"ends_at":null' "$newest"

@@ -254,7 +254,7 @@ count_queries(struct env *e, const char *needle)
 }
 
 int
-count_rows_cb(void *arg, int64_t id, const struct store_decision *d)
+count_rows_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     size_t *n = arg;
 

@@ -94,7 +94,7 @@ void deliver(struct env *e, const char *labels);
 
 /* A store_query_decisions() callback (arg: size_t n[2]) that adds each
  * finished row to n[0] and every row to n[1]. */
-int count_rows_cb(void *arg, int64_t id, const struct store_decision *d);
+int count_rows_cb(int64_t id, const struct store_decision *d, void *arg);
 
 /* Whether request r's query parameter holds needle. */
 int query_has(const struct fake_req *r, const char *needle);

@@ -1,4 +1,5 @@
-/* kubeapi.c -- pods, nodes, eviction, delete: the API server's shapes and Statuses */
+/* kubeapi.c -- pods, nodes, eviction, delete, ResourceClaims: the API server's shapes and
+ * Statuses */
 #include "kubeapi.h"
 
 #include <stdarg.h>
@@ -686,15 +687,48 @@ route(struct world *w, const struct sim_request *rq, char **seg, size_t n, json_
     return 404;
 }
 
+/* GET /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims/NAME: the scenario's
+ * claim as given, else the server's 404; other methods 405. */
+static int
+resource_claim(struct world *w, const struct sim_request *rq, const char *rest,
+               json_t **out)
+{
+    char ns[256], name[256];
+    json_t *c;
+    int n = -1;
+
+    if (sscanf(rest, "namespaces/%255[^/]/resourceclaims/%255[^/]%n", ns, name, &n) !=
+            2 ||
+        n < 0 || rest[n] != '\0') {
+        *out = kubeapi_status(404, "NotFound",
+                              "the server could not find the requested resource", NULL,
+                              NULL);
+        return 404;
+    }
+    if (strcmp(rq->rq_method, "GET") != 0)
+        return method_not_allowed(out);
+    if ((c = scenario_claim(w->w_sc, ns, name)) == NULL) {
+        *out =
+            status_fmt(404, "NotFound", "resourceclaims.resource.k8s.io \"%s\" not found",
+                       name, "resourceclaims", name);
+        return 404;
+    }
+    *out = json_deep_copy(c);
+    return 200;
+}
+
 int
 kubeapi_handle(struct world *w, const struct sim_request *rq, json_t **out)
 {
     static const char prefix[] = "/api/v1/";
+    static const char claims[] = "/apis/resource.k8s.io/v1/";
     char path[1024], *seg[MAX_SEGMENTS], *p, *save = NULL;
     size_t n = 0;
 
     *out = NULL;
     world_advance(w);
+    if (strncmp(rq->rq_path, claims, sizeof(claims) - 1) == 0)
+        return resource_claim(w, rq, rq->rq_path + sizeof(claims) - 1, out);
     if (strncmp(rq->rq_path, prefix, sizeof(prefix) - 1) != 0 ||
         snprintf(path, sizeof(path), "%s", rq->rq_path + sizeof(prefix) - 1) >=
             (int)sizeof(path)) {

@@ -413,6 +413,68 @@ parse_owner(struct sc_parse *p, const char *where, json_t *jpod, struct sc_pod *
     return 0;
 }
 
+/* Whether v is absent or an array of objects. */
+static int
+objects(const json_t *v)
+{
+    const json_t *e;
+    size_t i;
+
+    if (v == NULL)
+        return 1;
+    if (!json_is_array(v))
+        return 0;
+    json_array_foreach(v, i, e) if (!json_is_object(e)) return 0;
+    return 1;
+}
+
+/* "claims": ResourceClaims served as given, each named once by metadata. */
+static int
+parse_claims(struct sc_parse *p, json_t *jclaims)
+{
+    const json_t *c, *c2;
+    const char *ns, *name, *ns2, *name2;
+    json_error_t je;
+    size_t i, j;
+
+    if (jclaims == NULL)
+        return 0;
+    if (!json_is_array(jclaims))
+        return fail(p, "claims must be an array");
+    json_array_foreach(jclaims, i, c)
+    {
+        if (json_unpack_ex((json_t *)c, &je, 0, "{s:{s:s, s:s}}", "metadata", "namespace",
+                           &ns, "name", &name) != 0 ||
+            *ns == '\0' || *name == '\0')
+            return fail(p, "claims[%zu]: needs metadata.namespace and metadata.name", i);
+        for (j = 0; j < i; j++) {
+            c2 = json_array_get(jclaims, j);
+            if (json_unpack((json_t *)c2, "{s:{s:s, s:s}}", "metadata", "namespace", &ns2,
+                            "name", &name2) == 0 &&
+                strcmp(ns, ns2) == 0 && strcmp(name, name2) == 0)
+                return fail(p, "claims[%zu]: %s/%s is declared twice", i, ns, name);
+        }
+    }
+    return 0;
+}
+
+json_t *
+scenario_claim(const struct scenario *sc, const char *ns, const char *name)
+{
+    json_t *c;
+    const char *cns, *cname;
+    size_t i;
+
+    json_array_foreach(sc->sc_claims, i, c)
+    {
+        if (json_unpack(c, "{s:{s:s, s:s}}", "metadata", "namespace", &cns, "name",
+                        &cname) == 0 &&
+            strcmp(cns, ns) == 0 && strcmp(cname, name) == 0)
+            return c;
+    }
+    return NULL;
+}
+
 static int
 parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
           double respawn_after)
@@ -437,14 +499,15 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
     if (json_unpack_ex(
             jpod, &je, JSON_STRICT,
             "{s:s, s:s, s?s, s?s, s?s, s?F, s?o, s?o, s?o, s?o, s?s, s?s, s?b, s?o, "
-            "s?o, s?o, s?o, s?I, s?F}",
+            "s?o, s?o, s?o, s?I, s?F, s?o, s?o}",
             "namespace", &po->po_namespace, "name", &po->po_name, "uid", &po->po_uid,
             "node", &po->po_node, "phase", &po->po_phase, "started_ago",
             &po->po_started_ago, "owner", &jowner, "labels", &po->po_labels,
             "annotations", &po->po_annotations, "budget", &jbudget, "image", &image,
             "container", &cname, "terminating", &po->po_terminating, "containers", &jcont,
             "processes", &jprocs, "pdb", &jpdb, "respawn", &jrespawn, "gpu", &gpu,
-            "release_after", &po->po_release_after) != 0)
+            "release_after", &po->po_release_after, "resource_claims", &po->po_claims,
+            "resource_claim_statuses", &po->po_claim_statuses) != 0)
         return fail(p, "%s: %s", where, je.text);
     snprintf(where, sizeof(where), "pods[%zu] (%s/%s)", idx, po->po_namespace,
              po->po_name);
@@ -457,6 +520,11 @@ parse_pod(struct sc_parse *p, struct scenario *sc, size_t idx, json_t *jpod,
         return fail(p, "%s: started_ago must be >= 0", where);
     if (!(po->po_release_after >= 0) || !isfinite(po->po_release_after))
         return fail(p, "%s: release_after must be >= 0", where);
+    if (!objects(po->po_claims) || !objects(po->po_claim_statuses))
+        return fail(p,
+                    "%s: resource_claims and resource_claim_statuses must be arrays of "
+                    "objects",
+                    where);
     po->po_node_idx = node_index(sc, po->po_node);
     ngpus = sc->sc_nodes[po->po_node_idx >= 0 ? po->po_node_idx : 0].nd_ngpus;
     if (gpu < 0 || (size_t)gpu >= ngpus)
@@ -829,16 +897,19 @@ scenario_load(const char *path, struct scenario **out, char *err, size_t errlen)
     }
     sc->sc_resource = DEFAULT_RESOURCE;
     sc->sc_time_scale = 1.0;
-    if (json_unpack_ex(sc->sc_root, &je, JSON_STRICT,
-                       "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o, s?o, s?o, s?o}",
-                       "description", &sc->sc_description, "node", &jnode,
-                       "gpu_total_mib", &total, "gpumem_resource", &sc->sc_resource,
-                       "time_scale", &sc->sc_time_scale, "respawn_after", &respawn_after,
-                       "seed", &seed, "pods", &jpods, "gpus", &jgpus, "nodes", &jnodes,
-                       "host_processes", &jhosts, "throttle", &jthrottle) != 0) {
+    if (json_unpack_ex(
+            sc->sc_root, &je, JSON_STRICT,
+            "{s?s, s?o, s?I, s?s, s?F, s?F, s?I, s:o, s?o, s?o, s?o, s?o, s?o}",
+            "description", &sc->sc_description, "node", &jnode, "gpu_total_mib", &total,
+            "gpumem_resource", &sc->sc_resource, "time_scale", &sc->sc_time_scale,
+            "respawn_after", &respawn_after, "seed", &seed, "pods", &jpods, "gpus",
+            &jgpus, "nodes", &jnodes, "host_processes", &jhosts, "throttle", &jthrottle,
+            "claims", &sc->sc_claims) != 0) {
         fail(&p, "%s", je.text);
         goto fail;
     }
+    if (parse_claims(&p, sc->sc_claims) != 0)
+        goto fail;
     sc->sc_throttle_retry_after = "1";
     if (jthrottle != NULL &&
         json_unpack_ex(jthrottle, &je, JSON_STRICT, "{s:I, s?s}", "count", &throttle,

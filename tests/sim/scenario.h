@@ -77,7 +77,9 @@ struct sc_pod {
     struct sc_proc
         *po_rprocs; /* owned; the replacement's processes (timeline from its start) */
     size_t po_nrprocs;
-    double po_release_after; /* scenario seconds from a release POST to freed memory */
+    double po_release_after;   /* scenario seconds from a release POST to freed memory */
+    json_t *po_claims;         /* NULL or an array: spec.resourceClaims, as given */
+    json_t *po_claim_statuses; /* NULL or an array: status.resourceClaimStatuses */
 };
 
 struct scenario {
@@ -98,6 +100,8 @@ struct scenario {
     long sc_throttle_count; /* evictions and pod DELETEs shed with a plain-text
                                429 before any is served (load shedding) */
     const char *sc_throttle_retry_after; /* their Retry-After header, as given */
+    json_t *sc_claims; /* NULL or an array of resource.k8s.io/v1 ResourceClaims,
+                          each with metadata.namespace and .name: GET by name */
 };
 
 /*
@@ -106,6 +110,9 @@ struct scenario {
  * offending element in err and nothing allocated.
  */
 int scenario_load(const char *path, struct scenario **out, char *err, size_t errlen);
+
+/* The claim ns/name of the scenario (borrowed), or NULL. */
+json_t *scenario_claim(const struct scenario *sc, const char *ns, const char *name);
 
 /* Frees everything scenario_load() allocated. scenario_free(NULL) is a no-op. */
 void scenario_free(struct scenario *sc);

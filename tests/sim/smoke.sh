@@ -317,5 +317,45 @@ echo '{"pods": [{"namespace": "a", "name": "p-1", "processes": [{"mib": 1, "rele
 rc=$?
 check "a negative released_mib is refused (exit 2, named)" eval '[ $rc -eq 2 ] && has "$TMP/badrel.err" released_mib'
 
+# --- DRA: ResourceClaims by name; a pod's claims where the real server writes them --
+cat >"$TMP/claims.json" <<'JSON'
+{"claims": [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+   "metadata": {"namespace": "ml", "name": "shared"},
+   "status": {"allocation": {"devices": {"results": [{"driver": "gpu.nvidia.com",
+     "consumedCapacity": {"memory": "16Gi"}}]}}}}],
+ "pods": [{"namespace": "ml", "name": "rag-x1",
+   "resource_claims": [{"name": "gpu", "resourceClaimName": "shared"}]},
+  {"namespace": "ml", "name": "train-x1",
+   "resource_claims": [{"name": "gpu", "resourceClaimTemplateName": "t"}],
+   "resource_claim_statuses": [{"name": "gpu", "resourceClaimName": "train-x1-gpu-abcde"}]}]}
+JSON
+SCENARIO="$TMP/claims.json" start claims
+CL=/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims
+req GET "$CL/shared"
+check "GET a scenario's ResourceClaim by name: 200, as given" eval '[ "$CODE" = 200 ] && jq -e ".status.allocation.devices.results[0].consumedCapacity.memory == \"16Gi\"" "$TMP/body" >/dev/null'
+req GET "$CL/nope"
+check "an unknown claim: the server's 404 Status" eval '[ "$CODE" = 404 ] && jq -e ".reason == \"NotFound\" and .message == \"resourceclaims.resource.k8s.io \\\"nope\\\" not found\"" "$TMP/body" >/dev/null'
+req GET "$CL/shared/status"
+check "  ... a path below a claim is 404" [ "$CODE" = 404 ]
+req DELETE "$CL/shared"
+check "  ... any other method 405" [ "$CODE" = 405 ]
+req GET /api/v1/namespaces/ml/pods/rag-x1
+check "a claim named directly is in spec.resourceClaims, no status entry" eval 'jq -e "(.spec.resourceClaims[0].resourceClaimName == \"shared\") and (.status.resourceClaimStatuses == null)" "$TMP/body" >/dev/null'
+req GET /api/v1/namespaces/ml/pods/train-x1
+check "a template's claim is named in status.resourceClaimStatuses" eval 'jq -e ".status.resourceClaimStatuses[0].resourceClaimName == \"train-x1-gpu-abcde\"" "$TMP/body" >/dev/null'
+kill -TERM "$LAST_PID"
+wait "$LAST_PID"
+bad_claims() { # bad_claims NAME JSON NEEDLE
+  echo "$2" >"$TMP/$1.json"
+  "$SIM" --scenario "$TMP/$1.json" >/dev/null 2>"$TMP/$1.err"
+  local rc=$?
+  check "a bad scenario ($1) is refused (exit 2, named)" eval "[ $rc -eq 2 ] && has '$TMP/$1.err' '$3'"
+}
+bad_claims claims-not-array '{"claims": {}, "pods": [{"namespace": "a", "name": "p-1"}]}' "claims must be an array"
+bad_claims claim-unnamed '{"claims": [{"metadata": {"namespace": "a"}}], "pods": [{"namespace": "a", "name": "p-1"}]}' "claims[0]: needs metadata"
+bad_claims claim-twice '{"claims": [{"metadata": {"namespace": "a", "name": "c"}}, {"metadata": {"namespace": "a", "name": "c"}}], "pods": [{"namespace": "a", "name": "p-1"}]}' "claims[1]: a/c is declared twice"
+bad_claims pod-claims '{"pods": [{"namespace": "a", "name": "p-1", "resource_claims": ["c"]}]}' "resource_claims and resource_claim_statuses must be arrays of objects"
+bad_claims pod-statuses '{"pods": [{"namespace": "a", "name": "p-1", "resource_claim_statuses": {}}]}' "resource_claims and resource_claim_statuses must be arrays of objects"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -451,6 +451,12 @@ pod_status(const struct world *w, const struct sim_pod *sp)
                   "conditions", "type", "Ready", "status", running ? "True" : "False",
                   "hostIP", "10.0.0.21", "podIP", sp->sp_ip, "startTime", started,
                   "containerStatuses", cs, "qosClass", "Burstable");
+    /* The claims made from templates, as the resourceclaim controller names them. */
+    if (st != NULL && po->po_claim_statuses != NULL &&
+        json_object_set(st, "resourceClaimStatuses", po->po_claim_statuses) != 0) {
+        json_decref(st);
+        return NULL;
+    }
     return st;
 }
 
@@ -472,6 +478,12 @@ world_pod_json(const struct world *w, const struct sim_pod *sp, int with_kind)
                     "containers", po->po_containers, "nodeName", po->po_node,
                     "restartPolicy", "Always", "schedulerName", "default-scheduler",
                     "serviceAccountName", "default", "status", st);
+    if (pod != NULL && po->po_claims != NULL &&
+        json_object_set(json_object_get(pod, "spec"), "resourceClaims", po->po_claims) !=
+            0) {
+        json_decref(pod);
+        return NULL;
+    }
     if (pod == NULL || !with_kind)
         return pod;
     if (json_object_set_new(pod, "apiVersion", json_string("v1")) != 0 ||

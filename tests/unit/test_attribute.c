@@ -39,7 +39,7 @@ pid(uint32_t p, const char *uid, const char *cid)
 }
 
 static const struct attr_series *
-find(const struct attr_result *r, size_t dev, const char *pod, const char *container)
+find(const struct attr_tally *r, size_t dev, const char *pod, const char *container)
 {
     for (size_t i = 0; i < r->ar_nseries; i++)
         if (r->ar_series[i].as_device == dev &&
@@ -86,7 +86,7 @@ test_merge(void **state)
         pid(20, "uid-b", "cccc"), pid(30, NULL, NULL),      pid(13, "uid-a", "aaaa"),
         pid(14, "uid-b", ""),     pid(15, "uid-a", "bbbb"),
     };
-    struct attr_result r;
+    struct attr_tally r;
 
     assert_int_equal(attribute(&snap, pids, 8, &pods, never_asked, NULL, &r), 0);
     assert_int_equal(r.ar_nseries, 4);
@@ -101,7 +101,7 @@ test_merge(void **state)
     assert_int_equal(r.ar_devices[1].ad_used, 10 * GIB);
     assert_int_equal(r.ar_devices[1].ad_unattributed, 10 * GIB - 4 * GIB);
     assert_false(r.ar_unknown_seen); /* the na process is not looked up */
-    attr_result_free(&r);
+    attr_tally_free(&r);
 }
 
 static void
@@ -111,7 +111,7 @@ test_unknown_pod_and_container(void **state)
     struct nvml_device dev = {0, "GPU-0", "T4", 16 * GIB, 12 * GIB, p0, 2};
     struct nvml_snapshot snap = {&dev, 1};
     struct attr_pid pids[] = {pid(40, "uid-new", "ffff"), pid(41, "uid-a", "eeee")};
-    struct attr_result r;
+    struct attr_tally r;
 
     assert_int_equal(attribute(&snap, pids, 2, &pods, never_asked, NULL, &r), 0);
     /* the unknown pod is never made up; the known pod's unknown container is "" */
@@ -120,18 +120,18 @@ test_unknown_pod_and_container(void **state)
     assert_int_equal(r.ar_devices[0].ad_unattributed, 4 * GIB - 2 * GIB);
     assert_true(r.ar_unknown_seen);
     assert_string_equal(r.ar_unknown, "uid-new");
-    attr_result_free(&r);
+    attr_tally_free(&r);
 
     /* Keys that already asked do not ask again. */
     assert_int_equal(attribute(&snap, pids, 2, &pods, always_asked, NULL, &r), 0);
     assert_false(r.ar_unknown_seen);
-    attr_result_free(&r);
+    attr_tally_free(&r);
 
     /* Only the container unknown: its key is UID/ID. */
     assert_int_equal(attribute(&snap, &pids[1], 1, &pods, never_asked, NULL, &r), 0);
     assert_true(r.ar_unknown_seen);
     assert_string_equal(r.ar_unknown, "uid-a/eeee");
-    attr_result_free(&r);
+    attr_tally_free(&r);
 }
 
 static void
@@ -143,16 +143,16 @@ test_edges(void **state)
     struct nvml_snapshot snap = {&dev, 1};
     struct attr_pid pids[] = {pid(10, "uid-a", "aaaa")};
     struct nvml_snapshot none = {NULL, 0};
-    struct attr_result r;
+    struct attr_tally r;
 
     assert_int_equal(attribute(&snap, pids, 1, &pods, NULL, NULL, &r), 0);
     assert_int_equal(r.ar_devices[0].ad_used, 0);
     assert_int_equal(r.ar_devices[0].ad_unattributed, 0);
-    attr_result_free(&r);
+    attr_tally_free(&r);
     assert_int_equal(attribute(&none, NULL, 0, &pods, NULL, NULL, &r), 0);
     assert_int_equal(r.ar_nseries, 0);
-    attr_result_free(&r);
-    attr_result_free(NULL);
+    attr_tally_free(&r);
+    attr_tally_free(NULL);
 }
 
 /* Per-process figures are NVML's word: sums saturate at UINT64_MAX, never
@@ -172,7 +172,7 @@ test_sums_saturate(void **state)
     struct attr_pid pids[] = {pid(10, "uid-a", "aaaa"), pid(11, "uid-a", "aaaa"),
                               pid(16, "uid-a", "aaaa"), pid(12, "uid-a", "bbbb"),
                               pid(17, "uid-a", "bbbb")};
-    struct attr_result r;
+    struct attr_tally r;
 
     (void)state;
     assert_int_equal(attribute(&snap, pids, 5, &pods, never_asked, NULL, &r), 0);
@@ -180,7 +180,7 @@ test_sums_saturate(void **state)
     assert_true(find(&r, 0, "llm-0", "sidecar")->as_bytes == UINT64_MAX);
     assert_int_equal(r.ar_devices[0].ad_used, 10 * GIB);
     assert_int_equal(r.ar_devices[0].ad_unattributed, 0);
-    attr_result_free(&r);
+    attr_tally_free(&r);
     assert_true(attr_add_sat(UINT64_MAX - 1, 1) == UINT64_MAX);
     assert_true(attr_add_sat(UINT64_MAX - 1, 2) == UINT64_MAX);
     assert_true(attr_add_sat(half, half) == UINT64_MAX);

@@ -30,7 +30,7 @@ struct seen {
 };
 
 static int
-got(void *arg, int64_t id, const struct store_decision *d)
+got(int64_t id, const struct store_decision *d, void *arg)
 {
     struct seen *s = arg;
     json_t *j = audit_decision_json(d, id);

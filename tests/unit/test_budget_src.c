@@ -374,7 +374,7 @@ test_fraction_resolved_in_decision(void **state)
         .pp_floor_mib = 1536, .pp_total_mib = 15360, .pp_now = 1900000000};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
     struct pod_list l;
     struct policy_input in = {.pi_pods = &l, .pi_usage = &ur, .pi_gpu = "GPU-a"};
 
@@ -394,7 +394,7 @@ test_fraction_resolved_in_decision(void **state)
     for (size_t i = 0; i < res.pr_candidate_count; i++)
         if (strcmp(res.pr_candidates[i].pc_name, "infer-half-7d9f8c6b5-abcde") == 0)
             assert_string_equal(res.pr_candidates[i].pc_why_not, "bad_budget");
-    policy_result_free(&res);
+    policy_answer_free(&res);
 
     /* With the device's total: half of 81559 MiB, rounded down, and over it. */
     in.pi_device = &dr;
@@ -406,7 +406,7 @@ test_fraction_resolved_in_decision(void **state)
     assert_string_equal(res.pr_candidates[0].pc_name, "infer-half-7d9f8c6b5-abcde");
     assert_int_equal(res.pr_candidates[0].pc_budget_mib, 40779);
     assert_int_equal(res.pr_candidates[0].pc_overshoot_mib, 61440 - 40779);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     /* Again: the same answer (resolution starts from the declaration). */
     policy_resolve_budgets(&l, &ur, &dr);
     ok(&l, "infer-half-7d9f8c6b5-abcde", "kai", 40779, "gpu-fraction: \"0.5\"");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "capsize.h"
+#include "config.h" /* config_capacity_parse */
 
 #define GIB_BYTES(mib) ((double)(mib)*1048576.0)
 
@@ -24,22 +25,22 @@ test_setting(void **state)
     int64_t mib = 7;
 
     (void)state;
-    assert_int_equal(capsize_parse_setting("auto", &is_auto, &mib), 0);
+    assert_int_equal(config_capacity_parse("auto", &is_auto, &mib), 0);
     assert_int_equal(is_auto, 1);
-    assert_int_equal(capsize_parse_setting("AUTO", &is_auto, &mib), 0);
-    assert_int_equal(capsize_parse_setting("14000", &is_auto, &mib), 0);
+    assert_int_equal(config_capacity_parse("AUTO", &is_auto, &mib), 0);
+    assert_int_equal(config_capacity_parse("14000", &is_auto, &mib), 0);
     assert_int_equal(is_auto, 0);
     assert_int_equal(mib, 14000);
-    assert_int_equal(capsize_parse_setting("0", &is_auto, &mib), 0);
+    assert_int_equal(config_capacity_parse("0", &is_auto, &mib), 0);
     assert_int_equal(mib, 0);
     for (int i = 0; bad[i] != NULL; i++) {
         is_auto = 7;
         mib = 7;
-        assert_int_equal(capsize_parse_setting(bad[i], &is_auto, &mib), -1);
+        assert_int_equal(config_capacity_parse(bad[i], &is_auto, &mib), -1);
         assert_int_equal(is_auto, 7); /* nothing set on -1 */
         assert_int_equal(mib, 7);
     }
-    assert_int_equal(capsize_parse_setting(NULL, &is_auto, &mib), -1);
+    assert_int_equal(config_capacity_parse(NULL, &is_auto, &mib), -1);
 }
 
 static void

@@ -520,6 +520,71 @@ test_help_lists_every_setting(void **state)
     free(text);
 }
 
+/* The one loader shape both programs use: the rows, then the check; a row
+ * that fails is said before any check, a check that fails frees every row. */
+struct tiny {
+    char *t_name;
+    int64_t t_count;
+    int t_checked;
+};
+
+static int
+tiny_check(void *arg, char *err, size_t errlen)
+{
+    struct tiny *t = arg;
+
+    t->t_checked = 1;
+    if (t->t_count > 3) {
+        snprintf(err, errlen, "TINY_COUNT: at most 3 for %s", t->t_name);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+test_settings_table(void **state)
+{
+    static const struct setting rows[] = {
+        {"TINY_NAME", "x", SK_NONEMPTY, offsetof(struct tiny, t_name), NULL, "a name",
+         NULL, NULL},
+        {"TINY_COUNT", "1", SK_INT, offsetof(struct tiny, t_count), NULL, "a count", NULL,
+         NULL},
+    };
+    static const struct settings_table table = {rows, 2, tiny_check};
+    char *ok[] = {"--tiny-name", "gpu", "other"}, *bad_row[] = {"--tiny-count=abc"},
+         *bad_check[] = {"--tiny-name=gpu", "--tiny-count", "4"};
+    struct tiny t;
+    int rest[4], nrest;
+    char err[256];
+
+    (void)state;
+    fake_env = NULL;
+    memset(&t, 0x5a, sizeof(t)); /* the loader zeroes it first */
+    assert_int_equal(settings_table_load(&table, &t, sizeof(t), 3, ok, fake_getenv, rest,
+                                         &nrest, err, sizeof(err)),
+                     0);
+    assert_string_equal(t.t_name, "gpu");
+    assert_int_equal(t.t_count, 1);
+    assert_int_equal(t.t_checked, 1);
+    assert_int_equal(nrest, 1);
+    assert_string_equal(ok[rest[0]], "other");
+    settings_table_free(&table, &t);
+    assert_null(t.t_name);
+
+    assert_int_equal(settings_table_load(&table, &t, sizeof(t), 1, bad_row, fake_getenv,
+                                         rest, &nrest, err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "TINY_COUNT: 'abc'"));
+    assert_int_equal(t.t_checked, 0);
+
+    /* Nothing stays allocated (ASan says so if the name leaked). */
+    assert_int_equal(settings_table_load(&table, &t, sizeof(t), 3, bad_check, fake_getenv,
+                                         rest, &nrest, err, sizeof(err)),
+                     -1);
+    assert_string_equal(err, "TINY_COUNT: at most 3 for gpu");
+    assert_null(t.t_name);
+}
+
 int
 main(void)
 {
@@ -535,6 +600,7 @@ main(void)
         cmocka_unit_test(test_leader_election_settings),
         cmocka_unit_test(test_help_lists_every_setting),
         cmocka_unit_test(test_budget_sources),
+        cmocka_unit_test(test_settings_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

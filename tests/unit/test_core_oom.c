@@ -218,7 +218,7 @@ test_policy(void **state)
     struct pod_list pl;
     struct usage_reading ur;
     struct policy_input in = {&pl, &ur, 0, 0, NULL, NULL, NULL};
-    struct policy_result want, res;
+    struct policy_answer want, res;
     long n;
 
     build(&pl, &ur);
@@ -231,7 +231,7 @@ test_policy(void **state)
         if (!oom_disarm()) {
             assert_int_equal(res.pr_outcome, POLICY_VICTIM);
             assert_string_equal(res.pr_reason, want.pr_reason);
-            policy_result_free(&res);
+            policy_answer_free(&res);
             break;
         }
         /* Never a victim chosen on a partial picture. */
@@ -241,10 +241,10 @@ test_policy(void **state)
         assert_null(res.pr_candidates);
         assert_int_equal(res.pr_ranked_count, 0);
         assert_false(res.pr_free_known);
-        policy_result_free(&res);
+        policy_answer_free(&res);
     }
     print_message("policy_decide: %ld allocations failed in turn\n", n);
-    policy_result_free(&want);
+    policy_answer_free(&want);
     pod_list_free(&pl);
     usage_reading_free(&ur);
 }

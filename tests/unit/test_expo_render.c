@@ -19,7 +19,7 @@ test_up(void **state)
     struct nvml_snapshot snap = {&dev, 1};
     struct attr_series s = {0, "ns", "p", "c", 25};
     struct attr_device ad = {60, 35};
-    struct attr_result attr;
+    struct attr_tally attr;
     struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0, NULL, NULL};
     struct buf b;
 
@@ -61,7 +61,7 @@ test_budgets(void **state)
     struct nvml_device dev = {0, "GPU-x", "T4", 100, 40, NULL, 0};
     struct nvml_snapshot snap = {&dev, 1};
     struct attr_device ad = {60, 60};
-    struct attr_result attr;
+    struct attr_tally attr;
     struct pod items[5];
     struct pod_list pods = {.pl_pods = items, .pl_count = 5};
     struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 3, NULL, NULL};
@@ -165,7 +165,7 @@ test_labels_stay_utf8(void **state)
     struct nvml_snapshot snap = {&dev, 1};
     struct attr_series s = {0, "ns", "p", "c", UINT64_MAX};
     struct attr_device ad = {60, 0};
-    struct attr_result attr;
+    struct attr_tally attr;
     struct expo_status st = {"node-1", 1, 1700000000.5, 0.002, 0, NULL, NULL};
     struct expo_label ok[] = {{"a", "T\xc3\xa9sla \xe2\x82\xac \xf0\x9f\x98\x80"}};
     char clean[16];
@@ -236,7 +236,7 @@ test_share_budgets(void **state)
     struct nvml_snapshot snap = {dev, 2};
     struct attr_series s = {1, "ml", "hami", "c", 25};
     struct attr_device ad[2] = {{0, 0}, {25, 0}};
-    struct attr_result attr;
+    struct attr_tally attr;
     struct pod items[3];
     struct pod_list pods = {.pl_pods = items, .pl_count = 3};
     struct told told = {0, "", ""};

@@ -216,7 +216,7 @@ poll_inputs(struct poll_inputs *in)
 }
 
 static void
-assert_same_attr(const struct attr_result *a, const struct attr_result *b)
+assert_same_attr(const struct attr_tally *a, const struct attr_tally *b)
 {
     assert_int_equal(a->ar_nseries, b->ar_nseries);
     for (size_t i = 0; i < a->ar_nseries; i++) {
@@ -239,7 +239,7 @@ static void
 test_attribute(void **state)
 {
     struct poll_inputs *in = malloc(sizeof(*in));
-    struct attr_result want, r;
+    struct attr_tally want, r;
     long n;
     int rc;
 
@@ -259,7 +259,7 @@ test_attribute(void **state)
         if (!oom_disarm()) {
             assert_int_equal(rc, 0);
             assert_same_attr(&r, &want);
-            attr_result_free(&r);
+            attr_tally_free(&r);
             break;
         }
         if (rc != -1)
@@ -269,11 +269,11 @@ test_attribute(void **state)
         assert_int_equal(r.ar_nseries, 0);
         assert_null(r.ar_devices);
         assert_false(r.ar_unknown_seen);
-        attr_result_free(&r);
+        attr_tally_free(&r);
     }
     print_message("attribute: %ld allocations failed in turn (%zu series)\n", n,
                   want.ar_nseries);
-    attr_result_free(&want);
+    attr_tally_free(&want);
     pod_list_free(&in->pods);
     free(in);
 }
@@ -282,7 +282,7 @@ test_attribute(void **state)
 
 static void
 render_oom(const char *what, const struct expo_status *st,
-           const struct nvml_snapshot *snap, const struct attr_result *attr)
+           const struct nvml_snapshot *snap, const struct attr_tally *attr)
 {
     struct buf want, b;
     long n;
@@ -320,7 +320,7 @@ test_expo_render(void **state)
     struct poll_inputs *in = malloc(sizeof(*in));
     struct expo_status up = {"gpu-node-1", 1, 1700000000.25, 0.0125, 0, NULL, NULL};
     struct expo_status down = {"gpu-node-1", 0, 1700000000.25, 0.5, 0, NULL, NULL};
-    struct attr_result attr;
+    struct attr_tally attr;
 
     assert_non_null(in);
     poll_inputs(in);
@@ -328,7 +328,7 @@ test_expo_render(void **state)
         attribute(&in->snap, in->pids, in->npids, &in->pods, NULL, NULL, &attr), 0);
     render_oom("up", &up, &in->snap, &attr);
     render_oom("down", &down, NULL, NULL);
-    attr_result_free(&attr);
+    attr_tally_free(&attr);
     pod_list_free(&in->pods);
     free(in);
 }

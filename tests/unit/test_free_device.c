@@ -69,7 +69,7 @@ usage(const char *const *items, struct usage_reading *out)
 
 static void
 decide(const struct usage_reading *ur, const struct device_reading *dr, const char *gpu,
-       struct policy_result *res)
+       struct policy_answer *res)
 {
     struct pod_list pl = {0};
     struct policy_params pp = {
@@ -90,7 +90,7 @@ test_device_free_on_h100(void **state)
     const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     device(dev, &dr);
@@ -101,12 +101,12 @@ test_device_free_on_h100(void **state)
     assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
     assert_string_equal(free_source_name(res.pr_free_source), "device");
     assert_null(strstr(res.pr_reason, "computed"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     /* Node scope: the node's GPUs summed. */
     decide(&ur, &dr, NULL, &res);
     assert_int_equal(res.pr_free_mib, 599);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
     device_reading_free(&dr);
 }
@@ -129,7 +129,7 @@ test_tagged_named_series_ignored(void **state)
     const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     device(dev, &dr);
@@ -137,7 +137,7 @@ test_tagged_named_series_ignored(void **state)
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
     assert_int_equal(res.pr_free_mib, 599);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
     device_reading_free(&dr);
 }
@@ -152,7 +152,7 @@ test_fallback_and_stale(void **state)
     const char *const use[] = {USED("ml", "p", "GPU-a", "1048576000"), NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     usage(use, &ur);
@@ -163,18 +163,18 @@ test_fallback_and_stale(void **state)
     assert_non_null(strstr(res.pr_reason,
                            "free computed as GPU_TOTAL_MIB=15360 - used "
                            "(GPU GPU-a: no gpu_memory_free_bytes series)"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     device(stale, &dr);
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
     assert_non_null(strstr(res.pr_reason, "stale (30.000 s older than its pod series)"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     /* Without the device query at all (FREE_QUERY=""): computed, no note. */
     decide(&ur, NULL, "GPU-a", &res);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
     assert_null(strstr(res.pr_reason, "computed"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     usage_reading_free(&ur);
 }
@@ -209,7 +209,7 @@ test_impossible_device(void **state)
                                    TOTAL("GPU-a", cases[i].total), DTS("GPU-a", "100"),
                                    NULL};
         struct device_reading dr;
-        struct policy_result res;
+        struct policy_answer res;
 
         print_message("%s\n", cases[i].name);
         device(dev, &dr);
@@ -217,7 +217,59 @@ test_impossible_device(void **state)
         assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
         if (strstr(res.pr_reason, cases[i].want) == NULL)
             fail_msg("%s: %s", cases[i].name, res.pr_reason);
-        policy_result_free(&res);
+        policy_answer_free(&res);
+        device_reading_free(&dr);
+    }
+    usage_reading_free(&ur);
+}
+
+/* The plausibility bounds, exactly at their edges (SPEC "A decision" step 1:
+ * a reading that cannot be true is skipped_telemetry, one that can is judged):
+ * free == total is an idle card, one byte more free than total is not a card;
+ * a total of exactly 16 TiB (capacity advertising's bound) is judged, one
+ * byte more is not. GPU-a has no pod on it (its one user sits on GPU-b). */
+struct edge_case {
+    const char *name, *free, *total, *want; /* want NULL = judged on the device */
+    long long free_mib;
+};
+
+static void
+test_device_bounds_exact(void **state)
+{
+    static const struct edge_case cases[] = {
+        {"free == total", "16106127360", "16106127360", NULL, 15360},
+        {"free == total + 1 byte", "16106127361", "16106127360",
+         "reports 15360 MiB free on GPU GPU-a, more than its total of 15360 MiB", 0},
+        {"total == 16 TiB", "2147483648", "17592186044416", NULL, 2048},
+        {"total == 16 TiB + 1 byte", "2147483648", "17592186044417",
+         "bytes on GPU GPU-a, more than any card has, which cannot be true", 0},
+    };
+    const char *const use[] = {USED("ml", "q", "GPU-b", "1073741824"), NULL};
+    struct usage_reading ur;
+
+    (void)state;
+    usage(use, &ur);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *const dev[] = {FREE("GPU-a", cases[i].free),
+                                   TOTAL("GPU-a", cases[i].total), DTS("GPU-a", "100"),
+                                   NULL};
+        struct device_reading dr;
+        struct policy_answer res;
+
+        print_message("%s\n", cases[i].name);
+        device(dev, &dr);
+        decide(&ur, &dr, "GPU-a", &res);
+        if (cases[i].want == NULL) {
+            if (res.pr_outcome != POLICY_SKIPPED_RECOVERED)
+                fail_msg("%s: not judged: %s", cases[i].name, res.pr_reason);
+            assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+            assert_int_equal(res.pr_free_mib, cases[i].free_mib);
+        } else {
+            assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+            if (strstr(res.pr_reason, cases[i].want) == NULL)
+                fail_msg("%s: %s", cases[i].name, res.pr_reason);
+        }
+        policy_answer_free(&res);
         device_reading_free(&dr);
     }
     usage_reading_free(&ur);
@@ -232,7 +284,7 @@ test_duplicate_device_series(void **state)
     const char *const use[] = {USED("ml", "p", "GPU-a", "1048576"), NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     device(dev, &dr);
@@ -240,7 +292,7 @@ test_duplicate_device_series(void **state)
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(res.pr_reason, "more than one device series"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
     device_reading_free(&dr);
 }
@@ -268,7 +320,7 @@ test_taint_across_gpus(void **state)
                                   NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     usage(use, &ur);
@@ -279,20 +331,20 @@ test_taint_across_gpus(void **state)
                            "ml/p also uses GPU GPU-b, whose reading cannot "
                            "be true"));
     assert_non_null(strstr(res.pr_reason, "so GPU GPU-a is not judged"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     /* The device's own totals: GPU-b is an 80 GB card, so nothing is impossible. */
     device(devbad, &dr);
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
     assert_int_equal(res.pr_free_mib, 1024);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     /* GPU-b without device series falls back to GPU_TOTAL_MIB: impossible again. */
     device(dev, &dr);
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(res.pr_reason, "GPU GPU-b"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     usage_reading_free(&ur);
 }
@@ -312,7 +364,7 @@ test_taint_by_device(void **state)
                                NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     usage(use, &ur);
@@ -320,7 +372,7 @@ test_taint_by_device(void **state)
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(res.pr_reason, "reports a total of -5 bytes on GPU GPU-b"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     usage_reading_free(&ur);
 }
@@ -341,7 +393,7 @@ test_gpu_without_pods(void **state)
                                TOTAL("GPU-a", "16106127360"), DTS("GPU-a", "100"), NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     usage(use, &ur);
@@ -350,7 +402,7 @@ test_gpu_without_pods(void **state)
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_RECOVERED);
     assert_int_equal(res.pr_free_mib, 14336);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     /* Below the floor with nobody on it: nobody to recycle. */
     device(held, &dr);
@@ -358,20 +410,20 @@ test_gpu_without_pods(void **state)
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
     assert_int_equal(res.pr_free_mib, 500);
     assert_non_null(strstr(res.pr_reason, "no pod to consider"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     /* Its device figure impossible: that says why. */
     device(bad, &dr);
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(res.pr_reason, "more than its total"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     /* No device figure either (FREE_QUERY="" or none reported): nothing known. */
     decide(&ur, NULL, "GPU-a", &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(res.pr_reason, "Prometheus returned no series for GPU GPU-a"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
 }
 
@@ -386,7 +438,7 @@ test_node_without_pods(void **state)
                                  NULL};
     struct device_reading dr;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     usage(none, &ur);
@@ -395,13 +447,13 @@ test_node_without_pods(void **state)
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_RECOVERED);
     assert_int_equal(res.pr_free_mib, 12000);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     device_reading_free(&dr);
     /* The computed figure would be all of GPU_TOTAL_MIB: never taken. */
     decide(&ur, NULL, NULL, &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_string_equal(res.pr_reason, "Prometheus returned no series");
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
 }
 
@@ -432,6 +484,7 @@ main(void)
         cmocka_unit_test(test_tagged_named_series_ignored),
         cmocka_unit_test(test_fallback_and_stale),
         cmocka_unit_test(test_impossible_device),
+        cmocka_unit_test(test_device_bounds_exact),
         cmocka_unit_test(test_duplicate_device_series),
         cmocka_unit_test(test_taint_across_gpus),
         cmocka_unit_test(test_taint_by_device),

@@ -31,7 +31,7 @@ struct fx {
     struct usage_reading ur;
     struct policy_params pp;
     struct policy_input in;
-    struct policy_result res;
+    struct policy_answer res;
 };
 
 static int
@@ -58,7 +58,7 @@ teardown(void **state)
 {
     struct fx *f = *state;
 
-    policy_result_free(&f->res);
+    policy_answer_free(&f->res);
     free(f);
     return 0;
 }
@@ -95,7 +95,7 @@ pod(struct fx *f, const char *ns, const char *name, int64_t budget_mib)
 static void
 decide_gpu(struct fx *f, const char *gpu)
 {
-    policy_result_free(&f->res);
+    policy_answer_free(&f->res);
     f->in.pi_gpu = gpu;
     policy_decide(&f->pp, &f->in, &f->res);
 }

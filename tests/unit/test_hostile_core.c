@@ -32,7 +32,7 @@ parse(const char *body, struct usage_reading *out)
 /* ml/p: running, a controller, a budget of 1000 MiB, old enough: a victim
  * whenever it is over budget and free is below the floor. */
 static void
-decide(const struct usage_reading *ur, const char *gpu, struct policy_result *res)
+decide(const struct usage_reading *ur, const char *gpu, struct policy_answer *res)
 {
     static struct pod p = {.p_namespace = "ml",
                            .p_name = "p",
@@ -65,7 +65,7 @@ test_gpu_scope_sum_past_every_card(void **state)
             ML ",\"uuid\":\"b\"", "1073741824") "," S(ML, "32212254720") TAIL,
     };
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
@@ -77,7 +77,7 @@ test_gpu_scope_sum_past_every_card(void **state)
         assert_non_null(strstr(res.pr_reason, "ml/p reports"));
         assert_non_null(strstr(res.pr_reason, "over every GPU, more than the"));
         assert_non_null(strstr(res.pr_reason, "GPU a is not judged"));
-        policy_result_free(&res);
+        policy_answer_free(&res);
         usage_reading_free(&ur);
     }
 }
@@ -90,14 +90,14 @@ test_gpu_scope_big_pod_judged(void **state)
     static const char body[] = HEAD S(ML ",\"uuid\":\"a\"", "15032385536") "," S(
         ML ",\"uuid\":\"b\"", "15032385536") TAIL;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     parse(body, &ur);
     decide(&ur, "a", &res);
     assert_int_equal(res.pr_outcome, POLICY_VICTIM);
     assert_int_equal(res.pr_candidates[0].pc_used_mib, 28672);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
 }
 
@@ -108,14 +108,14 @@ test_node_scope_inf_sum(void **state)
     static const char body[] =
         HEAD S(ML ",\"c\":\"1\"", "1.7e308") "," S(ML ",\"c\":\"2\"", "1.7e308") TAIL;
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     parse(body, &ur);
     decide(&ur, NULL, &res);
     assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(res.pr_reason, "more than GPU_TOTAL_MIB=15360"));
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
 }
 
@@ -133,7 +133,7 @@ test_one_label_set_twice(void **state)
                                                          "1") TAIL,
     };
     struct usage_reading ur;
-    struct policy_result res;
+    struct policy_answer res;
 
     (void)state;
     for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
@@ -144,7 +144,7 @@ test_one_label_set_twice(void **state)
                      res.pr_reason);
         assert_non_null(strstr(res.pr_reason, "two series with one label set "
                                               "(result[0] and result[1])"));
-        policy_result_free(&res);
+        policy_answer_free(&res);
         usage_reading_free(&ur);
     }
     /* One label apart: two containers, summed (7 GiB each: 14 GiB over a
@@ -155,7 +155,7 @@ test_one_label_set_twice(void **state)
     decide(&ur, NULL, &res);
     assert_int_equal(res.pr_outcome, POLICY_VICTIM);
     assert_int_equal(res.pr_candidates[0].pc_used_mib, 14336);
-    policy_result_free(&res);
+    policy_answer_free(&res);
     usage_reading_free(&ur);
 }
 

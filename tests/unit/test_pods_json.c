@@ -911,6 +911,83 @@ test_claims_of_pods(void **state)
     dra_claims_free(&l);
 }
 
+/* A claim a pod names directly (a shared one) is in spec.resourceClaims alone, as
+ * the real API server writes it; one made from a template in the status alone.
+ * Both are read, a name in both counted once; a template entry without a claim
+ * name and malformed entries name nothing; a repeated resourceClaims key is
+ * refused like any other. */
+static void
+test_claims_in_spec(void **state)
+{
+    /* clang-format off */
+    static const char body[] = "{\"items\":["
+        "{\"metadata\":{\"name\":\"s1\",\"namespace\":\"ml\",\"uid\":\"u1\"},\"spec\":{"
+        "\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"shared\"},"
+        "{\"name\":\"t\",\"resourceClaimTemplateName\":\"tpl\"}]},\"status\":{"
+        "\"resourceClaimStatuses\":[{\"name\":\"t\",\"resourceClaimName\":\"s1-t\"}]}},"
+        "{\"metadata\":{\"name\":\"s2\",\"namespace\":\"ml\",\"uid\":\"u2\"},\"spec\":{"
+        "\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"shared\"}]},"
+        "\"status\":{\"resourceClaimStatuses\":[{\"name\":\"g\",\"resourceClaimName\":"
+        "\"shared\"}]}},"
+        "{\"metadata\":{\"name\":\"m1\",\"namespace\":\"ml\",\"uid\":\"u3\"},\"spec\":{"
+        "\"resourceClaims\":\"shared\"}},"
+        "{\"metadata\":{\"name\":\"m2\",\"namespace\":\"ml\",\"uid\":\"u4\"},\"spec\":{"
+        "\"resourceClaims\":[1,null,[],{\"resourceClaimName\":5},{\"name\":\"x\","
+        "\"resourceClaimName\":\"a\\u0000b\"}]}}]}";
+    static const char twice[] = "{\"items\":[{\"metadata\":{\"name\":\"a\","
+        "\"namespace\":\"ml\",\"uid\":\"u\"},\"spec\":{\"resourceClaims\":[],"
+        "\"resourceClaims\":[]}}]}";
+    /* clang-format on */
+    struct dra_claims l;
+    struct bsrc_order dra;
+    struct pod_parse_opts o = opts;
+    struct pod_list pl;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(claim_json_refs(LIT(body), &l), 0);
+    assert_int_equal(l.dl_count, 2);
+    assert_non_null(dra_claims_find(&l, "ml", "shared"));
+    assert_non_null(dra_claims_find(&l, "ml", "s1-t"));
+    assert_int_equal(
+        claim_json_parse(LIT("{\"status\":{\"allocation\":{\"devices\":{"
+                             "\"results\":[{\"driver\":\"d.io\","
+                             "\"consumedCapacity\":{\"memory\":\"16Gi\"}}]}},"
+                             "\"reservedFor\":[{},{}]}}"),
+                         "d.io", (struct dra_claim *)dra_claims_find(&l, "ml", "shared"),
+                         err, sizeof(err)),
+        0);
+    assert_int_equal(
+        claim_json_parse(LIT("{\"status\":{\"allocation\":{\"devices\":{"
+                             "\"results\":[{\"driver\":\"d.io\","
+                             "\"consumedCapacity\":{\"memory\":\"4Gi\"}}]}}}}"),
+                         "d.io", (struct dra_claim *)dra_claims_find(&l, "ml", "s1-t"),
+                         err, sizeof(err)),
+        0);
+    assert_int_equal(bsrc_order_parse("dra", &dra, err, sizeof(err)), 0);
+    o.po_claims = &l;
+    assert_int_equal(pods_json_parse_sources(LIT(body), &o, &dra, &pl, err, sizeof(err)),
+                     0);
+    assert_int_equal(pl.pl_count, 4);
+    /* the shared claim (spec) and its own (status): 16 + 4 GiB */
+    assert_int_equal(pl.pl_pods[0].p_budget_state, BUDGET_OK);
+    assert_int_equal(pl.pl_pods[0].p_budget_mib, 20480);
+    assert_string_equal(pl.pl_pods[0].p_budget_source, "dra");
+    /* named in both: the claim once, the whole claim */
+    assert_int_equal(pl.pl_pods[1].p_budget_state, BUDGET_OK);
+    assert_int_equal(pl.pl_pods[1].p_budget_mib, 16384);
+    assert_string_equal(pl.pl_pods[1].p_budget_decl, "claim ml/shared: memory 16Gi");
+    for (size_t i = 2; i < 4; i++) { /* malformed entries name no claim */
+        assert_null(pl.pl_pods[i].p_budget_source);
+        assert_int_equal(pl.pl_pods[i].p_budget_state, BUDGET_NONE);
+    }
+    pod_list_free(&pl);
+    dra_claims_free(&l);
+    assert_int_equal(pods_json_parse_sources(LIT(twice), &o, &dra, &pl, err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "duplicate key \"resourceClaims\""));
+}
+
 int
 main(void)
 {
@@ -929,6 +1006,7 @@ main(void)
         cmocka_unit_test(test_too_large),
         cmocka_unit_test(test_claim_json),
         cmocka_unit_test(test_claims_of_pods),
+        cmocka_unit_test(test_claims_in_spec),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

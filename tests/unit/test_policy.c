@@ -32,7 +32,7 @@ struct fx {
     struct usage_reading ur;
     struct policy_params pp;
     struct policy_input in;
-    struct policy_result res;
+    struct policy_answer res;
 };
 
 static int
@@ -61,7 +61,7 @@ teardown(void **state)
 {
     struct fx *f = *state;
 
-    policy_result_free(&f->res);
+    policy_answer_free(&f->res);
     free(f);
     return 0;
 }
@@ -100,7 +100,7 @@ pod(struct fx *f, const char *ns, const char *name, int64_t budget_mib, double u
 static void
 decide(struct fx *f)
 {
-    policy_result_free(&f->res);
+    policy_answer_free(&f->res);
     policy_decide(&f->pp, &f->in, &f->res);
 }
 
@@ -219,7 +219,7 @@ test_incident_from_bodies(void **state)
 
     /* FALLBACK changes nothing while someone is over budget */
     f->pp.pp_fallback_largest = 1;
-    policy_result_free(&f->res);
+    policy_answer_free(&f->res);
     policy_decide(&f->pp, &in, &f->res);
     assert_false(f->res.pr_fallback);
     assert_string_equal(f->res.pr_candidates[0].pc_name, "immich-ml-5f7c9d8b6-qx2lp");
@@ -227,7 +227,7 @@ test_incident_from_bodies(void **state)
     /* immich itself starving: its pods are spared, nobody else is over */
     f->pp.pp_fallback_largest = 0;
     f->pp.pp_starving_namespace = "immich";
-    policy_result_free(&f->res);
+    policy_answer_free(&f->res);
     policy_decide(&f->pp, &in, &f->res);
     assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
     assert_string_equal(f->res.pr_reason,
@@ -844,7 +844,7 @@ test_edges(void **state)
 static void
 test_outcome_names_and_free(void **state)
 {
-    struct policy_result r;
+    struct policy_answer r;
 
     /* The audit's words, from the one name table. */
     assert_string_equal(decision_result_name(policy_outcome_result(POLICY_VICTIM)),
@@ -860,9 +860,9 @@ test_outcome_names_and_free(void **state)
         "skipped_telemetry");
     assert_string_equal(
         decision_result_name(policy_outcome_result((enum policy_outcome)99)), "failed");
-    policy_result_free(NULL);
+    policy_answer_free(NULL);
     memset(&r, 0, sizeof(r));
-    policy_result_free(&r);
+    policy_answer_free(&r);
     pod_list_free(NULL);
 }
 
@@ -952,7 +952,7 @@ shuffle_series(struct fx *f)
 
 /* What a result says, independent of where the input pods sat in memory. */
 static void
-describe(const struct policy_result *r, char *buf, size_t len, size_t upto)
+describe(const struct policy_answer *r, char *buf, size_t len, size_t upto)
 {
     size_t i, off, n = upto < r->pr_candidate_count ? upto : r->pr_candidate_count;
 

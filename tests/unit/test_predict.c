@@ -254,15 +254,22 @@ test_boundaries(void **state)
     struct policy_candidate c[] = {cand("a", "x", 1, 3000, 2000),
                                    cand("a", "y", 1, 2500, 2000)};
     double slopes[] = {5.0, 4.999};
+    /* 5 + 4.75 MiB/s over 120 s is 1170 MiB, every figure exact in binary, so
+     * free 2706 projects to exactly the floor. (With 4.999 the projection came
+     * out 2e-13 MiB above it, and "at the floor" was never tested.) */
+    double exact[] = {5.0, 4.75};
     struct predict_outcome o;
-    /* 5 + 4.999 MiB/s over 120 s: exactly 1199.88 MiB; free chosen so the
-     * projection lands exactly on the floor, then one MiB under it. */
     double growth = 5.0 + 4.999;
 
     (void)state;
-    assert_int_equal(predict_judge(&PP, 1536 + growth * 120, c, slopes, 2, "GPU g", &o),
-                     0);
+    assert_int_equal(predict_judge(&PP, 2706, c, exact, 2, "GPU g", &o), 0);
+    assert_true(o.po_projected_mib == 1536.0);
     assert_int_equal(o.po_act, 0); /* at the floor is not below it */
+    assert_non_null(strstr(o.po_reason, "so 1536 MiB would be free in 120 s, not below "
+                                        "the floor: not predicted to starve"));
+    predict_outcome_free(&o);
+    assert_int_equal(predict_judge(&PP, 2705, c, exact, 2, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 1);
     predict_outcome_free(&o);
     assert_int_equal(predict_judge(&PP, 1535 + growth * 120, c, slopes, 2, "GPU g", &o),
                      0);

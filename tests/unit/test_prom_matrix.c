@@ -22,7 +22,7 @@ struct got {
 };
 
 static int
-collect(void *arg, const struct prom_matrix_labels *l, double t, size_t idx, double bytes)
+collect(const struct prom_matrix_labels *l, double t, size_t idx, double bytes, void *arg)
 {
     struct got *g = arg;
 
@@ -204,7 +204,7 @@ note(struct seen *g, const char *line)
 }
 
 static int
-lax_series(void *arg, const struct prom_matrix_labels *l)
+lax_series(const struct prom_matrix_labels *l, void *arg)
 {
     struct seen *g = arg;
     char line[96];
@@ -217,7 +217,7 @@ lax_series(void *arg, const struct prom_matrix_labels *l)
 }
 
 static int
-lax_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx, double v)
+lax_sample(const struct prom_matrix_labels *l, double t, size_t idx, double v, void *arg)
 {
     struct seen *g = arg;
     char line[96];
@@ -321,7 +321,7 @@ struct tally {
 };
 
 static int
-count_series(void *arg, const struct prom_matrix_labels *l)
+count_series(const struct prom_matrix_labels *l, void *arg)
 {
     struct tally *t = arg;
 
@@ -330,8 +330,8 @@ count_series(void *arg, const struct prom_matrix_labels *l)
 }
 
 static int
-count_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx,
-             double v)
+count_sample(const struct prom_matrix_labels *l, double t, size_t idx, double v,
+             void *arg)
 {
     struct tally *ta = arg;
 

@@ -75,7 +75,7 @@ test_node_scope(void **state)
         cand(2, 0, 0, 0, "not_running"),         cand(3, 10, 10, 0, "bad_budget"),
         cand(4, 0, 0, 0, "no_budget"),
     };
-    struct gather_result gr = {.gr_status = GATHER_DECIDED};
+    struct gather_answer gr = {.gr_status = GATHER_DECIDED};
     struct seating_node n;
     json_t *j, *t;
 
@@ -134,12 +134,12 @@ test_gpu_scope(void **state)
     struct policy_candidate a[] = {cand(0, 9000, 6000, 1, NULL),
                                    cand(1, 1000, 1000, 0, "within_budget")};
     struct policy_candidate b[] = {cand(0, 9000, 3000, 0, "within_budget")};
-    struct gather_result gpus[3] = {
+    struct gather_answer gpus[3] = {
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-aaaa"},
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-bbbb"},
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-cccc"},
     };
-    struct gather_result gr = {
+    struct gather_answer gr = {
         .gr_status = GATHER_DECIDED, .gr_gpus = gpus, .gr_gpu_count = 3};
     struct seating s = {0};
     struct seating_node n;
@@ -148,17 +148,17 @@ test_gpu_scope(void **state)
     json_t *j, *cards;
 
     (void)state;
-    gpus[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM,
+    gpus[0].gr_policy = (struct policy_answer){.pr_outcome = POLICY_VICTIM,
                                                .pr_free_known = 1,
                                                .pr_free_mib = 500,
                                                .pr_candidates = a,
                                                .pr_candidate_count = 2};
-    gpus[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_RECOVERED,
+    gpus[1].gr_policy = (struct policy_answer){.pr_outcome = POLICY_SKIPPED_RECOVERED,
                                                .pr_free_known = 1,
                                                .pr_free_mib = 12000,
                                                .pr_candidates = b,
                                                .pr_candidate_count = 1};
-    gpus[2].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
+    gpus[2].gr_policy = (struct policy_answer){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
     snprintf(gpus[2].gr_policy.pr_reason, sizeof(gpus[2].gr_policy.pr_reason),
              "GPU-cccc reads more than the card holds");
     assert_int_equal(seating_node_build("gpu-1", &gr, &pod_list, NULL, NULL, NULL, 1,
@@ -289,11 +289,11 @@ test_gpu_scope_idle(void **state)
                                     .pc_budget_mib = 3000,
                                     .pc_overshoot_mib = 6000,
                                     .pc_eligible = 1}};
-    struct gather_result gpus[2] = {
+    struct gather_answer gpus[2] = {
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-aaaa"},
         {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-bbbb"},
     };
-    struct gather_result gr = {
+    struct gather_answer gr = {
         .gr_status = GATHER_DECIDED, .gr_gpus = gpus, .gr_gpu_count = 2};
     struct seating s = {0};
     struct seating_node n;
@@ -308,12 +308,12 @@ test_gpu_scope_idle(void **state)
     };
 
     (void)state;
-    gpus[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM,
+    gpus[0].gr_policy = (struct policy_answer){.pr_outcome = POLICY_VICTIM,
                                                .pr_free_known = 1,
                                                .pr_free_mib = 500,
                                                .pr_candidates = a,
                                                .pr_candidate_count = 1};
-    gpus[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
+    gpus[1].gr_policy = (struct policy_answer){.pr_outcome = POLICY_SKIPPED_TELEMETRY};
     assert_int_equal(seating_node_build("gpu-1", &gr, &idle_list, NULL, &idle_usage, NULL,
                                         1, NODE_CAPACITY_OK, 14000, NULL, &cfg, &n),
                      0);
@@ -414,7 +414,7 @@ test_gpu_scope_idle(void **state)
 static void
 test_pods_unlisted(void **state)
 {
-    struct gather_result gr = {.gr_status = GATHER_DECIDED};
+    struct gather_answer gr = {.gr_status = GATHER_DECIDED};
     struct seating_node n;
     struct seating s = {.s_node_count = 1};
     struct page_view v = {.pv_seating = &s};
@@ -507,9 +507,9 @@ test_device_card(void **state)
          .dg_total_bytes = 15360.0 * 1048576},
     };
     struct device_reading dr = {.dr_gpus = g, .dr_count = 2};
-    struct gather_result units[2] = {{.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-a"},
+    struct gather_answer units[2] = {{.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-a"},
                                      {.gr_status = GATHER_DECIDED, .gr_gpu = "GPU-b"}};
-    struct gather_result gr = {
+    struct gather_answer gr = {
         .gr_status = GATHER_DECIDED, .gr_gpus = units, .gr_gpu_count = 2};
     struct seating_node n;
     struct seating s = {.s_nodes = &n, .s_node_count = 1};
@@ -521,14 +521,14 @@ test_device_card(void **state)
     FILE *mem;
 
     (void)state;
-    units[0].gr_policy = (struct policy_result){.pr_outcome = POLICY_VICTIM,
+    units[0].gr_policy = (struct policy_answer){.pr_outcome = POLICY_VICTIM,
                                                 .pr_free_known = 1,
                                                 .pr_free_mib = 1000,
                                                 .pr_free_source = FREE_SOURCE_DEVICE,
                                                 .pr_candidates = c,
                                                 .pr_candidate_count = 1};
     /* GPU-b reports no unattributed series. */
-    units[1].gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_RECOVERED,
+    units[1].gr_policy = (struct policy_answer){.pr_outcome = POLICY_SKIPPED_RECOVERED,
                                                 .pr_free_known = 1,
                                                 .pr_free_mib = 15000,
                                                 .pr_free_source = FREE_SOURCE_DEVICE};
@@ -640,7 +640,7 @@ test_absurd_budgets(void **state)
     struct pod big[3];
     struct pod_list list = {.pl_pods = big, .pl_count = 3};
     struct policy_candidate c[3];
-    struct gather_result gr = {.gr_status = GATHER_DECIDED};
+    struct gather_answer gr = {.gr_status = GATHER_DECIDED};
     struct seating_node n;
     struct seating s = {.s_nodes = &n, .s_node_count = 1};
     struct page_view v = {.pv_seating = &s};
@@ -666,7 +666,7 @@ test_absurd_budgets(void **state)
                                          .pc_overshoot_mib = 100 - big[i].p_budget_mib,
                                          .pc_why_not = "within_budget"};
     }
-    gr.gr_policy = (struct policy_result){.pr_outcome = POLICY_SKIPPED_RECOVERED,
+    gr.gr_policy = (struct policy_answer){.pr_outcome = POLICY_SKIPPED_RECOVERED,
                                           .pr_free_known = 1,
                                           .pr_free_mib = 15000,
                                           .pr_free_source = FREE_SOURCE_COMPUTED,

@@ -130,7 +130,7 @@ add_alert(struct fx *f, struct store *s, int64_t ms, const char *name, int64_t *
 }
 
 static int
-count_alerts_cb(void *arg, int64_t id, const struct store_alert *a)
+count_alerts_cb(int64_t id, const struct store_alert *a, void *arg)
 {
     (*(int64_t *)arg)++;
     return 0;
@@ -284,7 +284,7 @@ struct expect {
 };
 
 static int
-expect_cb(void *arg, int64_t id, const struct store_decision *d)
+expect_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     struct expect *e = arg;
 
@@ -846,7 +846,7 @@ test_readonly_while_writer(void **state)
 /* ---- queries ---- */
 
 static int
-collect_ids(void *arg, int64_t id, const struct store_decision *d)
+collect_ids(int64_t id, const struct store_decision *d, void *arg)
 {
     json_array_append_new(arg, json_integer(id));
     return 0;
@@ -937,7 +937,7 @@ test_query_filters(void **state)
 }
 
 static int
-stop_cb(void *arg, int64_t id, const struct store_decision *d)
+stop_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     return -1;
 }
@@ -958,7 +958,7 @@ test_query_get_and_stop(void **state)
 }
 
 static int
-collect_stats(void *arg, const struct store_stat *st)
+collect_stats(const struct store_stat *st, void *arg)
 {
     json_t *o = json_pack("{s:s, s:s, s:I}", "by", st->ss_by, "key", st->ss_key, "count",
                           (json_int_t)st->ss_count);
@@ -1022,7 +1022,7 @@ test_stats(void **state)
 }
 
 static int
-alert_fields_cb(void *arg, int64_t id, const struct store_alert *a)
+alert_fields_cb(int64_t id, const struct store_alert *a, void *arg)
 {
     assert_int_equal(a->sa_received_ms, 1234);
     assert_string_equal(a->sa_alertname, "GPUVRAMLow");
@@ -1250,7 +1250,7 @@ static const char schema_v1[] =
     "PRAGMA user_version = 1;";
 
 static int
-old_row_cb(void *arg, int64_t id, const struct store_decision *d)
+old_row_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     (*(int *)arg)++;
     assert_int_equal(id, 1);
@@ -1266,7 +1266,7 @@ old_row_cb(void *arg, int64_t id, const struct store_decision *d)
 }
 
 static int
-replica_cb(void *arg, int64_t id, const struct store_decision *d)
+replica_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     assert_string_equal(d->sd_replica, (const char *)arg);
     return 0;
@@ -1311,7 +1311,7 @@ test_migrates_v4_file_replica(void **state)
 }
 
 static int
-new_row_cb(void *arg, int64_t id, const struct store_decision *d)
+new_row_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     (*(int *)arg)++;
     assert_int_equal(id, 2);
@@ -1326,7 +1326,7 @@ new_row_cb(void *arg, int64_t id, const struct store_decision *d)
 }
 
 static int
-computed_row_cb(void *arg, int64_t id, const struct store_decision *d)
+computed_row_cb(int64_t id, const struct store_decision *d, void *arg)
 {
     (*(int *)arg)++;
     assert_string_equal(d->sd_free_source, "computed");

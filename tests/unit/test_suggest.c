@@ -361,8 +361,8 @@ test_tally(void **state)
 
 /* As suggest.c reads a range answer: every sample into the tally. */
 static int
-tally_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx,
-             double bytes)
+tally_sample(const struct prom_matrix_labels *l, double t, size_t idx, double bytes,
+             void *arg)
 {
     (void)t;
     return sg_acc_sample(arg, l->ml_namespace, l->ml_pod, idx, bytes);

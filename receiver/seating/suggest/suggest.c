@@ -47,8 +47,8 @@ struct chunk {
 };
 
 static int
-count_sample(void *arg, const struct prom_matrix_labels *l, double t, size_t idx,
-             double bytes)
+count_sample(const struct prom_matrix_labels *l, double t, size_t idx, double bytes,
+             void *arg)
 {
     struct chunk *c = arg;
 

@@ -186,7 +186,7 @@ sg_fetch_capacity(struct sg_fetch *f, const char *node, int64_t *mib, char *note
 }
 
 static int
-pods_parse(const char *body, size_t len, void *arg, char *err, size_t errlen)
+pods_parse(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct wait *w = arg;
 

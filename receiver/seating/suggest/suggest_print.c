@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "audit_format.h"
+#include "json_build.h"
 #include "termtext.h"
 
 int
@@ -121,12 +122,6 @@ sg_patch_split(const struct sg_workload *w, int64_t **mib, size_t *n)
     }
     v[best] += w->w_suggested_mib - given;
     return 0;
-}
-
-static int
-set(json_t *o, const char *key, json_t *v)
-{
-    return v == NULL ? -1 : json_object_set_new(o, key, v);
 }
 
 /* w's source, when it is not GPUMEM_RESOURCE's: "hami", "kai", "dra", else NULL. */
@@ -240,11 +235,11 @@ source_patch(const struct sg_workload *w, const char *src, const char *api,
                          KAI_GPU_MEMORY, val, KAI_GPU_FRACTION);
     }
     if (spec == NULL || (doc = json_object()) == NULL ||
-        set(doc, "apiVersion", json_string(api)) ||
-        set(doc, "kind", json_string(w->w_kind)) ||
-        set(doc, "metadata",
-            json_pack("{s:s, s:s}", "name", w->w_name, "namespace", w->w_namespace)) ||
-        set(doc, "spec", json_incref(spec)))
+        jb_set(doc, "apiVersion", json_string(api)) ||
+        jb_set(doc, "kind", json_string(w->w_kind)) ||
+        jb_set(doc, "metadata",
+               json_pack("{s:s, s:s}", "name", w->w_name, "namespace", w->w_namespace)) ||
+        jb_set(doc, "spec", json_incref(spec)))
         goto fail;
     json_decref(spec);
     json_decref(containers);
@@ -303,12 +298,12 @@ sg_patch_json(const struct sg_workload *w, const char *resource, const char **wh
         if (ct == NULL || json_array_append_new(containers, ct) == -1)
             goto fail;
     }
-    if (set(doc, "apiVersion", json_string(api)) ||
-        set(doc, "kind", json_string(w->w_kind)) ||
-        set(doc, "metadata",
-            json_pack("{s:s, s:s}", "name", w->w_name, "namespace", w->w_namespace)) ||
-        set(doc, "spec",
-            json_pack("{s:{s:{s:O}}}", "template", "spec", "containers", containers)))
+    if (jb_set(doc, "apiVersion", json_string(api)) ||
+        jb_set(doc, "kind", json_string(w->w_kind)) ||
+        jb_set(doc, "metadata",
+               json_pack("{s:s, s:s}", "name", w->w_name, "namespace", w->w_namespace)) ||
+        jb_set(doc, "spec",
+               json_pack("{s:{s:{s:O}}}", "template", "spec", "containers", containers)))
         goto fail;
     json_decref(containers);
     free(mib);
@@ -321,12 +316,6 @@ fail:
 }
 
 static json_t *
-int_or_null(int known, int64_t v)
-{
-    return known ? json_integer((json_int_t)v) : json_null();
-}
-
-static json_t *
 workload_json(const struct sg_workload *w)
 {
     json_t *o = json_object();
@@ -335,29 +324,30 @@ workload_json(const struct sg_workload *w)
     const char *why = why_not(w);
     char decl[512];
 
-    if (o == NULL || set(o, "namespace", json_string(w->w_namespace)) ||
-        set(o, "kind", w->w_kind ? json_string(w->w_kind) : json_null()) ||
-        set(o, "name", json_string(w->w_name)) ||
-        set(o, "pods", json_integer((json_int_t)w->w_live)) ||
-        set(o, "pods_seen", json_integer((json_int_t)w->w_pods_seen)) ||
-        set(o, "declared", json_string(declared_word(w->w_declared))) ||
-        set(o, "declared_mib", int_or_null(dec, w->w_declared_mib)) ||
-        set(o, "samples", json_integer((json_int_t)w->w_hist.h_n)) ||
-        set(o, "history_s", json_integer((json_int_t)w->w_history_s)) ||
-        set(o, "p99_mib", int_or_null(has, w->w_p99)) ||
-        set(o, "max_mib", int_or_null(has, w->w_max)) ||
-        set(o, "suggested_mib", int_or_null(w->w_suggested, w->w_suggested_mib)) ||
-        set(o, "change_mib",
-            int_or_null(w->w_suggested && dec, w->w_suggested_mib - w->w_declared_mib)) ||
-        set(o, "why_not", why ? json_string(why) : json_null())) {
+    if (o == NULL || jb_set(o, "namespace", json_string(w->w_namespace)) ||
+        jb_set(o, "kind", w->w_kind ? json_string(w->w_kind) : json_null()) ||
+        jb_set(o, "name", json_string(w->w_name)) ||
+        jb_set(o, "pods", json_integer((json_int_t)w->w_live)) ||
+        jb_set(o, "pods_seen", json_integer((json_int_t)w->w_pods_seen)) ||
+        jb_set(o, "declared", json_string(declared_word(w->w_declared))) ||
+        jb_set(o, "declared_mib", jb_int_or_null(dec, w->w_declared_mib)) ||
+        jb_set(o, "samples", json_integer((json_int_t)w->w_hist.h_n)) ||
+        jb_set(o, "history_s", json_integer((json_int_t)w->w_history_s)) ||
+        jb_set(o, "p99_mib", jb_int_or_null(has, w->w_p99)) ||
+        jb_set(o, "max_mib", jb_int_or_null(has, w->w_max)) ||
+        jb_set(o, "suggested_mib", jb_int_or_null(w->w_suggested, w->w_suggested_mib)) ||
+        jb_set(o, "change_mib",
+               jb_int_or_null(w->w_suggested && dec,
+                              w->w_suggested_mib - w->w_declared_mib)) ||
+        jb_set(o, "why_not", why ? json_string(why) : json_null())) {
         json_decref(o);
         return NULL;
     }
     if (other_source(w) != NULL &&
-        (set(o, "budget_source", json_string(other_source(w))) ||
-         set(o, "declaration",
-             sg_declaration(w, decl, sizeof(decl)) == 1 ? json_string(decl)
-                                                        : json_null()))) {
+        (jb_set(o, "budget_source", json_string(other_source(w))) ||
+         jb_set(o, "declaration",
+                sg_declaration(w, decl, sizeof(decl)) == 1 ? json_string(decl)
+                                                           : json_null()))) {
         json_decref(o);
         return NULL;
     }
@@ -377,18 +367,19 @@ node_json(const struct sg_acc *a, const struct sg_node *n)
                                                  n->n_seats[i].ss_name, "seat_mib",
                                                  (json_int_t)n->n_seats[i].ss_mib)) == -1)
             goto fail;
-    if (set(o, "node", json_string(n->n_name)) ||
-        set(o, "capacity_mib", int_or_null(n->n_capacity_known, n->n_capacity_mib)) ||
-        set(o, "capacity_error",
-            n->n_capacity_note ? json_string(n->n_capacity_note) : json_null()) ||
-        set(o, "declared_mib", json_integer((json_int_t)n->n_declared_mib)) ||
-        set(o, "suggested_seats_mib", json_integer((json_int_t)n->n_seats_mib)) ||
-        set(o, "fits", n->n_capacity_known ? json_boolean(n->n_fits) : json_null()) ||
-        set(o, "over_mib",
-            int_or_null(n->n_capacity_known,
-                        n->n_fits ? 0 : n->n_seats_mib - n->n_capacity_mib)))
+    if (jb_set(o, "node", json_string(n->n_name)) ||
+        jb_set(o, "capacity_mib",
+               jb_int_or_null(n->n_capacity_known, n->n_capacity_mib)) ||
+        jb_set(o, "capacity_error",
+               n->n_capacity_note ? json_string(n->n_capacity_note) : json_null()) ||
+        jb_set(o, "declared_mib", json_integer((json_int_t)n->n_declared_mib)) ||
+        jb_set(o, "suggested_seats_mib", json_integer((json_int_t)n->n_seats_mib)) ||
+        jb_set(o, "fits", n->n_capacity_known ? json_boolean(n->n_fits) : json_null()) ||
+        jb_set(o, "over_mib",
+               jb_int_or_null(n->n_capacity_known,
+                              n->n_fits ? 0 : n->n_seats_mib - n->n_capacity_mib)))
         goto fail;
-    if (set(o, "cut", cut) == -1) {
+    if (jb_set(o, "cut", cut) == -1) {
         cut = NULL;
         goto fail;
     }
@@ -422,11 +413,12 @@ print_json(FILE *out, const struct sg_acc *a, const struct sg_opts *o, const cha
                 gone, json_pack("{s:s, s:I}", "pod", a->a_gone[i].g_key, "samples",
                                 (json_int_t)a->a_gone[i].g_samples)) == -1)
             goto out;
-    if (set(doc, "window_s", json_integer((json_int_t)o->so_window_s)) ||
-        set(doc, "step_s", json_integer((json_int_t)a->a_step)) ||
-        set(doc, "headroom_pct", json_real(o->so_headroom_bp / 100.0)) ||
-        set(doc, "query", json_string(query)) || json_object_set(doc, "workloads", wl) ||
-        json_object_set(doc, "nodes", nodes) || json_object_set(doc, "unclaimed", gone))
+    if (jb_set(doc, "window_s", json_integer((json_int_t)o->so_window_s)) ||
+        jb_set(doc, "step_s", json_integer((json_int_t)a->a_step)) ||
+        jb_set(doc, "headroom_pct", json_real(o->so_headroom_bp / 100.0)) ||
+        jb_set(doc, "query", json_string(query)) ||
+        json_object_set(doc, "workloads", wl) || json_object_set(doc, "nodes", nodes) ||
+        json_object_set(doc, "unclaimed", gone))
         goto out;
     json_dumpf(doc, out, AUDIT_JSON_FLAGS);
     fputc('\n', out);
