@@ -411,6 +411,74 @@ test_brake_table_full(void **state)
     free(logs);
 }
 
+static void
+drained_cb(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+/* A full brake table forgets idle nodes only: gpu-node-1, whose decision is
+ * still in flight, keeps its state through the purge the 1,025th node makes,
+ * so a second trigger for it is coalesced. Forgetting it (busy, but no SETTLE
+ * window open) let two decisions run on one node at once, and the first wrote
+ * to the freed state when it ended. */
+static void
+test_brake_table_full_keeps_busy(void **state)
+{
+    struct env *e = *state;
+    size_t n[2];
+    int drained = 0;
+    json_t *all, *d;
+
+    /* gpu-node-1's reading is held back 20 s; every other node's is at once. */
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
+                                     "remedy-prom-recovered.json", 20000),
+                     0);
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json");
+    start(e,
+          (const struct kv[]){{"FREE_QUERY", ""}, {"HTTP_TIMEOUT", "30s"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    for (int i = 0; i < 400 && count_path(e, "GET", QUERY_PATH) < 1; i++)
+        run_ms(e->base, 5);
+    assert_int_equal(count_path(e, "GET", QUERY_PATH), 1);
+
+    /* 1,023 more nodes fill the table; each ends at once, idle. */
+    deliver_nodes(e, 1023);
+    for (int i = 0; i < 3000 && remedy_in_flight(e->r) > 1; i++)
+        run_ms(e->base, 5);
+    count_rows(e, n);
+    assert_int_equal(n[0], 1023);
+    assert_int_equal(n[1], 1024);
+    assert_int_equal(remedy_in_flight(e->r), 1); /* gpu-node-1, still reading */
+
+    /* The 1,025th node: the idle ones are forgotten, gpu-node-1 is not. */
+    deliver(e, "\"node\":\"node-1023\"");
+    for (int i = 0; i < 1000 && (count_rows(e, n), n[0] < 1024); i++)
+        run_ms(e->base, 5);
+    assert_int_equal(n[0], 1024);
+    deliver(e, ON_NODE);
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    run_ms(e->base, 50);
+    assert_int_equal(count_path(e, "GET", QUERY_PATH), 1 + 1023 + 1);
+
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1026);
+    d = json_array_get(all, 1025);
+    jstr(d, "node", NODE);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "a decision for " NODE " is already in flight");
+    d = json_array_get(all, 1024);
+    jstr(d, "node", "node-1023");
+    jstr(d, "result", "skipped_recovered");
+    d = json_array_get(all, 0);
+    jstr(d, "node", NODE);
+    jstr(d, "result", "failed");
+    jhas(d, "reason", "nothing was recycled");
+    json_decref(all);
+}
+
 /* Gauges keyed by node (or alertname) keep 256 label sets and no value over
  * 256 bytes: 300 alertnames of 100 KB each once held 25 MB in the metrics. */
 static void
@@ -698,6 +766,7 @@ main(void)
         T(test_node_list_bad_names),
         T(test_gpu_label_too_long),
         T(test_brake_table_full),
+        T(test_brake_table_full_keeps_busy),
         T(test_metric_labels_bounded),
         T(test_reading_too_many_gpus),
         T(test_reading_256_gpus),

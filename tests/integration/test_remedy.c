@@ -1706,6 +1706,34 @@ test_hourly_brake(void **state)
     json_decref(all);
 }
 
+/* MAX_RECYCLES_PER_HOUR=0 is no limit (SPEC "Settings"): two recycles in a
+ * row, neither rate_limited. */
+static void
+test_hourly_brake_off(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {
+        {"MAX_RECYCLES_PER_HOUR", "0"}, {"SETTLE", "0"}, {NULL, NULL}};
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    then_prom(e, "remedy-prom-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 2);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "recycled");
+    jstr(json_array_get(all, 1), "result", "recycled");
+    json_decref(all);
+}
+
 /* In dry-run a would_recycle opens the SETTLE window like a recycle. */
 static void
 test_dry_run_settle(void **state)
@@ -3770,6 +3798,7 @@ main(void)
         T(test_settle_window),
         T(test_brake_per_node),
         T(test_hourly_brake),
+        T(test_hourly_brake_off),
         T(test_dry_run_settle),
         T(test_dry_run_hourly),
         T(test_every_gpu_node),
