@@ -24,7 +24,7 @@
 #include "clock.h"
 #include "front_reply.h"
 #include "log.h"
-#include "page_escape.h"
+#include "page_text.h"
 #include "page_html.h"
 #include "seating.h"
 #include "store.h"

@@ -6,7 +6,7 @@
  * reader) gets all of it. Every string that came from outside (node, GPU,
  * namespace and pod names, errors) goes through page_html_escape(). */
 #include "page_html.h"
-#include "page_escape.h"
+#include "page_text.h"
 #include "page_idle.h"
 #include "page_keys.h"
 #include "page_notes.h"
@@ -92,16 +92,6 @@ emit(struct buf *out, const char *fmt, ...)
     }
     va_end(ap);
     return rc;
-}
-
-void
-page_html_utc(int64_t ms, char *buf, size_t len)
-{
-    time_t sec = (time_t)(ms / 1000);
-    struct tm tm;
-
-    if (gmtime_r(&sec, &tm) == NULL || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-        snprintf(buf, len, "?");
 }
 
 /* The scale of a card: everything drawn must fit, even an over-committed

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "page_escape.h"
+#include "page_text.h"
 
 static int
 idle_row(struct buf *out, const struct seating_tenant *t)

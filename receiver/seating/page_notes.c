@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "page_escape.h"
+#include "page_text.h"
 
 /* Whether t, on node n, was already named (GPU scope: one tenant, many cards). */
 static int

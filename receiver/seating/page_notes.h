@@ -4,7 +4,7 @@
 #define GVW_PAGE_NOTES_H
 
 #include "buf.h"
-#include "page_html.h"
+#include "page_view.h"
 #include "seating.h"
 
 /* Over-budget tenants named in the alarm at the top; the rest are counted. */

@@ -1,7 +1,10 @@
-/* page_escape.c -- HTML escaping for every string the seating page shows */
-#include "page_escape.h"
+/* page_text.c -- the text every part of the seating page writes: names HTML-escaped,
+ * times in UTC */
+#include "page_text.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int
 page_html_escape(struct buf *out, const char *s)
@@ -18,4 +21,14 @@ page_html_escape(struct buf *out, const char *s)
             return -1;
     }
     return 0;
+}
+
+void
+page_html_utc(int64_t ms, char *buf, size_t len)
+{
+    time_t sec = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (gmtime_r(&sec, &tm) == NULL || strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+        snprintf(buf, len, "?");
 }
