@@ -135,6 +135,60 @@ seating_free(struct seating *s)
 
 /* A pod is on the chart when it holds a seat (declares a budget, readable
  * or not) or VRAM; the node's other pods (daemons, CPU work) are not. */
+/* One DRA seat: the claims a pod names, in budget_src's words, and their memory. */
+struct claim_seat {
+    const char *cs_decl;
+    int64_t cs_mib;
+};
+
+static int
+seat_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct claim_seat *)a)->cs_decl,
+                  ((const struct claim_seat *)b)->cs_decl);
+}
+
+static void
+seats_add(int64_t *mib, int64_t v)
+{
+    *mib = v > INT64_MAX - *mib ? INT64_MAX : *mib + v; /* saturate, never wrap */
+}
+
+/*
+ * The seats the node's pods hold: the sum of readable budgets, each DRA
+ * declaration once, since pods sharing a claim name the same claims in the
+ * same words (budget_src.c) and the scheduler allocated that memory once.
+ * Unreadable budgets are counted in *bad. n log n. 0, or -1 when out of memory.
+ */
+static int
+seats_sum(const struct pod_list *pods, int64_t *mib, size_t *bad)
+{
+    struct claim_seat *seats = NULL;
+    size_t n = 0;
+
+    if (pods->pl_count > 0 && (seats = calloc(pods->pl_count, sizeof(*seats))) == NULL)
+        return -1;
+    for (size_t i = 0; i < pods->pl_count; i++) {
+        const struct pod *q = &pods->pl_pods[i];
+        if (q->p_budget_state == BUDGET_BAD)
+            (*bad)++;
+        if (q->p_budget_state != BUDGET_OK)
+            continue;
+        if (q->p_budget_source != NULL && strcmp(q->p_budget_source, "dra") == 0 &&
+            q->p_budget_decl != NULL)
+            seats[n++] = (struct claim_seat){q->p_budget_decl, q->p_budget_mib};
+        else
+            seats_add(mib, q->p_budget_mib);
+    }
+    if (n > 1)
+        qsort(seats, n, sizeof(*seats), seat_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(seats[i].cs_decl, seats[i - 1].cs_decl) != 0)
+            seats_add(mib, seats[i].cs_mib);
+    free(seats);
+    return 0;
+}
+
 static int
 on_chart(const struct policy_candidate *c)
 {
@@ -298,17 +352,10 @@ seating_node_build(const char *node, const struct gather_answer *gr,
                      : "the node's pods could not be listed");
     }
     /* Budgets are node resources: each pod's seat counts once per node, used
-     * or not, whichever GPU it runs on. */
-    for (size_t i = 0; pods != NULL && i < pods->pl_count; i++) {
-        if (pods->pl_pods[i].p_budget_state == BUDGET_OK)
-            /* Each budget is >= 0 and <= INT64_MAX: saturate, never wrap. */
-            out->sn_budgets_mib =
-                pods->pl_pods[i].p_budget_mib > INT64_MAX - out->sn_budgets_mib
-                    ? INT64_MAX
-                    : out->sn_budgets_mib + pods->pl_pods[i].p_budget_mib;
-        else if (pods->pl_pods[i].p_budget_state == BUDGET_BAD)
-            out->sn_bad_budgets++;
-    }
+     * or not, whichever GPU it runs on; a DRA claim shared by several pods is
+     * one seat (seats_sum). */
+    if (pods != NULL && seats_sum(pods, &out->sn_budgets_mib, &out->sn_bad_budgets) == -1)
+        goto fail;
     if (sources_build(out, pods) == -1)
         goto fail;
     /* GPU scope: one card per GPU the series name; else the node's one card. */

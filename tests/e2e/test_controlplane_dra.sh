@@ -245,6 +245,8 @@ echo "$out" >"$TMP/budgets.json"
 tenants() { jq -r '[.. | objects | select(.pod? and .namespace?) | "\(.namespace)/\(.pod | sub("-[a-z0-9]+-[a-z0-9]+$"; "")) \(.budget_source) \(.budget_mib)"] | sort | join(", ")' "$1"; }
 expect_eq "budgets --format json: each tenant's budget from dra, the claim's consumed memory (a shared claim: the whole claim on each sharer)" \
     "ml/infer dra 4096, ml/train dra 8192, rag/rag dra 16384, rag/rag dra 16384" "$(tenants "$TMP/budgets.json")"
+expect_eq "budgets --format json: the shared claim is one seat (4096 + 8192 + 16384, as the scheduler allocated)" \
+    "28672" "$(jq -r .budgets_mib "$TMP/budgets.json")"
 out=$(env "${KENV[@]}" BUDGET_SOURCES=dra "$GVW_BINARY" budgets --node "$NODE" 2>&1)
 expect_contains "the budgets table marks a dra budget" "[dra]" "$out"
 

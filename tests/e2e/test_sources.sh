@@ -47,8 +47,9 @@ kai)
 dra)
     SCENARIO=$SC/incident-dra.json
     BUDGETS="frigate/frigate resource 2000, immich/immich-ml dra 3000, immich/immich-server resource 1800, llm/llama-swap dra 6144, portal/portal-stt dra 2048, portal/portal-tts dra 2048"
-    # Seats are counted per pod: each sharer of portal-gpu adds the whole claim.
-    SEATS=17040
+    # A claim shared is one seat: portal-stt and portal-tts share portal-gpu
+    # (2048), counted once.
+    SEATS=14992
     export BUDGET_SOURCES=dra,resource
     # The exporter reads no claims: a DRA pod's next source is asked (llama-swap's
     # GPUMEM_RESOURCE), immich-ml has none.
