@@ -244,6 +244,13 @@ check(void *arg, char *err, size_t errlen)
         snprintf(err, errlen, "PROMETHEUS_URL: must not be empty");
         return -1;
     }
+    if (cfg->c_max_recycles_per_hour > CONFIG_MAX_RECYCLES_PER_HOUR) {
+        /* The brake remembers that many recycles an hour; more would be no brake. */
+        snprintf(err, errlen,
+                 "MAX_RECYCLES_PER_HOUR: at most %d (0 = no limit), not %lld",
+                 CONFIG_MAX_RECYCLES_PER_HOUR, (long long)cfg->c_max_recycles_per_hour);
+        return -1;
+    }
     if (config_capacity_parse(cfg->c_gpumem_capacity_raw, &cfg->c_gpumem_capacity_auto,
                               &cfg->c_gpumem_capacity_mib) == -1) {
         snprintf(err, errlen,

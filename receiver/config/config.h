@@ -22,6 +22,9 @@ enum action_kind { ACTION_EVICT, ACTION_DELETE };
 enum fallback_kind { FALLBACK_NONE, FALLBACK_LARGEST };
 
 /* The loaded configuration. Every string is owned by the struct. */
+/* MAX_RECYCLES_PER_HOUR's most: the hourly brake remembers this many recycles. */
+#define CONFIG_MAX_RECYCLES_PER_HOUR 4096
+
 struct config {
     char *c_listen_addr;            /* LISTEN_ADDR, "host:port" */
     int c_dry_run;                  /* DRY_RUN */

@@ -26,7 +26,9 @@ recycles_last_hour(struct remedy *r, double now)
 
 /* An eviction in flight holds a seat, so two decisions acting in the same
  * instant (two GPUs, two nodes) cannot both pass a brake with one seat left;
- * d's own seat does not count against it (a 409's fresh look acts again). */
+ * d's own seat would not count against it (every caller asks before taking
+ * its seat today, so no test can see this; kept so a later caller cannot
+ * brake itself). */
 int
 brakes_rate_limited(struct remedy *r, const struct decision *d, double now)
 {

@@ -29,8 +29,8 @@
 #include "store.h"
 #include "verdict.h"
 
-/* MAX_RECYCLES_PER_HOUR above this is no limit in practice */
-#define MAX_BRAKE_RING 4096
+/* The hourly brake's memory: MAX_RECYCLES_PER_HOUR at its most (config refuses more). */
+#define MAX_BRAKE_RING CONFIG_MAX_RECYCLES_PER_HOUR
 
 /* Per node (in GPU scope per node and GPU): one decision at a time, and the
  * quiet window after a recycle. */

@@ -171,6 +171,7 @@ test_bad_values_name_the_setting(void **state)
         {"GPU_TOTAL_MIB", "0", "GPU_TOTAL_MIB: must be greater than 0"},
         {"GPU_TOTAL_MIB", "99999999999999999999", "GPU_TOTAL_MIB"},
         {"MAX_RECYCLES_PER_HOUR", "six", "MAX_RECYCLES_PER_HOUR"},
+        {"MAX_RECYCLES_PER_HOUR", "4097", "MAX_RECYCLES_PER_HOUR: at most 4096"},
         {"GPUMEM_CAPACITY_MIB", "1.5", "GPUMEM_CAPACITY_MIB: '1.5' is neither auto nor"},
         {"GPUMEM_CAPACITY_MIB", "-1", "GPUMEM_CAPACITY_MIB"},
         {"GPUMEM_CAPACITY_MIB", "", "GPUMEM_CAPACITY_MIB"},
