@@ -38,3 +38,13 @@ if(TARGET gpu-vram-watchdog)
   set_tests_properties(controlplane_overlays PROPERTIES LABELS "controlplane" TIMEOUT 300
     ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endif()
+
+# BUDGET_SOURCES=hami and =kai on the real control plane (issue 36): a node whose
+# status carries HAMi's resources, pods the real scheduler seats with gpumem
+# limits; pods with KAI/Run:ai annotations beside Run:ai's reservation pod; the
+# pod overshooting its declared share recycled on each; its own cluster.
+if(TARGET gpu-vram-watchdog AND TARGET gvw-stub-nvml)
+  add_test(NAME controlplane_sources COMMAND bash ${CMAKE_SOURCE_DIR}/tests/e2e/test_controlplane_sources.sh)
+  set_tests_properties(controlplane_sources PROPERTIES LABELS "controlplane" TIMEOUT 300
+    ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR};GVW_CP_TIMINGS=${CMAKE_BINARY_DIR}/controlplane-sources-timings.txt")
+endif()
