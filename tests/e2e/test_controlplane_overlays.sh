@@ -216,6 +216,15 @@ leads() {
             "$(jq -r --arg f "$field" '.[$f] // "(absent)"' <<<"$line")"
     done
     expect_eq "$name: ... and the Prometheus it was pointed at" "$PROM" "$(jq -r '.prometheus_url' <<<"$line")"
+    # Receiving alerts as Alertmanager sends them, with the token the overlay
+    # rendered (a non-trigger alert: stored, nothing decided); any other is 401.
+    local alert='{"version":"4","status":"firing","receiver":"gvw","groupLabels":{},"commonLabels":{},"commonAnnotations":{},"externalURL":"http://am","groupKey":"{}:{}","alerts":[{"status":"firing","labels":{"alertname":"GPUPodOverBudget","namespace":"ml","pod":"p"},"annotations":{},"startsAt":"2026-11-28T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"0fa1e0fa1e0fa1e0"}]}'
+    expect_eq "$name: the webhook takes Alertmanager's alert with the rendered Secret's token" \
+        '200 {"accepted":1}' "$(curl -s -w ' %{http_code}' -H "Authorization: Bearer $(cat "$TMP/$name.webhook-token")" \
+        --data-binary "$alert" "http://127.0.0.1:$W_PORT/webhook" | awk '{print $NF, $1}')"
+    expect_eq "$name: ... and refuses another token (401)" 401 \
+        "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer not-the-token' \
+        --data-binary "$alert" "http://127.0.0.1:$W_PORT/webhook")"
     kill -TERM "$W_PID"
     wait_for 10 holder_is "$lease" "" && pass "$name: SIGTERM hands the Lease back" ||
         fail "$name: SIGTERM hands the Lease back" "holder '$(holder "$lease")'"
