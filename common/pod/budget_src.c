@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "decimal.h"
 #include "quantity.h"
 
@@ -24,21 +25,6 @@ const char BSRC_NOT_STRING[] = "(not a string)";
     } while (0)
 
 static const char *const words[] = {NULL, "resource", "hami", "kai", "dra"};
-
-/* Appends to the declaration at *off; past the end is dropped, never overrun. */
-static void __attribute__((format(printf, 4, 5)))
-decl_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*off >= len)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *off, len - *off, fmt, ap);
-    va_end(ap);
-    *off = n < 0 || (size_t)n >= len - *off ? len : *off + (size_t)n;
-}
 
 const char *
 bsrc_name(enum bsrc s)
@@ -236,13 +222,13 @@ judge_hami(const struct bsrc_pod *p, struct bsrc_budget *b)
             b->bb_gpus += (double)n * (double)pct / 100.0;
             snprintf(part, sizeof(part), HAMI_GPUMEM_PCT ": %lld", (long long)pct);
         }
-        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", parts++ ? "; " : "");
+        text_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", parts++ ? "; " : "");
         if (p->bp_container_count > 1)
-            decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s: ", cname);
+            text_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s: ", cname);
         if (n > 1)
-            decl_append(b->bb_decl, sizeof(b->bb_decl), &off, HAMI_GPU ": %lld, ",
+            text_append(b->bb_decl, sizeof(b->bb_decl), &off, HAMI_GPU ": %lld, ",
                         (long long)n);
-        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", part);
+        text_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s", part);
     }
     if (parts == 0)
         bad(b, HAMI_GPUMEM " is declared but no container is given an " HAMI_GPU);
@@ -289,7 +275,7 @@ judge_kai(const struct bsrc_pod *p, struct bsrc_budget *b)
             BAD(b, KAI_GPU_FRACTION " \"%s\" is not a fraction above 0 and at most 1",
                 shown);
         b->bb_gpus = f * (double)devices;
-        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_FRACTION ": \"%s\"",
+        text_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_FRACTION ": \"%s\"",
                     shown);
     } else {
         show(p->bp_memory, shown);
@@ -299,12 +285,12 @@ judge_kai(const struct bsrc_pod *p, struct bsrc_budget *b)
         if (decimal_parse(p->bp_memory, INT32_MAX, &mem) != 0 || mem == 0)
             BAD(b, KAI_GPU_MEMORY " \"%s\" is not a whole number of MiB above 0", shown);
         b->bb_mib = mem * devices;
-        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_MEMORY ": \"%s\"",
+        text_append(b->bb_decl, sizeof(b->bb_decl), &off, KAI_GPU_MEMORY ": \"%s\"",
                     shown);
     }
     if (p->bp_num_devices != NULL) {
         show(p->bp_num_devices, shown2);
-        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, ", " KAI_NUM_DEVICES ": \"%s\"",
+        text_append(b->bb_decl, sizeof(b->bb_decl), &off, ", " KAI_NUM_DEVICES ": \"%s\"",
                     shown2);
     }
 }
@@ -351,7 +337,7 @@ judge_dra(const struct bsrc_pod *p, struct bsrc_budget *b)
                 p->bp_namespace ? p->bp_namespace : "", claim);
         if (c->bl_memory_count == 0)
             continue;
-        decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%sclaim %s/%s: memory",
+        text_append(b->bb_decl, sizeof(b->bb_decl), &off, "%sclaim %s/%s: memory",
                     off ? "; " : "", p->bp_namespace ? p->bp_namespace : "", claim);
         for (k = 0; k < c->bl_memory_count; k++) {
             const char *m = c->bl_memory[k];
@@ -366,7 +352,7 @@ judge_dra(const struct bsrc_pod *p, struct bsrc_budget *b)
             if (bytes > INT64_MAX - total)
                 BAD(b, "claim %s: the memory together overflows 64 bits", claim);
             total += bytes;
-            decl_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s %s", k ? "," : "",
+            text_append(b->bb_decl, sizeof(b->bb_decl), &off, "%s %s", k ? "," : "",
                         shown);
         }
         if (c->bl_reserved > b->bb_shared)

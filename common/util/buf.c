@@ -81,3 +81,19 @@ buf_free(struct buf *b)
     free(b->b_data);
     buf_init(b, b->b_cap);
 }
+
+void
+text_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*off >= len)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *off, len - *off, fmt, ap);
+    va_end(ap);
+    /* A negative n (an encoding error, which these formats cannot raise)
+     * ends the text like one that does not fit. */
+    *off = n < 0 || (size_t)n >= len - *off ? len : *off + (size_t)n;
+}

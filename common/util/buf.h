@@ -23,6 +23,11 @@ int buf_reserve(struct buf *b, size_t extra);
 int buf_append(struct buf *b, const void *data, size_t len);
 /* Appends a formatted string (bounded by the cap). Returns 0 or -1. */
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a formatted string to the fixed array buf (len bytes) at *off and
+ * moves *off on; what does not fit is dropped (the text ends there, always
+ * NUL-terminated), never overrun. The sentences the decision writes. */
+void text_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Empties the buffer but keeps its memory. */
 void buf_reset(struct buf *b);
 /* Frees the memory; the buffer may be reused after buf_init(). */

@@ -1,7 +1,6 @@
 /* policy.c -- the decision core: who may be recycled, in which order, and why */
 #include "policy.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,22 +57,6 @@ policy_outcome_result(enum policy_outcome o)
         return RESULT_WOULD_RECYCLE;
     }
     return RESULT_FAILED; /* can't happen */
-}
-
-void
-policy_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*off >= len)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *off, len - *off, fmt, ap);
-    va_end(ap);
-    /* A negative n (an encoding error, which these formats cannot raise)
-     * converts to a huge size and simply ends the sentence. */
-    *off = (size_t)n >= len - *off ? len : *off + (size_t)n;
 }
 
 static int
@@ -508,11 +491,11 @@ reason_fallback(struct policy_answer *res, const struct policy_params *pp,
 
     if (in->pi_device == NULL || dev->df_have)
         return;
-    policy_append(res->pr_free_note, sizeof(res->pr_free_note), &off,
-                  "; free computed as GPU_TOTAL_MIB=%lld - used (%s)",
-                  (long long)pp->pp_total_mib, dev->df_why);
+    text_append(res->pr_free_note, sizeof(res->pr_free_note), &off,
+                "; free computed as GPU_TOTAL_MIB=%lld - used (%s)",
+                (long long)pp->pp_total_mib, dev->df_why);
     off = strlen(res->pr_reason);
-    policy_append(res->pr_reason, sizeof(res->pr_reason), &off, "%s", res->pr_free_note);
+    text_append(res->pr_reason, sizeof(res->pr_reason), &off, "%s", res->pr_free_note);
 }
 
 /* "free N MiB", and in GPU scope " on GPU G". */
@@ -520,9 +503,9 @@ static void
 free_words(char *r, size_t len, size_t *off, const struct policy_answer *res,
            const char *gpu)
 {
-    policy_append(r, len, off, "free %lld MiB", (long long)res->pr_free_mib);
+    text_append(r, len, off, "free %lld MiB", (long long)res->pr_free_mib);
     if (gpu != NULL)
-        policy_append(r, len, off, " on GPU %s", gpu);
+        text_append(r, len, off, " on GPU %s", gpu);
 }
 
 static void
@@ -533,39 +516,38 @@ reason_victim(struct policy_answer *res, const struct policy_params *pp, const c
     char *r = res->pr_reason;
 
     free_words(r, len, &off, res, gpu);
-    policy_append(r, len, &off, " < floor %lld MiB", (long long)pp->pp_floor_mib);
+    text_append(r, len, &off, " < floor %lld MiB", (long long)pp->pp_floor_mib);
     if (!res->pr_fallback) {
-        policy_append(r, len, &off, "; %s/%s uses %lld MiB", v->pc_namespace, v->pc_name,
-                      (long long)v->pc_used_mib);
+        text_append(r, len, &off, "; %s/%s uses %lld MiB", v->pc_namespace, v->pc_name,
+                    (long long)v->pc_used_mib);
         if (gpu != NULL)
-            policy_append(r, len, &off, " (%lld MiB on this GPU)",
-                          (long long)v->pc_gpu_used_mib);
-        policy_append(r, len, &off, " against a budget of %lld MiB (%+lld MiB), ",
-                      (long long)v->pc_budget_mib, (long long)v->pc_overshoot_mib);
+            text_append(r, len, &off, " (%lld MiB on this GPU)",
+                        (long long)v->pc_gpu_used_mib);
+        text_append(r, len, &off, " against a budget of %lld MiB (%+lld MiB), ",
+                    (long long)v->pc_budget_mib, (long long)v->pc_overshoot_mib);
         if (res->pr_ranked_count == 1)
-            policy_append(r, len, &off, "the only eligible over-budget pod");
+            text_append(r, len, &off, "the only eligible over-budget pod");
         else
-            policy_append(r, len, &off,
-                          "the largest overshoot of %zu eligible over-budget pods",
-                          res->pr_ranked_count);
+            text_append(r, len, &off,
+                        "the largest overshoot of %zu eligible over-budget pods",
+                        res->pr_ranked_count);
         return;
     }
-    policy_append(
-        r, len, &off,
-        " and no eligible pod is over its budget; FALLBACK=largest picks %s/%s, "
-        "the largest eligible user",
-        v->pc_namespace, v->pc_name);
+    text_append(r, len, &off,
+                " and no eligible pod is over its budget; FALLBACK=largest picks %s/%s, "
+                "the largest eligible user",
+                v->pc_namespace, v->pc_name);
     if (gpu != NULL)
-        policy_append(r, len, &off, " of this GPU at %lld MiB there, %lld MiB in all (",
-                      (long long)v->pc_gpu_used_mib, (long long)v->pc_used_mib);
+        text_append(r, len, &off, " of this GPU at %lld MiB there, %lld MiB in all (",
+                    (long long)v->pc_gpu_used_mib, (long long)v->pc_used_mib);
     else
-        policy_append(r, len, &off, " at %lld MiB (", (long long)v->pc_used_mib);
+        text_append(r, len, &off, " at %lld MiB (", (long long)v->pc_used_mib);
     if (v->pc_has_budget)
-        policy_append(r, len, &off, "budget %lld MiB)", (long long)v->pc_budget_mib);
+        text_append(r, len, &off, "budget %lld MiB)", (long long)v->pc_budget_mib);
     else if (v->pc_pod->p_budget_state == BUDGET_NONE)
-        policy_append(r, len, &off, "no budget declared)");
+        text_append(r, len, &off, "no budget declared)");
     else
-        policy_append(r, len, &off, "budget unreadable)");
+        text_append(r, len, &off, "budget unreadable)");
 }
 
 static void
@@ -576,24 +558,24 @@ reason_none(struct policy_answer *res, const struct policy_params *pp, const cha
     const char *sep = "";
 
     free_words(r, len, &off, res, gpu);
-    policy_append(r, len, &off, " < floor %lld MiB; ", (long long)pp->pp_floor_mib);
+    text_append(r, len, &off, " < floor %lld MiB; ", (long long)pp->pp_floor_mib);
     if (res->pr_candidate_count == 0) {
-        policy_append(r, len, &off, "no pod to consider");
+        text_append(r, len, &off, "no pod to consider");
         return;
     }
-    policy_append(r, len, &off, "no eligible victim among %zu pods (",
-                  res->pr_candidate_count);
+    text_append(r, len, &off, "no eligible victim among %zu pods (",
+                res->pr_candidate_count);
     for (k = 0; k < sizeof(why_order) / sizeof(why_order[0]); k++) {
         for (n = 0, i = 0; i < res->pr_candidate_count; i++)
             n += res->pr_candidates[i].pc_why_not == why_order[k];
         if (n > 0) {
-            policy_append(r, len, &off, "%s%zu %s", sep, n, why_order[k]);
+            text_append(r, len, &off, "%s%zu %s", sep, n, why_order[k]);
             sep = ", ";
         }
     }
-    policy_append(
-        r, len, &off, ")%s",
-        pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM" : "");
+    text_append(r, len, &off, ")%s",
+                pp->pp_fallback_largest ? ", and FALLBACK=largest found none holding VRAM"
+                                        : "");
 }
 
 void
@@ -604,8 +586,8 @@ policy_reason_recovered(const struct policy_answer *res, int64_t floor_mib,
 
     out[0] = '\0';
     free_words(out, len, &off, res, gpu);
-    policy_append(out, len, &off, " >= floor %lld MiB; %s%s", (long long)floor_mib, so,
-                  res->pr_free_note);
+    text_append(out, len, &off, " >= floor %lld MiB; %s%s", (long long)floor_mib, so,
+                res->pr_free_note);
 }
 
 void

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h" /* text_append: every reason the rules write */
 #include "decision_result.h"
 #include "device.h"
 #include "pod.h"
@@ -161,16 +162,11 @@ const char *policy_why_not_pod(const struct policy_params *pp, const struct pod 
 /* Frees the candidates; NULL is a no-op. Leaves res empty. */
 void policy_answer_free(struct policy_answer *res);
 
-/* Appends to a bounded sentence at *off; output past the end is dropped,
- * never overrun (every reason the core writes). */
 /* A reading at or above the floor, said with what follows ("nothing to do",
  * or why nothing is acted on though the trend was to be judged): "free N MiB[
  * on GPU G] >= floor F MiB; SO" and res's free note, into out. */
 void policy_reason_recovered(const struct policy_answer *res, int64_t floor_mib,
                              const char *gpu, const char *so, char *out, size_t len);
-
-void policy_append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 /* The decision result an outcome gives when nothing else happens to it: a
  * skipped outcome its own, a victim would_recycle (dry run). */

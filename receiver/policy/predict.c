@@ -148,38 +148,38 @@ predict_judge(const struct predict_params *pp, double free_mib,
         out->po_slope_pod = cands[best].pc_name;
     }
 
-    policy_append(out->po_reason, sizeof(out->po_reason), &off,
-                  "free %.0f MiB on %s >= floor %.0f MiB; ", floor(free_mib), where, flr);
+    text_append(out->po_reason, sizeof(out->po_reason), &off,
+                "free %.0f MiB on %s >= floor %.0f MiB; ", floor(free_mib), where, flr);
     for (k = 0, i = 0; i < n; i++)
         k += known(slopes[i]) != 0;
     if (n > 0 && k == 0) {
-        policy_append(out->po_reason, sizeof(out->po_reason), &off,
-                      "the growth of its pods is unknown (too little history in "
-                      "Prometheus), so nothing is predicted");
+        text_append(out->po_reason, sizeof(out->po_reason), &off,
+                    "the growth of its pods is unknown (too little history in "
+                    "Prometheus), so nothing is predicted");
         return 0;
     }
     if (!(out->po_projected_mib < flr)) {
-        policy_append(
+        text_append(
             out->po_reason, sizeof(out->po_reason), &off,
             "its pods grow %.1f MiB/s in all, so %.0f MiB would be free in %.0f s, not "
             "below the floor: not predicted to starve",
             out->po_growth_mib_s, floor(out->po_projected_mib), pp->pp_horizon_s);
         return 0;
     }
-    policy_append(out->po_reason, sizeof(out->po_reason), &off,
-                  "its pods grow %.1f MiB/s in all: predicted to starve %s in %.0f s",
-                  out->po_growth_mib_s, where, ceil(out->po_eta_s));
+    text_append(out->po_reason, sizeof(out->po_reason), &off,
+                "its pods grow %.1f MiB/s in all: predicted to starve %s in %.0f s",
+                out->po_growth_mib_s, where, ceil(out->po_eta_s));
     if (fast == 0) {
         if (eligible == 0)
-            policy_append(out->po_reason, sizeof(out->po_reason), &off,
-                          ", but no eligible pod is over its budget");
+            text_append(out->po_reason, sizeof(out->po_reason), &off,
+                        ", but no eligible pod is over its budget");
         else if (best < 0)
-            policy_append(out->po_reason, sizeof(out->po_reason), &off,
-                          ", but the growth of its %zu eligible over-budget pod%s is "
-                          "unknown (too little history)",
-                          eligible, eligible == 1 ? "" : "s");
+            text_append(out->po_reason, sizeof(out->po_reason), &off,
+                        ", but the growth of its %zu eligible over-budget pod%s is "
+                        "unknown (too little history)",
+                        eligible, eligible == 1 ? "" : "s");
         else
-            policy_append(
+            text_append(
                 out->po_reason, sizeof(out->po_reason), &off,
                 ", but no over-budget pod is growing >= %g MiB/s (the fastest of %zu, "
                 "%s/%s, %.1f MiB/s; a steady tenant is not a runaway)",
@@ -190,7 +190,7 @@ predict_judge(const struct predict_params *pp, double free_mib,
     out->po_act = 1;
     out->po_ranked = fast;
     i = out->po_order[0];
-    policy_append(
+    text_append(
         out->po_reason, sizeof(out->po_reason), &off,
         "; %s/%s uses %lld MiB against a budget of %lld MiB (%+lld MiB) and grows "
         "%.1f MiB/s (PREDICT_MIN_GROWTH %g MiB/s), ",
@@ -198,10 +198,10 @@ predict_judge(const struct predict_params *pp, double free_mib,
         (long long)cands[i].pc_budget_mib, (long long)cands[i].pc_overshoot_mib,
         slopes[i], pp->pp_min_growth);
     if (fast == 1)
-        policy_append(out->po_reason, sizeof(out->po_reason), &off,
-                      "the only over-budget pod growing that fast");
+        text_append(out->po_reason, sizeof(out->po_reason), &off,
+                    "the only over-budget pod growing that fast");
     else
-        policy_append(out->po_reason, sizeof(out->po_reason), &off,
-                      "the fastest of %zu over-budget pods growing that fast", fast);
+        text_append(out->po_reason, sizeof(out->po_reason), &off,
+                    "the fastest of %zu over-budget pods growing that fast", fast);
     return 0;
 }

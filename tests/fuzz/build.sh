@@ -100,7 +100,7 @@ link -o "$OUT/fuzz_prom" "$o/fuzz_prom.o" "$o/prom_json.o" "$o/jscan.o" "$o/utf8
 link -o "$OUT/fuzz_pods" "$o/fuzz_pods.o" "$o/pods_json.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o" "$o/rfc3339.o" \
     "$o/policy.o" "$o/usage.o" "$o/device.o" "$o/quantity.o" "$o/decision_result.o" \
     "$o/pods_budget.o" "$o/budget_src.o" "$o/budget_resolve.o" "$o/decimal.o" "$o/claim_json.o" \
-    "$o/pods_containers.o" "$o/pod.o" "$o/pods_walk.o" "$o/pods_meta.o" "$o/pods_status.o"
+    "$o/pods_containers.o" "$o/pod.o" "$o/pods_walk.o" "$o/pods_meta.o" "$o/pods_status.o" "$o/buf.o"
 link -o "$OUT/fuzz_jscan" "$o/fuzz_jscan.o" "$o/jscan.o" "$o/utf8.o" "$o/strpool.o"
 link -o "$OUT/fuzz_termtext" "$o/fuzz_termtext.o" "$o/termtext.o" "$o/utf8.o"
 echo "fuzz/build.sh: built ${TARGETS[*]} in $OUT"
