@@ -1,0 +1,122 @@
+"""coverage.py -- which test executes which line of the mutated files.
+
+One gcov build (GVW_COVERAGE=ON), each unit and integration test run alone on
+it, and the lines each one executed in the files under mutation. A mutant on a
+line no test executes cannot be killed and is not built; a mutant on a covered
+line is judged by the tests that execute it, quickest first. The map is cached
+in the build folder, keyed by the content of the source tree it was made from.
+"""
+import glob
+import hashlib
+import json
+import os
+import subprocess
+import time
+
+from .tree import run
+
+LABELS = ("unit", "integration")
+
+
+def tree_key(src):
+    """A digest of the content of every tracked and untracked-not-ignored file
+    that can change a test's outcome (the runner itself and Markdown cannot)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=src,
+                           stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+    h = hashlib.sha256()
+    for f in sorted(files):
+        if f.startswith("scripts/mut") or f.endswith(".md"):
+            continue
+        p = os.path.join(src, f)
+        if os.path.isfile(p):
+            h.update(f.encode() + b"\0")
+            with open(p, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def list_tests(build):
+    """Names of the tests labelled unit or integration, as ctest lists them."""
+    names = []
+    for label in LABELS:
+        rc, out = run(["ctest", "-N", "-L", "^%s$" % label], build, 120)
+        if rc != 0:
+            raise RuntimeError("ctest -N failed:\n" + out[-2000:])
+        names += [line.split(": ", 1)[1].strip() for line in out.splitlines()
+                  if line.strip().startswith("Test") and ": " in line]
+    return sorted(set(names))
+
+
+def lines_run(build, wanted, code):
+    """{relative source path: set of executed line numbers} from the .gcda files;
+    code gains every line gcov instruments (executed or not)."""
+    seen = {}
+    for gcda in glob.glob(os.path.join(build, "**", "*.gcda"), recursive=True):
+        base = os.path.basename(gcda)[:-len(".gcda")]  # usage.c.gcda -> usage.c
+        if not any(w.endswith("/" + base) or w == base for w in wanted.values()):
+            continue
+        rc, out = run(["gcov", "--json-format", "--stdout", gcda], os.path.dirname(gcda), 60)
+        if rc != 0:
+            continue
+        for doc in out.splitlines():
+            doc = doc.strip()
+            if not doc.startswith("{"):
+                continue
+            for f in json.loads(doc).get("files", []):
+                rel = wanted.get(os.path.realpath(f["file"]))
+                if rel is None:
+                    continue
+                hit = {ln["line_number"] for ln in f["lines"] if ln["count"] > 0}
+                seen.setdefault(rel, set()).update(hit)
+                code.setdefault(rel, set()).update(ln["line_number"] for ln in f["lines"])
+    return seen
+
+
+def coverage_map(src, build, rel_paths, log):
+    """{"tests": {name: seconds}, "failing": [names], "lines": {rel: {line: [tests]}}}."""
+    key = tree_key(src)
+    cache = os.path.join(build, "coverage-%s.json" % key)
+    if os.path.exists(cache):
+        with open(cache) as f:
+            return json.load(f)
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        rc, out = run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DGVW_COVERAGE=ON",
+                       "-DCMAKE_BUILD_TYPE=Debug"], src, 300)
+        if rc != 0:
+            raise RuntimeError("coverage configure failed:\n" + out[-2000:])
+    rc, out = run(["cmake", "--build", build, "-j2"], src, 3600)
+    if rc != 0:
+        raise RuntimeError("coverage build failed:\n" + out[-3000:])
+    wanted = {os.path.realpath(os.path.join(src, r)): r for r in rel_paths}
+    result = {"tests": {}, "failing": [], "lines": {}, "code": {}}
+    code = {}
+    tests = list_tests(build)
+    for i, t in enumerate(tests):
+        for g in glob.glob(os.path.join(build, "**", "*.gcda"), recursive=True):
+            os.unlink(g)
+        t0 = time.time()
+        rc, _ = run(["ctest", "-R", "^%s$" % t, "--timeout", "300"], build, 400)
+        result["tests"][t] = round(time.time() - t0, 2)
+        if rc != 0:
+            result["failing"].append(t)  # never used to judge a mutant
+            log("coverage: %s fails on the real code; left out" % t)
+            continue
+        for rel, hit in lines_run(build, wanted, code).items():
+            per = result["lines"].setdefault(rel, {})
+            for ln in hit:
+                per.setdefault(str(ln), []).append(t)
+        log("coverage [%d/%d] %s %.1f s" % (i + 1, len(tests), t, result["tests"][t]))
+    result["code"] = {rel: sorted(lines) for rel, lines in code.items()}
+    with open(cache, "w") as f:
+        json.dump(result, f)
+    return result
+
+
+def tests_for(cov, rel, line):
+    """The passing tests that execute rel:line, quickest first. A line gcov does
+    not instrument (the second line of a condition) is judged by the nearest
+    instrumented line above it, the statement it belongs to."""
+    code = cov["code"].get(rel, [])
+    at = max([ln for ln in code if ln <= line], default=line)
+    names = cov["lines"].get(rel, {}).get(str(at), [])
+    return sorted(names, key=lambda t: (cov["tests"].get(t, 1e9), t))

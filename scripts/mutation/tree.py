@@ -1,0 +1,88 @@
+"""tree.py -- the scratch copies the runner mutates, and running a command.
+
+Each worker mutates its own copy of the source tree (tracked and untracked
+files, not the ignored ones), never the working tree itself, so the runner can
+go on while someone edits and commits beside it.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+
+def run(cmd, cwd, timeout, env=None):
+    """(exit status, stdout and stderr together); 124 on a timeout."""
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, errors="replace", env=env)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired:
+        return 124, "timeout"
+
+
+def copy_tree(root, dest):
+    """dest holds exactly root's tracked and untracked-not-ignored files."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root,
+                           stdout=subprocess.PIPE, check=True).stdout.decode().split("\0")
+    if os.path.isdir(dest):
+        shutil.rmtree(dest)
+    for f in files:
+        src = os.path.join(root, f)
+        if not f or not os.path.isfile(src):
+            continue
+        out = os.path.join(dest, f)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        shutil.copy2(src, out)
+    # The copy is not a git work tree; scripts that ask git for the source
+    # root get it from its own .git marker.
+    subprocess.run(["git", "init", "-q", dest], check=True)
+
+
+# The compiler, with warnings left as warnings: a mutant such as `a || b && c`
+# is valid C that -Werror=parentheses would call stillborn.
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "no-werror.sh")
+
+
+def configure(src, build, extra=()):
+    """A Ninja build of src in build (made once; later calls reuse it)."""
+    if os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        return 0, ""
+    return run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug",
+                "-DCMAKE_C_FLAGS_DEBUG=-O0", "-DCMAKE_C_COMPILER_LAUNCHER=" + LAUNCHER]
+               + list(extra), src, 300)
+
+
+def first_failure(tests, build, limits, jobs):
+    """Runs each test alone through ctest, up to jobs at once, in the order
+    given; returns (the first test that failed, its output) or (None, "")."""
+    pending, running = list(tests), []
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                t = pending.pop(0)
+                p = subprocess.Popen(["ctest", "-R", "^%s$" % t, "--timeout", str(limits[t])],
+                                     cwd=build, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, errors="replace",
+                                     start_new_session=True)
+                running.append((t, p, time.time()))
+            time.sleep(0.05)
+            for t, p, t0 in list(running):
+                if p.poll() is None:
+                    if time.time() - t0 > limits[t] + 30:
+                        os.killpg(p.pid, signal.SIGKILL)
+                    continue
+                running.remove((t, p, t0))
+                out = p.stdout.read()
+                p.stdout.close()
+                if p.returncode != 0:
+                    return t, out
+        return None, ""
+    finally:
+        for t, p, _ in running:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+            p.stdout.close()
