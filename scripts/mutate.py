@@ -93,7 +93,11 @@ class Worker:
                 m.status = "stillborn"
                 return
             limits = {t: max(30, int(factor * cov["tests"].get(t, 60))) for t in tests}
-            t, out = tree.first_failure(tests, self.build, limits, self.jobs)
+            flaky = []
+            t, out = tree.first_failure(tests, self.build, limits, self.jobs, flaky)
+            if flaky:
+                self.log("flaky under the mutant %s (passed when run again): %s" %
+                         (m.name, ", ".join(flaky)))
             if t is not None:
                 m.status, m.by = "killed", t + (" (timeout)" if "Timeout" in out else "")
                 return

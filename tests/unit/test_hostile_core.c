@@ -147,6 +147,17 @@ test_one_label_set_twice(void **state)
         policy_answer_free(&res);
         usage_reading_free(&ur);
     }
+    /* The two far apart, other series between them: still found (the check
+     * sorts by label set, it does not only compare neighbours as sent). */
+    parse(HEAD S(ML ",\"c\":\"x\"", "1048576") "," S(ML ",\"c\":\"y\"", "1048576") "," S(
+              ML ",\"c\":\"z\"", "1048576") "," S(ML ",\"c\":\"x\"", "1048576") TAIL,
+          &ur);
+    decide(&ur, NULL, &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    assert_non_null(strstr(res.pr_reason, "two series with one label set "
+                                          "(result[0] and result[3])"));
+    policy_answer_free(&res);
+    usage_reading_free(&ur);
     /* One label apart: two containers, summed (7 GiB each: 14 GiB over a
      * 1000 MiB budget, free 1024 MiB below the floor). */
     parse(HEAD S(ML ",\"c\":\"x\"", "7516192768") "," S(ML ",\"c\":\"y\"", "7516192768")

@@ -91,6 +91,8 @@ static const struct good goods[] = {
     {"0009223372036854775807", INT64_MAX},
     {"9223372036854775807000e-3", INT64_MAX},
     {"8191.999999999999Pi", 9223372036854774683},
+    /* the largest whole count of a binary suffix: exactly INT64_MAX >> 10 Ki */
+    {"9007199254740991Ki", 9223372036854774784},
 };
 
 struct bad {
@@ -138,6 +140,7 @@ static const struct bad bads[] = {
     {"10000000000000000000", "64 bits"},
     {"99999999999999999999999", "64 bits"},
     {"8192Pi", "64 bits"},
+    {"9007199254740992Ki", "64 bits"},
     {"9.3E", "64 bits"},
     {"1e100001", "exponent out of range"},
     {"1e-100001", "exponent out of range"},
