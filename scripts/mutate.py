@@ -108,21 +108,26 @@ class Worker:
             os.utime(path)
 
 
-def record(results_path, m):
+def record(results_path, m, key):
     with open(results_path, "a") as f:
-        f.write(json.dumps({"name": m.name, "status": m.status, "by": m.by, "why": m.why})
-                + "\n")
+        f.write(json.dumps({"name": m.name, "mutation": m.describe(), "key": key,
+                            "status": m.status, "by": m.by, "why": m.why}) + "\n")
 
 
-def load_results(results_path):
+def load_results(base, key):
+    """{name: result} of earlier runs. A result of this very tree stands; from
+    an earlier tree only a kill (or a stillborn) of the same mutation does:
+    tests added since cannot revive a killed mutant, but may kill a survivor."""
     done = {}
-    if os.path.exists(results_path):
-        for line in open(results_path):
+    for path in sorted(glob.glob(os.path.join(base, "results-*.jsonl")),
+                       key=os.path.getmtime):
+        for line in open(path):
             try:
                 r = json.loads(line)
             except ValueError:
                 continue  # a line cut by a stop
-            done[r["name"]] = r
+            if r.get("key") == key or r["status"] in ("killed", "stillborn"):
+                done[r["name"]] = r
     return done
 
 
@@ -197,7 +202,7 @@ def main():
     everything = sorted(cov["tests"], key=lambda t: (cov["tests"][t], t))
     everything = [t for t in everything if t not in cov["failing"]]
     results_path = os.path.join(a.base, "results-%s.jsonl" % key)
-    done = load_results(results_path)
+    done = load_results(a.base, key)
     eq = load_equivalents()
     todo = queue.Queue()
     # Judged in a random order, so the mutants judged by a run stopped early
@@ -206,7 +211,8 @@ def main():
         r = done.get(m.name)
         if m.name in eq:
             m.status, m.why = "equivalent", eq[m.name]
-        elif r and (r["status"] != "survived" or not a.confirm or r["why"]):
+        elif r and r.get("mutation", m.describe()) == m.describe() and (
+                r["status"] != "survived" or not a.confirm or r["why"]):
             m.status, m.by, m.why = r["status"], r["by"], r["why"]
         else:
             todo.put(m)
@@ -230,7 +236,7 @@ def main():
                 if m.status == "killed":
                     m.by += " (confirm: the coverage map missed it)"
             with lock:
-                record(results_path, m)
+                record(results_path, m, key)
                 count[0] += 1
                 log("[%d/%d] %-9s %s %s %s" % (count[0], total, m.status, m.name,
                                                m.describe(), m.by or m.why))

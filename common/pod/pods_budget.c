@@ -204,6 +204,12 @@ keep(struct pods_budget *b, const char *text, char **dst)
     return (*dst = strpool_dup(b->pb_pool, text, strlen(text))) == NULL ? -1 : 0;
 }
 
+static int
+claim_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int
 pods_budget_judge(struct pods_budget *b, const char *resource, struct pod *p)
 {
@@ -225,6 +231,10 @@ pods_budget_judge(struct pods_budget *b, const char *resource, struct pod *p)
         .bp_claim_count = b->pb_nclaims,
     };
 
+    /* By name, so pods naming one set of claims in any order declare it in one
+     * text: the seating chart counts a shared set's seat once by that text. */
+    if (b->pb_nclaims > 1)
+        qsort(b->pb_claims, b->pb_nclaims, sizeof(*b->pb_claims), claim_name_cmp);
     for (size_t i = 0; i < b->pb_nclaims; i++) {
         const struct dra_claim *c =
             dra_claims_find(b->pb_table, p->p_namespace, b->pb_claims[i]);

@@ -911,6 +911,59 @@ test_claims_of_pods(void **state)
     dra_claims_free(&l);
 }
 
+/* Two pods naming the same two claims in opposite orders declare them in one
+ * text (the claims by name), so `budgets` shows one declaration and the seating
+ * chart counts their seat once. */
+static void
+test_claims_any_order(void **state)
+{
+    /* clang-format off */
+    static const char body[] = "{\"items\":["
+        "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ml\",\"uid\":\"u1\"},\"spec\":{"
+        "\"resourceClaims\":[{\"name\":\"x\",\"resourceClaimName\":\"zeta\"},"
+        "{\"name\":\"y\",\"resourceClaimName\":\"alpha\"}]}},"
+        "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"ml\",\"uid\":\"u2\"},\"spec\":{"
+        "\"resourceClaims\":[{\"name\":\"y\",\"resourceClaimName\":\"alpha\"},"
+        "{\"name\":\"x\",\"resourceClaimName\":\"zeta\"}]}}]}";
+    /* clang-format on */
+    static const char *const names[] = {"zeta", "alpha"}, *const mem[] = {"2Gi", "1Gi"};
+    struct dra_claims l;
+    struct bsrc_order dra;
+    struct pod_parse_opts o = opts;
+    struct pod_list pl;
+    char err[256], claim[256];
+
+    (void)state;
+    assert_int_equal(claim_json_refs(LIT(body), &l), 0);
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(claim, sizeof(claim),
+                 "{\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"driver\":"
+                 "\"d.io\",\"consumedCapacity\":{\"memory\":\"%s\"}}]}},"
+                 "\"reservedFor\":[{},{}]}}",
+                 mem[i]);
+        assert_int_equal(
+            claim_json_parse(claim, strlen(claim), "d.io",
+                             (struct dra_claim *)dra_claims_find(&l, "ml", names[i]), err,
+                             sizeof(err)),
+            0);
+    }
+    assert_int_equal(bsrc_order_parse("dra", &dra, err, sizeof(err)), 0);
+    o.po_claims = &l;
+    assert_int_equal(pods_json_parse_sources(LIT(body), &o, &dra, &pl, err, sizeof(err)),
+                     0);
+    assert_int_equal(pl.pl_count, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(pl.pl_pods[i].p_budget_mib, 3072);
+        assert_non_null(pl.pl_pods[i].p_budget_decl);
+    }
+    assert_string_equal(pl.pl_pods[0].p_budget_decl, pl.pl_pods[1].p_budget_decl);
+    assert_non_null(strstr(pl.pl_pods[0].p_budget_decl, "claim ml/alpha"));
+    assert_true(strstr(pl.pl_pods[0].p_budget_decl, "claim ml/alpha") <
+                strstr(pl.pl_pods[0].p_budget_decl, "claim ml/zeta"));
+    pod_list_free(&pl);
+    dra_claims_free(&l);
+}
+
 /* A claim a pod names directly (a shared one) is in spec.resourceClaims alone, as
  * the real API server writes it; one made from a template in the status alone.
  * Both are read, a name in both counted once; a template entry without a claim
@@ -1007,6 +1060,7 @@ main(void)
         cmocka_unit_test(test_claim_json),
         cmocka_unit_test(test_claims_of_pods),
         cmocka_unit_test(test_claims_in_spec),
+        cmocka_unit_test(test_claims_any_order),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
