@@ -45,7 +45,7 @@ const ALLOWED = new Map([
   ["coordination.k8s.io/leases:update", "the Lease renewed, taken over, fenced, released (PUT with its resourceVersion)"],
   ["coordination.k8s.io/leases:create", "the Lease made by the first replica (POST .../leases)"],
   // BUDGET_SOURCES=dra, granted by the component deploy/components/dra only:
-  ["resource.k8s.io/resourceclaims:get", "dra: GET .../namespaces/NS/resourceclaims/NAME per claim a pod names (start_claims)"],
+  ["resource.k8s.io/resourceclaims:get", "dra: GET .../namespaces/NS/resourceclaims/NAME per claim a pod names (common/kube/pods_claims.c start_claims)"],
 ]);
 // Calls a kustomize component grants, not deploy/ itself: the base render need
 // not grant them; check.sh renders deploy/ with each component and checks there.
@@ -256,7 +256,7 @@ function workloads(objs) {
 // node %s", "create events.k8s.io events in namespace %s": verb, [group,]
 // resource), so a call added without its grant fails here, not in a cluster
 // (GET /api/v1/nodes/N once shipped without `get` on nodes).
-const CALL_SOURCES = ["receiver/clients/kube.c", "exporter/podmap.c", "receiver/lease/lease.c"];
+const CALL_SOURCES = ["receiver/clients/kube.c", "common/kube/pods_claims.c", "exporter/podmap.c", "receiver/lease/lease.c"];
 function codeCalls() {
   const root = process.env.GVW_SOURCE_DIR ?? process.cwd();
   const keys = new Set();
