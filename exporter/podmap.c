@@ -99,8 +99,9 @@ note_bad_budgets(struct podmap *pm, const struct pod_list *fresh)
             log_event(LOG_LEVEL_WARN,
                       "a pod's GPU memory budget is unreadable: no budget series for it",
                       "node", pm->pm_node, "namespace", p->p_namespace, "pod", p->p_name,
-                      "resource", pm->pm_resource, "error", p->p_budget_error,
-                      (char *)NULL);
+                      "resource", pm->pm_resource, "source",
+                      p->p_budget_source ? p->p_budget_source : "", "error",
+                      p->p_budget_error, (char *)NULL);
         }
         bad[k++] = strdup(p->p_uid); /* NULL (out of memory) is only forgotten */
     }

@@ -52,6 +52,7 @@ expect_contains "a shared claim: each sharer's series is the whole claim's memor
 wait_for 10 grep -q '"pod":"'"$GHOST"'"' "$TMP/exporter.log"
 warn=$(grep "unreadable" "$TMP/exporter.log" | grep "\"pod\":\"$GHOST\"")
 expect_contains "the 404 claim: a warning names the pod" "no budget series for it" "$warn"
+expect_contains "the 404 claim: ... and its source" '"source":"dra"' "$warn"
 expect_contains "the 404 claim: the reason quotes the claim and the API's answer" \
     'claim lab/gone-claim could not be read: ' "$warn"
 expect_contains "the 404 claim: ... the server's not found" 'not found' "$warn"
