@@ -99,7 +99,6 @@ pods_parse(const char *body, size_t len, const struct dra_claims *claims, char *
            size_t errlen, void *arg)
 {
     struct kube_call *kc = arg;
-
     int rc;
 
     kc->kc_po.po_claims = claims; /* borrowed for the parse alone */
