@@ -363,8 +363,8 @@ run(const struct exporter_config *cfg)
             (char *)NULL);
     if ((x.x_pods = podmap_new(x.x_base, cfg->ec_kube.ks_api_url[0] ? &ko : NULL,
                                cfg->ec_node_name, cfg->ec_gpumem_resource,
-                               &cfg->ec_budget_sources, pods_changed, &x, err,
-                               sizeof(err))) == NULL) {
+                               &cfg->ec_budget_sources, cfg->ec_dra_driver, pods_changed,
+                               &x, err, sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter: KUBE_API_URL: %s\n", err);
         goto done;
     }

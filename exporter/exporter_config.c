@@ -35,6 +35,7 @@ static const struct setting settings[] = {
     KUBE_SETTING_GPUMEM_RESOURCE(OFF(ec_gpumem_resource)),
     {"BUDGET_SOURCES", BSRC_DEFAULT, SK_NONEMPTY, OFF(ec_budget_sources_raw), NULL,
      "where budgets come from, in order: resource, hami, kai, dra", NULL, NULL},
+    KUBE_SETTING_DRA_DRIVER(OFF(ec_dra_driver)),
     KUBE_SETTING_API_URL(OFF(ec_kube)),
     KUBE_SETTING_TOKEN_FILE(OFF(ec_kube)),
     KUBE_SETTING_CA_FILE(OFF(ec_kube)),
@@ -68,6 +69,8 @@ check(void *arg, char *err, size_t errlen)
         snprintf(err, errlen, "BUDGET_SOURCES: %s", why);
         return -1;
     }
+    if (bsrc_driver_check(cfg->ec_dra_driver, err, errlen) == -1)
+        return -1;
     if (cfg->ec_poll_interval_ms <= 0) {
         snprintf(err, errlen, "POLL_INTERVAL: must be greater than 0");
         return -1;
@@ -96,7 +99,7 @@ void
 exporter_config_print_help(FILE *out)
 {
     fprintf(out,
-            "\nexporter: serve's GPUMEM_RESOURCE, BUDGET_SOURCES, KUBE_*, LOG_FORMAT and "
-            "HTTP_* settings (gpu-vram-watchdog --help), and its own:\n");
+            "\nexporter: serve's GPUMEM_RESOURCE, BUDGET_SOURCES, DRA_DRIVER, KUBE_*, "
+            "LOG_FORMAT and HTTP_* settings (gpu-vram-watchdog --help), and its own:\n");
     settings_print_help(settings, NOWN, out);
 }

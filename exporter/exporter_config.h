@@ -21,6 +21,7 @@ struct exporter_config {
     char *ec_gpumem_resource;            /* GPUMEM_RESOURCE: whose budgets are exported */
     char *ec_budget_sources_raw;         /* BUDGET_SOURCES as given */
     struct bsrc_order ec_budget_sources; /* BUDGET_SOURCES, parsed */
+    char *ec_dra_driver; /* DRA_DRIVER: whose claims' memory is a budget (with dra) */
     struct kube_settings
         ec_kube;     /* KUBE_API_URL, KUBE_*_FILE, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT */
     int ec_log_text; /* LOG_FORMAT=text */

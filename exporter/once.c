@@ -264,8 +264,8 @@ exporter_once(const struct exporter_config *cfg, const struct kube_opts *ko, int
     if (poller_read_pids(cfg->ec_proc_root, &snap, &pids, &npids) == -1 ||
         (base = event_base_new()) == NULL ||
         (pm = podmap_new(base, ko, cfg->ec_node_name, cfg->ec_gpumem_resource,
-                         &cfg->ec_budget_sources, NULL, NULL, err, sizeof(err))) ==
-            NULL) {
+                         &cfg->ec_budget_sources, cfg->ec_dra_driver, NULL, NULL, err,
+                         sizeof(err))) == NULL) {
         fprintf(stderr, "gpu-vram-watchdog: exporter --once: %s\n",
                 pm == NULL && base != NULL ? err : "out of memory");
         goto done;

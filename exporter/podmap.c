@@ -10,6 +10,7 @@
 #include "cgroup.h"
 #include "clock.h"
 #include "log.h"
+#include "pods_claims.h"
 
 #define ASKED_MAX 64
 #define ASKED_TTL 60.0 /* a key still unknown a minute after its list may ask again */
@@ -27,7 +28,9 @@ struct podmap {
     char *pm_node;                /* owned */
     char *pm_resource;            /* owned: GPUMEM_RESOURCE */
     struct bsrc_order pm_sources; /* BUDGET_SOURCES */
-    char **pm_told;               /* owned: UIDs whose unresolved share was logged */
+    char *pm_driver; /* owned: DRA_DRIVER with dra listed (its claims are read); else
+                        NULL */
+    char **pm_told;  /* owned: UIDs whose unresolved share was logged */
     size_t pm_ntold, pm_captold;
     struct pod_list pm_pods;
     double pm_listed_at; /* monotonic seconds the last list started */
@@ -96,8 +99,9 @@ note_bad_budgets(struct podmap *pm, const struct pod_list *fresh)
             log_event(LOG_LEVEL_WARN,
                       "a pod's GPU memory budget is unreadable: no budget series for it",
                       "node", pm->pm_node, "namespace", p->p_namespace, "pod", p->p_name,
-                      "resource", pm->pm_resource, "error", p->p_budget_error,
-                      (char *)NULL);
+                      "resource", pm->pm_resource, "source",
+                      p->p_budget_source ? p->p_budget_source : "", "error",
+                      p->p_budget_error, (char *)NULL);
         }
         bad[k++] = strdup(p->p_uid); /* NULL (out of memory) is only forgotten */
     }
@@ -106,14 +110,16 @@ note_bad_budgets(struct podmap *pm, const struct pod_list *fresh)
     pm->pm_nbad = nbad;
 }
 
+/* pods_claims_parse_fn: claims are those read for this list (dra), else NULL. */
 static int
-parse_list(const char *body, size_t len, char *err, size_t errlen, void *arg)
+parse_list(const char *body, size_t len, const struct dra_claims *claims, char *err,
+           size_t errlen, void *arg)
 {
     struct podmap *pm = arg;
     struct pod_list fresh;
 
-    if (podlist_parse_sources(body, len, pm->pm_resource, &pm->pm_sources, &fresh, err,
-                              errlen) == -1)
+    if (podlist_parse_claims(body, len, pm->pm_resource, &pm->pm_sources, claims, &fresh,
+                             err, errlen) == -1)
         return -1;
     note_bad_budgets(pm, &fresh);
     free_bad(pm->pm_told, pm->pm_ntold); /* a new list: each may be told again */
@@ -158,42 +164,38 @@ listed(const struct kubec_answer *a, void *arg)
         pm->pm_changed(pm->pm_arg);
 }
 
+/* The pod list, and with dra the claims its pods name (pods_claims.h). */
 static int
 start_list(struct podmap *pm)
 {
-    struct kubec_call c;
-    struct buf path;
-    char what[320];
+    struct pods_claims_call q;
     int rc;
 
-    buf_init(&path, 4096);
-    kubec_path_add(&path, "/api/v1/pods?fieldSelector=", NULL);
-    kubec_path_add(&path, NULL, "spec.nodeName=");
-    kubec_path_add(&path, NULL, pm->pm_node);
-    snprintf(what, sizeof(what), "list pods on node %s", pm->pm_node);
-    memset(&c, 0, sizeof(c));
-    c.kq_method = "GET";
-    c.kq_path = path.b_toobig ? NULL : path.b_data;
-    c.kq_what = what;
-    c.kq_parse = parse_list;
-    c.kq_done = listed;
-    c.kq_arg = pm;
+    memset(&q, 0, sizeof(q));
+    q.pq_node = pm->pm_node;
+    q.pq_driver = pm->pm_driver;
+    q.pq_parse = parse_list;
+    q.pq_done = listed;
+    q.pq_arg = pm;
     pm->pm_listed_at = clock_mono_s();
-    if ((rc = kubec_call(pm->pm_kube, &c)) == 0)
+    if ((rc = pods_claims_list(pm->pm_kube, &q)) == 0)
         pm->pm_inflight = 1;
-    buf_free(&path);
     return rc;
 }
 
 struct podmap *
 podmap_new(struct event_base *base, const struct kube_opts *o, const char *node,
-           const char *resource, const struct bsrc_order *sources,
+           const char *resource, const struct bsrc_order *sources, const char *driver,
            podmap_changed_fn changed, void *arg, char *err, size_t errlen)
 {
     struct podmap *pm;
+    int dra = sources != NULL && bsrc_order_has(sources, BSRC_DRA);
 
     if ((pm = calloc(1, sizeof(*pm))) == NULL || (pm->pm_node = strdup(node)) == NULL ||
-        (pm->pm_resource = strdup(resource)) == NULL) {
+        (pm->pm_resource = strdup(resource)) == NULL ||
+        (dra && (pm->pm_driver = strdup(driver != NULL && driver[0] != '\0'
+                                            ? driver
+                                            : BSRC_DRA_DRIVER_DEFAULT)) == NULL)) {
         snprintf(err, errlen, "out of memory");
         podmap_free(pm);
         return NULL;
@@ -227,6 +229,7 @@ podmap_free(struct podmap *pm)
     free_bad(pm->pm_bad, pm->pm_nbad);
     free_bad(pm->pm_told, pm->pm_ntold);
     free(pm->pm_resource);
+    free(pm->pm_driver);
     free(pm->pm_node);
     free(pm);
 }

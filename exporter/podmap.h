@@ -17,14 +17,17 @@ typedef void (*podmap_changed_fn)(void *arg);
 /*
  * Makes the cache for node (copied) and starts the first list; each pod's
  * budget of resource (GPUMEM_RESOURCE, copied) is read with it, from the first
- * of sources (BUDGET_SOURCES, copied; NULL = resource alone) that it declares. o
- * NULL (no API server configured) gives a cache that stays empty: every
- * process is then unattributed. Returns NULL with a reason in err.
+ * of sources (BUDGET_SOURCES, copied; NULL = resource alone) that it declares.
+ * With dra in sources each list's pods' ResourceClaims are read too (their
+ * memory on devices of driver, DRA_DRIVER, copied; NULL = gpu.nvidia.com),
+ * serve's reader (pods_claims.h). o NULL (no API server configured) gives a
+ * cache that stays empty: every process is then unattributed. Returns NULL
+ * with a reason in err.
  */
 struct podmap *podmap_new(struct event_base *base, const struct kube_opts *o,
                           const char *node, const char *resource,
-                          const struct bsrc_order *sources, podmap_changed_fn changed,
-                          void *arg, char *err, size_t errlen);
+                          const struct bsrc_order *sources, const char *driver,
+                          podmap_changed_fn changed, void *arg, char *err, size_t errlen);
 
 /* Frees the cache; a list in flight is cancelled (changed does not run). */
 void podmap_free(struct podmap *pm);

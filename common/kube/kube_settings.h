@@ -1,11 +1,12 @@
 /* kube_settings.h -- the settings serve and the exporter share (KUBE_*, HTTP_*,
- * LOG_FORMAT, GPUMEM_RESOURCE) */
+ * LOG_FORMAT, GPUMEM_RESOURCE, DRA_DRIVER) */
 #ifndef GVW_KUBE_SETTINGS_H
 #define GVW_KUBE_SETTINGS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget_src.h"
 #include "settings.h"
 
 struct kube_opts; /* kubec.h */
@@ -70,6 +71,14 @@ extern const char *const kube_settings_log_words[];
     {                                                                                    \
         "GPUMEM_RESOURCE", "viktorbarzin.me/gpumem", SK_RESOURCE, (off), NULL,           \
             "the extended resource that carries budgets (domain/name)", NULL, NULL       \
+    }
+
+/* off: a char *; checked with bsrc_driver_check() by each program's check. */
+#define KUBE_SETTING_DRA_DRIVER(off)                                                     \
+    {                                                                                    \
+        "DRA_DRIVER", BSRC_DRA_DRIVER_DEFAULT, SK_NONEMPTY, (off), NULL,                 \
+            "with dra: the driver whose devices' consumedCapacity memory is a budget",   \
+            NULL, NULL                                                                   \
     }
 
 /* Fills ko for kubec_new() from ks: strings borrowed from ks, the rest zero

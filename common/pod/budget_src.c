@@ -33,6 +33,26 @@ bsrc_name(enum bsrc s)
 }
 
 int
+bsrc_driver_check(const char *d, char *err, size_t errlen)
+{
+    size_t i, n = strlen(d);
+
+    for (i = 0; i < n; i++)
+        if (!((d[i] >= 'a' && d[i] <= 'z') || (d[i] >= '0' && d[i] <= '9') ||
+              ((d[i] == '-' || d[i] == '.') && i > 0 && i + 1 < n && d[i - 1] != '.' &&
+               d[i + 1] != '.')))
+            break;
+    if (i < n || n > 253) {
+        snprintf(err, errlen,
+                 "DRA_DRIVER: '%.64s' is not a driver name (a DNS subdomain, e.g. "
+                 "gpu.nvidia.com)",
+                 d);
+        return -1;
+    }
+    return 0;
+}
+
+int
 bsrc_order_parse(const char *list, struct bsrc_order *out, char *err, size_t errlen)
 {
     const char *p = list, *end;

@@ -42,6 +42,11 @@ const char *bsrc_name(enum bsrc s);
  * hami, kai, dra)", "'kai' is listed twice"). */
 int bsrc_order_parse(const char *list, struct bsrc_order *out, char *err, size_t errlen);
 
+/* DRA_DRIVER is a driver's name: a DNS subdomain, as the API validates it. 0, or
+ * -1 with the whole line in err ("DRA_DRIVER: 'X' is not a driver name (...)"):
+ * serve and the exporter refuse a bad one alike. */
+int bsrc_driver_check(const char *driver, char *err, size_t errlen);
+
 /* 1 when s is in o. */
 int bsrc_order_has(const struct bsrc_order *o, enum bsrc s);
 

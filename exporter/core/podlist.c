@@ -29,7 +29,16 @@ podlist_parse_sources(const char *body, size_t len, const char *resource,
                       const struct bsrc_order *sources, struct pod_list *out, char *err,
                       size_t errlen)
 {
-    struct pod_parse_opts opts = {.po_resource = resource, .po_keep = PODLIST_KEEP};
+    return podlist_parse_claims(body, len, resource, sources, NULL, out, err, errlen);
+}
+
+int
+podlist_parse_claims(const char *body, size_t len, const char *resource,
+                     const struct bsrc_order *sources, const struct dra_claims *claims,
+                     struct pod_list *out, char *err, size_t errlen)
+{
+    struct pod_parse_opts opts = {
+        .po_resource = resource, .po_claims = claims, .po_keep = PODLIST_KEEP};
 
     return pods_json_parse_sources(body, len, &opts, sources, out, err, errlen);
 }

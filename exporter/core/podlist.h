@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "budget_src.h"
+#include "claim_json.h"
 #include "pod.h"
 
 /* What the exporter asks of the PodList reader (pods_json.h): the containers that
@@ -58,6 +59,13 @@ int podlist_parse(const char *body, size_t len, const char *resource,
 int podlist_parse_sources(const char *body, size_t len, const char *resource,
                           const struct bsrc_order *sources, struct pod_list *out,
                           char *err, size_t errlen);
+
+/* The same, with the ResourceClaims read for this list (BUDGET_SOURCES=dra:
+ * common/kube/pods_claims.h; NULL = none were read, and no pod declares DRA). */
+int podlist_parse_claims(const char *body, size_t len, const char *resource,
+                         const struct bsrc_order *sources,
+                         const struct dra_claims *claims, struct pod_list *out, char *err,
+                         size_t errlen);
 
 /* A PL_BUDGET_SHARE pod's budget in MiB by the device's own total of the GPU
  * it uses: the devices of gpus[] (ngpus, their totals in bytes; the GPUs its

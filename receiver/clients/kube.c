@@ -10,6 +10,7 @@
 #include "kube_json.h"
 #include "node_json.h"
 #include "log.h"
+#include "pods_claims.h"
 
 #define KUBE_URL_MAX 4096
 
@@ -34,7 +35,7 @@ struct kube_call {
     char kc_what[256]; /* RBAC verb and resource: "create pods/eviction in namespace x" */
     struct pod_parse_opts kc_po;  /* owned strings (OP_LIST_PODS) */
     struct bsrc_order kc_sources; /* BUDGET_SOURCES (OP_LIST_PODS); empty = resource */
-    struct pod_list kc_pods;      /* filled by list_parse, handed over in the answer */
+    struct pod_list kc_pods;      /* filled by pods_parse, handed over in the answer */
     char **kc_nodes;              /* owned, likewise */
     char **kc_gpu_memory;         /* owned, parallel to kc_nodes (GFD labels) */
     char **kc_gpu_count;          /* owned, likewise */
@@ -43,22 +44,6 @@ struct kube_call {
     int64_t kc_cap_mib;
     kube_done_fn kc_cb;
     void *kc_arg;
-    /* OP_LIST_PODS with dra: the list's body waits while its pods' ResourceClaims
-     * are read, then is parsed with them (kc_po.po_claims). */
-    struct kube *kc_k; /* borrowed */
-    char *kc_driver;   /* owned: DRA_DRIVER; NULL = dra not listed */
-    char *kc_body;     /* owned: the list, while claims are read */
-    size_t kc_body_len;
-    struct dra_claims kc_claims; /* owned */
-    size_t kc_pending;           /* claim calls in flight, plus one while starting */
-    int kc_claims_cancelled;     /* kube_free() ran while they were in flight */
-    struct kubec_answer kc_list; /* the list's answer (KUBE_OK: no error string) */
-};
-
-/* One claim GET; its kubec argument. */
-struct claim_call {
-    struct kube_call *cc_kc;
-    size_t cc_idx; /* into cc_kc->kc_claims */
 };
 
 struct kube *
@@ -105,38 +90,30 @@ call_free(struct kube_call *kc)
     kube_node_labels_free(kc->kc_gpu_count, kc->kc_node_count);
     kube_node_names_free(kc->kc_nodes, kc->kc_node_count);
     free((char *)kc->kc_po.po_release_annotation);
-    free(kc->kc_driver);
-    free(kc->kc_body);
-    dra_claims_free(&kc->kc_claims);
     free(kc);
 }
 
-/* kubec_parse_fn for the two lists. */
+/* pods_claims_parse_fn of the pod list: claims NULL unless dra is listed. */
+static int
+pods_parse(const char *body, size_t len, const struct dra_claims *claims, char *err,
+           size_t errlen, void *arg)
+{
+    struct kube_call *kc = arg;
+    int rc;
+
+    kc->kc_po.po_claims = claims; /* borrowed for the parse alone */
+    rc = pods_json_parse_sources(body, len, &kc->kc_po, &kc->kc_sources, &kc->kc_pods,
+                                 err, errlen);
+    kc->kc_po.po_claims = NULL;
+    return rc;
+}
+
+/* kubec_parse_fn for the node list. */
 static int
 list_parse(const char *body, size_t len, char *err, size_t errlen, void *arg)
 {
     struct kube_call *kc = arg;
 
-    if (kc->kc_op == OP_LIST_PODS && kc->kc_driver != NULL) {
-        if (claim_json_refs(body, len, &kc->kc_claims) == -1) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        if (kc->kc_claims.dl_count > 0) { /* parsed once its claims are read */
-            if ((kc->kc_body = malloc(len + 1)) == NULL) {
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            memcpy(kc->kc_body, body, len);
-            kc->kc_body[len] = '\0';
-            kc->kc_body_len = len;
-            return 0;
-        }
-        kc->kc_po.po_claims = &kc->kc_claims;
-    }
-    if (kc->kc_op == OP_LIST_PODS)
-        return pods_json_parse_sources(body, len, &kc->kc_po, &kc->kc_sources,
-                                       &kc->kc_pods, err, errlen);
     return kube_json_nodes(body, len, &kc->kc_nodes, &kc->kc_gpu_memory,
                            &kc->kc_gpu_count, &kc->kc_node_count, err, errlen);
 }
@@ -151,9 +128,6 @@ node_parse(const char *body, size_t len, char *err, size_t errlen, void *arg)
                               &kc->kc_cap_mib, err, errlen);
 }
 
-static void start_claims(struct kube_call *kc, const struct kubec_answer *r);
-static void path_add(struct buf *path, const char *literal, const char *value);
-
 static void
 call_done(const struct kubec_answer *r, void *arg)
 {
@@ -162,10 +136,6 @@ call_done(const struct kubec_answer *r, void *arg)
     size_t nlabels = r->kr_class == KUBE_OK ? kc->kc_node_count : 0; /* a taker may zero
                                                                    ka_node_count */
 
-    if (r->kr_class == KUBE_OK && kc->kc_body != NULL && !r->kr_cancelled) {
-        start_claims(kc, r);
-        return;
-    }
     memset(&a, 0, sizeof(a));
     a.ka_class = r->kr_class;
     a.ka_cancelled = r->kr_cancelled;
@@ -195,108 +165,6 @@ call_done(const struct kubec_answer *r, void *arg)
     call_free(kc);
 }
 
-/* Every claim read (or failed): the list is parsed with them and answered. A
- * claim that could not be read makes the pods naming it bad_budget, with why. */
-static void
-claims_finish(struct kube_call *kc)
-{
-    struct kubec_answer r = kc->kc_list;
-    char err[512];
-
-    err[0] = '\0';
-    if (kc->kc_claims_cancelled) {
-        r.kr_class = KUBE_ERROR;
-        r.kr_cancelled = 1;
-        r.kr_error = "cancelled";
-    } else {
-        kc->kc_po.po_claims = &kc->kc_claims;
-        if (pods_json_parse_sources(kc->kc_body, kc->kc_body_len, &kc->kc_po,
-                                    &kc->kc_sources, &kc->kc_pods, err,
-                                    sizeof(err)) == -1) {
-            r.kr_class = KUBE_ERROR;
-            r.kr_error = err;
-        }
-    }
-    free(kc->kc_body);
-    kc->kc_body = NULL; /* call_done answers now */
-    call_done(&r, kc);
-}
-
-static int
-claim_parse(const char *body, size_t len, char *err, size_t errlen, void *arg)
-{
-    struct claim_call *cc = arg;
-
-    return claim_json_parse(body, len, cc->cc_kc->kc_driver,
-                            &cc->cc_kc->kc_claims.dl_items[cc->cc_idx], err, errlen);
-}
-
-static void
-claim_done(const struct kubec_answer *r, void *arg)
-{
-    struct claim_call *cc = arg;
-    struct kube_call *kc = cc->cc_kc;
-    struct dra_claim *c = &kc->kc_claims.dl_items[cc->cc_idx];
-
-    if (r->kr_cancelled)
-        kc->kc_claims_cancelled = 1;
-    if (r->kr_class != KUBE_OK) {
-        c->dc_fetched = 0;
-        free(c->dc_error);
-        c->dc_error =
-            strdup(r->kr_error != NULL ? r->kr_error : kube_class_name(r->kr_class));
-    }
-    free(cc);
-    if (--kc->kc_pending == 0)
-        claims_finish(kc);
-}
-
-/* GET /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims/NAME for each claim
- * the list's pods name, all at once (at most DRA_CLAIMS_MAX). */
-static void
-start_claims(struct kube_call *kc, const struct kubec_answer *r)
-{
-    char what[256];
-
-    kc->kc_list = *r;
-    kc->kc_list.kr_error = NULL;
-    kc->kc_pending = 1; /* held while starting */
-    for (size_t i = 0; i < kc->kc_claims.dl_count; i++) {
-        struct dra_claim *c = &kc->kc_claims.dl_items[i];
-        struct claim_call *cc = calloc(1, sizeof(*cc));
-        struct kubec_call q;
-        struct buf path;
-
-        buf_init(&path, KUBE_URL_MAX);
-        path_add(&path, "/apis/resource.k8s.io/v1/namespaces/", c->dc_namespace);
-        path_add(&path, "/resourceclaims/", c->dc_name);
-        snprintf(what, sizeof(what), "get resource.k8s.io resourceclaims in namespace %s",
-                 c->dc_namespace);
-        memset(&q, 0, sizeof(q));
-        q.kq_method = "GET";
-        q.kq_path = path.b_toobig ? NULL : path.b_data;
-        q.kq_what = what;
-        q.kq_parse = claim_parse;
-        q.kq_done = claim_done;
-        q.kq_arg = cc;
-        if (cc != NULL) {
-            cc->cc_kc = kc;
-            cc->cc_idx = i;
-            kc->kc_pending++;
-        }
-        if (cc == NULL || kubec_call(kc->kc_k->k_c, &q) == -1) {
-            if (cc != NULL)
-                kc->kc_pending--;
-            free(cc);
-            free(c->dc_error);
-            c->dc_error = strdup("the call could not be started");
-        }
-        buf_free(&path);
-    }
-    if (--kc->kc_pending == 0)
-        claims_finish(kc);
-}
-
 /* Sends one call; takes ownership of kc and body in every case. path is
  * borrowed; a path whose building failed (toobig, see path_add) is refused. */
 static int
@@ -320,8 +188,7 @@ call_start(struct kube *k, struct kube_call *kc, const char *method, struct buf 
         c.kq_timeout_ms = k->k_timeout_ms > KUBE_RECYCLE_TIMEOUT_MS
                               ? k->k_timeout_ms
                               : KUBE_RECYCLE_TIMEOUT_MS;
-    c.kq_parse =
-        kc->kc_op == OP_LIST_PODS || kc->kc_op == OP_LIST_NODES ? list_parse : NULL;
+    c.kq_parse = kc->kc_op == OP_LIST_NODES ? list_parse : NULL;
     if (kc->kc_op == OP_GET_NODE)
         c.kq_parse = node_parse;
     c.kq_done = call_done;
@@ -369,8 +236,7 @@ kube_list_pods_sources(struct kube *k, const char *node, const struct pod_parse_
                        const struct bsrc_order *sources, kube_done_fn cb, void *arg)
 {
     struct kube_call *kc;
-    struct buf path;
-    int rc;
+    struct pods_claims_call q;
 
     if (empty(node) || po == NULL) {
         log_warnx("%s: no node name", __func__);
@@ -378,17 +244,8 @@ kube_list_pods_sources(struct kube *k, const char *node, const struct pod_parse_
     }
     if ((kc = call_new(OP_LIST_PODS)) == NULL)
         return -1;
-    snprintf(kc->kc_what, sizeof(kc->kc_what), "list pods on node %s", node);
     if (sources != NULL)
         kc->kc_sources = *sources;
-    kc->kc_k = k;
-    if (sources != NULL && bsrc_order_has(sources, BSRC_DRA) &&
-        (kc->kc_driver = strdup(empty(po->po_dra_driver) ? BSRC_DRA_DRIVER_DEFAULT
-                                                         : po->po_dra_driver)) == NULL) {
-        log_warnx("%s: out of memory", __func__);
-        call_free(kc);
-        return -1;
-    }
     if ((po->po_resource != NULL &&
          (kc->kc_po.po_resource = strdup(po->po_resource)) == NULL) ||
         (po->po_protect_annotation != NULL &&
@@ -399,13 +256,21 @@ kube_list_pods_sources(struct kube *k, const char *node, const struct pod_parse_
         call_free(kc);
         return -1;
     }
-    buf_init(&path, KUBE_URL_MAX);
-    path_add(&path, "/api/v1/pods?fieldSelector=", NULL);
-    path_add(&path, NULL, "spec.nodeName=");
-    path_add(&path, NULL, node);
-    rc = call_start(k, kc, "GET", &path, NULL, NULL, cb, arg);
-    buf_free(&path);
-    return rc;
+    kc->kc_cb = cb;
+    kc->kc_arg = arg;
+    memset(&q, 0, sizeof(q));
+    q.pq_node = node;
+    if (sources != NULL && bsrc_order_has(sources, BSRC_DRA)) /* its claims are read */
+        q.pq_driver =
+            empty(po->po_dra_driver) ? BSRC_DRA_DRIVER_DEFAULT : po->po_dra_driver;
+    q.pq_parse = pods_parse;
+    q.pq_done = call_done;
+    q.pq_arg = kc;
+    if (pods_claims_list(k->k_c, &q) == -1) {
+        call_free(kc);
+        return -1;
+    }
+    return 0;
 }
 
 int

@@ -23,27 +23,13 @@ static int
 budget_sources_check(struct config *cfg, char *err, size_t errlen)
 {
     char why[160];
-    const char *d = cfg->c_dra_driver;
-    size_t i, n = strlen(d);
 
     if (bsrc_order_parse(cfg->c_budget_sources_raw, &cfg->c_budget_sources, why,
                          sizeof(why)) == -1) {
         snprintf(err, errlen, "BUDGET_SOURCES: %s", why);
         return -1;
     }
-    for (i = 0; i < n; i++)
-        if (!((d[i] >= 'a' && d[i] <= 'z') || (d[i] >= '0' && d[i] <= '9') ||
-              ((d[i] == '-' || d[i] == '.') && i > 0 && i + 1 < n && d[i - 1] != '.' &&
-               d[i + 1] != '.')))
-            break;
-    if (i < n || n > 253) {
-        snprintf(err, errlen,
-                 "DRA_DRIVER: '%.64s' is not a driver name (a DNS subdomain, e.g. "
-                 "gpu.nvidia.com)",
-                 d);
-        return -1;
-    }
-    return 0;
+    return bsrc_driver_check(cfg->c_dra_driver, err, errlen);
 }
 
 /* Where a pod finds its own namespace (the downward API sets POD_NAMESPACE too). */
@@ -209,9 +195,7 @@ static const struct setting settings[] = {
      "where budgets come from, in order: resource, hami, kai, dra (comma list; a pod's "
      "budget is the first it declares)",
      NULL, NULL},
-    {"DRA_DRIVER", BSRC_DRA_DRIVER_DEFAULT, SK_NONEMPTY, OFF(c_dra_driver), NULL,
-     "with dra: the driver whose devices' consumedCapacity memory is a budget", NULL,
-     NULL},
+    KUBE_SETTING_DRA_DRIVER(OFF(c_dra_driver)),
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -129,7 +129,8 @@ else
     ok "the base grants no delete on pods (the default ACTION is evict)"
 fi
 # BUDGET_SOURCES=dra's one extra grant lives in deploy/components/dra: rendered
-# with the base, it must grant get on resourceclaims to the watchdog.
+# with the base, it must grant get on resourceclaims to the watchdog and to the
+# exporter (both read the claims: common/kube/pods_claims.c).
 mkdir -p "$TMP/tree/deploy/overlays/with-dra"
 printf 'resources: [../../base]\ncomponents: [../../components/dra]\n' \
     >"$TMP/tree/deploy/overlays/with-dra/kustomization.yaml"
@@ -140,16 +141,16 @@ objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
 grants = any(r.get("apiGroups") == ["resource.k8s.io"] and r.get("resources") == ["resourceclaims"]
              and r.get("verbs") == ["get"]
              for o in objs if o["kind"] == "ClusterRole" for r in o.get("rules", []))
-bound = any(o["kind"] == "ClusterRoleBinding" and any(s.get("name") == "gpu-vram-watchdog"
+bound = lambda sa: any(o["kind"] == "ClusterRoleBinding" and any(s.get("name") == sa
             for s in o.get("subjects", [])) and o["roleRef"]["name"].endswith("dra") for o in objs)
-sys.exit(0 if grants and bound else 1)
+sys.exit(0 if grants and bound("gpu-vram-watchdog") and bound("gpu-vram-watchdog-exporter") else 1)
 PY
 then
-    ok "components/dra grants get on resourceclaims (nothing more) to the watchdog"
+    ok "components/dra grants get on resourceclaims (nothing more) to the watchdog and the exporter"
     COMPONENT_CALLS=${COMPONENT_CALLS:+$COMPONENT_CALLS,}resource.k8s.io/resourceclaims:get
     GVW_CALLS_FROM_COMPONENTS=/pods:delete validate "base+dra" "$TMP/with-dra.yaml"
 else
-    bad "deploy/base + components/dra renders and grants get on resourceclaims" "$(cat "$TMP/kustomize.err")"
+    bad "deploy/base + components/dra renders and grants get on resourceclaims to the watchdog and the exporter" "$(cat "$TMP/kustomize.err")"
 fi
 export GVW_CALLS_FROM_COMPONENTS=$COMPONENT_CALLS
 

@@ -45,7 +45,7 @@ const ALLOWED = new Map([
   ["coordination.k8s.io/leases:update", "the Lease renewed, taken over, fenced, released (PUT with its resourceVersion)"],
   ["coordination.k8s.io/leases:create", "the Lease made by the first replica (POST .../leases)"],
   // BUDGET_SOURCES=dra, granted by the component deploy/components/dra only:
-  ["resource.k8s.io/resourceclaims:get", "dra: GET .../namespaces/NS/resourceclaims/NAME per claim a pod names (start_claims)"],
+  ["resource.k8s.io/resourceclaims:get", "dra: GET .../namespaces/NS/resourceclaims/NAME per claim a pod names (common/kube/pods_claims.c start_claims)"],
 ]);
 // Calls a kustomize component grants, not deploy/ itself: the base render need
 // not grant them; check.sh renders deploy/ with each component and checks there.
@@ -256,18 +256,32 @@ function workloads(objs) {
 // node %s", "create events.k8s.io events in namespace %s": verb, [group,]
 // resource), so a call added without its grant fails here, not in a cluster
 // (GET /api/v1/nodes/N once shipped without `get` on nodes).
-const CALL_SOURCES = ["receiver/clients/kube.c", "exporter/podmap.c", "receiver/lease/lease.c"];
-function codeCalls() {
+// Each file with the ServiceAccounts (by name, as deploy/base names them) of the
+// programs whose calls it makes: serve's and the exporter's pod list and its
+// ResourceClaims are one reader (common/kube/pods_claims.c).
+const WATCHDOG_SA = "gpu-vram-watchdog", EXPORTER_SA = "gpu-vram-watchdog-exporter";
+const CALL_SOURCES = [
+  ["receiver/clients/kube.c", [WATCHDOG_SA]],
+  ["common/kube/pods_claims.c", [WATCHDOG_SA, EXPORTER_SA]],
+  ["exporter/podmap.c", [EXPORTER_SA]],
+  ["receiver/lease/lease.c", [WATCHDOG_SA]],
+];
+// Map "group/resource:verb" -> the ServiceAccounts that make the call.
+function codeCallsBySA() {
   const root = process.env.GVW_SOURCE_DIR ?? process.cwd();
-  const keys = new Set();
-  for (const f of CALL_SOURCES) {
+  const calls = new Map();
+  for (const [f, sas] of CALL_SOURCES) {
     const text = readFileSync(join(root, f), "utf8");
     for (const m of text.matchAll(/"(list|get|create|delete|patch|update|watch) ([a-z0-9.\/-]+)(?: ([a-z0-9\/-]+))?/g)) {
       const [, verb, a, b] = m;
-      keys.add(a.includes(".") ? `${a}/${b}:${verb}` : `/${a}:${verb}`);
+      const key = a.includes(".") ? `${a}/${b}:${verb}` : `/${a}:${verb}`;
+      calls.set(key, new Set([...(calls.get(key) ?? []), ...sas]));
     }
   }
-  return [...keys].sort();
+  return calls;
+}
+function codeCalls() {
+  return [...codeCallsBySA().keys()].sort();
 }
 
 function rbac(objs) {
@@ -299,6 +313,26 @@ function rbac(objs) {
   check("RBAC: every call in the code (its request labels) is granted",
     calls.length ? calls.filter((k) => !grants.has(k) && !fromComponents.has(k)).map((k) => `${k} missing`)
                  : ["no request label found in the sources"]);
+  // Per ServiceAccount: the exporter's calls granted to the exporter, serve's to
+  // serve (a grant to the other identity does not make the call work).
+  const bySA = new Map();
+  for (const b of objs.filter((o) => o.kind === "ClusterRoleBinding" || o.kind === "RoleBinding")) {
+    const role = objs.find((o) => o.kind === b.roleRef?.kind && o.metadata?.name === b.roleRef?.name);
+    for (const s of b.subjects ?? []) {
+      if (s.kind !== "ServiceAccount") continue;
+      const got = bySA.get(s.name) ?? new Set();
+      for (const rule of role?.rules ?? [])
+        for (const g of rule.apiGroups ?? [])
+          for (const r of rule.resources ?? [])
+            for (const v of rule.verbs ?? []) got.add(`${g}/${r}:${v}`);
+      bySA.set(s.name, got);
+    }
+  }
+  const missing = [];
+  for (const [k, sas] of codeCallsBySA())
+    for (const sa of sas)
+      if (!fromComponents.has(k) && !(bySA.get(sa)?.has(k))) missing.push(`${k} missing for service account ${sa}`);
+  check("RBAC: each program's calls are granted to its own service account", missing);
   const q = [];
   for (const b of objs.filter((o) => o.kind === "ClusterRoleBinding" || o.kind === "RoleBinding")) {
     const roles = new Set(objs.filter((o) => o.kind === b.roleRef?.kind).map((o) => o.metadata?.name));

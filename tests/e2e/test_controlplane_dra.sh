@@ -19,7 +19,9 @@
 # runs away past its claim; serve (BUDGET_SOURCES=dra, deploy/ with
 # components/dra applied, its own ServiceAccount token) recycles exactly that
 # pod through the Eviction API, and the audit, `check` and `budgets` name the
-# source. `check` with the default BUDGET_SOURCES (resource) sees no budget on
+# source. The exporter (BUDGET_SOURCES=dra, its own ServiceAccount token) reads the
+# claims too: its gpu_pod_memory_budget_bytes is each claim's memory, and
+# GPUPodOverBudget's expression picks train alone. `check` with the default BUDGET_SOURCES (resource) sees no budget on
 # these pods: nothing changes for a cluster using `resource`.
 source "$(dirname "$0")/../lib/harness.sh"
 source "$(dirname "$0")/../controlplane/cluster.sh"
@@ -235,6 +237,25 @@ expect_eq "the three claims are three shares of the one device (shareID set)" 3 
 used_is() { [ "$(prom "sum(gpu_pod_memory_used_bytes{node=\"$NODE\"}) / 1048576")" = "$1" ]; }
 wait_for 40 used_is 19000 || fail "Prometheus sees the tenants' 19000 MiB on $NODE" "$(prom "sum(gpu_pod_memory_used_bytes{node=\"$NODE\"}) / 1048576")"
 
+# --- the exporter's budget series: the claims read with its own token ------------------
+# exp_budgets -- "NS/DEPLOYMENT MIB" of each gpu_pod_memory_budget_bytes the exporter shows.
+exp_budgets() {
+    curl -s "http://127.0.0.1:$EXP_PORT/metrics" | awk '/^gpu_pod_memory_budget_bytes\{/ {
+        match($0, /namespace="[^"]*"/); ns = substr($0, RSTART + 11, RLENGTH - 12)
+        match($0, /pod="[^"]*"/); p = substr($0, RSTART + 5, RLENGTH - 6)
+        sub(/-[a-z0-9]+-[a-z0-9]+$/, "", p); printf "%s/%s %d\n", ns, p, $NF / 1048576 }' |
+        sort | paste -sd, | sed 's/,/, /g'
+}
+EXP_BUDGETS="ml/infer 4096, ml/train 8192, rag/rag 16384, rag/rag 16384"
+exp_budgets_are() { [ "$(exp_budgets)" = "$EXP_BUDGETS" ]; }
+# Within a minute at most: the exporter lists again when a tenant's process appears,
+# and at least every 60 s.
+wait_for 70 exp_budgets_are
+expect_eq "the exporter (BUDGET_SOURCES=dra, its own token, components/dra) exports each DRA tenant's claim as its budget series (a shared claim: the whole claim on each sharer)" \
+    "$EXP_BUDGETS" "$(exp_budgets)"
+expect_eq "the exporter read each claim by name with get (200), never a list" "get 200" \
+    "$(python3 "$CPS/kaudit.py" calls "$CP_DIR/audit.log" "$CP_SA_EXPORTER" | awk '$3 == "resource.k8s.io/resourceclaims" { print $2, $1 }' | sort -u | paste -sd,)"
+
 KENV=(KUBE_API_URL="$CP_API" KUBE_TOKEN_FILE="$TMP/serve.token" KUBE_CA_FILE="$CA"
     PROMETHEUS_URL="$PROM" USED_QUERY='sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node="$node"})'
     MIN_RUNTIME=0s)
@@ -263,6 +284,18 @@ kc get pods -A -o json | jq -r --arg n "$NODE" '.items[] | select(.spec.nodeName
 kc annotate pod -n ml "$TRAIN" gvw.test/vram-mib=67500 --overwrite >/dev/null
 free_below() { awk -v f="$(prom "gpu_memory_free_bytes{node=\"$NODE\"} / 1048576")" 'BEGIN { exit !(f != "" && f < 1536) }'; }
 wait_for 30 free_below || fail "the device's free VRAM drops below the floor" "$(prom "gpu_memory_free_bytes{node=\"$NODE\"}")"
+# GPUPodOverBudget's expression, as rules/ ships it, on the exporter's series: train
+# alone is over its claim (67500 - 8192 MiB); the sharers (5000 of 16384) and infer
+# (3000 of 4096) are not.
+OVER_EXPR=$(python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print(next(r["expr"] for g in d["groups"] for r in g["rules"] if r.get("alert") == "GPUPodOverBudget"))' \
+    "$GVW_SOURCE_DIR/rules/gpu-vram-watchdog.rules.yml")
+over_budget() { curl -s "$PROM/api/v1/query" --data-urlencode "query=$OVER_EXPR" | jq -r '[.data.result[] | "\(.metric.namespace)/\(.metric.pod) \(.value[1] | tonumber | floor)"] | sort | join(", ")'; }
+over_is() { [ "$(over_budget)" = "$1" ]; }
+wait_for 20 over_is "ml/$TRAIN 59308"
+expect_eq "GPUPodOverBudget's expression (rules/) on the exporter's series: train alone, 59308 MiB over its dra budget" \
+    "ml/$TRAIN 59308" "$(over_budget)"
 out=$(env "${KENV[@]}" BUDGET_SOURCES=dra "$GVW_BINARY" check --node "$NODE" --format json 2>"$TMP/check.err")
 echo "$out" >"$TMP/check.json"
 one() { jq 'if type == "array" then .[0] else . end' "$1"; }
@@ -325,7 +358,9 @@ fi
 forbidden=$(python3 "$CPS/kaudit.py" forbidden "$CP_DIR/audit.log" "$CP_SA_SERVE" "$CP_SA_EXPORTER")
 expect_eq "no request of either ServiceAccount was refused (401/403)" "" "$forbidden"
 kc get clusterrole gpu-vram-watchdog-dra -o json >"$TMP/role-dra.json"
-expect_eq "components/dra's grant (get resourceclaims) was used" "" \
+expect_eq "components/dra's grant (get resourceclaims) was used by serve" "" \
     "$(python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-dra.json" "$CP_SA_SERVE")"
+expect_eq "components/dra's grant (get resourceclaims) was used by the exporter" "" \
+    "$(python3 "$CPS/kaudit.py" unused "$CP_DIR/audit.log" "$TMP/role-dra.json" "$CP_SA_EXPORTER")"
 timing dra_tier_seconds "$(($(date +%s) - T_START))"
 finish

@@ -51,9 +51,7 @@ dra)
     # (2048), counted once.
     SEATS=14992
     export BUDGET_SOURCES=dra,resource
-    # The exporter reads no claims: a DRA pod's next source is asked (llama-swap's
-    # GPUMEM_RESOURCE), immich-ml has none.
-    EXPORTED="$ML=- $LS=5000"
+    EXPORTED="$ML=3000 $LS=6144"
     CANDIDATES="frigate/frigate resource 2000, immich/immich-ml dra 3000, immich/immich-server resource 1800, llm/llama-swap dra 6144, portal/portal-stt dra 2048, portal/portal-tts dra 2048"
     ;;
 resource)

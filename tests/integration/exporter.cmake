@@ -21,3 +21,12 @@ if(TARGET gpu-vram-watchdog)
     LABELS integration TIMEOUT 120
     ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endif()
+if(TARGET gpu-vram-watchdog)
+  # BUDGET_SOURCES=dra: the exporter reads the claims gvw-sim serves (sim.cmake,
+  # included after this file; $<TARGET_FILE:> resolves it).
+  add_test(NAME test_exporter_dra
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/test_exporter_dra.sh)
+  set_tests_properties(test_exporter_dra PROPERTIES
+    LABELS integration TIMEOUT 120
+    ENVIRONMENT "GVW_BINARY=$<TARGET_FILE:gpu-vram-watchdog>;GVW_SIM=$<TARGET_FILE:gvw-sim>;GVW_STUB_NVML=$<TARGET_FILE:gvw-stub-nvml>;GVW_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+endif()

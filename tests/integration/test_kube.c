@@ -1072,12 +1072,51 @@ test_list_pods_dra(void **state)
     assert_null(pod_named(&e->r.pods, "c")->p_budget_source);
 }
 
+/* kube_free() while the list's claims are read: one answer, cancelled, the pods not
+ * parsed (common/kube/pods_claims.c keeps serve's behaviour). */
+static void
+test_list_pods_dra_cancel(void **state)
+{
+    struct env *e = *state;
+    struct bsrc_order dra;
+    char err[128];
+
+    assert_int_equal(bsrc_order_parse("dra", &dra, err, sizeof(err)), 0);
+    fake_clear(e->fake);
+    assert_int_equal(fake_route(e->fake, "GET", "/api/v1/pods", 200, NULL, DRA_PODS, 0),
+                     0);
+    assert_int_equal(
+        fake_route(e->fake, "GET",
+                   "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/shared", 200,
+                   NULL, DRA_SHARED, 1000),
+        0);
+    assert_int_equal(
+        fake_route(e->fake, "GET",
+                   "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/secret", 200,
+                   NULL, DRA_SHARED, 1000),
+        0);
+    result_reset(&e->r);
+    assert_int_equal(
+        kube_list_pods_sources(e->k, "gpu-node-1", &e->po, &dra, on_answer, &e->r), 0);
+    for (int i = 0; i < 100 && fake_count(e->fake) < 3; i++)
+        fake_run_for(e->base, 20);
+    assert_int_equal(fake_count(e->fake), 3); /* the list and both claims asked */
+    assert_int_equal(e->r.calls, 0);
+    kube_free(e->k);
+    e->k = NULL;
+    assert_int_equal(e->r.calls, 1);
+    assert_true(e->r.cancelled);
+    assert_int_equal(e->r.cls, KUBE_ERROR);
+    assert_int_equal(e->r.pods.pl_count, 0);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_list_pods, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pods_dra, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_pods_dra_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_evict_refusals, setup, teardown),
