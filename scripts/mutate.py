@@ -87,14 +87,16 @@ class Worker:
         try:
             with open(path, "w") as f:
                 f.write(orig[:m.pos] + m.new + orig[end:])
-            targets = [t for t in tests if t in self.targets] + [BINARY]
+            targets = sorted({coverage.program_of(t) for t in tests} & self.targets) + [BINARY]
             rc, _ = tree.run(["ninja", "-C", self.build] + targets, self.src, 900)
             if rc != 0:
                 m.status = "stillborn"
                 return
-            limits = {t: max(30, int(factor * cov["tests"].get(t, 60))) for t in tests}
+            limits = {t: max(20, int(factor * cov["tests"].get(t, 60))) for t in tests}
             flaky = []
-            t, out = tree.first_failure(tests, self.build, limits, self.jobs, flaky)
+            shim = coverage.shim(self.build)
+            t, out = tree.first_failure(tests, self.build, limits, self.jobs, flaky,
+                                        lambda u: coverage.unit_env(u, shim))
             if flaky:
                 self.log("flaky under the mutant %s (passed when run again): %s" %
                          (m.name, ", ".join(flaky)))

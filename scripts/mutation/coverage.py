@@ -16,6 +16,49 @@ import time
 from .tree import run
 
 LABELS = ("unit", "integration")
+# A test program slower than this is mapped and judged case by case (its cmocka
+# cases run one at a time through the case_filter.c shim): a mutant on a line
+# only three of test_remedy's 93 cases execute costs those three, not a minute.
+SPLIT_MIN_S = 3.0
+SHIM_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "case_filter.c")
+
+
+def shim(build):
+    """The case filter, built once into the build folder."""
+    out = os.path.join(build, "case_filter.so")
+    if not os.path.exists(out):
+        rc, msg = run(["cc", "-shared", "-fPIC", "-O1", "-o", out, SHIM_SRC, "-ldl"], build, 120)
+        if rc != 0:
+            raise RuntimeError("case_filter.so: " + msg[-2000:])
+    return out
+
+
+def unit_env(unit, shim_path):
+    """The environment that runs one unit: a whole test program ("test_x"), or
+    one case of it ("test_x::test_case")."""
+    env = dict(os.environ)
+    if "::" in unit:
+        env["LD_PRELOAD"] = shim_path
+        env["GVW_CASE_FILTER"] = unit.split("::", 1)[1]
+    return env
+
+
+def program_of(unit):
+    return unit.split("::", 1)[0]
+
+
+def cases_of(build, test, shim_path):
+    """The cmocka cases of a test program, or [] when it is not one."""
+    exe = os.path.join(build, test)
+    if not os.access(exe, os.X_OK):
+        return []
+    env = dict(os.environ, LD_PRELOAD=shim_path, GVW_CASE_LIST="1")
+    try:
+        out = subprocess.run([exe], cwd=build, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=60).stdout
+    except subprocess.TimeoutExpired:
+        return []
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("GVW_CASE ")]
 
 
 def tree_key(src):
@@ -91,21 +134,42 @@ def coverage_map(src, build, rel_paths, log):
     result = {"tests": {}, "failing": [], "lines": {}, "code": {}}
     code = {}
     tests = list_tests(build)
-    for i, t in enumerate(tests):
+    shim_path = shim(build)
+
+    def one(unit):
+        """Runs one unit alone on the gcov build: True when it passed."""
         for g in glob.glob(os.path.join(build, "**", "*.gcda"), recursive=True):
             os.unlink(g)
         t0 = time.time()
+        rc, _ = run(["ctest", "-R", "^%s$" % program_of(unit), "--timeout", "300"], build, 400,
+                    env=unit_env(unit, shim_path))
+        if rc != 0:
+            return False
+        result["tests"][unit] = round(time.time() - t0, 2)
+        for rel, hit in lines_run(build, wanted, code).items():
+            per = result["lines"].setdefault(rel, {})
+            for ln in hit:
+                per.setdefault(str(ln), []).append(unit)
+        return True
+
+    for i, t in enumerate(tests):
+        t0 = time.time()
         rc, _ = run(["ctest", "-R", "^%s$" % t, "--timeout", "300"], build, 400)
-        result["tests"][t] = round(time.time() - t0, 2)
         if rc != 0:
             result["failing"].append(t)  # never used to judge a mutant
             log("coverage: %s fails on the real code; left out" % t)
             continue
-        for rel, hit in lines_run(build, wanted, code).items():
-            per = result["lines"].setdefault(rel, {})
-            for ln in hit:
-                per.setdefault(str(ln), []).append(t)
-        log("coverage [%d/%d] %s %.1f s" % (i + 1, len(tests), t, result["tests"][t]))
+        cases = cases_of(build, t, shim_path) if time.time() - t0 >= SPLIT_MIN_S else []
+        saved = json.dumps(result["lines"])
+        if cases and all(one("%s::%s" % (t, c)) for c in cases):
+            log("coverage [%d/%d] %s: %d cases, one at a time" % (i + 1, len(tests), t, len(cases)))
+            continue
+        # Not cmocka, or a case that fails alone: the program is one unit.
+        result["lines"] = json.loads(saved)
+        for k in [k for k in result["tests"] if k.startswith(t + "::")]:
+            del result["tests"][k]
+        one(t)
+        log("coverage [%d/%d] %s %.1f s" % (i + 1, len(tests), t, result["tests"].get(t, -1)))
     result["code"] = {rel: sorted(lines) for rel, lines in code.items()}
     with open(cache, "w") as f:
         json.dump(result, f)

@@ -53,7 +53,7 @@ def configure(src, build, extra=()):
                + list(extra), src, 300)
 
 
-def first_failure(tests, build, limits, jobs, flaky):
+def first_failure(tests, build, limits, jobs, flaky, env_of):
     """Runs each test alone through ctest, up to jobs at once, in the order
     given; returns (the first test that failed twice running, its output) or
     (None, ""). A test that failed once and then passed is added to flaky."""
@@ -62,7 +62,8 @@ def first_failure(tests, build, limits, jobs, flaky):
         while pending or running:
             while pending and len(running) < jobs:
                 t = pending.pop(0)
-                p = subprocess.Popen(["ctest", "-R", "^%s$" % t, "--timeout", str(limits[t])],
+                p = subprocess.Popen(["ctest", "-R", "^%s$" % t.split("::")[0], "--timeout",
+                                      str(limits[t])], env=env_of(t),
                                      cwd=build, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, errors="replace",
                                      start_new_session=True)
@@ -79,8 +80,8 @@ def first_failure(tests, build, limits, jobs, flaky):
                 if p.returncode != 0:
                     # A failure must happen twice: a timing test under load
                     # can fail once on the real code too.
-                    rc, again = run(["ctest", "-R", "^%s$" % t, "--timeout", str(limits[t])],
-                                    build, limits[t] + 30)
+                    rc, again = run(["ctest", "-R", "^%s$" % t.split("::")[0], "--timeout",
+                                     str(limits[t])], build, limits[t] + 30, env=env_of(t))
                     if rc != 0:
                         return t, out
                     flaky.append(t)
