@@ -22,21 +22,38 @@ def run(cmd, cwd, timeout, env=None):
 
 
 def copy_tree(root, dest):
-    """dest holds exactly root's tracked and untracked-not-ignored files."""
+    """dest holds exactly root's tracked and untracked-not-ignored files. A file
+    whose content changed gets the time of now, never root's: a mutant restored
+    earlier left its object newer than root's copy of the file."""
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root,
                            stdout=subprocess.PIPE, check=True).stdout.decode().split("\0")
-    if os.path.isdir(dest):
-        shutil.rmtree(dest)
+    keep = set()
     for f in files:
         src = os.path.join(root, f)
         if not f or not os.path.isfile(src):
             continue
+        keep.add(f)
         out = os.path.join(dest, f)
+        with open(src, "rb") as fh:
+            data = fh.read()
+        if os.path.isfile(out):
+            with open(out, "rb") as fh:
+                if fh.read() == data:
+                    continue
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        shutil.copy2(src, out)
-    # The copy is not a git work tree; scripts that ask git for the source
-    # root get it from its own .git marker.
-    subprocess.run(["git", "init", "-q", dest], check=True)
+        with open(out, "wb") as fh:
+            fh.write(data)
+        shutil.copymode(src, out)
+    for dirpath, dirnames, filenames in os.walk(dest):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            rel = os.path.relpath(os.path.join(dirpath, name), dest)
+            if rel not in keep:
+                os.unlink(os.path.join(dirpath, name))
+    if not os.path.isdir(os.path.join(dest, ".git")):
+        # Not a git work tree of root; scripts that ask git for the source
+        # root get it from this marker.
+        subprocess.run(["git", "init", "-q", dest], check=True)
 
 
 # The compiler, with warnings left as warnings: a mutant such as `a || b && c`
