@@ -228,7 +228,10 @@ test_malformed_shapes(void **state)
         "\"annotations\":{\"gpu-memory\":\"12\\u00003\"}}},"
         "{\"metadata\":{\"name\":\"d\",\"namespace\":\"n\",\"uid\":\"4\"},"
         "\"spec\":{\"containers\":[{\"resources\":{\"limits\":"
-        "{\"nvidia.com/gpumem\":\"1000\"}}}]}}]}";
+        "{\"nvidia.com/gpumem\":\"1000\"}}}]}},"
+        /* a number strtod reads only the start of: never 0.5 */
+        "{\"metadata\":{\"name\":\"e\",\"namespace\":\"n\",\"uid\":\"5\","
+        "\"annotations\":{\"gpu-fraction\":\"0.5-\"}}}]}";
     struct bsrc_order o = order("hami,kai");
     struct pod_list l;
     char err[256];
@@ -241,6 +244,7 @@ test_malformed_shapes(void **state)
     bad(&l, "b", "hami", "container \"c\": limit nvidia.com/gpumem-percentage");
     bad(&l, "c", "kai", "is not a whole number");
     bad(&l, "d", "hami", "no container is given an nvidia.com/gpu");
+    bad(&l, "e", "kai", "gpu-fraction \"0.5-\" is not a fraction");
     pod_list_free(&l);
     /* truncated: not JSON, nothing kept */
     assert_int_equal(pods_json_parse_sources(body, 120, &opts, &o, &l, err, sizeof(err)),
