@@ -176,6 +176,8 @@ def main():
                     help="a test may take this many times its unmutated time (at least 30 s)")
     ap.add_argument("--confirm", action="store_true",
                     help="judge each survivor again with every unit and integration test")
+    ap.add_argument("--reuse-coverage", action="store_true",
+                    help="use the newest coverage map even if the tree changed since")
     ap.add_argument("--write-benchmarks", action="store_true")
     a = ap.parse_args()
 
@@ -200,7 +202,7 @@ def main():
     for w in workers:
         w.prepare()
     cov = coverage.coverage_map(workers[0].src, os.path.join(a.base, "cov"),
-                                sorted({m.path for m in ms}), log)
+                                sorted({m.path for m in ms}), log, a.reuse_coverage)
     everything = sorted(cov["tests"], key=lambda t: (cov["tests"][t], t))
     everything = [t for t in everything if t not in cov["failing"]]
     results_path = os.path.join(a.base, "results-%s.jsonl" % key)

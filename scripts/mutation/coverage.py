@@ -115,10 +115,16 @@ def lines_run(build, wanted, code):
     return seen
 
 
-def coverage_map(src, build, rel_paths, log):
-    """{"tests": {name: seconds}, "failing": [names], "lines": {rel: {line: [tests]}}}."""
+def coverage_map(src, build, rel_paths, log, reuse=False):
+    """{"tests": {name: seconds}, "failing": [names], "lines": {rel: {line: [tests]}}}.
+    reuse: the newest map made, even of another tree (tests added since are not
+    in it: they judge no mutant until the map is made again)."""
     key = tree_key(src)
     cache = os.path.join(build, "coverage-%s.json" % key)
+    made = sorted(glob.glob(os.path.join(build, "coverage-*.json")), key=os.path.getmtime)
+    if not os.path.exists(cache) and reuse and made:
+        log("coverage: reusing %s, made for another tree" % os.path.basename(made[-1]))
+        cache = made[-1]
     if os.path.exists(cache):
         with open(cache) as f:
             return json.load(f)
