@@ -231,7 +231,12 @@ test_malformed_shapes(void **state)
         "{\"nvidia.com/gpumem\":\"1000\"}}}]}},"
         /* a number strtod reads only the start of: never 0.5 */
         "{\"metadata\":{\"name\":\"e\",\"namespace\":\"n\",\"uid\":\"5\","
-        "\"annotations\":{\"gpu-fraction\":\"0.5-\"}}}]}";
+        "\"annotations\":{\"gpu-fraction\":\"0.5-\"}}},"
+        /* HAMi reads whole MiB (Quantity.AsInt64): a fraction is refused, not
+         * rounded */
+        "{\"metadata\":{\"name\":\"f\",\"namespace\":\"n\",\"uid\":\"6\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1500.5\"}}}]}}]}";
     struct bsrc_order o = order("hami,kai");
     struct pod_list l;
     char err[256];
@@ -245,6 +250,7 @@ test_malformed_shapes(void **state)
     bad(&l, "c", "kai", "is not a whole number");
     bad(&l, "d", "hami", "no container is given an nvidia.com/gpu");
     bad(&l, "e", "kai", "gpu-fraction \"0.5-\" is not a fraction");
+    bad(&l, "f", "hami", "nvidia.com/gpumem \"1500.5\" is not a whole number of MiB");
     pod_list_free(&l);
     /* truncated: not JSON, nothing kept */
     assert_int_equal(pods_json_parse_sources(body, 120, &opts, &o, &l, err, sizeof(err)),

@@ -164,6 +164,28 @@ test_bigger_offender_elsewhere(void **state)
                         "free 6000 MiB on GPU GPU-1 >= floor 1536 MiB; nothing to do");
 }
 
+/* A process on GPU-0 whose pod is not in this node's pod list (its series
+ * name a pod the API does not place here): a candidate the audit shows, with
+ * its use, never a victim (not_on_node), as in node scope. */
+static void
+test_unlisted_user(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "stt", "minnow", 1000);
+    series(f, "stt", "minnow", "GPU-0", 1500);
+    series(f, "ml", "ghost", "GPU-0", 9000);
+    free_on(f, "GPU-0", 1000);
+
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_VICTIM);
+    assert_string_equal(f->res.pr_candidates[0].pc_name, "minnow");
+    assert_string_equal(order(f), "minnow,ghost");
+    assert_int_equal(f->res.pr_candidates[1].pc_used_mib, 9000);
+    assert_false(f->res.pr_candidates[1].pc_eligible);
+    assert_string_equal(f->res.pr_candidates[1].pc_why_not, "not_on_node");
+}
+
 /* Over budget only by the sum over both GPUs: a candidate on each, with its
  * whole use and overshoot; a GPU it does not use never sees it. */
 static void
@@ -484,6 +506,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_bigger_offender_elsewhere, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spread_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unlisted_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_impossible_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_with_impossible_total, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_by_gpu_use, setup, teardown),
