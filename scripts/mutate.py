@@ -43,14 +43,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FILES = ["receiver/policy/*.c", "receiver/decide/*.c", "common/pod/budget_src.c",
                  "common/pod/quantity.c"]
 EQUIV_FILE = os.path.join(ROOT, "scripts", "mutants-equivalent.txt")
+# Survivors read and not closed yet: still scored as survived, with why.
+EXPLAINED_FILE = os.path.join(ROOT, "scripts", "mutants-survivors.txt")
 BEGIN, END = "<!-- mutate:begin -->", "<!-- mutate:end -->"
 BINARY = "gpu-vram-watchdog"
 
 
-def load_equivalents():
+def load_equivalents(path=EQUIV_FILE):
     eq = {}
-    if os.path.exists(EQUIV_FILE):
-        for line in open(EQUIV_FILE):
+    if os.path.exists(path):
+        for line in open(path):
             line = line.strip()
             if line and not line.startswith("#"):
                 name, _, why = line.partition(" ")
@@ -178,6 +180,8 @@ def main():
                     help="judge each survivor again with every unit and integration test")
     ap.add_argument("--reuse-coverage", action="store_true",
                     help="use the newest coverage map even if the tree changed since")
+    ap.add_argument("--report", action="store_true",
+                    help="judge nothing: the newest result of each mutant, from every run kept")
     ap.add_argument("--write-benchmarks", action="store_true")
     a = ap.parse_args()
 
@@ -196,6 +200,8 @@ def main():
     def log(msg):
         print(msg, flush=True)
 
+    if a.report:
+        return report(ms, a)
     os.makedirs(a.base, exist_ok=True)
     key = coverage.tree_key(ROOT)
     workers = [Worker(a.base, n, a.jobs, log) for n in range(max(1, a.workers))]
@@ -257,6 +263,39 @@ def main():
             print("SURVIVED %s (%s:%d) %s %s" % (m.name, m.path, m.line, m.describe(), m.why))
     if a.write_benchmarks:
         write_benchmarks(ms, score, int(time.time() - t0), sys.argv[1:])
+    return 0
+
+
+def report(ms, a):
+    """The score from the results kept: each mutant's newest result of any run
+    (a later run judged it on newer tests), equivalents and explanations applied."""
+    newest = {}
+    for path in sorted(glob.glob(os.path.join(a.base, "results-*.jsonl")), key=os.path.getmtime):
+        for line in open(path):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            newest[r["name"]] = r
+    eq, explained = load_equivalents(), load_equivalents(EXPLAINED_FILE)
+    for m in ms:
+        r = newest.get(m.name)
+        if m.name in eq:
+            m.status, m.why = "equivalent", eq[m.name]
+        elif r and r.get("mutation", m.describe()) == m.describe():
+            m.status, m.by, m.why = r["status"], r["by"], r["why"]
+        else:
+            m.status = "unjudged"
+        if m.status == "survived" and m.name in explained:
+            m.why = explained[m.name]
+    judged = [m for m in ms if m.status != "unjudged"]
+    score = score_of(judged) + " %d of %d mutants judged." % (len(judged), len(ms))
+    print(score)
+    for m in judged:
+        if m.status == "survived":
+            print("SURVIVED %s (%s:%d) %s %s" % (m.name, m.path, m.line, m.describe(), m.why))
+    if a.write_benchmarks:
+        write_benchmarks(judged, score, 0, sys.argv[1:])
     return 0
 
 
