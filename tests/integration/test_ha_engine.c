@@ -422,6 +422,62 @@ test_export_counts_the_pending_act(void **state)
     free(out);
 }
 
+/* The Lease full of windows (256, as many as it carries) is read whole; the
+ * export that counts an act about to be taken stays inside what the next
+ * leader reads (else it refused the text and every brake with it). */
+static void
+test_full_lease_round_trip(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    struct gate_act a = {
+        .ga_verb = "evict", .ga_namespace = ML_NS, .ga_pod = ML_POD, .ga_node = NODE};
+    size_t cap = 256 * 128 + 128, off = 0;
+    char *text = malloc(cap), err[256], *out;
+    int64_t now = wall_ms();
+    json_t *all, *d, *j;
+
+    assert_non_null(text);
+    incident(e, settle);
+    off += (size_t)snprintf(text, cap, "{\"v\":1,\"settle\":[");
+    for (int i = 0; i < 256; i++) { /* the last one is NODE's */
+        char name[64];
+        if (i == 255)
+            snprintf(name, sizeof(name), "%s", NODE);
+        else
+            snprintf(name, sizeof(name), "gpu-node-x%d", i);
+        off += (size_t)snprintf(
+            text + off, cap - off,
+            "%s{\"node\":\"%s\",\"until_ms\":%lld,\"victim\":\"ml/onnx-%d\","
+            "\"dry_run\":false}",
+            i ? "," : "", name, (long long)(now + 30000), i);
+    }
+    assert_true(off < cap - 32);
+    snprintf(text + off, cap - off, "],\"recycles_ms\":[]}");
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("256 windows refused: %s", err);
+    free(text);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = only(e, &all);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "inside the SETTLE window after recycling ml/onnx-255");
+    json_decref(all);
+    /* An act about to be taken on another node: still at most 256 windows,
+     * its own among them, and the next leader reads the text. */
+    a.ga_node = "gpu-node-new";
+    out = remedy_brakes_export(e->r, &a, now);
+    assert_non_null(out);
+    j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "settle")), 256);
+    json_decref(j);
+    assert_non_null(strstr(out, "\"node\":\"gpu-node-new\""));
+    if (remedy_brakes_import(e->r, out, now, err, sizeof(err)) != 0)
+        fail_msg("the next leader refuses the export: %s", err);
+    free(out);
+}
+
 /* An annotation someone else wrote, or garbled: refused, brakes kept. */
 static void
 test_hostile_brakes(void **state)
@@ -467,6 +523,7 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_export_counts_the_pending_act, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_full_lease_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_brakes, setup, teardown),
     };
 
