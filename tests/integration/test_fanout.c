@@ -78,6 +78,7 @@ deliver_burst(struct env *e, int n)
 
 struct rows {
     size_t all, done, by_result_failed_interrupted, recovered;
+    size_t fp_wrong; /* rows whose fingerprint is not their alert's (fpNNNN) */
     char seen[NODES + 1];
 };
 
@@ -96,8 +97,13 @@ row_cb(int64_t id, const struct store_decision *d, void *arg)
     if (strcmp(d->sd_result, "failed") == 0 && d->sd_error != NULL &&
         strcmp(d->sd_error, STORE_INTERRUPTED_ERROR) == 0)
         r->by_result_failed_interrupted++;
-    if (sscanf(d->sd_node, "node-%d", &k) == 1 && k >= 0 && k < NODES)
+    if (sscanf(d->sd_node, "node-%d", &k) == 1 && k >= 0 && k < NODES) {
+        char fp[16];
+        snprintf(fp, sizeof(fp), "fp%04d", k);
         r->seen[k]++;
+        if (d->sd_fingerprint == NULL || strcmp(d->sd_fingerprint, fp) != 0)
+            r->fp_wrong++;
+    }
     return 0;
 }
 
@@ -225,6 +231,8 @@ test_queued_node_coalesces(void **state)
     r = rows(e);
     assert_int_equal(r.done, 10);
     assert_int_equal(r.recovered, 5);
+    /* Each row, queued or coalesced, names its own alert's fingerprint. */
+    assert_int_equal(r.fp_wrong, 0);
     assert_true(fake_held_max(e->fake) == 1);
 }
 
