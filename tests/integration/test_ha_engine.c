@@ -483,7 +483,7 @@ static void
 test_hostile_brakes(void **state)
 {
     struct env *e = *state;
-    static const char *bad[] = {
+    const char *bad[] = {
         "not json",
         "[]",
         "{\"settle\":{},\"recycles_ms\":[]}",
@@ -494,7 +494,30 @@ test_hostile_brakes(void **state)
         "\"recycles_ms\":[]}",
         "{\"settle\":[{\"node\":\"\",\"until_ms\":1,\"victim\":\"a\",\"dry_run\":false}],"
         "\"recycles_ms\":[]}",
+        "{\"settle\":[{\"node\":\"n\",\"gpu\":7,\"until_ms\":1,\"victim\":\"a\","
+        "\"dry_run\":false}],\"recycles_ms\":[]}",
+        NULL, /* a GPU of 257 bytes */
+        NULL, /* a node of 254 bytes */
     };
+    char *gpu257 = malloc(1024), *node254 = malloc(1024);
+    char g[258], n[255];
+
+    assert_non_null(gpu257);
+    assert_non_null(node254);
+    memset(g, 'g', sizeof(g) - 1);
+    g[sizeof(g) - 1] = '\0';
+    memset(n, 'n', sizeof(n) - 1);
+    n[sizeof(n) - 1] = '\0';
+    snprintf(gpu257, 1024,
+             "{\"settle\":[{\"node\":\"n\",\"gpu\":\"%s\",\"until_ms\":1,\"victim\":"
+             "\"a\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             g);
+    snprintf(node254, 1024,
+             "{\"settle\":[{\"node\":\"%s\",\"until_ms\":1,\"victim\":\"a\","
+             "\"dry_run\":false}],\"recycles_ms\":[]}",
+             n);
+    bad[sizeof(bad) / sizeof(bad[0]) - 2] = gpu257;
+    bad[sizeof(bad) / sizeof(bad[0]) - 1] = node254;
     char err[256];
     int64_t now = wall_ms();
 
@@ -504,6 +527,59 @@ test_hostile_brakes(void **state)
             fail_msg("accepted: %s", bad[i]);
     /* None (a Lease without the annotation) changes nothing and is no error. */
     assert_int_equal(remedy_brakes_import(e->r, NULL, now, err, sizeof(err)), 0);
+    free(gpu257);
+    free(node254);
+}
+
+/* The longest names are read: a node of 253 bytes and a GPU of 256. */
+static void
+test_longest_names_read(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[1024], err[256], g[257], n[254], *out;
+    int64_t now = wall_ms();
+
+    memset(g, 'g', sizeof(g) - 1);
+    g[sizeof(g) - 1] = '\0';
+    memset(n, 'n', sizeof(n) - 1);
+    n[sizeof(n) - 1] = '\0';
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"%s\",\"gpu\":\"%s\",\"until_ms\":%lld,"
+             "\"victim\":\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             n, g, (long long)(now + 30000));
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("refused: %s", err);
+    out = remedy_brakes_export(e->r, NULL, now);
+    assert_non_null(out);
+    assert_non_null(strstr(out, n));
+    assert_non_null(strstr(out, g));
+    free(out);
+}
+
+/* A window that closed since it was read is not written back to the Lease. */
+static void
+test_closed_window_not_exported(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256], *out;
+    int64_t now = wall_ms();
+
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"gpu-node-7\",\"until_ms\":%lld,"
+             "\"victim\":\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 150));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_non_null(strstr(out, "gpu-node-7")); /* open still */
+    free(out);
+    run_ms(e->base, 300);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_string_equal(out, "{\"v\":1,\"settle\":[],\"recycles_ms\":[]}");
+    free(out);
 }
 
 int
@@ -525,6 +601,8 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_full_lease_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_brakes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_longest_names_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_closed_window_not_exported, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
