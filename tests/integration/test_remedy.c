@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 #include <sys/socket.h>
 
+#include "alert.h"
 #include "engine_harness.h"
 #include "log.h"
 #include "metrics.h"
@@ -356,6 +357,9 @@ test_incident_replay(void **state)
     jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
     jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
     jhas(d, "reason", "free VRAM back to 11510 MiB");
+    /* The pod declares no release (RELEASE_WAIT is on): it is not asked, and
+     * the reason does not speak of it. */
+    assert_null(strstr(json_string_value(jget(d, "reason")), "release"));
     /* No device series: computed, and the reason says so. */
     jstr(d, "free_source", "computed");
     jhas(d, "reason",
@@ -2348,6 +2352,50 @@ test_row_completed_after_store_lock(void **state)
     json_decref(all);
 }
 
+/* A trigger coalesced while the store is locked cannot be recorded: the log
+ * says so (error), naming the node and the result. */
+static void
+test_coalesced_unrecorded_is_logged(void **state)
+{
+    struct env *e = *state;
+    FILE *f = tmpfile();
+    sqlite3 *db;
+    char log[8192];
+    size_t len;
+    int saved;
+
+    static const char body[] =
+        "{\"version\":\"4\",\"alerts\":[{\"status\":\"firing\",\"labels\":{"
+        "\"alertname\":\"GPUVRAMLow\"," ON_NODE "},\"fingerprint\":\"" FINGERPRINT
+        "\"}]}";
+    struct alert_batch b;
+    char err[256];
+
+    assert_non_null(f);
+    if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
+        fail_msg("alert_batch_parse: %s", err);
+    db = decision_ends_locked(e); /* the node stays busy meanwhile */
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    /* The trigger's alert was stored just before the lock (id 1): the engine
+     * hears it, as serve's handler passes it on. */
+    remedy_on_alert(e->r, &b.ab_alerts[0], 1);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    unlock_db(db);
+    alert_batch_free(&b);
+    if (strstr(log, "decision not recorded") == NULL || strstr(log, "coalesced") == NULL)
+        fail_msg("the log does not say the coalesced decision was not recorded:\n%s",
+                 log);
+    wait_rows(e, 1, 5000);
+}
+
 /* The daemon stops while such a row waits, the lock gone: its last try
  * completes it, and the log says it was completed late. */
 static void
@@ -2525,6 +2573,21 @@ check_event_body(const struct fake_req *r, json_t *decision, const char *reason)
     json_decref(body);
 }
 
+/* gpu_vram_watchdog_events_errors_total as a scrape shows it. */
+static void
+check_event_errors(int want)
+{
+    struct buf m;
+    char line[96];
+
+    snprintf(line, sizeof(line), "\ngpu_vram_watchdog_events_errors_total %d\n", want);
+    buf_init(&m, 1 << 20);
+    assert_int_equal(metrics_render(&m), 0);
+    if (strstr(m.b_data, line) == NULL)
+        fail_msg("events_errors_total is not %d:\n%s", want, m.b_data);
+    buf_free(&m);
+}
+
 /* Dry run writes the one Event enforcement would have written, on the victim. */
 static void
 test_event_dry_run(void **state)
@@ -2536,6 +2599,7 @@ test_event_dry_run(void **state)
     routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
     route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
     route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    metrics_init(1);
     start(e, extra);
     deliver(e, ON_NODE);
     wait_rows(e, 1, 5000);
@@ -2545,6 +2609,41 @@ test_event_dry_run(void **state)
     check_event_body(req_nth(e, "POST", EVENTS_PATH, 0), json_array_get(all, 0),
                      "GPUVRAMWouldRecycle");
     json_decref(all);
+    /* Written: no Event error counted. */
+    check_event_errors(0);
+}
+
+/* A rate_limited decision names its victim but writes no Event (SPEC: only
+ * recycled, released, would_recycle, blocked and failed do): one Event in
+ * all, for the recycle before it, and no error counted. */
+static void
+test_event_not_for_rate_limited(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"EVENTS", "true"},
+                               {"MAX_RECYCLES_PER_HOUR", "1"},
+                               {"SETTLE", "0"},
+                               {NULL, NULL}};
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    then_prom(e, "remedy-prom-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    metrics_init(1);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    wait_events(e, 1);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    jstr(json_array_get(all, 1), "result", "rate_limited");
+    check_victim(json_array_get(all, 1), ML_NS, ML_POD, 10957, 3000, 7957);
+    json_decref(all);
+    wait_events(e, 1);
+    check_event_errors(0);
 }
 
 /* Enforcing: GPUVRAMRecycled, after the eviction. */
@@ -3957,6 +4056,7 @@ main(void)
         T(test_shutdown_mid_eviction),
         T(test_shutdown_mid_verify),
         T(test_event_dry_run),
+        T(test_event_not_for_rate_limited),
         T(test_event_recycled),
         T(test_event_off_and_no_victim),
         T(test_event_no_victim),
@@ -3967,6 +4067,7 @@ main(void)
         T(test_stop_while_verifying),
         T(test_row_completed_after_store_lock),
         T(test_row_completed_at_stop),
+        T(test_coalesced_unrecorded_is_logged),
         T(test_stop_waits_for_eviction),
         T(test_gpu_alert_names_gpu),
         T(test_gpu_fan_out),
@@ -4001,5 +4102,6 @@ main(void)
     };
 
     if (getenv("TF"))
+        if (getenv("TF"))
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
 }
