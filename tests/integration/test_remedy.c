@@ -464,6 +464,33 @@ test_verify_reads_fail(void **state)
     json_decref(all);
 }
 
+/* A reading that fails leaves the free-VRAM gauge at the last figure read
+ * (not 0). */
+static void
+test_failed_reading_keeps_gauge(void **state)
+{
+    struct env *e = *state;
+    struct buf m;
+
+    metrics_init(0);
+    routes(e, "remedy-prom-recovered.json", "remedy-pods-incident.json");
+    route_file(e, "GET", QUERY_PATH, 500, "remedy-status-500.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    buf_init(&m, 1 << 20);
+    assert_int_equal(metrics_render(&m), 0);
+    /* remedy-prom-recovered.json: 11510 MiB free, computed. */
+    if (strstr(m.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE
+                         "\"} 12069109760\n") == NULL)
+        fail_msg("the gauge is not the last figure read (11510 MiB):\n%s", m.b_data);
+    buf_free(&m);
+    metrics_cleanup();
+    metrics_init(0);
+}
+
 /* --- FREE_QUERY=auto: the device series vanish after the decision --------- */
 
 /* The device query's answer for the node's one GPU: free MiB of 15360. */
@@ -3602,6 +3629,60 @@ test_gpu_none_below(void **state)
     json_decref(all);
 }
 
+/* The least free GPU is named, whatever its place: the first of three (a
+ * tie with the last goes to the first seen). */
+static void
+test_gpu_none_below_least_first(void **state)
+{
+    struct env *e = *state;
+    const struct gseries gs[] = {{ML_NS, ML_POD, GPU_A, 12500},
+                                 {FR_NS, FR_POD, GPU_B, 5000},
+                                 {"immich", SV_POD, "GPU-cccc", 12500}};
+    json_t *all, *d;
+
+    then_gpu_prom(e, gs, 3);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    start(e, gpu_dry);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_recovered");
+    jint(d, "free_mib", 2860);
+    jhas(d, "reason", "on every GPU (3; the least free is " GPU_A " at 2860 MiB)");
+    json_decref(all);
+}
+
+/* GPU scope, a FREE_QUERY naming no $gpu: each GPU is judged on its answer. */
+static void
+test_gpu_free_query_node_wide(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    two_gpus(e, 0);
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                   "\"result\":[{\"metric\":{},\"value\":[1,\"900\"]}]}}",
+                   0),
+        0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"},
+                                 {"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", "node_free_mib{node=\"$node\"}"},
+                                 {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "gpu", GPU_A);
+    jstr(json_array_get(all, 0), "free_source", "query");
+    jint(json_array_get(all, 0), "free_mib", 900);
+    jstr(json_array_get(all, 0), "result", "would_recycle");
+    json_decref(all);
+}
+
 /* One GPU's impossible reading: that GPU is skipped_telemetry, the other
  * decides. */
 static void
@@ -4004,6 +4085,7 @@ main(void)
         T(test_verify_never_recovers),
         T(test_verify_at_floor),
         T(test_verify_reads_fail),
+        T(test_failed_reading_keeps_gauge),
         T(test_verify_device_vanished),
         T(test_verify_only_user_gone),
         T(test_dry_run),
@@ -4073,6 +4155,7 @@ main(void)
         T(test_gpu_fan_out),
         T(test_gpu_fan_out_queued),
         T(test_gpu_none_below),
+        T(test_gpu_none_below_least_first),
         T(test_gpu_impossible_one),
         T(test_gpu_brakes),
         T(test_gpu_hourly_global),
@@ -4081,6 +4164,7 @@ main(void)
         T(test_gpu_verify_only_user_gone),
         T(test_gpu_release_gauge),
         T(test_gpu_free_query),
+        T(test_gpu_free_query_node_wide),
         T(test_gpu_label_off),
         T(test_gpu_alert_node_scope_settle),
         T(test_gpu_alert_node_scope_in_flight),
@@ -4103,5 +4187,6 @@ main(void)
 
     if (getenv("TF"))
         if (getenv("TF"))
+            if (getenv("TF"))
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
 }
