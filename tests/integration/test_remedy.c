@@ -464,6 +464,34 @@ test_verify_reads_fail(void **state)
     json_decref(all);
 }
 
+/* Every re-read is an impossible reading (a NaN series): no figure is read
+ * back from it. */
+static void
+test_verify_reading_impossible(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                   "\"result\":[{\"metric\":{\"namespace\":\"" FR_NS
+                   "\",\"pod\":\"" FR_POD "\"},\"value\":[1780394400,\"NaN\"]}]}}",
+                   0),
+        0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jnull(d, "verify");
+    jhas(d, "reason", "free VRAM could not be read back within SETTLE");
+    json_decref(all);
+}
+
 /* A reading that fails leaves the free-VRAM gauge at the last figure read
  * (not 0). */
 static void
@@ -1953,6 +1981,24 @@ check_one_skipped_kube_nodeless(struct env *e, const char *reason, const char *e
     else
         jhas(d, "error", error);
     json_decref(all);
+}
+
+/* A GPU_NODE_SELECTOR too long for a request path: the node list is never
+ * asked, and the alert still gets its row saying so. */
+static void
+test_node_list_not_started(void **state)
+{
+    struct env *e = *state;
+    char sel[5001];
+
+    memset(sel, 'a', sizeof(sel) - 1);
+    sel[sizeof(sel) - 1] = '\0';
+    start(e, (const struct kv[]){{"GPU_NODE_SELECTOR", sel}, {NULL, NULL}});
+    deliver(e, "");
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_reqs(e, NULL, NULL), 0);
+    check_one_skipped_kube_nodeless(e, "the GPU nodes could not be listed",
+                                    "the node list request could not be started");
 }
 
 static void
@@ -4085,6 +4131,7 @@ main(void)
         T(test_verify_never_recovers),
         T(test_verify_at_floor),
         T(test_verify_reads_fail),
+        T(test_verify_reading_impossible),
         T(test_failed_reading_keeps_gauge),
         T(test_verify_device_vanished),
         T(test_verify_only_user_gone),
@@ -4129,6 +4176,7 @@ main(void)
         T(test_every_gpu_node),
         T(test_every_gpu_node_starving),
         T(test_node_list_fails),
+        T(test_node_list_not_started),
         T(test_node_list_empty),
         T(test_no_node_label_no_kube),
         T(test_not_triggers),
@@ -4188,5 +4236,6 @@ main(void)
     if (getenv("TF"))
         if (getenv("TF"))
             if (getenv("TF"))
+                if (getenv("TF"))
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
 }
