@@ -747,6 +747,50 @@ test_other_gpu_growth_not_counted(void **state)
     json_decref(all);
 }
 
+/* Two nodes predicted at once: each asks its own node's growth (a call in
+ * flight is shared only by the same query), neither is judged on the
+ * other's. */
+static void
+test_two_nodes_two_growth_queries(void **state)
+{
+    const struct kv per_node[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    struct env *e = *state;
+    char body[512];
+    int n1 = 0, n2 = 0;
+
+    route_used(e, STEADY_USED[ML]); /* node 1's used query */
+    route_used(e, STEADY_USED[ML]); /* node 2's */
+    /* Then the growth queries, answered after 300 ms: both are out at once. */
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                                "{\"status\":\"success\",\"data\":{"
+                                "\"resultType\":\"matrix\",\"result\":[]}}",
+                                300),
+                     0);
+    route_pods(e);
+    start(e, per_node);
+    snprintf(body, sizeof(body),
+             "{\"version\":\"4\",\"alerts\":["
+             "{\"status\":\"firing\",\"labels\":{\"alertname\":\"" PREDICTED
+             "\",\"node\":\"gpu-node-1\"}},"
+             "{\"status\":\"firing\",\"labels\":{\"alertname\":\"" PREDICTED
+             "\",\"node\":\"gpu-node-2\"}}]}");
+    assert_int_equal(deliver_body(e, body), 2);
+    wait_decided(e, 2);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 2);
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        if (query_has(r, GROWTH_NEEDLE)) {
+            n1 += query_has(r, "node=\"gpu-node-1\"");
+            n2 += query_has(r, "node=\"gpu-node-2\"");
+        }
+    }
+    assert_int_equal(n1, 1);
+    assert_int_equal(n2, 1);
+}
+
 /* The daemon stops while the growth query of a trigger naming a GPU is out:
  * the row ends failed, interrupted, still naming its GPU. */
 static void
@@ -813,7 +857,10 @@ main(void)
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_stop_while_predicting_gpu, setup,
                                         env_teardown),
+        cmocka_unit_test_setup_teardown(test_two_nodes_two_growth_queries, setup,
+                                        env_teardown),
     };
     if (getenv("TF"))
+        if (getenv("TF"))
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
