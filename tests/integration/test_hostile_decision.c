@@ -693,6 +693,94 @@ test_queued_gpus_share_a_reading(void **state)
     json_decref(all);
 }
 
+/* The same for a trigger naming a starving namespace: the GPUs waiting
+ * their turn all carry it, and still share their readings (3, not 5). */
+static void
+test_queued_gpus_share_a_reading_starving(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(6, 15000);
+    json_t *all;
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"MAX_CONCURRENT_DECISIONS", "2"},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE ",\"namespace\":\"immich\"");
+    wait_rows(e, 6, 10000);
+    assert_int_equal(count_queries(e, "sum by (namespace, pod, uuid)"), 3);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 6);
+    for (size_t i = 0; i < 6; i++)
+        jstr(json_array_get(all, i), "result", "skipped_no_candidate");
+    json_decref(all);
+}
+
+/* MAX_CONCURRENT_DECISIONS=max, and a node-wide trigger on gpu-node-1 whose
+ * reading has 2 * max GPUs below the floor: max decide at once, the other max
+ * wait, then share one reading (held 500 ms). While it is out, the triggers
+ * labels[0..n) arrive and wait; they start together once it is in, grouped
+ * by node and starving namespace. Returns how many readings were asked. */
+static size_t
+queued_behind_a_batch(struct env *e, int max, const char *const *labels, size_t n)
+{
+    char *body = gpus_answer(2 * (size_t)max, 15000), m[16];
+    long end;
+
+    snprintf(m, sizeof(m), "%d", max);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 0), 0);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 500), 0);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 0), 0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", ""},
+                                 {"MAX_CONCURRENT_DECISIONS", m},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    end = fake_now_ms() + 5000;
+    while (count_queries(e, "sum by (namespace, pod, uuid)") < 2 && fake_now_ms() < end)
+        run_ms(e->base, 5);
+    assert_int_equal(count_queries(e, "sum by (namespace, pod, uuid)"), 2);
+    for (size_t i = 0; i < n; i++)
+        deliver(e, labels[i]);
+    wait_rows(e, 2 * (size_t)max + n, 10000);
+    return count_queries(e, "sum by (namespace, pod, uuid)");
+}
+
+/* Waiting GPU triggers of one node, two naming no namespace around one
+ * naming an empty one: the two share a reading, the third reads alone (4
+ * readings in all, not 5). */
+static void
+test_queued_gpus_grouped_by_namespace(void **state)
+{
+    static const char *const labels[] = {
+        ON_NODE ",\"uuid\":\"GPU-000000\"",
+        ON_NODE ",\"uuid\":\"GPU-000001\",\"namespace\":\"\"",
+        ON_NODE ",\"uuid\":\"GPU-000002\"",
+    };
+
+    assert_int_equal(queued_behind_a_batch(*state, 3, labels, 3), 4);
+}
+
+/* Waiting GPU triggers of two nodes, interleaved: each node's share a
+ * reading (4 in all, not 5). */
+static void
+test_queued_gpus_grouped_by_node(void **state)
+{
+    static const char *const labels[] = {
+        ON_NODE ",\"uuid\":\"GPU-000000\"",
+        "\"node\":\"gpu-node-2\",\"uuid\":\"GPU-000000\"",
+        ON_NODE ",\"uuid\":\"GPU-000001\"",
+    };
+
+    assert_int_equal(queued_behind_a_batch(*state, 3, labels, 3), 4);
+}
+
 /* A used series names a GPU longer than any GPU's name: the reading cannot
  * be true; skipped_telemetry, no GPU judged nor asked FREE_QUERY. */
 static void
@@ -871,6 +959,9 @@ main(void)
         T(test_device_too_many_gpus),
         T(test_free_query_bounded),
         T(test_queued_gpus_share_a_reading),
+        T(test_queued_gpus_share_a_reading_starving),
+        T(test_queued_gpus_grouped_by_namespace),
+        T(test_queued_gpus_grouped_by_node),
         T(test_reading_gpu_name_too_long),
         T(test_device_query_cannot_be_built),
         T(test_queued_gpus_reading_fails),
@@ -879,5 +970,6 @@ main(void)
     };
 
     if (getenv("TF"))
+        if (getenv("TF"))
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
