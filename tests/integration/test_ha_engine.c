@@ -643,6 +643,5 @@ main(void)
         cmocka_unit_test_setup_teardown(test_closed_window_not_exported, setup, teardown),
     };
 
-    if (getenv("TF"))
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

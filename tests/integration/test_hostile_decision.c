@@ -969,7 +969,5 @@ main(void)
         T(test_two_containers_summed),
     };
 
-    if (getenv("TF"))
-        if (getenv("TF"))
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

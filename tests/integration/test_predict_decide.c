@@ -860,7 +860,5 @@ main(void)
         cmocka_unit_test_setup_teardown(test_two_nodes_two_growth_queries, setup,
                                         env_teardown),
     };
-    if (getenv("TF"))
-        if (getenv("TF"))
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4233,9 +4233,5 @@ main(void)
         T(test_event_released),
     };
 
-    if (getenv("TF"))
-        if (getenv("TF"))
-            if (getenv("TF"))
-                if (getenv("TF"))
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
 }
