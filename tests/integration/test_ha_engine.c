@@ -435,6 +435,39 @@ test_imported_recycle_leaves_the_hour(void **state)
     json_decref(all);
 }
 
+/* A failover hands this replica a full hour (MAX_RECYCLES_PER_HOUR=2 in the
+ * Lease) while its own eviction waits for the fence: the eviction goes out
+ * (it passed the brake before), and the hour it writes back still holds at
+ * most 2 recycles. */
+static void
+test_full_hour_stays_full(void **state)
+{
+    struct env *e = *state;
+    static const struct kv max2[] = {{"MAX_RECYCLES_PER_HOUR", "2"}, {NULL, NULL}};
+    char text[256], err[256], *out;
+    json_t *j;
+    int64_t now = wall_ms();
+
+    install(1, 0);
+    incident(e, max2);
+    deliver(e, ON_NODE);
+    for (int i = 0; i < 200 && fg.cb == NULL; i++)
+        run_ms(e->base, 10);
+    assert_non_null(fg.cb);
+    snprintf(text, sizeof(text), "{\"v\":1,\"settle\":[],\"recycles_ms\":[%lld,%lld]}",
+             (long long)(now - 600000), (long long)(now - 1200000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    fg.cb(1, 0, NULL, fg.arg);
+    fg.cb = NULL;
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count(e, "POST", ML_EVICT), 1);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_non_null(j = json_loads(out, 0, NULL));
+    assert_int_equal(json_array_size(json_object_get(j, "recycles_ms")), 2);
+    json_decref(j);
+    free(out);
+}
+
 /* An act about to be taken rides in the export already. */
 static void
 test_export_counts_the_pending_act(void **state)
@@ -635,6 +668,7 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_imported_recycle_leaves_the_hour, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_full_hour_stays_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_counts_the_pending_act, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_full_lease_round_trip, setup, teardown),

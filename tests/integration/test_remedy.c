@@ -2747,6 +2747,63 @@ test_event_recycled(void **state)
     json_decref(all);
 }
 
+/* A pod of the same name in another namespace, ranked first and refused by
+ * its PodDisruptionBudget: the Event about the pod recycled names that pod's
+ * UID, not its namesake's. */
+static void
+test_event_names_the_victims_uid(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {
+        {"EVENTS", "true"}, {"GPU_TOTAL_MIB", "22000"}, {NULL, NULL}};
+    char *pods_text = fake_read_data("remedy-pods-incident.json", NULL), *text, *prom;
+    json_t *pods, *twin, *body, *reg;
+    const char *other_evict = "/api/v1/namespaces/immich-b/pods/" ML_POD "/eviction";
+    size_t cap = 4096;
+
+    /* The pod list with a twin of the ML pod in namespace immich-b. */
+    assert_non_null(pods_text);
+    assert_non_null(pods = json_loads(pods_text, 0, NULL));
+    free(pods_text);
+    twin = json_deep_copy(json_array_get(json_object_get(pods, "items"), 0));
+    json_object_set_new(json_object_get(twin, "metadata"), "namespace",
+                        json_string("immich-b"));
+    json_object_set_new(json_object_get(twin, "metadata"), "uid",
+                        json_string("9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5dbb"));
+    json_array_append_new(json_object_get(pods, "items"), twin);
+    assert_non_null(text = json_dumps(pods, JSON_COMPACT));
+    json_decref(pods);
+    assert_int_equal(fake_route(e->fake, "GET", PODS_PATH, 200, NULL, text, 0), 0);
+    free(text);
+    /* The incident's series, and the twin's: 11000 MiB, 8000 over budget. */
+    assert_non_null(prom = malloc(cap));
+    snprintf(prom, cap,
+             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+             "{\"metric\":{\"namespace\":\"immich-b\",\"pod\":\"" ML_POD
+             "\"},\"value\":[1,\"11534336000\"]},"
+             "{\"metric\":{\"namespace\":\"" ML_NS "\",\"pod\":\"" ML_POD
+             "\"},\"value\":[1,\"11489247232\"]}]}}");
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, prom, 0), 0);
+    free(prom);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", other_evict, 429, "remedy-status-429-pdb.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 8000);
+    wait_events(e, 1);
+    assert_int_equal(count_reqs(e, "POST", other_evict), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_non_null(body =
+                        json_loads(req_nth(e, "POST", EVENTS_PATH, 0)->fr_body, 0, NULL));
+    jstr(body, "reason", "GPUVRAMRecycled");
+    reg = jget(body, "regarding");
+    jstr(reg, "namespace", ML_NS);
+    jstr(reg, "uid", ML_UID);
+    json_decref(body);
+}
+
 /* EVENTS=false writes none; a decision without a victim writes none either. */
 static void
 test_event_off_and_no_victim(void **state)
@@ -4188,6 +4245,7 @@ main(void)
         T(test_event_dry_run),
         T(test_event_not_for_rate_limited),
         T(test_event_recycled),
+        T(test_event_names_the_victims_uid),
         T(test_event_off_and_no_victim),
         T(test_event_no_victim),
         T(test_event_refused),
