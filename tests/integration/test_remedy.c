@@ -353,6 +353,8 @@ test_incident_replay(void **state)
     jstr(d, "action", "evict");
     jnull(d, "error");
     check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    /* Its budget is its gpumem resource request, and the victim says so. */
+    jstr(jget(d, "victim"), "budget_source", "resource");
     check_incident_candidates(d);
     jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
     jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
@@ -3005,6 +3007,27 @@ test_release_frees(void **state)
     json_decref(all);
 }
 
+/* Free back to the floor exactly after the release is enough (SPEC: until
+ * free >= floor): released, nothing recycled. */
+static void
+test_release_frees_to_the_floor(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-at-floor.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "released");
+    jhas(d, "reason", "asked to release first; free VRAM back to 1536 MiB");
+    jint(release_obj(d), "freed_mib", 1536 - 553);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(all);
+}
+
 /* The tenant answers 200 and Prometheus' pod series say the VRAM is back
  * (computed 11510 MiB), but the device series the decision judged have
  * vanished: that is not a release. It is recycled after RELEASE_WAIT, and
@@ -4275,6 +4298,7 @@ main(void)
         T(test_gpu_alert_node_scope_settle),
         T(test_gpu_alert_node_scope_in_flight),
         T(test_release_frees),
+        T(test_release_frees_to_the_floor),
         T(test_release_device_vanished),
         T(test_release_only_user_gone),
         T(test_release_no_brakes),
