@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <jansson.h>
@@ -302,13 +303,33 @@ test_grower_verified_gone(void **state)
     json_decref(d);
 }
 
-/* Over budget but steady, nobody grows: the projection stays above the floor. */
+/* Over budget but steady, nobody grows: the projection stays above the floor.
+ * Nothing in the log says memory ran out. */
 static void
 test_steady_not_a_runaway(void **state)
 {
     struct env *e = *state;
     const double slope[NPODS] = {0, 0, 0, 0, 0};
-    json_t *d = decide(e, NULL, slope);
+    FILE *f = tmpfile();
+    char log[16384];
+    size_t len;
+    int saved;
+    json_t *d;
+
+    assert_non_null(f);
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    d = decide(e, NULL, slope);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    if (strstr(log, "out of memory") != NULL)
+        fail_msg("the log says memory ran out:\n%s", log);
 
     jstr(d, "result", "skipped_no_candidate");
     assert_true(json_is_null(jget(d, "victim")));
