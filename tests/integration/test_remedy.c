@@ -4315,6 +4315,5 @@ main(void)
         T(test_event_released),
     };
 
-    if (getenv("TF")) cmocka_set_test_filter(getenv("TF")); /* TEMPFILTER */
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
 }
