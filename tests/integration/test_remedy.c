@@ -2124,6 +2124,30 @@ test_starving_namespace(void **state)
     json_decref(all);
 }
 
+/* The same trigger waiting its turn (MAX_CONCURRENT_DECISIONS=1, another
+ * node's decision first): it still spares its starving namespace. */
+static void
+test_starving_namespace_queued(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){
+                 {"DRY_RUN", "true"}, {"MAX_CONCURRENT_DECISIONS", "1"}, {NULL, NULL}});
+    deliver(e, "\"node\":\"gpu-node-2\"");
+    deliver(e, ON_NODE ",\"namespace\":\"immich\"");
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 1);
+    jstr(d, "node", NODE);
+    jstr(d, "result", "skipped_no_candidate");
+    check_no_victim(d);
+    check_candidate(d, ML_NS, ML_POD, 10957, 3000, "starving_namespace");
+    json_decref(all);
+}
+
 /* --- 11. the row while it runs, and at shutdown ---------------------------- */
 
 static void
@@ -4262,6 +4286,7 @@ main(void)
         T(test_not_triggers),
         T(test_trigger_alerts_setting),
         T(test_starving_namespace),
+        T(test_starving_namespace_queued),
         T(test_in_progress_row),
         T(test_shutdown_mid_eviction),
         T(test_shutdown_mid_verify),
