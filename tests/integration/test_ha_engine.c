@@ -468,6 +468,109 @@ test_full_hour_stays_full(void **state)
     free(out);
 }
 
+/* A recycle the old leader made that has just left the hour is not written
+ * back: after a brake check drops it (this replica's own eviction is then
+ * refused by the fence), the Lease gets the one recycle left. */
+static void
+test_recycle_left_the_hour_not_exported(void **state)
+{
+    struct env *e = *state;
+    static const struct kv max2[] = {{"MAX_RECYCLES_PER_HOUR", "2"}, {NULL, NULL}};
+    char text[256], err[256], *out;
+    json_t *j;
+    int64_t now = wall_ms();
+
+    install(1, 1);
+    incident(e, max2);
+    snprintf(text, sizeof(text), "{\"v\":1,\"settle\":[],\"recycles_ms\":[%lld,%lld]}",
+             (long long)(now - 3599800), (long long)(now - 60000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    run_ms(e->base, 400);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count(e, "POST", ML_EVICT), 0);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_non_null(j = json_loads(out, 0, NULL));
+    assert_int_equal(json_array_size(json_object_get(j, "recycles_ms")), 1);
+    json_decref(j);
+    free(out);
+}
+
+/* Two windows for one node ending at the same instant: the first read names
+ * the victim. */
+static void
+test_same_window_twice_first_victim(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256];
+    json_t *all, *d;
+    int64_t now = wall_ms();
+
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"" NODE "\",\"until_ms\":%lld,\"victim\":"
+             "\"ml/first\",\"dry_run\":false},{\"node\":\"" NODE "\",\"until_ms\":%lld,"
+             "\"victim\":\"ml/second\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 30000), (long long)(now + 30000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = only(e, &all);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "after recycling ml/first");
+    json_decref(all);
+}
+
+/* The annotation's size limit: 65536 bytes are read, one more is not. */
+static void
+test_brakes_text_limit(void **state)
+{
+    struct env *e = *state;
+    static const char head[] = "{\"v\":1,\"settle\":[],\"recycles_ms\":[]}";
+    char *text = malloc(65538), err[256];
+    int64_t now = wall_ms();
+
+    assert_non_null(text);
+    incident(e, NULL);
+    memset(text, ' ', 65537);
+    memcpy(text, head, strlen(head)); /* JSON allows the trailing blanks */
+    text[65536] = '\0';
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("65536 bytes refused: %s", err);
+    text[65536] = ' ';
+    text[65537] = '\0';
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "65536"));
+    free(text);
+}
+
+/* As many recycles as the ring can hold (4096) are read; with
+ * MAX_RECYCLES_PER_HOUR=0 (no limit) recycles are read and not counted. */
+static void
+test_brakes_recycles_limits(void **state)
+{
+    struct env *e = *state;
+    static const struct kv nolimit[] = {{"MAX_RECYCLES_PER_HOUR", "0"}, {NULL, NULL}};
+    size_t cap = 4097 * 24 + 128, off = 0;
+    char *text = malloc(cap), err[256], *out;
+    int64_t now = wall_ms();
+
+    assert_non_null(text);
+    incident(e, nolimit);
+    off += (size_t)snprintf(text, cap, "{\"v\":1,\"settle\":[],\"recycles_ms\":[");
+    for (int i = 0; i < 4096; i++)
+        off += (size_t)snprintf(text + off, cap - off, "%s%lld", i ? "," : "",
+                                (long long)(now - 1000 - i));
+    snprintf(text + off, cap - off, "]}");
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("4096 recycles refused: %s", err);
+    out = remedy_brakes_export(e->r, NULL, now);
+    assert_non_null(strstr(out, "\"recycles_ms\":[]"));
+    free(out);
+    free(text);
+}
+
 /* An act about to be taken rides in the export already. */
 static void
 test_export_counts_the_pending_act(void **state)
@@ -565,6 +668,10 @@ test_hostile_brakes(void **state)
         "\"recycles_ms\":[]}",
         "{\"settle\":[{\"node\":\"n\",\"gpu\":7,\"until_ms\":1,\"victim\":\"a\","
         "\"dry_run\":false}],\"recycles_ms\":[]}",
+        "{\"settle\":[{\"node\":\"n\",\"until_ms\":1,\"victim\":\"a\",\"dry_run\":\"false\"}],"
+        "\"recycles_ms\":[]}",
+        "{\"settle\":[{\"node\":\"n\",\"until_ms\":1,\"victim\":5,\"dry_run\":false}],"
+        "\"recycles_ms\":[]}",
         NULL, /* a GPU of 257 bytes */
         NULL, /* a node of 254 bytes */
     };
@@ -669,6 +776,12 @@ main(void)
         cmocka_unit_test_setup_teardown(test_imported_recycle_leaves_the_hour, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_full_hour_stays_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recycle_left_the_hour_not_exported, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_same_window_twice_first_victim, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_brakes_text_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_brakes_recycles_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_counts_the_pending_act, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_full_lease_round_trip, setup, teardown),
