@@ -571,6 +571,34 @@ test_brakes_recycles_limits(void **state)
     free(text);
 }
 
+/* What the Lease says replaces what this replica remembers: a window it read
+ * before is gone once a Lease without it is read. */
+static void
+test_import_replaces_windows(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256];
+    json_t *all, *d;
+    int64_t now = wall_ms();
+
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"" NODE "\",\"until_ms\":%lld,\"victim\":"
+             "\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 30000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    assert_int_equal(remedy_brakes_import(e->r,
+                                          "{\"v\":1,\"settle\":[],\"recycles_ms\":[]}",
+                                          now, err, sizeof(err)),
+                     0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = only(e, &all);
+    jstr(d, "result", "recycled");
+    json_decref(all);
+}
+
 /* An act about to be taken rides in the export already. */
 static void
 test_export_counts_the_pending_act(void **state)
@@ -781,6 +809,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_same_window_twice_first_victim, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_brakes_text_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_import_replaces_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_brakes_recycles_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_counts_the_pending_act, setup,
                                         teardown),
