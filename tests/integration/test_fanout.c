@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -252,7 +253,10 @@ test_shutdown_with_queue(void **state)
 {
     struct env *e = *state;
     struct rows r;
-    size_t asked;
+    size_t asked, len;
+    FILE *f = tmpfile();
+    char log[16384];
+    int saved;
 
     fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json",
                     200);
@@ -263,7 +267,21 @@ test_shutdown_with_queue(void **state)
     fake_run_for(e->base, 50); /* the four are asking Prometheus */
     asked = fake_count(e->fake);
     drained = 0;
+    /* The rows are completed without a word of error in the log. */
+    assert_non_null(f);
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
     remedy_shutdown(e->r, on_drained, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    if (strstr(log, "not completed") != NULL)
+        fail_msg("the log says a row was not completed:\n%s", log);
     assert_int_equal(drained, 1); /* gathering decisions end at once too */
     assert_int_equal(queued_gauge(), 0);
     r = rows(e);

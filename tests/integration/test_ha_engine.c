@@ -599,6 +599,36 @@ test_import_replaces_windows(void **state)
     json_decref(all);
 }
 
+/* A trigger waiting its turn (MAX_CONCURRENT_DECISIONS=1) when the Lease
+ * read meanwhile holds its node back: it is coalesced when its turn comes,
+ * nothing is sent for it. */
+static void
+test_queued_held_back_by_lease(void **state)
+{
+    struct env *e = *state;
+    static const struct kv one[] = {
+        {"MAX_CONCURRENT_DECISIONS", "1"}, {"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256];
+    json_t *all;
+    int64_t now = wall_ms();
+
+    incident(e, one);
+    deliver(e, "\"node\":\"gpu-node-2\""); /* takes the one slot */
+    deliver(e, ON_NODE);                   /* waits */
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"" NODE "\",\"until_ms\":%lld,\"victim\":"
+             "\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 30000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    wait_rows(e, 2, 8000);
+    all = decisions(e);
+    jstr(json_array_get(all, 1), "node", NODE);
+    jstr(json_array_get(all, 1), "result", "coalesced");
+    jhas(json_array_get(all, 1), "reason", "after recycling ml/onnx-1");
+    assert_int_equal(count(e, "POST", ML_EVICT), 1); /* gpu-node-2's only */
+    json_decref(all);
+}
+
 /* An act about to be taken rides in the export already. */
 static void
 test_export_counts_the_pending_act(void **state)
@@ -810,6 +840,7 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_brakes_text_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_import_replaces_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_held_back_by_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_brakes_recycles_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_counts_the_pending_act, setup,
                                         teardown),
