@@ -356,6 +356,9 @@ test_incident_replay(void **state)
     /* Its budget is its gpumem resource request, and the victim says so. */
     jstr(jget(d, "victim"), "budget_source", "resource");
     check_incident_candidates(d);
+    jstr(candidate(d, ML_POD), "budget_source", "resource");
+    /* The verify read free VRAM back: nothing to say about the reading. */
+    assert_null(strstr(json_string_value(jget(d, "reason")), "verify:"));
     jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
     jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
     jhas(d, "reason", "free VRAM back to 11510 MiB");
@@ -463,6 +466,8 @@ test_verify_reads_fail(void **state)
     jnull(d, "verify");
     jhas(d, "reason", "free VRAM could not be read back within SETTLE");
     assert_null(strstr(json_string_value(jget(d, "reason")), "free VRAM still"));
+    /* A failed reading is no vanished series: nothing "verify:" to say. */
+    assert_null(strstr(json_string_value(jget(d, "reason")), "verify:"));
     json_decref(all);
 }
 
@@ -583,6 +588,12 @@ test_verify_device_vanished(void **state)
     jnull(d, "verify"); /* the computed 553 MiB is not a reading of the device */
     jhas(d, "reason",
          "verify: the device series of the node vanished after the decision");
+    /* Said once, however many re-reads saw it. */
+    {
+        const char *r = json_string_value(jget(d, "reason")),
+                   *first = strstr(r, "verify:");
+        assert_null(strstr(first + 1, "verify:"));
+    }
     jhas(d, "reason", "553 MiB computed as GPU_TOTAL_MIB - used");
     jhas(d, "reason", "free VRAM could not be read back within SETTLE");
     assert_true(count_device_queries(e) >= 2);
