@@ -324,6 +324,26 @@ test_gpu_label_too_long(void **state)
     json_decref(d);
 }
 
+/* A GPU label of 256 bytes, the longest a GPU's name may be, is looked at. */
+static void
+test_gpu_label_longest(void **state)
+{
+    struct env *e = *state;
+    char label[800], gpu[300];
+    json_t *d;
+
+    memset(gpu, 'g', 256);
+    gpu[256] = '\0';
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY}, {NULL, NULL}});
+    snprintf(label, sizeof(label), ON_NODE ",\"uuid\":\"%s\"", gpu);
+    deliver(e, label);
+    wait_rows(e, 1, 5000);
+    assert_true(count_path(e, "GET", QUERY_PATH) > 0);
+    d = decision_at(e, 0);
+    assert_null(strstr(json_string_value(jget(d, "reason")), "longer than any GPU"));
+    json_decref(d);
+}
+
 /* --- 2. per-node tables are bounded, and say so when full ---------------- */
 
 /* Runs the loop until no decision is in flight or queued, with stderr going to
@@ -951,6 +971,7 @@ main(void)
         T(test_node_label_longest_name),
         T(test_node_list_bad_names),
         T(test_gpu_label_too_long),
+        T(test_gpu_label_longest),
         T(test_brake_table_full),
         T(test_brake_table_full_keeps_busy),
         T(test_metric_labels_bounded),
