@@ -3299,6 +3299,25 @@ test_release_500(void **state)
     json_decref(all);
 }
 
+/* Any 2xx is an answer that counts, 299 too: free is then read, and back. */
+static void
+test_release_299(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 299, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "released");
+    jint(release_obj(d), "status", 299);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(all);
+}
+
 /* The tenant hangs past the 5 s timeout: no status, and it is recycled. */
 static void
 test_release_hangs(void **state)
@@ -4341,6 +4360,7 @@ main(void)
         T(test_release_hour_filled_meanwhile),
         T(test_release_never_frees),
         T(test_release_500),
+        T(test_release_299),
         T(test_release_hangs),
         T(test_release_closes),
         T(test_release_redirect),
