@@ -833,6 +833,34 @@ test_reading_gpu_name_too_long(void **state)
     assert_int_equal(count_queries(e, "gpu_memory_free_bytes"), 0);
 }
 
+/* A used series naming a GPU of 256 bytes, the longest name, is judged. */
+static void
+test_reading_gpu_name_longest(void **state)
+{
+    struct env *e = *state;
+    char body[1024], gpu[300];
+    json_t *d;
+
+    memset(gpu, 'g', 256);
+    gpu[256] = '\0';
+    snprintf(body, sizeof(body),
+             VEC_HEAD "{\"metric\":{\"namespace\":\"t\",\"pod\":\"p\",\"uuid\":\"%s\"},"
+                      "\"value\":[1,\"1048576\"]}" VEC_TAIL,
+             gpu);
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){
+                 {"USED_QUERY", GPU_USED_QUERY}, {"FREE_QUERY", ""}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_recovered");
+    jhas(d, "reason", "on every GPU (1; the least free is gggg");
+    json_decref(d);
+}
+
 /* GPU_LABEL is a label name, but so long the device query (FREE_QUERY=auto)
  * cannot be written: the decision ends skipped_telemetry saying so, it
  * does not wait for an answer never asked for. */
@@ -984,6 +1012,7 @@ main(void)
         T(test_queued_gpus_grouped_by_namespace),
         T(test_queued_gpus_grouped_by_node),
         T(test_reading_gpu_name_too_long),
+        T(test_reading_gpu_name_longest),
         T(test_device_query_cannot_be_built),
         T(test_queued_gpus_reading_fails),
         T(test_identical_series_refused),
