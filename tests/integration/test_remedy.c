@@ -3096,6 +3096,33 @@ test_release_device_vanished(void **state)
     json_decref(all);
 }
 
+/* The same, and every later re-read fails: the reason still says the series
+ * vanished (a failed read is no news about them). */
+static void
+test_release_device_vanished_then_fails(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    start(e, release_env);
+    device_then_vanished(e);
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "GET", QUERY_PATH, 500, "remedy-status-500.json", 0);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000 + 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason",
+         "free VRAM could not be read back within RELEASE_WAIT (2.0s): the "
+         "device series of the node vanished after the decision");
+    json_decref(all);
+}
+
 /* The tenant frees everything it held (its process exits: no used series at
  * all on the node), and the device says the VRAM is back: released, not
  * recycled for lack of pod series. */
@@ -4355,6 +4382,7 @@ main(void)
         T(test_release_frees),
         T(test_release_frees_to_the_floor),
         T(test_release_device_vanished),
+        T(test_release_device_vanished_then_fails),
         T(test_release_only_user_gone),
         T(test_release_no_brakes),
         T(test_release_hour_filled_meanwhile),
