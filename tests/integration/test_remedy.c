@@ -20,6 +20,7 @@
 
 #include "alert.h"
 #include "engine_harness.h"
+#include "gate.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -3096,6 +3097,85 @@ test_release_device_vanished(void **state)
     json_decref(all);
 }
 
+/* HA: a gate standing in for the Lease, whose fence waits until the test
+ * grants it. */
+static struct {
+    gate_fence_fn cb;
+    void *arg;
+    char verb[16];
+} rg;
+
+static int
+rg_leading(void *a)
+{
+    (void)a;
+    return 1;
+}
+
+static struct gate_wait *
+rg_fence(const struct gate_act *act, gate_fence_fn cb, void *arg, char *why, size_t len,
+         void *a)
+{
+    (void)why;
+    (void)len;
+    (void)a;
+    snprintf(rg.verb, sizeof(rg.verb), "%s", act->ga_verb);
+    rg.cb = cb;
+    rg.arg = arg;
+    return (struct gate_wait *)&rg; /* a token; never dereferenced by the engine */
+}
+
+static void
+rg_forget(struct gate_wait *w, void *a)
+{
+    (void)w;
+    (void)a;
+    rg.cb = NULL;
+}
+
+/* The harness's teardown, the gate taken away first. */
+static int
+gate_teardown(void **state)
+{
+    gate_install(NULL);
+    return env_teardown(state);
+}
+
+/* With a Lease, the ask waits for its fence; granted, it is sent, and the
+ * tenant's release ends the decision. */
+static void
+test_release_after_fence(void **state)
+{
+    struct env *e = *state;
+    struct gate_ops ops = {rg_leading, rg_fence, rg_forget, NULL};
+    json_t *all, *d;
+
+    memset(&rg, 0, sizeof(rg));
+    gate_install(&ops);
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, release_env);
+    deliver(e, ON_NODE);
+    for (int i = 0; i < 300 && rg.cb == NULL; i++)
+        run_ms(e->base, 10);
+    assert_non_null(rg.cb);
+    assert_string_equal(rg.verb, "release");
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 0); /* not before the Lease */
+    rg.cb(1, 0, NULL, rg.arg);
+    rg.cb = NULL;
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000);
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "released");
+    jint(release_obj(d), "status", 200);
+    json_decref(all);
+}
+
 /* The same, and every later re-read fails: the reason still says the series
  * vanished (a failed read is no news about them). */
 static void
@@ -4383,6 +4463,7 @@ main(void)
         T(test_release_frees_to_the_floor),
         T(test_release_device_vanished),
         T(test_release_device_vanished_then_fails),
+        cmocka_unit_test_setup_teardown(test_release_after_fence, setup, gate_teardown),
         T(test_release_only_user_gone),
         T(test_release_no_brakes),
         T(test_release_hour_filled_meanwhile),
