@@ -3782,6 +3782,35 @@ test_gpu_alert_names_gpu(void **state)
     metrics_cleanup();
 }
 
+/* An alert naming a GPU but no node: every GPU node is looked at, each
+ * about that GPU only. */
+static void
+test_gpu_alert_no_node(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    route_file(e, "GET", NODES_PATH, 200, "remedy-nodes.json", 0);
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, gpu_dry);
+    deliver(e, "\"uuid\":\"" GPU_B "\"");
+    wait_rows(e, 2, 5000);
+    assert_int_equal(count_reqs(e, "GET", NODES_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    for (size_t i = 0; i < 2; i++) {
+        d = json_array_get(all, i);
+        jhas(d, "node", "gpu-node-");
+        jstr(d, "gpu", GPU_B);
+        jstr(d, "result", "would_recycle");
+        check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    }
+    json_decref(all);
+}
+
 /* No GPU label: one decision (and row) per GPU below the floor, from one
  * query; each names its GPU and its own victim. */
 static void
@@ -4443,6 +4472,7 @@ main(void)
         T(test_coalesced_unrecorded_is_logged),
         T(test_stop_waits_for_eviction),
         T(test_gpu_alert_names_gpu),
+        T(test_gpu_alert_no_node),
         T(test_gpu_fan_out),
         T(test_gpu_fan_out_queued),
         T(test_gpu_none_below),
