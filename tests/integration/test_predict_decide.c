@@ -108,9 +108,20 @@ route_used(struct env *e, double ml_mib)
  * sample a second, ending at its steady figure, changing by slope[i] MiB/s;
  * with extra_gpu, one more series: the ML pod on that GPU, growing by
  * extra_slope MiB/s. */
+static void route_growth_raw(struct env *e, const double slope[NPODS],
+                             const char *extra_gpu, double extra_slope, const char *raw);
+
 static void
 route_growth_with(struct env *e, const double slope[NPODS], const char *extra_gpu,
                   double extra_slope)
+{
+    route_growth_raw(e, slope, extra_gpu, extra_slope, NULL);
+}
+
+/* route_growth_with(), and raw (series' JSON, or NULL) at the end of the list. */
+static void
+route_growth_raw(struct env *e, const double slope[NPODS], const char *extra_gpu,
+                 double extra_slope, const char *raw)
 {
     size_t cap = 64 * 1024, off = 0;
     char *body = malloc(cap), gl[64];
@@ -142,6 +153,8 @@ route_growth_with(struct env *e, const double slope[NPODS], const char *extra_gp
                                  1780394281 + k, (3000 - extra_slope * (119 - k)) * MIB);
         off += (size_t)snprintf(body + off, cap - off, "]}");
     }
+    if (raw != NULL)
+        off += (size_t)snprintf(body + off, cap - off, ",%s", raw);
     snprintf(body + off, cap - off, "]}}");
     assert_true(off < cap - 8);
     assert_int_equal(
@@ -275,6 +288,35 @@ test_grower_recycled(void **state)
     jint(jget(d, "verify"), "free_mib", 2510);
     assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
     assert_int_equal(mutating(e, NULL), 1);
+    json_decref(d);
+}
+
+/* The growth answer also holds series short of a label (a namespace without
+ * a pod, a pod without a namespace, neither): they are nobody's growth, and
+ * the grower is recycled as above. */
+static void
+test_growth_series_without_labels(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    json_t *d;
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, STEADY_USED[ML]);
+    route_growth_raw(
+        e, slope, NULL, 0,
+        "{\"metric\":{\"namespace\":\"" ML_NS "\"},\"values\":[[1780394400,"
+        "\"1\"]]},{\"metric\":{\"pod\":\"" ML_POD "\"},\"values\":[["
+        "1780394400,\"1\"]]},{\"metric\":{},\"values\":[[1780394400,\"1\"]]}");
+    route_pods(e);
+    start(e, NULL);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    d = the_decision(e);
+    jstr(d, "result", "recycled");
+    jstr(jget(d, "victim"), "pod", ML_POD);
+    check_prediction(d, 20, 49);
     json_decref(d);
 }
 
@@ -855,6 +897,8 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_grower_recycled, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_growth_series_without_labels, setup,
+                                        env_teardown),
         cmocka_unit_test_setup_teardown(test_grower_verified_gone, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_steady_not_a_runaway, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_grower_within_budget, setup, env_teardown),
