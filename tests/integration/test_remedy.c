@@ -2873,6 +2873,34 @@ test_event_no_victim(void **state)
     assert_int_equal(count_reqs(e, "POST", NULL), 0);
 }
 
+/* A decision that fails before naming a victim (the daemon stopped while it
+ * gathered) writes no Event: there is no pod to write it on. */
+static void
+test_event_failed_without_victim(void **state)
+{
+    struct env *e = *state;
+    const struct kv on[] = {{"EVENTS", "true"}, {NULL, NULL}};
+    json_t *all;
+    int drained = 0;
+
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
+                                     "remedy-prom-incident.json", 3000),
+                     0);
+    routes(e, NULL, "remedy-pods-incident.json");
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    start(e, on);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    run_ms(e->base, 100);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "failed");
+    jnull(json_array_get(all, 0), "victim");
+    json_decref(all);
+    assert_int_equal(count_reqs(e, "POST", NULL), 0);
+}
+
 /* An Event the API server refuses is counted and leaves the decision alone. */
 static void
 test_event_refused(void **state)
@@ -4463,6 +4491,7 @@ main(void)
         T(test_event_off_and_no_victim),
         T(test_event_no_victim),
         T(test_event_refused),
+        T(test_event_failed_without_victim),
         T(test_recorded_before_verify),
         T(test_crash_mid_verify),
         T(test_stop_while_gathering),
