@@ -51,8 +51,10 @@ remedy_brakes_export(struct remedy *r, const struct gate_act *pending, int64_t w
         json_decref(settle);
         return NULL;
     }
-    for (struct node_state *s = r->r_nodes; s != NULL && n < SHARE_MAX_WINDOWS;
-         s = s->n_next) {
+    /* The pending act's window takes a place too: the reader refuses a text
+     * of more than SHARE_MAX_WINDOWS (and with it every brake). */
+    for (struct node_state *s = r->r_nodes;
+         s != NULL && n < SHARE_MAX_WINDOWS - (size_t)counted; s = s->n_next) {
         if (s->n_settle_until <= now)
             continue;
         if (add_window(settle, s->n_name, s->n_gpu,

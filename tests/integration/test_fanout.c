@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -78,6 +79,7 @@ deliver_burst(struct env *e, int n)
 
 struct rows {
     size_t all, done, by_result_failed_interrupted, recovered;
+    size_t fp_wrong; /* rows whose fingerprint is not their alert's (fpNNNN) */
     char seen[NODES + 1];
 };
 
@@ -96,8 +98,13 @@ row_cb(int64_t id, const struct store_decision *d, void *arg)
     if (strcmp(d->sd_result, "failed") == 0 && d->sd_error != NULL &&
         strcmp(d->sd_error, STORE_INTERRUPTED_ERROR) == 0)
         r->by_result_failed_interrupted++;
-    if (sscanf(d->sd_node, "node-%d", &k) == 1 && k >= 0 && k < NODES)
+    if (sscanf(d->sd_node, "node-%d", &k) == 1 && k >= 0 && k < NODES) {
+        char fp[16];
+        snprintf(fp, sizeof(fp), "fp%04d", k);
         r->seen[k]++;
+        if (d->sd_fingerprint == NULL || strcmp(d->sd_fingerprint, fp) != 0)
+            r->fp_wrong++;
+    }
     return 0;
 }
 
@@ -225,6 +232,8 @@ test_queued_node_coalesces(void **state)
     r = rows(e);
     assert_int_equal(r.done, 10);
     assert_int_equal(r.recovered, 5);
+    /* Each row, queued or coalesced, names its own alert's fingerprint. */
+    assert_int_equal(r.fp_wrong, 0);
     assert_true(fake_held_max(e->fake) == 1);
 }
 
@@ -244,7 +253,10 @@ test_shutdown_with_queue(void **state)
 {
     struct env *e = *state;
     struct rows r;
-    size_t asked;
+    size_t asked, len;
+    FILE *f = tmpfile();
+    char log[16384];
+    int saved;
 
     fake_route_file(e->fake, "GET", "/api/v1/query", 200, "remedy-prom-recovered.json",
                     200);
@@ -255,7 +267,21 @@ test_shutdown_with_queue(void **state)
     fake_run_for(e->base, 50); /* the four are asking Prometheus */
     asked = fake_count(e->fake);
     drained = 0;
+    /* The rows are completed without a word of error in the log. */
+    assert_non_null(f);
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
     remedy_shutdown(e->r, on_drained, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    if (strstr(log, "not completed") != NULL)
+        fail_msg("the log says a row was not completed:\n%s", log);
     assert_int_equal(drained, 1); /* gathering decisions end at once too */
     assert_int_equal(queued_gauge(), 0);
     r = rows(e);

@@ -399,6 +399,236 @@ test_imported_recycles_rate_limit(void **state)
     json_decref(all);
 }
 
+/* A recycle the old leader made that leaves the hour stops counting, and
+ * counts once: with MAX_RECYCLES_PER_HOUR=3 and one imported recycle still
+ * inside the hour, two more recycles are allowed. */
+static void
+test_imported_recycle_leaves_the_hour(void **state)
+{
+    struct env *e = *state;
+    static const struct kv max3[] = {
+        {"MAX_RECYCLES_PER_HOUR", "3"}, {"SETTLE", "0"}, {NULL, NULL}};
+    char text[256], err[256];
+    json_t *all;
+    int64_t now = wall_ms();
+
+    incident(e, max3);
+    assert_int_equal(
+        fake_route_file(e->fake, "GET", QUERY_PATH, 200, "remedy-prom-incident.json", 0),
+        0);
+    assert_int_equal(
+        fake_route_file(e->fake, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json", 0),
+        0);
+    /* One leaves the hour 200 ms from now, one stays. */
+    snprintf(text, sizeof(text), "{\"v\":1,\"settle\":[],\"recycles_ms\":[%lld,%lld]}",
+             (long long)(now - 3599800), (long long)(now - 60000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    run_ms(e->base, 400);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "recycled");
+    jstr(json_array_get(all, 1), "result", "recycled");
+    assert_int_equal(count(e, "POST", ML_EVICT), 2);
+    json_decref(all);
+}
+
+/* A failover hands this replica a full hour (MAX_RECYCLES_PER_HOUR=2 in the
+ * Lease) while its own eviction waits for the fence: the eviction goes out
+ * (it passed the brake before), and the hour it writes back still holds at
+ * most 2 recycles. */
+static void
+test_full_hour_stays_full(void **state)
+{
+    struct env *e = *state;
+    static const struct kv max2[] = {{"MAX_RECYCLES_PER_HOUR", "2"}, {NULL, NULL}};
+    char text[256], err[256], *out;
+    json_t *j;
+    int64_t now = wall_ms();
+
+    install(1, 0);
+    incident(e, max2);
+    deliver(e, ON_NODE);
+    for (int i = 0; i < 200 && fg.cb == NULL; i++)
+        run_ms(e->base, 10);
+    assert_non_null(fg.cb);
+    snprintf(text, sizeof(text), "{\"v\":1,\"settle\":[],\"recycles_ms\":[%lld,%lld]}",
+             (long long)(now - 600000), (long long)(now - 1200000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    fg.cb(1, 0, NULL, fg.arg);
+    fg.cb = NULL;
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count(e, "POST", ML_EVICT), 1);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_non_null(j = json_loads(out, 0, NULL));
+    assert_int_equal(json_array_size(json_object_get(j, "recycles_ms")), 2);
+    json_decref(j);
+    free(out);
+}
+
+/* A recycle the old leader made that has just left the hour is not written
+ * back: after a brake check drops it (this replica's own eviction is then
+ * refused by the fence), the Lease gets the one recycle left. */
+static void
+test_recycle_left_the_hour_not_exported(void **state)
+{
+    struct env *e = *state;
+    static const struct kv max2[] = {{"MAX_RECYCLES_PER_HOUR", "2"}, {NULL, NULL}};
+    char text[256], err[256], *out;
+    json_t *j;
+    int64_t now = wall_ms();
+
+    install(1, 1);
+    incident(e, max2);
+    snprintf(text, sizeof(text), "{\"v\":1,\"settle\":[],\"recycles_ms\":[%lld,%lld]}",
+             (long long)(now - 3599800), (long long)(now - 60000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    run_ms(e->base, 400);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count(e, "POST", ML_EVICT), 0);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_non_null(j = json_loads(out, 0, NULL));
+    assert_int_equal(json_array_size(json_object_get(j, "recycles_ms")), 1);
+    json_decref(j);
+    free(out);
+}
+
+/* Two windows for one node ending at the same instant: the first read names
+ * the victim. */
+static void
+test_same_window_twice_first_victim(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256];
+    json_t *all, *d;
+    int64_t now = wall_ms();
+
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"" NODE "\",\"until_ms\":%lld,\"victim\":"
+             "\"ml/first\",\"dry_run\":false},{\"node\":\"" NODE "\",\"until_ms\":%lld,"
+             "\"victim\":\"ml/second\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 30000), (long long)(now + 30000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = only(e, &all);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "after recycling ml/first");
+    json_decref(all);
+}
+
+/* The annotation's size limit: 65536 bytes are read, one more is not. */
+static void
+test_brakes_text_limit(void **state)
+{
+    struct env *e = *state;
+    static const char head[] = "{\"v\":1,\"settle\":[],\"recycles_ms\":[]}";
+    char *text = malloc(65538), err[256];
+    int64_t now = wall_ms();
+
+    assert_non_null(text);
+    incident(e, NULL);
+    memset(text, ' ', 65537);
+    memcpy(text, head, strlen(head)); /* JSON allows the trailing blanks */
+    text[65536] = '\0';
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("65536 bytes refused: %s", err);
+    text[65536] = ' ';
+    text[65537] = '\0';
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "65536"));
+    free(text);
+}
+
+/* As many recycles as the ring can hold (4096) are read; with
+ * MAX_RECYCLES_PER_HOUR=0 (no limit) recycles are read and not counted. */
+static void
+test_brakes_recycles_limits(void **state)
+{
+    struct env *e = *state;
+    static const struct kv nolimit[] = {{"MAX_RECYCLES_PER_HOUR", "0"}, {NULL, NULL}};
+    size_t cap = 4097 * 24 + 128, off = 0;
+    char *text = malloc(cap), err[256], *out;
+    int64_t now = wall_ms();
+
+    assert_non_null(text);
+    incident(e, nolimit);
+    off += (size_t)snprintf(text, cap, "{\"v\":1,\"settle\":[],\"recycles_ms\":[");
+    for (int i = 0; i < 4096; i++)
+        off += (size_t)snprintf(text + off, cap - off, "%s%lld", i ? "," : "",
+                                (long long)(now - 1000 - i));
+    snprintf(text + off, cap - off, "]}");
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("4096 recycles refused: %s", err);
+    out = remedy_brakes_export(e->r, NULL, now);
+    assert_non_null(strstr(out, "\"recycles_ms\":[]"));
+    free(out);
+    free(text);
+}
+
+/* What the Lease says replaces what this replica remembers: a window it read
+ * before is gone once a Lease without it is read. */
+static void
+test_import_replaces_windows(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256];
+    json_t *all, *d;
+    int64_t now = wall_ms();
+
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"" NODE "\",\"until_ms\":%lld,\"victim\":"
+             "\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 30000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    assert_int_equal(remedy_brakes_import(e->r,
+                                          "{\"v\":1,\"settle\":[],\"recycles_ms\":[]}",
+                                          now, err, sizeof(err)),
+                     0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = only(e, &all);
+    jstr(d, "result", "recycled");
+    json_decref(all);
+}
+
+/* A trigger waiting its turn (MAX_CONCURRENT_DECISIONS=1) when the Lease
+ * read meanwhile holds its node back: it is coalesced when its turn comes,
+ * nothing is sent for it. */
+static void
+test_queued_held_back_by_lease(void **state)
+{
+    struct env *e = *state;
+    static const struct kv one[] = {
+        {"MAX_CONCURRENT_DECISIONS", "1"}, {"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256];
+    json_t *all;
+    int64_t now = wall_ms();
+
+    incident(e, one);
+    deliver(e, "\"node\":\"gpu-node-2\""); /* takes the one slot */
+    deliver(e, ON_NODE);                   /* waits */
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"" NODE "\",\"until_ms\":%lld,\"victim\":"
+             "\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 30000));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    wait_rows(e, 2, 8000);
+    all = decisions(e);
+    jstr(json_array_get(all, 1), "node", NODE);
+    jstr(json_array_get(all, 1), "result", "coalesced");
+    jhas(json_array_get(all, 1), "reason", "after recycling ml/onnx-1");
+    assert_int_equal(count(e, "POST", ML_EVICT), 1); /* gpu-node-2's only */
+    json_decref(all);
+}
+
 /* An act about to be taken rides in the export already. */
 static void
 test_export_counts_the_pending_act(void **state)
@@ -422,12 +652,68 @@ test_export_counts_the_pending_act(void **state)
     free(out);
 }
 
+/* The Lease full of windows (256, as many as it carries) is read whole; the
+ * export that counts an act about to be taken stays inside what the next
+ * leader reads (else it refused the text and every brake with it). */
+static void
+test_full_lease_round_trip(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    struct gate_act a = {
+        .ga_verb = "evict", .ga_namespace = ML_NS, .ga_pod = ML_POD, .ga_node = NODE};
+    size_t cap = 256 * 128 + 128, off = 0;
+    char *text = malloc(cap), err[256], *out;
+    int64_t now = wall_ms();
+    json_t *all, *d, *j;
+
+    assert_non_null(text);
+    incident(e, settle);
+    off += (size_t)snprintf(text, cap, "{\"v\":1,\"settle\":[");
+    for (int i = 0; i < 256; i++) { /* the last one is NODE's */
+        char name[64];
+        if (i == 255)
+            snprintf(name, sizeof(name), "%s", NODE);
+        else
+            snprintf(name, sizeof(name), "gpu-node-x%d", i);
+        off += (size_t)snprintf(
+            text + off, cap - off,
+            "%s{\"node\":\"%s\",\"until_ms\":%lld,\"victim\":\"ml/onnx-%d\","
+            "\"dry_run\":false}",
+            i ? "," : "", name, (long long)(now + 30000), i);
+    }
+    assert_true(off < cap - 32);
+    snprintf(text + off, cap - off, "],\"recycles_ms\":[]}");
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("256 windows refused: %s", err);
+    free(text);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = only(e, &all);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "inside the SETTLE window after recycling ml/onnx-255");
+    json_decref(all);
+    /* An act about to be taken on another node: still at most 256 windows,
+     * its own among them, and the next leader reads the text. */
+    a.ga_node = "gpu-node-new";
+    out = remedy_brakes_export(e->r, &a, now);
+    assert_non_null(out);
+    j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "settle")), 256);
+    json_decref(j);
+    assert_non_null(strstr(out, "\"node\":\"gpu-node-new\""));
+    if (remedy_brakes_import(e->r, out, now, err, sizeof(err)) != 0)
+        fail_msg("the next leader refuses the export: %s", err);
+    free(out);
+}
+
 /* An annotation someone else wrote, or garbled: refused, brakes kept. */
 static void
 test_hostile_brakes(void **state)
 {
     struct env *e = *state;
-    static const char *bad[] = {
+    const char *bad[] = {
         "not json",
         "[]",
         "{\"settle\":{},\"recycles_ms\":[]}",
@@ -438,7 +724,34 @@ test_hostile_brakes(void **state)
         "\"recycles_ms\":[]}",
         "{\"settle\":[{\"node\":\"\",\"until_ms\":1,\"victim\":\"a\",\"dry_run\":false}],"
         "\"recycles_ms\":[]}",
+        "{\"settle\":[{\"node\":\"n\",\"gpu\":7,\"until_ms\":1,\"victim\":\"a\","
+        "\"dry_run\":false}],\"recycles_ms\":[]}",
+        "{\"settle\":[{\"node\":\"n\",\"until_ms\":1,\"victim\":\"a\",\"dry_run\":\"false\"}],"
+        "\"recycles_ms\":[]}",
+        "{\"settle\":[{\"node\":\"n\",\"until_ms\":1,\"victim\":5,\"dry_run\":false}],"
+        "\"recycles_ms\":[]}",
+        NULL, /* a GPU of 257 bytes */
+        NULL, /* a node of 254 bytes */
     };
+    char *gpu257 = malloc(1024), *node254 = malloc(1024);
+    char g[258], n[255];
+
+    assert_non_null(gpu257);
+    assert_non_null(node254);
+    memset(g, 'g', sizeof(g) - 1);
+    g[sizeof(g) - 1] = '\0';
+    memset(n, 'n', sizeof(n) - 1);
+    n[sizeof(n) - 1] = '\0';
+    snprintf(gpu257, 1024,
+             "{\"settle\":[{\"node\":\"n\",\"gpu\":\"%s\",\"until_ms\":1,\"victim\":"
+             "\"a\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             g);
+    snprintf(node254, 1024,
+             "{\"settle\":[{\"node\":\"%s\",\"until_ms\":1,\"victim\":\"a\","
+             "\"dry_run\":false}],\"recycles_ms\":[]}",
+             n);
+    bad[sizeof(bad) / sizeof(bad[0]) - 2] = gpu257;
+    bad[sizeof(bad) / sizeof(bad[0]) - 1] = node254;
     char err[256];
     int64_t now = wall_ms();
 
@@ -448,6 +761,59 @@ test_hostile_brakes(void **state)
             fail_msg("accepted: %s", bad[i]);
     /* None (a Lease without the annotation) changes nothing and is no error. */
     assert_int_equal(remedy_brakes_import(e->r, NULL, now, err, sizeof(err)), 0);
+    free(gpu257);
+    free(node254);
+}
+
+/* The longest names are read: a node of 253 bytes and a GPU of 256. */
+static void
+test_longest_names_read(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[1024], err[256], g[257], n[254], *out;
+    int64_t now = wall_ms();
+
+    memset(g, 'g', sizeof(g) - 1);
+    g[sizeof(g) - 1] = '\0';
+    memset(n, 'n', sizeof(n) - 1);
+    n[sizeof(n) - 1] = '\0';
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"%s\",\"gpu\":\"%s\",\"until_ms\":%lld,"
+             "\"victim\":\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             n, g, (long long)(now + 30000));
+    if (remedy_brakes_import(e->r, text, now, err, sizeof(err)) != 0)
+        fail_msg("refused: %s", err);
+    out = remedy_brakes_export(e->r, NULL, now);
+    assert_non_null(out);
+    assert_non_null(strstr(out, n));
+    assert_non_null(strstr(out, g));
+    free(out);
+}
+
+/* A window that closed since it was read is not written back to the Lease. */
+static void
+test_closed_window_not_exported(void **state)
+{
+    struct env *e = *state;
+    static const struct kv settle[] = {{"SETTLE", "60s"}, {NULL, NULL}};
+    char text[512], err[256], *out;
+    int64_t now = wall_ms();
+
+    incident(e, settle);
+    snprintf(text, sizeof(text),
+             "{\"v\":1,\"settle\":[{\"node\":\"gpu-node-7\",\"until_ms\":%lld,"
+             "\"victim\":\"ml/onnx-1\",\"dry_run\":false}],\"recycles_ms\":[]}",
+             (long long)(now + 150));
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), 0);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_non_null(strstr(out, "gpu-node-7")); /* open still */
+    free(out);
+    run_ms(e->base, 300);
+    out = remedy_brakes_export(e->r, NULL, wall_ms());
+    assert_string_equal(out, "{\"v\":1,\"settle\":[],\"recycles_ms\":[]}");
+    free(out);
 }
 
 int
@@ -465,9 +831,23 @@ main(void)
         cmocka_unit_test_setup_teardown(test_window_clamped_to_settle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_imported_recycles_rate_limit, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_imported_recycle_leaves_the_hour, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_full_hour_stays_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recycle_left_the_hour_not_exported, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_same_window_twice_first_victim, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_brakes_text_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_import_replaces_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_held_back_by_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_brakes_recycles_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_counts_the_pending_act, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_full_lease_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_brakes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_longest_names_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_closed_window_not_exported, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -324,6 +324,26 @@ test_gpu_label_too_long(void **state)
     json_decref(d);
 }
 
+/* A GPU label of 256 bytes, the longest a GPU's name may be, is looked at. */
+static void
+test_gpu_label_longest(void **state)
+{
+    struct env *e = *state;
+    char label[800], gpu[300];
+    json_t *d;
+
+    memset(gpu, 'g', 256);
+    gpu[256] = '\0';
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY}, {NULL, NULL}});
+    snprintf(label, sizeof(label), ON_NODE ",\"uuid\":\"%s\"", gpu);
+    deliver(e, label);
+    wait_rows(e, 1, 5000);
+    assert_true(count_path(e, "GET", QUERY_PATH) > 0);
+    d = decision_at(e, 0);
+    assert_null(strstr(json_string_value(jget(d, "reason")), "longer than any GPU"));
+    json_decref(d);
+}
+
 /* --- 2. per-node tables are bounded, and say so when full ---------------- */
 
 /* Runs the loop until no decision is in flight or queued, with stderr going to
@@ -693,6 +713,220 @@ test_queued_gpus_share_a_reading(void **state)
     json_decref(all);
 }
 
+/* The same for a trigger naming a starving namespace: the GPUs waiting
+ * their turn all carry it, and still share their readings (3, not 5). */
+static void
+test_queued_gpus_share_a_reading_starving(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(6, 15000);
+    json_t *all;
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"MAX_CONCURRENT_DECISIONS", "2"},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE ",\"namespace\":\"immich\"");
+    wait_rows(e, 6, 10000);
+    assert_int_equal(count_queries(e, "sum by (namespace, pod, uuid)"), 3);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 6);
+    for (size_t i = 0; i < 6; i++)
+        jstr(json_array_get(all, i), "result", "skipped_no_candidate");
+    json_decref(all);
+}
+
+/* MAX_CONCURRENT_DECISIONS=max, and a node-wide trigger on gpu-node-1 whose
+ * reading has 2 * max GPUs below the floor: max decide at once, the other max
+ * wait, then share one reading (held 500 ms). While it is out, the triggers
+ * labels[0..n) arrive and wait; they start together once it is in, grouped
+ * by node and starving namespace. Returns how many readings were asked. */
+static size_t
+queued_behind_a_batch(struct env *e, int max, const char *const *labels, size_t n)
+{
+    char *body = gpus_answer(2 * (size_t)max, 15000), m[16];
+    long end;
+
+    snprintf(m, sizeof(m), "%d", max);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 0), 0);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 500), 0);
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, body, 0), 0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", ""},
+                                 {"MAX_CONCURRENT_DECISIONS", m},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    end = fake_now_ms() + 5000;
+    while (count_queries(e, "sum by (namespace, pod, uuid)") < 2 && fake_now_ms() < end)
+        run_ms(e->base, 5);
+    assert_int_equal(count_queries(e, "sum by (namespace, pod, uuid)"), 2);
+    for (size_t i = 0; i < n; i++)
+        deliver(e, labels[i]);
+    wait_rows(e, 2 * (size_t)max + n, 10000);
+    return count_queries(e, "sum by (namespace, pod, uuid)");
+}
+
+/* Waiting GPU triggers of one node, two naming no namespace around one
+ * naming an empty one: the two share a reading, the third reads alone (4
+ * readings in all, not 5). */
+static void
+test_queued_gpus_grouped_by_namespace(void **state)
+{
+    static const char *const labels[] = {
+        ON_NODE ",\"uuid\":\"GPU-000000\"",
+        ON_NODE ",\"uuid\":\"GPU-000001\",\"namespace\":\"\"",
+        ON_NODE ",\"uuid\":\"GPU-000002\"",
+    };
+
+    assert_int_equal(queued_behind_a_batch(*state, 3, labels, 3), 4);
+}
+
+/* Waiting GPU triggers of two nodes, interleaved: each node's share a
+ * reading (4 in all, not 5). */
+static void
+test_queued_gpus_grouped_by_node(void **state)
+{
+    static const char *const labels[] = {
+        ON_NODE ",\"uuid\":\"GPU-000000\"",
+        "\"node\":\"gpu-node-2\",\"uuid\":\"GPU-000000\"",
+        ON_NODE ",\"uuid\":\"GPU-000001\"",
+    };
+
+    assert_int_equal(queued_behind_a_batch(*state, 3, labels, 3), 4);
+}
+
+/* A used series names a GPU longer than any GPU's name: the reading cannot
+ * be true; skipped_telemetry, no GPU judged nor asked FREE_QUERY. */
+static void
+test_reading_gpu_name_too_long(void **state)
+{
+    struct env *e = *state;
+    char body[1024], gpu[300];
+    json_t *d;
+
+    memset(gpu, 'g', 257);
+    gpu[257] = '\0';
+    snprintf(body, sizeof(body),
+             VEC_HEAD "{\"metric\":{\"namespace\":\"t\",\"pod\":\"p\",\"uuid\":\"%s\"},"
+                      "\"value\":[1,\"1048576\"]}" VEC_TAIL,
+             gpu);
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", GPU_FREE_QUERY},
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows_then(e, 1, 5000, 300);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jhas(d, "error", "longer than any GPU's name");
+    json_decref(d);
+    /* Refused before any GPU is asked about. */
+    assert_int_equal(count_queries(e, "gpu_memory_free_bytes"), 0);
+}
+
+/* A used series naming a GPU of 256 bytes, the longest name, is judged. */
+static void
+test_reading_gpu_name_longest(void **state)
+{
+    struct env *e = *state;
+    char body[1024], gpu[300];
+    json_t *d;
+
+    memset(gpu, 'g', 256);
+    gpu[256] = '\0';
+    snprintf(body, sizeof(body),
+             VEC_HEAD "{\"metric\":{\"namespace\":\"t\",\"pod\":\"p\",\"uuid\":\"%s\"},"
+                      "\"value\":[1,\"1048576\"]}" VEC_TAIL,
+             gpu);
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){
+                 {"USED_QUERY", GPU_USED_QUERY}, {"FREE_QUERY", ""}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_recovered");
+    jhas(d, "reason", "on every GPU (1; the least free is gggg");
+    json_decref(d);
+}
+
+/* GPU_LABEL is a label name, but so long the device query (FREE_QUERY=auto)
+ * cannot be written: the decision ends skipped_telemetry saying so, it
+ * does not wait for an answer never asked for. */
+static void
+test_device_query_cannot_be_built(void **state)
+{
+    struct env *e = *state;
+    char label[2100];
+    json_t *d;
+
+    memset(label, 'a', 2000);
+    label[2000] = '\0';
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    engine_start(e, (const struct kv[]){{"GPU_LABEL", label}, {NULL, NULL}}, 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    d = decision_at(e, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jhas(d, "error", "the device query (FREE_QUERY=auto): GPU_LABEL");
+    assert_int_equal(count_path(e, "POST", ML_EVICT), 0);
+    json_decref(d);
+}
+
+/* Queued GPUs' shared reading fails: each of them is skipped_telemetry with
+ * the reading's error, as its own reading would be (not failed). */
+static void
+test_queued_gpus_reading_fails(void **state)
+{
+    struct env *e = *state;
+    char *body = gpus_answer(6, 15000);
+    json_t *all;
+    size_t telemetry = 0;
+
+    assert_int_equal(fake_route_query(e->fake, "GET", QUERY_PATH,
+                                      "gpu_pod_memory_used_bytes", 200, body),
+                     0);
+    assert_int_equal(
+        fake_route_query(e->fake, "GET", QUERY_PATH, "gpu_pod_memory_used_bytes", 503,
+                         "{\"status\":\"error\",\"errorType\":\"unavailable\","
+                         "\"error\":\"overloaded\"}"),
+        0);
+    free(body);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){{"USED_QUERY", GPU_USED_QUERY},
+                                 {"MAX_CONCURRENT_DECISIONS", "2"},
+                                 {"FREE_QUERY", ""}, /* the used query alone */
+                                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 6, 10000);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 6);
+    for (size_t i = 0; i < 6; i++) {
+        json_t *d = json_array_get(all, i);
+        const char *r = json_string_value(jget(d, "result"));
+        if (strcmp(r, "skipped_telemetry") == 0) {
+            jhas(d, "error", "503");
+            telemetry++;
+        } else {
+            jstr(d, "result", "skipped_no_candidate"); /* the first reading's two */
+        }
+    }
+    assert_int_equal(telemetry, 4);
+    json_decref(all);
+}
+
 /* --- 5. two series with one label set: ambiguous, never counted twice ---- */
 
 /* immich-ml's one series, sent twice: counted twice it read 2 x 6000 MiB, over
@@ -765,6 +999,7 @@ main(void)
         T(test_node_label_longest_name),
         T(test_node_list_bad_names),
         T(test_gpu_label_too_long),
+        T(test_gpu_label_longest),
         T(test_brake_table_full),
         T(test_brake_table_full_keeps_busy),
         T(test_metric_labels_bounded),
@@ -773,6 +1008,13 @@ main(void)
         T(test_device_too_many_gpus),
         T(test_free_query_bounded),
         T(test_queued_gpus_share_a_reading),
+        T(test_queued_gpus_share_a_reading_starving),
+        T(test_queued_gpus_grouped_by_namespace),
+        T(test_queued_gpus_grouped_by_node),
+        T(test_reading_gpu_name_too_long),
+        T(test_reading_gpu_name_longest),
+        T(test_device_query_cannot_be_built),
+        T(test_queued_gpus_reading_fails),
         T(test_identical_series_refused),
         T(test_two_containers_summed),
     };

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <jansson.h>
@@ -104,9 +105,23 @@ route_used(struct env *e, double ml_mib)
 }
 
 /* The growth subquery's answer: each pod's use over the last 120 s, one
- * sample a second, ending at its steady figure, changing by slope[i] MiB/s. */
+ * sample a second, ending at its steady figure, changing by slope[i] MiB/s;
+ * with extra_gpu, one more series: the ML pod on that GPU, growing by
+ * extra_slope MiB/s. */
+static void route_growth_raw(struct env *e, const double slope[NPODS],
+                             const char *extra_gpu, double extra_slope, const char *raw);
+
 static void
-route_growth(struct env *e, const double slope[NPODS])
+route_growth_with(struct env *e, const double slope[NPODS], const char *extra_gpu,
+                  double extra_slope)
+{
+    route_growth_raw(e, slope, extra_gpu, extra_slope, NULL);
+}
+
+/* route_growth_with(), and raw (series' JSON, or NULL) at the end of the list. */
+static void
+route_growth_raw(struct env *e, const double slope[NPODS], const char *extra_gpu,
+                 double extra_slope, const char *raw)
 {
     size_t cap = 64 * 1024, off = 0;
     char *body = malloc(cap), gl[64];
@@ -127,11 +142,30 @@ route_growth(struct env *e, const double slope[NPODS])
                                     (STEADY_USED[i] - slope[i] * (119 - k)) * MIB);
         off += (size_t)snprintf(body + off, cap - off, "]}");
     }
+    if (extra_gpu != NULL) {
+        off += (size_t)snprintf(body + off, cap - off,
+                                ",{\"metric\":{\"namespace\":\"%s\",\"pod\":\"%s\","
+                                "\"uuid\":\"%s\"},\"values\":[",
+                                NS[ML], POD[ML], extra_gpu);
+        for (int k = 0; k < 120; k++)
+            off +=
+                (size_t)snprintf(body + off, cap - off, "%s[%d,\"%.0f\"]", k ? "," : "",
+                                 1780394281 + k, (3000 - extra_slope * (119 - k)) * MIB);
+        off += (size_t)snprintf(body + off, cap - off, "]}");
+    }
+    if (raw != NULL)
+        off += (size_t)snprintf(body + off, cap - off, ",%s", raw);
     snprintf(body + off, cap - off, "]}}");
     assert_true(off < cap - 8);
     assert_int_equal(
         fake_route_query(e->fake, "GET", QUERY_PATH, GROWTH_NEEDLE, 200, body), 0);
     free(body);
+}
+
+static void
+route_growth(struct env *e, const double slope[NPODS])
+{
+    route_growth_with(e, slope, NULL, 0);
 }
 
 static void
@@ -257,6 +291,35 @@ test_grower_recycled(void **state)
     json_decref(d);
 }
 
+/* The growth answer also holds series short of a label (a namespace without
+ * a pod, a pod without a namespace, neither): they are nobody's growth, and
+ * the grower is recycled as above. */
+static void
+test_growth_series_without_labels(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    json_t *d;
+
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, STEADY_USED[ML]);
+    route_growth_raw(
+        e, slope, NULL, 0,
+        "{\"metric\":{\"namespace\":\"" ML_NS "\"},\"values\":[[1780394400,"
+        "\"1\"]]},{\"metric\":{\"pod\":\"" ML_POD "\"},\"values\":[["
+        "1780394400,\"1\"]]},{\"metric\":{},\"values\":[[1780394400,\"1\"]]}");
+    route_pods(e);
+    start(e, NULL);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    d = the_decision(e);
+    jstr(d, "result", "recycled");
+    jstr(jget(d, "victim"), "pod", ML_POD);
+    check_prediction(d, 20, 49);
+    json_decref(d);
+}
+
 /* The evicted grower's VRAM shows as freed (the ML pod's series gone from the
  * next reading: 11510 MiB free): the verify sees it. */
 static void
@@ -282,13 +345,33 @@ test_grower_verified_gone(void **state)
     json_decref(d);
 }
 
-/* Over budget but steady, nobody grows: the projection stays above the floor. */
+/* Over budget but steady, nobody grows: the projection stays above the floor.
+ * Nothing in the log says memory ran out. */
 static void
 test_steady_not_a_runaway(void **state)
 {
     struct env *e = *state;
     const double slope[NPODS] = {0, 0, 0, 0, 0};
-    json_t *d = decide(e, NULL, slope);
+    FILE *f = tmpfile();
+    char log[16384];
+    size_t len;
+    int saved;
+    json_t *d;
+
+    assert_non_null(f);
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    d = decide(e, NULL, slope);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    if (strstr(log, "out of memory") != NULL)
+        fail_msg("the log says memory ran out:\n%s", log);
 
     jstr(d, "result", "skipped_no_candidate");
     assert_true(json_is_null(jget(d, "victim")));
@@ -691,11 +774,131 @@ test_gpus_share_growth_query(void **state)
     json_decref(all);
 }
 
+/* GPU scope: the ML pod is steady on GPU A, the GPU it is judged on; a series
+ * of the same pod on GPU B grows 20 MiB/s. GPU A's prediction counts GPU A's
+ * series only: not predicted to starve, nothing recycled. */
+static void
+test_other_gpu_growth_not_counted(void **state)
+{
+    static const char *const gpus[NPODS] = {"GPU-aaaa", "GPU-aaaa", "GPU-bbbb",
+                                            "GPU-bbbb", "GPU-bbbb"};
+    const struct kv gpu_scope[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    const double slope[NPODS] = {0, 0, 0, 0, 0};
+    struct env *e = *state;
+    json_t *all, *a;
+
+    on_gpu = gpus;
+    assert_int_equal(
+        fake_route_file(e->fake, "POST", ML_EVICT, 201, "remedy-status-201.json", 0), 0);
+    route_used(e, 12000);
+    route_growth_with(e, slope, "GPU-bbbb", 20);
+    route_pods(e);
+    start(e, gpu_scope);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_decided(e, 2);
+    all = audit_json(e, NULL);
+    a = decision_on(all, "GPU-aaaa");
+    jstr(a, "result", "skipped_no_candidate");
+    assert_true(json_is_null(jget(a, "victim")));
+    jhas(a, "reason", "not predicted to starve");
+    check_prediction(a, 0, -1);
+    assert_int_equal(mutating(e, NULL), 0);
+    json_decref(a);
+    json_decref(all);
+}
+
+/* Two nodes predicted at once: each asks its own node's growth (a call in
+ * flight is shared only by the same query), neither is judged on the
+ * other's. */
+static void
+test_two_nodes_two_growth_queries(void **state)
+{
+    const struct kv per_node[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    struct env *e = *state;
+    char body[512];
+    int n1 = 0, n2 = 0;
+
+    route_used(e, STEADY_USED[ML]); /* node 1's used query */
+    route_used(e, STEADY_USED[ML]); /* node 2's */
+    /* Then the growth queries, answered after 300 ms: both are out at once. */
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                                "{\"status\":\"success\",\"data\":{"
+                                "\"resultType\":\"matrix\",\"result\":[]}}",
+                                300),
+                     0);
+    route_pods(e);
+    start(e, per_node);
+    snprintf(body, sizeof(body),
+             "{\"version\":\"4\",\"alerts\":["
+             "{\"status\":\"firing\",\"labels\":{\"alertname\":\"" PREDICTED
+             "\",\"node\":\"gpu-node-1\"}},"
+             "{\"status\":\"firing\",\"labels\":{\"alertname\":\"" PREDICTED
+             "\",\"node\":\"gpu-node-2\"}}]}");
+    assert_int_equal(deliver_body(e, body), 2);
+    wait_decided(e, 2);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 2);
+    for (size_t i = 0; i < fake_count(e->fake); i++) {
+        const struct fake_req *r = fake_req(e->fake, i);
+        if (query_has(r, GROWTH_NEEDLE)) {
+            n1 += query_has(r, "node=\"gpu-node-1\"");
+            n2 += query_has(r, "node=\"gpu-node-2\"");
+        }
+    }
+    assert_int_equal(n1, 1);
+    assert_int_equal(n2, 1);
+}
+
+/* The daemon stops while the growth query of a trigger naming a GPU is out:
+ * the row ends failed, interrupted, still naming its GPU. */
+static void
+test_stop_while_predicting_gpu(void **state)
+{
+    static const char *const gpus[NPODS] = {"GPU-aaaa", "GPU-aaaa", "GPU-bbbb",
+                                            "GPU-bbbb", "GPU-bbbb"};
+    const struct kv gpu_scope[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {NULL, NULL}};
+    struct env *e = *state;
+    json_t *d;
+
+    on_gpu = gpus;
+    route_used(e, STEADY_USED[ML]);
+    /* The growth query is the next plain query: answered after 3 s. */
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                                "{\"status\":\"success\",\"data\":{"
+                                "\"resultType\":\"matrix\",\"result\":[]}}",
+                                3000),
+                     0);
+    route_pods(e);
+    start(e, gpu_scope);
+    deliver_n(e, PREDICTED, "firing", ON_NODE ",\"uuid\":\"GPU-aaaa\"", 1);
+    for (int i = 0; i < 300 && count_queries(e, GROWTH_NEEDLE) == 0; i++)
+        run_ms(e->base, 10);
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 1);
+    remedy_shutdown(e->r, NULL, NULL);
+    assert_int_equal(remedy_in_flight(e->r), 0);
+    d = the_decision(e);
+    jstr(d, "result", "failed");
+    jstr(d, "gpu", "GPU-aaaa");
+    jstr(d, "error", STORE_INTERRUPTED_ERROR);
+    assert_int_equal(mutating(e, NULL), 0);
+    json_decref(d);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_grower_recycled, setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_growth_series_without_labels, setup,
+                                        env_teardown),
         cmocka_unit_test_setup_teardown(test_grower_verified_gone, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_steady_not_a_runaway, setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_grower_within_budget, setup, env_teardown),
@@ -714,6 +917,12 @@ main(void)
         cmocka_unit_test_setup_teardown(test_growth_answer_malformed, setup,
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_gpus_share_growth_query, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_other_gpu_growth_not_counted, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_stop_while_predicting_gpu, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_two_nodes_two_growth_queries, setup,
                                         env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

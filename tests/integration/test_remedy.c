@@ -15,9 +15,12 @@
 #include <event2/listener.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 
+#include "alert.h"
 #include "engine_harness.h"
+#include "gate.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -351,10 +354,18 @@ test_incident_replay(void **state)
     jstr(d, "action", "evict");
     jnull(d, "error");
     check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    /* Its budget is its gpumem resource request, and the victim says so. */
+    jstr(jget(d, "victim"), "budget_source", "resource");
     check_incident_candidates(d);
+    jstr(candidate(d, ML_POD), "budget_source", "resource");
+    /* The verify read free VRAM back: nothing to say about the reading. */
+    assert_null(strstr(json_string_value(jget(d, "reason")), "verify:"));
     jhas(d, "reason", "free 553 MiB < floor 1536 MiB");
     jhas(d, "reason", "evicted " ML_NS "/" ML_POD);
     jhas(d, "reason", "free VRAM back to 11510 MiB");
+    /* The pod declares no release (RELEASE_WAIT is on): it is not asked, and
+     * the reason does not speak of it. */
+    assert_null(strstr(json_string_value(jget(d, "reason")), "release"));
     /* No device series: computed, and the reason says so. */
     jstr(d, "free_source", "computed");
     jhas(d, "reason",
@@ -431,6 +442,91 @@ test_verify_at_floor(void **state)
     json_decref(all);
 }
 
+/* Every re-read after the eviction fails (Prometheus answers 500): nothing
+ * was read back, so the verify shows no figure (not a free of 0 MiB) and the
+ * reason says so. */
+static void
+test_verify_reads_fail(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "GET", QUERY_PATH, 500, "remedy-status-500.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_true(count_reqs(e, "GET", QUERY_PATH) >= 2); /* the look, re-reads */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jnull(d, "verify");
+    jhas(d, "reason", "free VRAM could not be read back within SETTLE");
+    assert_null(strstr(json_string_value(jget(d, "reason")), "free VRAM still"));
+    /* A failed reading is no vanished series: nothing "verify:" to say. */
+    assert_null(strstr(json_string_value(jget(d, "reason")), "verify:"));
+    json_decref(all);
+}
+
+/* Every re-read is an impossible reading (a NaN series): no figure is read
+ * back from it. */
+static void
+test_verify_reading_impossible(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                   "\"result\":[{\"metric\":{\"namespace\":\"" FR_NS
+                   "\",\"pod\":\"" FR_POD "\"},\"value\":[1780394400,\"NaN\"]}]}}",
+                   0),
+        0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jnull(d, "verify");
+    jhas(d, "reason", "free VRAM could not be read back within SETTLE");
+    json_decref(all);
+}
+
+/* A reading that fails leaves the free-VRAM gauge at the last figure read
+ * (not 0). */
+static void
+test_failed_reading_keeps_gauge(void **state)
+{
+    struct env *e = *state;
+    struct buf m;
+
+    metrics_init(0);
+    routes(e, "remedy-prom-recovered.json", "remedy-pods-incident.json");
+    route_file(e, "GET", QUERY_PATH, 500, "remedy-status-500.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    buf_init(&m, 1 << 20);
+    assert_int_equal(metrics_render(&m), 0);
+    /* remedy-prom-recovered.json: 11510 MiB free, computed. */
+    if (strstr(m.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE
+                         "\"} 12069109760\n") == NULL)
+        fail_msg("the gauge is not the last figure read (11510 MiB):\n%s", m.b_data);
+    buf_free(&m);
+    metrics_cleanup();
+    metrics_init(0);
+}
+
 /* --- FREE_QUERY=auto: the device series vanish after the decision --------- */
 
 /* The device query's answer for the node's one GPU: free MiB of 15360. */
@@ -493,6 +589,12 @@ test_verify_device_vanished(void **state)
     jnull(d, "verify"); /* the computed 553 MiB is not a reading of the device */
     jhas(d, "reason",
          "verify: the device series of the node vanished after the decision");
+    /* Said once, however many re-reads saw it. */
+    {
+        const char *r = json_string_value(jget(d, "reason")),
+                   *first = strstr(r, "verify:");
+        assert_null(strstr(first + 1, "verify:"));
+    }
     jhas(d, "reason", "553 MiB computed as GPU_TOTAL_MIB - used");
     jhas(d, "reason", "free VRAM could not be read back within SETTLE");
     assert_true(count_device_queries(e) >= 2);
@@ -1846,6 +1948,34 @@ test_every_gpu_node(void **state)
     json_decref(all);
 }
 
+/* An alert naming no node but a starving namespace: every GPU node is
+ * decided, each sparing that namespace's pods. */
+static void
+test_every_gpu_node_starving(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    route_file(e, "GET", NODES_PATH, 200, "remedy-nodes.json", 0);
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, "\"namespace\":\"immich\"");
+    wait_rows(e, 2, 5000);
+
+    assert_int_equal(count_reqs(e, "GET", NODES_PATH), 1);
+    assert_int_equal(count_mutating(e), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    for (size_t i = 0; i < 2; i++) {
+        d = json_array_get(all, i);
+        jhas(d, "node", "gpu-node-");
+        jstr(d, "result", "skipped_no_candidate");
+        check_no_victim(d);
+        check_candidate(d, ML_NS, ML_POD, 10957, 3000, "starving_namespace");
+    }
+    json_decref(all);
+}
+
 static void
 check_one_skipped_kube_nodeless(struct env *e, const char *reason, const char *error)
 {
@@ -1865,6 +1995,24 @@ check_one_skipped_kube_nodeless(struct env *e, const char *reason, const char *e
     else
         jhas(d, "error", error);
     json_decref(all);
+}
+
+/* A GPU_NODE_SELECTOR too long for a request path: the node list is never
+ * asked, and the alert still gets its row saying so. */
+static void
+test_node_list_not_started(void **state)
+{
+    struct env *e = *state;
+    char sel[5001];
+
+    memset(sel, 'a', sizeof(sel) - 1);
+    sel[sizeof(sel) - 1] = '\0';
+    start(e, (const struct kv[]){{"GPU_NODE_SELECTOR", sel}, {NULL, NULL}});
+    deliver(e, "");
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_reqs(e, NULL, NULL), 0);
+    check_one_skipped_kube_nodeless(e, "the GPU nodes could not be listed",
+                                    "the node list request could not be started");
 }
 
 static void
@@ -1985,6 +2133,30 @@ test_starving_namespace(void **state)
     check_candidate(d, ML_NS, ML_POD, 10957, 3000, "starving_namespace");
     check_candidate(d, "immich", SV_POD, 900, 1800, "starving_namespace");
     check_candidate(d, "llama-swap", LS_POD, 1100, 5000, "within_budget");
+    json_decref(all);
+}
+
+/* The same trigger waiting its turn (MAX_CONCURRENT_DECISIONS=1, another
+ * node's decision first): it still spares its starving namespace. */
+static void
+test_starving_namespace_queued(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){
+                 {"DRY_RUN", "true"}, {"MAX_CONCURRENT_DECISIONS", "1"}, {NULL, NULL}});
+    deliver(e, "\"node\":\"gpu-node-2\"");
+    deliver(e, ON_NODE ",\"namespace\":\"immich\"");
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 1);
+    jstr(d, "node", NODE);
+    jstr(d, "result", "skipped_no_candidate");
+    check_no_victim(d);
+    check_candidate(d, ML_NS, ML_POD, 10957, 3000, "starving_namespace");
     json_decref(all);
 }
 
@@ -2241,6 +2413,136 @@ test_stop_while_gathering(void **state)
     json_decref(all);
 }
 
+/* Another writer holds the audit database (SQLite's write lock). */
+static sqlite3 *
+lock_db(struct env *e)
+{
+    sqlite3 *db = NULL;
+
+    assert_int_equal(sqlite3_open(e->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    return db;
+}
+
+static void
+unlock_db(sqlite3 *db)
+{
+    assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/* A decision that ends while the audit database is locked: its row waits
+ * (the decision stays in flight) until the lock goes, then is completed. */
+static sqlite3 *
+decision_ends_locked(struct env *e)
+{
+    sqlite3 *db;
+
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json", 300);
+    routes(e, NULL, "remedy-pods-incident.json");
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 1); /* the row is in_progress */
+    db = lock_db(e);
+    run_ms(e->base, 1000); /* the answer came; the row could not be completed */
+    assert_int_equal(remedy_in_flight(e->r), 1);
+    return db;
+}
+
+static void
+test_row_completed_after_store_lock(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    unlock_db(decision_ends_locked(e));
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    jstr(json_array_get(all, 0), "result", "skipped_recovered");
+    json_decref(all);
+}
+
+/* A trigger coalesced while the store is locked cannot be recorded: the log
+ * says so (error), naming the node and the result. */
+static void
+test_coalesced_unrecorded_is_logged(void **state)
+{
+    struct env *e = *state;
+    FILE *f = tmpfile();
+    sqlite3 *db;
+    char log[8192];
+    size_t len;
+    int saved;
+
+    static const char body[] =
+        "{\"version\":\"4\",\"alerts\":[{\"status\":\"firing\",\"labels\":{"
+        "\"alertname\":\"GPUVRAMLow\"," ON_NODE "},\"fingerprint\":\"" FINGERPRINT
+        "\"}]}";
+    struct alert_batch b;
+    char err[256];
+
+    assert_non_null(f);
+    if (alert_batch_parse(body, strlen(body), &b, err, sizeof(err)) == -1)
+        fail_msg("alert_batch_parse: %s", err);
+    db = decision_ends_locked(e); /* the node stays busy meanwhile */
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    /* The trigger's alert was stored just before the lock (id 1): the engine
+     * hears it, as serve's handler passes it on. */
+    remedy_on_alert(e->r, &b.ab_alerts[0], 1);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    unlock_db(db);
+    alert_batch_free(&b);
+    if (strstr(log, "decision not recorded") == NULL || strstr(log, "coalesced") == NULL)
+        fail_msg("the log does not say the coalesced decision was not recorded:\n%s",
+                 log);
+    wait_rows(e, 1, 5000);
+}
+
+/* The daemon stops while such a row waits, the lock gone: its last try
+ * completes it, and the log says it was completed late. */
+static void
+test_row_completed_at_stop(void **state)
+{
+    struct env *e = *state;
+    const char *v = getenv("GVW_TEST_VERBOSE");
+    int drained = 0, saved, verbose = v != NULL && *v != '\0';
+    FILE *f = tmpfile();
+    char log[8192];
+    size_t len;
+    json_t *all;
+
+    assert_non_null(f);
+    unlock_db(decision_ends_locked(e));
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    log_init(LOG_FORMAT_TEXT, LOG_LEVEL_INFO); /* "completed late" is an info line */
+    remedy_shutdown(e->r, drained_cb, &drained);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    log_init(LOG_FORMAT_TEXT, verbose ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    assert_int_equal(drained, 1);
+    if (strstr(log, "decision row completed late") == NULL)
+        fail_msg("the log does not say the row was completed late:\n%s", log);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "skipped_recovered");
+    json_decref(all);
+}
+
 /* remedy_shutdown() during the verify, after one reading: the verify keeps
  * the figures seen so far and the reason says the daemon stopped. */
 static void
@@ -2382,6 +2684,21 @@ check_event_body(const struct fake_req *r, json_t *decision, const char *reason)
     json_decref(body);
 }
 
+/* gpu_vram_watchdog_events_errors_total as a scrape shows it. */
+static void
+check_event_errors(int want)
+{
+    struct buf m;
+    char line[96];
+
+    snprintf(line, sizeof(line), "\ngpu_vram_watchdog_events_errors_total %d\n", want);
+    buf_init(&m, 1 << 20);
+    assert_int_equal(metrics_render(&m), 0);
+    if (strstr(m.b_data, line) == NULL)
+        fail_msg("events_errors_total is not %d:\n%s", want, m.b_data);
+    buf_free(&m);
+}
+
 /* Dry run writes the one Event enforcement would have written, on the victim. */
 static void
 test_event_dry_run(void **state)
@@ -2393,6 +2710,7 @@ test_event_dry_run(void **state)
     routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
     route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
     route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    metrics_init(1);
     start(e, extra);
     deliver(e, ON_NODE);
     wait_rows(e, 1, 5000);
@@ -2402,6 +2720,41 @@ test_event_dry_run(void **state)
     check_event_body(req_nth(e, "POST", EVENTS_PATH, 0), json_array_get(all, 0),
                      "GPUVRAMWouldRecycle");
     json_decref(all);
+    /* Written: no Event error counted. */
+    check_event_errors(0);
+}
+
+/* A rate_limited decision names its victim but writes no Event (SPEC: only
+ * recycled, released, would_recycle, blocked and failed do): one Event in
+ * all, for the recycle before it, and no error counted. */
+static void
+test_event_not_for_rate_limited(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {{"EVENTS", "true"},
+                               {"MAX_RECYCLES_PER_HOUR", "1"},
+                               {"SETTLE", "0"},
+                               {NULL, NULL}};
+    json_t *all;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-recovered.json");
+    then_prom(e, "remedy-prom-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    metrics_init(1);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    wait_events(e, 1);
+    deliver(e, ON_NODE);
+    wait_rows(e, 2, 5000);
+    all = decisions(e);
+    jstr(json_array_get(all, 1), "result", "rate_limited");
+    check_victim(json_array_get(all, 1), ML_NS, ML_POD, 10957, 3000, 7957);
+    json_decref(all);
+    wait_events(e, 1);
+    check_event_errors(0);
 }
 
 /* Enforcing: GPUVRAMRecycled, after the eviction. */
@@ -2432,6 +2785,63 @@ test_event_recycled(void **state)
     json_decref(all);
 }
 
+/* A pod of the same name in another namespace, ranked first and refused by
+ * its PodDisruptionBudget: the Event about the pod recycled names that pod's
+ * UID, not its namesake's. */
+static void
+test_event_names_the_victims_uid(void **state)
+{
+    struct env *e = *state;
+    const struct kv extra[] = {
+        {"EVENTS", "true"}, {"GPU_TOTAL_MIB", "22000"}, {NULL, NULL}};
+    char *pods_text = fake_read_data("remedy-pods-incident.json", NULL), *text, *prom;
+    json_t *pods, *twin, *body, *reg;
+    const char *other_evict = "/api/v1/namespaces/immich-b/pods/" ML_POD "/eviction";
+    size_t cap = 4096;
+
+    /* The pod list with a twin of the ML pod in namespace immich-b. */
+    assert_non_null(pods_text);
+    assert_non_null(pods = json_loads(pods_text, 0, NULL));
+    free(pods_text);
+    twin = json_deep_copy(json_array_get(json_object_get(pods, "items"), 0));
+    json_object_set_new(json_object_get(twin, "metadata"), "namespace",
+                        json_string("immich-b"));
+    json_object_set_new(json_object_get(twin, "metadata"), "uid",
+                        json_string("9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5dbb"));
+    json_array_append_new(json_object_get(pods, "items"), twin);
+    assert_non_null(text = json_dumps(pods, JSON_COMPACT));
+    json_decref(pods);
+    assert_int_equal(fake_route(e->fake, "GET", PODS_PATH, 200, NULL, text, 0), 0);
+    free(text);
+    /* The incident's series, and the twin's: 11000 MiB, 8000 over budget. */
+    assert_non_null(prom = malloc(cap));
+    snprintf(prom, cap,
+             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+             "{\"metric\":{\"namespace\":\"immich-b\",\"pod\":\"" ML_POD
+             "\"},\"value\":[1,\"11534336000\"]},"
+             "{\"metric\":{\"namespace\":\"" ML_NS "\",\"pod\":\"" ML_POD
+             "\"},\"value\":[1,\"11489247232\"]}]}}");
+    assert_int_equal(fake_route(e->fake, "GET", QUERY_PATH, 200, NULL, prom, 0), 0);
+    free(prom);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "POST", other_evict, 429, "remedy-status-429-pdb.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    start(e, extra);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 8000);
+    wait_events(e, 1);
+    assert_int_equal(count_reqs(e, "POST", other_evict), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    assert_non_null(body =
+                        json_loads(req_nth(e, "POST", EVENTS_PATH, 0)->fr_body, 0, NULL));
+    jstr(body, "reason", "GPUVRAMRecycled");
+    reg = jget(body, "regarding");
+    jstr(reg, "namespace", ML_NS);
+    jstr(reg, "uid", ML_UID);
+    json_decref(body);
+}
+
 /* EVENTS=false writes none; a decision without a victim writes none either. */
 static void
 test_event_off_and_no_victim(void **state)
@@ -2460,6 +2870,34 @@ test_event_no_victim(void **state)
     deliver(e, ON_NODE);
     wait_rows(e, 1, 5000);
     run_ms(e->base, 200);
+    assert_int_equal(count_reqs(e, "POST", NULL), 0);
+}
+
+/* A decision that fails before naming a victim (the daemon stopped while it
+ * gathered) writes no Event: there is no pod to write it on. */
+static void
+test_event_failed_without_victim(void **state)
+{
+    struct env *e = *state;
+    const struct kv on[] = {{"EVENTS", "true"}, {NULL, NULL}};
+    json_t *all;
+    int drained = 0;
+
+    assert_int_equal(fake_route_file(e->fake, "GET", QUERY_PATH, 200,
+                                     "remedy-prom-incident.json", 3000),
+                     0);
+    routes(e, NULL, "remedy-pods-incident.json");
+    route_file(e, "POST", EVENTS_PATH, 201, "kube-event-201.json", 0);
+    start(e, on);
+    deliver(e, ON_NODE);
+    run_until_requests(e, "GET", QUERY_PATH, 1);
+    remedy_shutdown(e->r, drained_cb, &drained);
+    assert_int_equal(drained, 1);
+    run_ms(e->base, 100);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "result", "failed");
+    jnull(json_array_get(all, 0), "victim");
+    json_decref(all);
     assert_int_equal(count_reqs(e, "POST", NULL), 0);
 }
 
@@ -2633,6 +3071,27 @@ test_release_frees(void **state)
     json_decref(all);
 }
 
+/* Free back to the floor exactly after the release is enough (SPEC: until
+ * free >= floor): released, nothing recycled. */
+static void
+test_release_frees_to_the_floor(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-at-floor.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "released");
+    jhas(d, "reason", "asked to release first; free VRAM back to 1536 MiB");
+    jint(release_obj(d), "freed_mib", 1536 - 553);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(all);
+}
+
 /* The tenant answers 200 and Prometheus' pod series say the VRAM is back
  * (computed 11510 MiB), but the device series the decision judged have
  * vanished: that is not a release. It is recycled after RELEASE_WAIT, and
@@ -2663,6 +3122,112 @@ test_release_device_vanished(void **state)
          "free VRAM could not be read back within RELEASE_WAIT (2.0s): the "
          "device series of the node vanished after the decision");
     assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
+/* HA: a gate standing in for the Lease, whose fence waits until the test
+ * grants it. */
+static struct {
+    gate_fence_fn cb;
+    void *arg;
+    char verb[16];
+} rg;
+
+static int
+rg_leading(void *a)
+{
+    (void)a;
+    return 1;
+}
+
+static struct gate_wait *
+rg_fence(const struct gate_act *act, gate_fence_fn cb, void *arg, char *why, size_t len,
+         void *a)
+{
+    (void)why;
+    (void)len;
+    (void)a;
+    snprintf(rg.verb, sizeof(rg.verb), "%s", act->ga_verb);
+    rg.cb = cb;
+    rg.arg = arg;
+    return (struct gate_wait *)&rg; /* a token; never dereferenced by the engine */
+}
+
+static void
+rg_forget(struct gate_wait *w, void *a)
+{
+    (void)w;
+    (void)a;
+    rg.cb = NULL;
+}
+
+/* The harness's teardown, the gate taken away first. */
+static int
+gate_teardown(void **state)
+{
+    gate_install(NULL);
+    return env_teardown(state);
+}
+
+/* With a Lease, the ask waits for its fence; granted, it is sent, and the
+ * tenant's release ends the decision. */
+static void
+test_release_after_fence(void **state)
+{
+    struct env *e = *state;
+    struct gate_ops ops = {rg_leading, rg_fence, rg_forget, NULL};
+    json_t *all, *d;
+
+    memset(&rg, 0, sizeof(rg));
+    gate_install(&ops);
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, release_env);
+    deliver(e, ON_NODE);
+    for (int i = 0; i < 300 && rg.cb == NULL; i++)
+        run_ms(e->base, 10);
+    assert_non_null(rg.cb);
+    assert_string_equal(rg.verb, "release");
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 0); /* not before the Lease */
+    rg.cb(1, 0, NULL, rg.arg);
+    rg.cb = NULL;
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000);
+    assert_int_equal(count_reqs(e, "POST", TENANT_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "released");
+    jint(release_obj(d), "status", 200);
+    json_decref(all);
+}
+
+/* The same, and every later re-read fails: the reason still says the series
+ * vanished (a failed read is no news about them). */
+static void
+test_release_device_vanished_then_fails(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    start(e, release_env);
+    device_then_vanished(e);
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_file(e, "GET", QUERY_PATH, 500, "remedy-status-500.json", 0);
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, RELEASE_WAIT_MS + 5000 + 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jhas(d, "reason",
+         "free VRAM could not be read back within RELEASE_WAIT (2.0s): the "
+         "device series of the node vanished after the decision");
     json_decref(all);
 }
 
@@ -2866,6 +3431,25 @@ test_release_500(void **state)
     jnull(r, "freed_mib");
     assert_true(json_number_value(jget(r, "seconds")) < 1.0);
     assert_int_equal(count_reqs(e, "POST", ML_EVICT), 1);
+    json_decref(all);
+}
+
+/* Any 2xx is an answer that counts, 299 too: free is then read, and back. */
+static void
+test_release_299(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", NULL);
+    then_prom(e, "remedy-prom-recovered.json");
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 299, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    d = release_decision(e, NULL, &all);
+    jstr(d, "result", "released");
+    jint(release_obj(d), "status", 299);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
     json_decref(all);
 }
 
@@ -3226,6 +3810,35 @@ test_gpu_alert_names_gpu(void **state)
     metrics_cleanup();
 }
 
+/* An alert naming a GPU but no node: every GPU node is looked at, each
+ * about that GPU only. */
+static void
+test_gpu_alert_no_node(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    route_file(e, "GET", NODES_PATH, 200, "remedy-nodes.json", 0);
+    two_gpus(e, 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", FR_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, gpu_dry);
+    deliver(e, "\"uuid\":\"" GPU_B "\"");
+    wait_rows(e, 2, 5000);
+    assert_int_equal(count_reqs(e, "GET", NODES_PATH), 1);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 2);
+    for (size_t i = 0; i < 2; i++) {
+        d = json_array_get(all, i);
+        jhas(d, "node", "gpu-node-");
+        jstr(d, "gpu", GPU_B);
+        jstr(d, "result", "would_recycle");
+        check_victim(d, FR_NS, FR_POD, 2500, 2000, 500);
+    }
+    json_decref(all);
+}
+
 /* No GPU label: one decision (and row) per GPU below the floor, from one
  * query; each names its GPU and its own victim. */
 static void
@@ -3357,6 +3970,60 @@ test_gpu_none_below(void **state)
          "nothing to do; free computed as GPU_TOTAL_MIB=15360 - used (GPU " GPU_B
          " has no device series)");
     assert_int_equal(count_mutating(e), 0);
+    json_decref(all);
+}
+
+/* The least free GPU is named, whatever its place: the first of three (a
+ * tie with the last goes to the first seen). */
+static void
+test_gpu_none_below_least_first(void **state)
+{
+    struct env *e = *state;
+    const struct gseries gs[] = {{ML_NS, ML_POD, GPU_A, 12500},
+                                 {FR_NS, FR_POD, GPU_B, 5000},
+                                 {"immich", SV_POD, "GPU-cccc", 12500}};
+    json_t *all, *d;
+
+    then_gpu_prom(e, gs, 3);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    start(e, gpu_dry);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_recovered");
+    jint(d, "free_mib", 2860);
+    jhas(d, "reason", "on every GPU (3; the least free is " GPU_A " at 2860 MiB)");
+    json_decref(all);
+}
+
+/* GPU scope, a FREE_QUERY naming no $gpu: each GPU is judged on its answer. */
+static void
+test_gpu_free_query_node_wide(void **state)
+{
+    struct env *e = *state;
+    json_t *all;
+
+    two_gpus(e, 0);
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                   "\"result\":[{\"metric\":{},\"value\":[1,\"900\"]}]}}",
+                   0),
+        0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){{"DRY_RUN", "true"},
+                                 {"USED_QUERY", GPU_USED_QUERY},
+                                 {"FREE_QUERY", "node_free_mib{node=\"$node\"}"},
+                                 {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    jstr(json_array_get(all, 0), "gpu", GPU_A);
+    jstr(json_array_get(all, 0), "free_source", "query");
+    jint(json_array_get(all, 0), "free_mib", 900);
+    jstr(json_array_get(all, 0), "result", "would_recycle");
     json_decref(all);
 }
 
@@ -3761,6 +4428,9 @@ main(void)
         T(test_incident_replay),
         T(test_verify_never_recovers),
         T(test_verify_at_floor),
+        T(test_verify_reads_fail),
+        T(test_verify_reading_impossible),
+        T(test_failed_reading_keeps_gauge),
         T(test_verify_device_vanished),
         T(test_verify_only_user_gone),
         T(test_dry_run),
@@ -3802,29 +4472,40 @@ main(void)
         T(test_dry_run_settle),
         T(test_dry_run_hourly),
         T(test_every_gpu_node),
+        T(test_every_gpu_node_starving),
         T(test_node_list_fails),
+        T(test_node_list_not_started),
         T(test_node_list_empty),
         T(test_no_node_label_no_kube),
         T(test_not_triggers),
         T(test_trigger_alerts_setting),
         T(test_starving_namespace),
+        T(test_starving_namespace_queued),
         T(test_in_progress_row),
         T(test_shutdown_mid_eviction),
         T(test_shutdown_mid_verify),
         T(test_event_dry_run),
+        T(test_event_not_for_rate_limited),
         T(test_event_recycled),
+        T(test_event_names_the_victims_uid),
         T(test_event_off_and_no_victim),
         T(test_event_no_victim),
         T(test_event_refused),
+        T(test_event_failed_without_victim),
         T(test_recorded_before_verify),
         T(test_crash_mid_verify),
         T(test_stop_while_gathering),
         T(test_stop_while_verifying),
+        T(test_row_completed_after_store_lock),
+        T(test_row_completed_at_stop),
+        T(test_coalesced_unrecorded_is_logged),
         T(test_stop_waits_for_eviction),
         T(test_gpu_alert_names_gpu),
+        T(test_gpu_alert_no_node),
         T(test_gpu_fan_out),
         T(test_gpu_fan_out_queued),
         T(test_gpu_none_below),
+        T(test_gpu_none_below_least_first),
         T(test_gpu_impossible_one),
         T(test_gpu_brakes),
         T(test_gpu_hourly_global),
@@ -3833,16 +4514,21 @@ main(void)
         T(test_gpu_verify_only_user_gone),
         T(test_gpu_release_gauge),
         T(test_gpu_free_query),
+        T(test_gpu_free_query_node_wide),
         T(test_gpu_label_off),
         T(test_gpu_alert_node_scope_settle),
         T(test_gpu_alert_node_scope_in_flight),
         T(test_release_frees),
+        T(test_release_frees_to_the_floor),
         T(test_release_device_vanished),
+        T(test_release_device_vanished_then_fails),
+        cmocka_unit_test_setup_teardown(test_release_after_fence, setup, gate_teardown),
         T(test_release_only_user_gone),
         T(test_release_no_brakes),
         T(test_release_hour_filled_meanwhile),
         T(test_release_never_frees),
         T(test_release_500),
+        T(test_release_299),
         T(test_release_hangs),
         T(test_release_closes),
         T(test_release_redirect),
