@@ -236,7 +236,19 @@ test_malformed_shapes(void **state)
          * rounded */
         "{\"metadata\":{\"name\":\"f\",\"namespace\":\"n\",\"uid\":\"6\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
-        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1500.5\"}}}]}}]}";
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1500.5\"}}}]}},"
+        /* nor are nano-units, even where they make a whole number */
+        "{\"metadata\":{\"name\":\"g\",\"namespace\":\"n\",\"uid\":\"7\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000000000n\"}}}]}},"
+        /* DEL is shown escaped, as every byte that does not print */
+        "{\"metadata\":{\"name\":\"h\",\"namespace\":\"n\",\"uid\":\"8\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1\\u007f\"}}}]}},"
+        /* no device (gpu "0"): HAMi gives its percentage nothing to apply to */
+        "{\"metadata\":{\"name\":\"i\",\"namespace\":\"n\",\"uid\":\"9\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"0\",\"nvidia.com/gpumem-percentage\":\"50\"}}}]}}]}";
     struct bsrc_order o = order("hami,kai");
     struct pod_list l;
     char err[256];
@@ -251,6 +263,10 @@ test_malformed_shapes(void **state)
     bad(&l, "d", "hami", "no container is given an nvidia.com/gpu");
     bad(&l, "e", "kai", "gpu-fraction \"0.5-\" is not a fraction");
     bad(&l, "f", "hami", "nvidia.com/gpumem \"1500.5\" is not a whole number of MiB");
+    bad(&l, "g", "hami",
+        "nvidia.com/gpumem \"1000000000n\" is not a whole number of MiB");
+    bad(&l, "h", "hami", "nvidia.com/gpumem \"1\\x7f\" is not a whole number of MiB");
+    bad(&l, "i", "hami", "no container is given an nvidia.com/gpu");
     pod_list_free(&l);
     /* truncated: not JSON, nothing kept */
     assert_int_equal(pods_json_parse_sources(body, 120, &opts, &o, &l, err, sizeof(err)),
@@ -320,6 +336,31 @@ test_dra(void **state)
     c.bl_fetched = 0;
     bsrc_judge(&o, &p, &b);
     assert_int_equal(b.bb_source, BSRC_RESOURCE);
+}
+
+/* HAMi's MiB times its GPUs is kept up to the last MiB an int64 holds; one GPU
+ * more and the budget is refused as overflowing, never wrapped. */
+static void
+test_hami_overflow_edge(void **state)
+{
+    struct bsrc_container c = {"c", {"4294967298", NULL}, {"2147483647", NULL}, {0}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    /* (2^32 + 2) x (2^31 - 1) = 2^63 - 2 */
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, INT64_MAX - 1);
+    assert_string_equal(b.bb_decl,
+                        "nvidia.com/gpu: 4294967298, nvidia.com/gpumem: 2147483647");
+    c.bc_gpu[0] = "4294967299";
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error,
+                        "the containers' nvidia.com/gpumem together overflow 64 bits");
 }
 
 /* A vector answer from "metric-labels=value" pairs. */
@@ -483,6 +524,7 @@ main(void)
         cmocka_unit_test(test_kai),
         cmocka_unit_test(test_malformed_shapes),
         cmocka_unit_test(test_dra),
+        cmocka_unit_test(test_hami_overflow_edge),
         cmocka_unit_test(test_fraction_resolved_in_decision),
         cmocka_unit_test(test_fraction_mixed_gpus),
         cmocka_unit_test(test_resolve_pure),
