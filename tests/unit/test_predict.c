@@ -136,6 +136,11 @@ test_trend(void **state)
     fill(s, 60, step);
     predict_trend(s, 60, s[0].ps_t + 40, s[0].ps_t + 50, &t);
     assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
+    /* A sample at the split itself (a range answer's steps land there when a
+     * quarter window is whole steps) is the second segment's only: the step's
+     * first sample leaves the first flat. */
+    predict_trend(s, 60, -INFINITY, s[30].ps_t, &t);
+    assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
     assert_true(isnan(predict_sustained(INFINITY, 3)));
     assert_true(predict_sustained(7, 3) == 3);
 }
