@@ -89,6 +89,10 @@ test_show(void **state)
     /* A small buffer is never overrun. */
     node_name_show("abcdefghij", small, sizeof(small));
     assert_true(strlen(small) < sizeof(small));
+    /* Room for the opening quote alone: no closing one past the end. */
+    memset(small, 'z', sizeof(small));
+    assert_string_equal(node_name_show("ab", small, 2), "\"");
+    assert_int_equal(small[2], 'z');
 }
 
 int
