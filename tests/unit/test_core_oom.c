@@ -211,6 +211,44 @@ test_usage(void **state)
     usage_reading_free(&ur);
 }
 
+/* The GPUs a reading names (GPU scope's list): every failure is -1 and nothing. */
+static void
+test_usage_gpus(void **state)
+{
+    struct pod_list pl;
+    struct usage_reading ur;
+    const char **gpus;
+    size_t count;
+    long n;
+    int rc;
+
+    (void)state;
+    build(&pl, &ur);
+    ur.ur_series[0].us_gpu = strpool_dup(ur.ur_pool, "GPU-b", 5);
+    ur.ur_series[1].us_gpu = strpool_dup(ur.ur_pool, "GPU-a", 5);
+    ur.ur_series[2].us_gpu = ur.ur_series[0].us_gpu;
+    assert_non_null(ur.ur_series[0].us_gpu);
+    assert_non_null(ur.ur_series[1].us_gpu);
+    for (n = 0;; n++) {
+        oom_arm(n);
+        rc = usage_gpus(&ur, &gpus, &count);
+        if (!oom_disarm()) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(count, 2);
+            assert_string_equal(gpus[0], "GPU-a");
+            assert_string_equal(gpus[1], "GPU-b");
+            free(gpus);
+            break;
+        }
+        assert_int_equal(rc, -1);
+        assert_null(gpus);
+        assert_int_equal(count, 0);
+    }
+    print_message("usage_gpus: %ld allocations failed in turn\n", n);
+    pod_list_free(&pl);
+    usage_reading_free(&ur);
+}
+
 static void
 test_policy(void **state)
 {
@@ -253,9 +291,9 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pods_json), cmocka_unit_test(test_pods_json_kept),
-        cmocka_unit_test(test_prom_json), cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_pods_json),  cmocka_unit_test(test_pods_json_kept),
+        cmocka_unit_test(test_prom_json),  cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_usage_gpus), cmocka_unit_test(test_policy),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
