@@ -496,6 +496,38 @@ test_fraction_mixed_gpus(void **state)
     pod_list_free(&l);
 }
 
+/* The pod's GPU is found among a busy node's series (131: more than a page of
+ * pointers, an odd count), not only in a handful. */
+static void
+test_fraction_among_many_series(void **state)
+{
+    const char *const dev[] = {
+        FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),       DTS("GPU-a", "100"),
+        UTS("GPU-a", "100"),        FREE("GPU-b", "524288000"), TOTAL("GPU-b", L4),
+        DTS("GPU-b", "100"),        UTS("GPU-b", "100"),        NULL};
+    enum { OTHERS = 130 };
+    static char names[OTHERS][16];
+    struct usage_series series[OTHERS + 1];
+    struct usage_reading ur = {.ur_series = series, .ur_count = OTHERS + 1};
+    struct device_reading dr;
+    struct pod_list l;
+
+    (void)state;
+    for (size_t i = 0; i < OTHERS; i++) {
+        snprintf(names[i], sizeof(names[i]), "batch-%03zu", i);
+        series[i] = (struct usage_series){"batch", names[i], "GPU-a", 1048576};
+    }
+    series[OTHERS] =
+        (struct usage_series){"llm", "half-card-6b7c8d9e0-cdefg", "GPU-b", 1048576};
+    parse("budget-hami.json", "hami", &l);
+    device(dev, &dr);
+    policy_resolve_budgets(&l, &ur, &dr);
+    ok(&l, "half-card-6b7c8d9e0-cdefg", "hami", 11517,
+       "nvidia.com/gpumem-percentage: 50");
+    device_reading_free(&dr);
+    pod_list_free(&l);
+}
+
 static void
 test_resolve_pure(void **state)
 {
@@ -527,6 +559,7 @@ main(void)
         cmocka_unit_test(test_hami_overflow_edge),
         cmocka_unit_test(test_fraction_resolved_in_decision),
         cmocka_unit_test(test_fraction_mixed_gpus),
+        cmocka_unit_test(test_fraction_among_many_series),
         cmocka_unit_test(test_resolve_pure),
     };
 
