@@ -461,6 +461,7 @@ static void
 test_promql_and_names(void **state)
 {
     char q[2048];
+    size_t len;
 
     (void)state;
     assert_int_equal(device_promql("uuid", q, sizeof(q)), 0);
@@ -471,8 +472,15 @@ test_promql_and_names(void **state)
     assert_int_equal(device_promql("uu}id", q, sizeof(q)), -1);
     assert_int_equal(device_promql("1abc", q, sizeof(q)), -1);
     assert_int_equal(device_promql("uuid", q, 10), -1);
+    /* Room for the query but not its NUL: refused, never sent cut. */
+    assert_int_equal(device_promql("uuid", q, sizeof(q)), 0);
+    len = strlen(q);
+    assert_int_equal(device_promql("uuid", q, len), -1);
+    assert_int_equal(device_promql("uuid", q, len + 1), 0);
+    assert_int_equal(strlen(q), len);
     assert_int_equal(free_source_parse("device"), FREE_SOURCE_DEVICE);
     assert_int_equal(free_source_parse("bogus"), FREE_SOURCE_NONE);
+    assert_int_equal(free_source_parse(NULL), FREE_SOURCE_NONE);
     assert_null(free_source_name(FREE_SOURCE_NONE));
 }
 
