@@ -338,6 +338,22 @@ test_dra(void **state)
     assert_int_equal(b.bb_source, BSRC_RESOURCE);
 }
 
+/* KAI's gpu-fraction-num-devices "1", written out, is one GPU as its default is. */
+static void
+test_kai_one_device(void **state)
+{
+    struct bsrc_order o = order("kai");
+    struct bsrc_pod p = {.bp_namespace = "n", .bp_memory = "2000", .bp_num_devices = "1"};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, 2000);
+    assert_string_equal(b.bb_decl,
+                        "gpu-memory: \"2000\", gpu-fraction-num-devices: \"1\"");
+}
+
 /* HAMi's MiB times its GPUs is kept up to the last MiB an int64 holds; one GPU
  * more and the budget is refused as overflowing, never wrapped. */
 static void
@@ -544,6 +560,14 @@ test_resolve_pure(void **state)
     assert_int_equal(bsrc_resolve(&b, 1, 16106127360.0, &mib, why, sizeof(why)), 0);
     assert_int_equal(mib, 100 + 3840);
     assert_int_equal(bsrc_resolve(&b, 1, -1.0, &mib, why, sizeof(why)), -1);
+    /* MiB plus the share up to exactly INT64_MAX is kept; past it, refused */
+    b.bb_mib = INT64_MAX - ((int64_t)1 << 40);
+    b.bb_gpus = 1;
+    assert_int_equal(bsrc_resolve(&b, 1, 0x1p60, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, INT64_MAX);
+    b.bb_mib++;
+    assert_int_equal(bsrc_resolve(&b, 1, 0x1p60, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "the budget overflows 64 bits");
 }
 
 int
@@ -557,6 +581,7 @@ main(void)
         cmocka_unit_test(test_malformed_shapes),
         cmocka_unit_test(test_dra),
         cmocka_unit_test(test_hami_overflow_edge),
+        cmocka_unit_test(test_kai_one_device),
         cmocka_unit_test(test_fraction_resolved_in_decision),
         cmocka_unit_test(test_fraction_mixed_gpus),
         cmocka_unit_test(test_fraction_among_many_series),

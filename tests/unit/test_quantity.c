@@ -146,6 +146,7 @@ static const struct bad bads[] = {
     {"1e-100001", "exponent out of range"},
     {"5\xff", "\\xff"},
     {"5\\", "suffix \"\\x5c\""},
+    {"5\x7f", "suffix \"\\x7f\""},
     {"5Mi\"junk\"", "\\x22"},
     {"5abcdefghijklmnopqrstuvwxyz", "..."},
 };
