@@ -25,6 +25,7 @@ static const struct good goods[] = {
     {"80/a-b_c.d~e/f:g", 80, "/a-b_c.d~e/f:g"},
     {"80/v1/unload;all=1,now", 80, "/v1/unload;all=1,now"},
     {"80/.well-known/release", 80, "/.well-known/release"},
+    {"80/azAZ09/v0.9", 80, "/azAZ09/v0.9"}, /* each range's first and last byte */
 };
 
 struct bad {
