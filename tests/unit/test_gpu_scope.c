@@ -282,6 +282,10 @@ test_user_with_impossible_total(void **state)
     series(f, "a", "two", "GPU-1", -5);
     free_on(f, "GPU-0", 100);
     series(f, NULL, NULL, "GPU-2", 100);
+    /* 0 bytes on GPU-2 is no use of it: c/idle's share of the impossible GPU-1
+     * does not hold GPU-2's decision back */
+    series(f, "c", "idle", "GPU-2", 0);
+    series(f, "c", "idle", "GPU-1", 200);
     decide_gpu(f, "GPU-0");
     assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(f->res.pr_reason, "for a/two, which cannot be true"));
