@@ -512,6 +512,32 @@ test_fraction_mixed_gpus(void **state)
     pod_list_free(&l);
 }
 
+/* A pod whose series name a GPU the device reading does not report has no
+ * knowable total, even where another pod's GPU was just resolved. */
+static void
+test_fraction_on_unreported_gpu(void **state)
+{
+    const char *const dev[] = {FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),
+                               DTS("GPU-a", "100"), UTS("GPU-a", "100"), NULL};
+    const char *const use[] = {
+        USED("team-a", "infer-half-7d9f8c6b5-abcde", "GPU-a", "1048576"),
+        USED("runai-team-b", "jupyter-0", "GPU-c", "1048576"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct pod_list l;
+
+    (void)state;
+    parse("budget-kai.json", "kai", &l);
+    reading(use, "namespace", "pod", &ur);
+    device(dev, &dr);
+    policy_resolve_budgets(&l, &ur, &dr);
+    ok(&l, "infer-half-7d9f8c6b5-abcde", "kai", 40779, "gpu-fraction: \"0.5\"");
+    bad(&l, "jupyter-0", "kai", BSRC_NEEDS_TOTAL);
+    usage_reading_free(&ur);
+    device_reading_free(&dr);
+    pod_list_free(&l);
+}
+
 /* The pod's GPU is found among a busy node's series (131: more than a page of
  * pointers, an odd count), not only in a handful. */
 static void
@@ -585,6 +611,7 @@ main(void)
         cmocka_unit_test(test_fraction_resolved_in_decision),
         cmocka_unit_test(test_fraction_mixed_gpus),
         cmocka_unit_test(test_fraction_among_many_series),
+        cmocka_unit_test(test_fraction_on_unreported_gpu),
         cmocka_unit_test(test_resolve_pure),
     };
 
