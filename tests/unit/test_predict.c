@@ -247,9 +247,12 @@ test_shrinking_and_missing(void **state)
     assert_int_equal(o.po_act, 0);
     assert_non_null(strstr(o.po_reason, "no eligible pod is over its budget"));
     predict_outcome_free(&o);
-    /* No candidates at all. */
+    /* No candidates at all: no growth, which is known, not "unknown". */
     assert_int_equal(predict_judge(&PP, 3000, NULL, NULL, 0, "GPU g", &o), 0);
     assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "its pods grow 0.0 MiB/s in all, so 3000 MiB "
+                                        "would be free in 120 s, not below the floor"));
+    assert_null(strstr(o.po_reason, "too little history"));
     predict_outcome_free(&o);
 }
 
