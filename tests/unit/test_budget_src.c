@@ -241,6 +241,13 @@ test_malformed_shapes(void **state)
         "{\"metadata\":{\"name\":\"g\",\"namespace\":\"n\",\"uid\":\"7\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
         "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000000000n\"}}}]}},"
+        /* nor are negative exponents */
+        "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"10\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000e-3\"}}}]}},"
+        "{\"metadata\":{\"name\":\"k\",\"namespace\":\"n\",\"uid\":\"11\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000E-3\"}}}]}},"
         /* DEL is shown escaped, as every byte that does not print */
         "{\"metadata\":{\"name\":\"h\",\"namespace\":\"n\",\"uid\":\"8\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
@@ -267,6 +274,8 @@ test_malformed_shapes(void **state)
         "nvidia.com/gpumem \"1000000000n\" is not a whole number of MiB");
     bad(&l, "h", "hami", "nvidia.com/gpumem \"1\\x7f\" is not a whole number of MiB");
     bad(&l, "i", "hami", "no container is given an nvidia.com/gpu");
+    bad(&l, "j", "hami", "nvidia.com/gpumem \"1000e-3\" is not a whole number of MiB");
+    bad(&l, "k", "hami", "nvidia.com/gpumem \"1000E-3\" is not a whole number of MiB");
     pod_list_free(&l);
     /* truncated: not JSON, nothing kept */
     assert_int_equal(pods_json_parse_sources(body, 120, &opts, &o, &l, err, sizeof(err)),
@@ -581,6 +590,11 @@ test_resolve_pure(void **state)
     int64_t mib = 0;
 
     (void)state;
+    /* MiB alone need no GPU total */
+    b.bb_gpus = 0;
+    assert_int_equal(bsrc_resolve(&b, 0, 0, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, 100);
+    b.bb_gpus = 0.25;
     assert_int_equal(bsrc_resolve(&b, 0, 0, &mib, why, sizeof(why)), -1);
     assert_string_equal(why, BSRC_NEEDS_TOTAL);
     assert_int_equal(bsrc_resolve(&b, 1, 16106127360.0, &mib, why, sizeof(why)), 0);

@@ -267,6 +267,8 @@ test_budget_sources(void **state)
          "DRA_DRIVER: 'GPU.nvidia.com' is not a driver name"},
         {"DRA_DRIVER", "gpu..nvidia.com", "DRA_DRIVER"},
         {"DRA_DRIVER", "-gpu.nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu-.nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu.-nvidia.com", "DRA_DRIVER"},
         {"DRA_DRIVER", "", "DRA_DRIVER"},
     };
     const char *env[] = {"WEBHOOK_TOKEN_FILE", token_path, NULL, NULL, NULL};
