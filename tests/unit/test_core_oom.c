@@ -13,6 +13,7 @@
 #include "lib/oom.h"
 #include "lib/testdata.h"
 
+#include "device.h"
 #include "pods_json.h"
 #include "predict.h"
 #include "policy.h"
@@ -327,6 +328,46 @@ test_policy_gpu(void **state)
     usage_reading_free(&ur);
 }
 
+/* The device's own figures, two GPUs: a failure is -1 and an empty reading. */
+static void
+test_device(void **state)
+{
+    static const char body[] =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+        "{\"metric\":{\"__name__\":\"gpu_memory_free_bytes\",\"uuid\":\"GPU-b\"},"
+        "\"value\":[100,\"1048576\"]},"
+        "{\"metric\":{\"__name__\":\"gpu_memory_total_bytes\",\"uuid\":\"GPU-b\"},"
+        "\"value\":[100,\"2097152\"]},"
+        "{\"metric\":{\"__name__\":\"gpu_memory_free_bytes\",\"uuid\":\"GPU-a\"},"
+        "\"value\":[100,\"1048576\"]}]}}";
+    struct usage_reading raw;
+    struct device_reading dr;
+    char err[256];
+    long n;
+    int rc;
+
+    (void)state;
+    for (n = 0;; n++) {
+        assert_int_equal(prom_json_parse_vector_gpu(body, sizeof(body) - 1, "__name__",
+                                                    "gvw_ts", "uuid", &raw, err,
+                                                    sizeof(err)),
+                         0);
+        oom_arm(n);
+        rc = device_from_series(&raw, &dr);
+        if (!oom_disarm()) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(dr.dr_count, 2);
+            assert_string_equal(dr.dr_gpus[0].dg_gpu, "GPU-a");
+            device_reading_free(&dr);
+            break;
+        }
+        assert_int_equal(rc, -1);
+        assert_int_equal(dr.dr_count, 0);
+        assert_null(dr.dr_gpus);
+        device_reading_free(&dr);
+    }
+}
+
 /* PREDICT's ranking: out of memory is -1 and no order, never an empty one. */
 static void
 test_predict_judge(void **state)
@@ -363,7 +404,8 @@ main(void)
         cmocka_unit_test(test_pods_json),     cmocka_unit_test(test_pods_json_kept),
         cmocka_unit_test(test_prom_json),     cmocka_unit_test(test_usage),
         cmocka_unit_test(test_usage_gpus),    cmocka_unit_test(test_policy_gpu),
-        cmocka_unit_test(test_predict_judge), cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_predict_judge), cmocka_unit_test(test_device),
+        cmocka_unit_test(test_policy),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
