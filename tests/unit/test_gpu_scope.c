@@ -504,6 +504,36 @@ test_parser_gpu_label(void **state)
     assert_non_null(strstr(err, "uuid"));
 }
 
+/* GPU-0's sums do not depend on the order of the answer, even with a NaN
+ * (GPU-1's, which cannot be true) among the series sorted with them:
+ * 2^33 + 2^-20 rounds back to 2^33, so only smallest first keeps both. */
+static void
+test_gpu_sum_order_with_nan(void **state)
+{
+    struct usage_series a[] = {{NULL, NULL, "GPU-0", 0x1p-20},
+                               {NULL, NULL, "GPU-0", 0x1p-20},
+                               {NULL, NULL, "GPU-0", 0x1p33},
+                               {NULL, NULL, "GPU-1", NAN}};
+    struct usage_series b[] = {{NULL, NULL, "GPU-0", 0x1p33},
+                               {NULL, NULL, "GPU-1", NAN},
+                               {NULL, NULL, "GPU-0", 0x1p-20},
+                               {NULL, NULL, "GPU-0", 0x1p-20}};
+    struct usage_reading ra = {.ur_series = a, .ur_count = 4};
+    struct usage_reading rb = {.ur_series = b, .ur_count = 4};
+    struct usage_summary sa, sb;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(usage_summarise_gpu(&ra, "GPU-0", 15360, &sa, err, sizeof(err)), 0);
+    assert_int_equal(usage_summarise_gpu(&rb, "GPU-0", 15360, &sb, err, sizeof(err)), 0);
+    assert_true(sa.us_unattributed_bytes == 0x1p33 + 0x1p-19);
+    assert_memory_equal(&sa.us_unattributed_bytes, &sb.us_unattributed_bytes,
+                        sizeof(double));
+    assert_memory_equal(&sa.us_total_bytes, &sb.us_total_bytes, sizeof(double));
+    usage_summary_free(&sa);
+    usage_summary_free(&sb);
+}
+
 int
 main(void)
 {
@@ -519,6 +549,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_eight_gpus, setup, teardown),
         cmocka_unit_test(test_usage_gpus_edges),
         cmocka_unit_test(test_parser_gpu_label),
+        cmocka_unit_test(test_gpu_sum_order_with_nan),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

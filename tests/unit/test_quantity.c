@@ -223,6 +223,8 @@ test_no_err_buffer(void **state)
     char err[1] = {'x'};
 
     assert_int_equal(quantity_parse("5q", &v, NULL, 0), -1);
+    assert_int_equal(quantity_parse("5q", &v, NULL, 64),
+                     -1); /* no buffer: never written */
     assert_int_equal(quantity_parse("5q", &v, err, 0), -1);
     assert_int_equal(err[0], 'x');
     assert_int_equal(quantity_parse("5q", &v, err, 1), -1);
