@@ -232,6 +232,11 @@ test_malformed_shapes(void **state)
         /* a number strtod reads only the start of: never 0.5 */
         "{\"metadata\":{\"name\":\"e\",\"namespace\":\"n\",\"uid\":\"5\","
         "\"annotations\":{\"gpu-fraction\":\"0.5-\"}}},"
+        /* strtod reads hex and " 0.5": KAI's ParseFloat reads neither */
+        "{\"metadata\":{\"name\":\"l\",\"namespace\":\"n\",\"uid\":\"12\","
+        "\"annotations\":{\"gpu-fraction\":\"0x0.8\"}}},"
+        "{\"metadata\":{\"name\":\"m\",\"namespace\":\"n\",\"uid\":\"13\","
+        "\"annotations\":{\"gpu-fraction\":\" 0.5\"}}},"
         /* HAMi reads whole MiB (Quantity.AsInt64): a fraction is refused, not
          * rounded */
         "{\"metadata\":{\"name\":\"f\",\"namespace\":\"n\",\"uid\":\"6\"},"
@@ -269,6 +274,8 @@ test_malformed_shapes(void **state)
     bad(&l, "c", "kai", "is not a whole number");
     bad(&l, "d", "hami", "no container is given an nvidia.com/gpu");
     bad(&l, "e", "kai", "gpu-fraction \"0.5-\" is not a fraction");
+    bad(&l, "l", "kai", "gpu-fraction \"0x0.8\" is not a fraction");
+    bad(&l, "m", "kai", "gpu-fraction \" 0.5\" is not a fraction");
     bad(&l, "f", "hami", "nvidia.com/gpumem \"1500.5\" is not a whole number of MiB");
     bad(&l, "g", "hami",
         "nvidia.com/gpumem \"1000000000n\" is not a whole number of MiB");

@@ -141,6 +141,10 @@ test_trend(void **state)
      * first sample leaves the first flat. */
     predict_trend(s, 60, -INFINITY, s[30].ps_t, &t);
     assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
+    /* and a sample at the window's start is the first segment's */
+    fill(s, 60, drift);
+    predict_trend(s, 60, s[10].ps_t, s[12].ps_t, &t);
+    assert_true(fabs(t.pt_first - 50.0) < 1e-6);
     assert_true(isnan(predict_sustained(INFINITY, 3)));
     assert_true(predict_sustained(7, 3) == 3);
 }

@@ -144,6 +144,12 @@ test_url(void **state)
     assert_int_equal(release_url("10.42.0.17", &t, url, sizeof(url), err, sizeof(err)),
                      0);
     assert_string_equal(url, "http://10.42.0.17:8080/api/models/unload");
+    /* A buffer one byte short of the URL: refused, never sent cut. */
+    assert_int_equal(release_url("10.42.0.17", &t, url,
+                                 strlen("http://10.42.0.17:8080/api/models/unload"), err,
+                                 sizeof(err)),
+                     -1);
+    assert_string_equal(err, "the release URL is too long");
     assert_int_equal(release_url("fd00::17", &t, url, sizeof(url), err, sizeof(err)), 0);
     assert_string_equal(url, "http://[fd00::17]:8080/api/models/unload");
     /* Only an IP literal: never a name to resolve. */
