@@ -293,6 +293,75 @@ test_user_with_impossible_total(void **state)
     assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_RECOVERED);
 }
 
+/* The user's other GPU is impossible because one pod there is above the card,
+ * or a series without pod labels is negative: the reason says which. */
+static void
+test_taint_names_the_pod(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "a", "two", 1000);
+    series(f, "a", "two", "GPU-0", 3000);
+    series(f, "a", "two", "GPU-1", 500);
+    pod(f, "b", "big", 1000);
+    series(f, "b", "big", "GPU-1", 16000);
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    if (strstr(f->res.pr_reason,
+               "a/two also uses GPU GPU-1, whose reading cannot be true "
+               "(b/big reports 16000 MiB, more than GPU_TOTAL_MIB=15360") == NULL)
+        fail_msg("%s", f->res.pr_reason);
+    /* or because a series there without pod labels is negative */
+    f->series[2].us_bytes = 100 * MIB;
+    series(f, NULL, NULL, "GPU-1", -5);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    if (strstr(f->res.pr_reason,
+               "a/two also uses GPU GPU-1, whose reading cannot be true (Prometheus "
+               "reported -5.24288e+06 bytes on GPU GPU-1 for a series without pod "
+               "labels") == NULL)
+        fail_msg("%s", f->res.pr_reason);
+}
+
+/* Ties sort by namespace, then name, the UID last: not by UID before name. */
+static void
+test_ties_by_name(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "n", "alpha", 10000)->p_uid = "uid-2";
+    series(f, "n", "alpha", "GPU-0", 100);
+    pod(f, "n", "beta", 10000)->p_uid = "uid-1";
+    series(f, "n", "beta", "GPU-0", 100);
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
+    assert_string_equal(order(f), "alpha,beta");
+}
+
+/* With MIN_RUNTIME 0 a pod started this very second may be recycled; one
+ * that starts in the future never. */
+static void
+test_started_now(void **state)
+{
+    struct fx *f = *state;
+    struct pod *p;
+
+    f->pp.pp_min_runtime_s = 0;
+    p = pod(f, "n", "fresh", 1000);
+    p->p_started = NOW;
+    series(f, "n", "fresh", "GPU-0", 3000);
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_VICTIM);
+    assert_string_equal(f->res.pr_candidates[0].pc_name, "fresh");
+    p->p_started = NOW + 1;
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
+    assert_string_equal(f->res.pr_candidates[0].pc_why_not, "too_young");
+}
+
 /* FALLBACK=largest ranks by use on the pressed GPU, not in all. */
 static void
 test_fallback_by_gpu_use(void **state)
@@ -543,6 +612,9 @@ main(void)
         cmocka_unit_test_setup_teardown(test_unlisted_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_impossible_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_with_impossible_total, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_taint_names_the_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ties_by_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_started_now, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_by_gpu_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unlabelled_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_query_per_gpu, setup, teardown),
