@@ -289,6 +289,42 @@ test_policy(void **state)
     usage_reading_free(&ur);
 }
 
+/* One GPU's summary: every failure is -1, "out of memory" and no pods; a
+ * caller without an error buffer is never written to. */
+static void
+test_usage_gpu(void **state)
+{
+    struct pod_list pl;
+    struct usage_reading ur;
+    struct usage_summary s;
+    char err[256];
+    long n;
+    int rc;
+
+    (void)state;
+    build(&pl, &ur);
+    for (size_t i = 0; i < ur.ur_count; i++)
+        ur.ur_series[i].us_gpu = strpool_dup(ur.ur_pool, "GPU-0", 5);
+    for (n = 0;; n++) {
+        oom_arm(n);
+        rc = usage_summarise_gpu(&ur, "GPU-0", 15360, &s, err, sizeof(err));
+        if (!oom_disarm()) {
+            assert_int_equal(rc, 0);
+            usage_summary_free(&s);
+            break;
+        }
+        assert_int_equal(rc, -1);
+        assert_string_equal(err, "out of memory");
+        assert_null(s.us_pods);
+        oom_arm(n);
+        rc = usage_summarise_gpu(&ur, "GPU-0", 15360, &s, NULL, sizeof(err));
+        oom_disarm();
+        assert_int_equal(rc, -1);
+    }
+    pod_list_free(&pl);
+    usage_reading_free(&ur);
+}
+
 /* GPU scope (every series on one GPU): never a victim on a partial picture. */
 static void
 test_policy_gpu(void **state)
@@ -401,11 +437,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pods_json),     cmocka_unit_test(test_pods_json_kept),
-        cmocka_unit_test(test_prom_json),     cmocka_unit_test(test_usage),
-        cmocka_unit_test(test_usage_gpus),    cmocka_unit_test(test_policy_gpu),
-        cmocka_unit_test(test_predict_judge), cmocka_unit_test(test_device),
-        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_pods_json),  cmocka_unit_test(test_pods_json_kept),
+        cmocka_unit_test(test_prom_json),  cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_usage_gpus), cmocka_unit_test(test_usage_gpu),
+        cmocka_unit_test(test_policy_gpu), cmocka_unit_test(test_predict_judge),
+        cmocka_unit_test(test_device),     cmocka_unit_test(test_policy),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
