@@ -370,6 +370,24 @@ test_kai_one_device(void **state)
                         "gpu-memory: \"2000\", gpu-fraction-num-devices: \"1\"");
 }
 
+/* An empty gpumem is no number of MiB. */
+static void
+test_hami_empty_value(void **state)
+{
+    struct bsrc_container c = {"c", {"1", NULL}, {"", NULL}, {0}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error,
+                        "container \"c\": limit nvidia.com/gpumem \"\" is not "
+                        "a whole number of MiB");
+}
+
 /* HAMi's MiB times its GPUs is kept up to the last MiB an int64 holds; one GPU
  * more and the budget is refused as overflowing, never wrapped. */
 static void
@@ -629,6 +647,7 @@ main(void)
         cmocka_unit_test(test_dra),
         cmocka_unit_test(test_hami_overflow_edge),
         cmocka_unit_test(test_kai_one_device),
+        cmocka_unit_test(test_hami_empty_value),
         cmocka_unit_test(test_fraction_resolved_in_decision),
         cmocka_unit_test(test_fraction_mixed_gpus),
         cmocka_unit_test(test_fraction_among_many_series),
