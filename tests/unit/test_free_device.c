@@ -164,6 +164,12 @@ test_fallback_and_stale(void **state)
                            "free computed as GPU_TOTAL_MIB=15360 - used "
                            "(GPU GPU-a: no gpu_memory_free_bytes series)"));
     policy_answer_free(&res);
+    /* In node scope too, the GPU named */
+    decide(&ur, &dr, NULL, &res);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
+    assert_non_null(
+        strstr(res.pr_reason, "(GPU GPU-a: no gpu_memory_free_bytes series)"));
+    policy_answer_free(&res);
     device_reading_free(&dr);
     device(stale, &dr);
     decide(&ur, &dr, "GPU-a", &res);

@@ -141,6 +141,13 @@ test_trend(void **state)
      * first sample leaves the first flat. */
     predict_trend(s, 60, -INFINITY, s[30].ps_t, &t);
     assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
+    /* A pod that held nothing at first (0 bytes is a reading, not an
+     * impossible one) grows from there. */
+    fill(s, 10, drift);
+    s[0].ps_bytes = 0;
+    predict_trend(s, 10, -INFINITY, s[5].ps_t, &t);
+    assert_true(fabs(t.pt_second - 50.0) < 1e-6);
+    assert_false(isnan(t.pt_first));
     /* and a sample at the window's start is the first segment's */
     fill(s, 60, drift);
     predict_trend(s, 60, s[10].ps_t, s[12].ps_t, &t);
