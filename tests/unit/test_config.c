@@ -269,6 +269,8 @@ test_budget_sources(void **state)
         {"DRA_DRIVER", "-gpu.nvidia.com", "DRA_DRIVER"},
         {"DRA_DRIVER", "gpu-.nvidia.com", "DRA_DRIVER"},
         {"DRA_DRIVER", "gpu.-nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu.nvidia.com.", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu-", "DRA_DRIVER"},
         {"DRA_DRIVER", "", "DRA_DRIVER"},
     };
     const char *env[] = {"WEBHOOK_TOKEN_FILE", token_path, NULL, NULL, NULL};
