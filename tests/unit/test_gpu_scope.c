@@ -362,6 +362,53 @@ test_started_now(void **state)
     assert_string_equal(f->res.pr_candidates[0].pc_why_not, "too_young");
 }
 
+/* Two listed pods of one name (a pod re-created under its name): both are
+ * candidates, the older UID first, whichever the list gave first. */
+static void
+test_duplicate_names_by_uid(void **state)
+{
+    struct fx *f = *state;
+
+    for (int turn = 0; turn < 2; turn++) {
+        f->pl.pl_count = 0;
+        f->ur.ur_count = 0;
+        pod(f, "n", "dup", 10000)->p_uid = turn ? "uid-2" : "uid-1";
+        pod(f, "n", "dup", 10000)->p_uid = turn ? "uid-1" : "uid-2";
+        series(f, "n", "dup", "GPU-0", 100);
+        free_on(f, "GPU-0", 100);
+        decide_gpu(f, "GPU-0");
+        assert_int_equal(f->res.pr_candidate_count, 2);
+        assert_string_equal(f->res.pr_candidates[0].pc_pod->p_uid, "uid-1");
+        assert_string_equal(f->res.pr_candidates[1].pc_pod->p_uid, "uid-2");
+    }
+}
+
+/* GPU names share one string when the answer repeats them (the parser's
+ * pool): GPU-a and GPU-q land in one hash slot, and a series on GPU-q is
+ * GPU-q's, not GPU-a's. */
+static void
+test_shared_gpu_names(void **state)
+{
+    static const char gpu_q[] = "GPU-q";
+    struct fx *f = *state;
+    struct usage_summary s;
+    char err[256];
+
+    series(f, "a", "p1", "GPU-a", 100);
+    series(f, "a", "p2", "GPU-b", 100);
+    series(f, "a", "p3", gpu_q, 100);
+    series(f, "a", "p4", gpu_q, 100);
+    assert_int_equal(usage_summarise_gpu(&f->ur, "GPU-a", 15360, &s, err, sizeof(err)),
+                     0);
+    assert_int_equal(s.us_count, 1);
+    assert_string_equal(s.us_pods[0].pu_pod, "p1");
+    usage_summary_free(&s);
+    assert_int_equal(usage_summarise_gpu(&f->ur, "GPU-q", 15360, &s, err, sizeof(err)),
+                     0);
+    assert_int_equal(s.us_count, 2);
+    usage_summary_free(&s);
+}
+
 /* FALLBACK=largest ranks by use on the pressed GPU, not in all. */
 static void
 test_fallback_by_gpu_use(void **state)
@@ -615,6 +662,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_taint_names_the_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ties_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_started_now, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_names_by_uid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_gpu_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_by_gpu_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unlabelled_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_query_per_gpu, setup, teardown),

@@ -130,6 +130,8 @@ test_length(void **state)
     assert_int_equal(release_annotation_parse(v, &t, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "longer than 256 bytes"));
     assert_int_equal(release_annotation_parse(NULL, &t, err, sizeof(err)), -1);
+    /* no error buffer: refused all the same, nothing written */
+    assert_int_equal(release_annotation_parse("8080/a b", &t, NULL, sizeof(err)), -1);
     assert_non_null(strstr(err, "empty"));
 }
 
