@@ -34,6 +34,8 @@ test_rate_parse(void **state)
     assert_true(v == 0.5);
     assert_int_equal(predict_parse_rate("0", &v), 0);
     assert_true(v == 0.0);
+    assert_int_equal(predict_parse_rate("9.5KiB/s", &v), 0); /* a first digit 9 */
+    assert_true(v == 9.5 / 1024.0);
     const char *bad[] = {"",      "-5MiB/s", "5 MiB/s", "5MB/s",    "5mib/s",
                          "MiB/s", "inf",     "nan",     "5MiB/s ",  " 5",
                          "5MiB",  "1e400",   "+5",      "5MiB/s/s", "0x10"};
