@@ -615,6 +615,15 @@ test_resolve_pure(void **state)
     int64_t mib = 0;
 
     (void)state;
+    /* an unreadable budget, or none, resolves to nothing, saying why */
+    b.bb_state = BSRC_STATE_BAD;
+    snprintf(b.bb_error, sizeof(b.bb_error), "gpu-fraction \"x\" is not a fraction");
+    assert_int_equal(bsrc_resolve(&b, 1, 16106127360.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "gpu-fraction \"x\" is not a fraction");
+    b.bb_state = BSRC_STATE_NONE;
+    assert_int_equal(bsrc_resolve(&b, 1, 16106127360.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "no budget");
+    b.bb_state = BSRC_STATE_OK;
     /* MiB alone need no GPU total */
     b.bb_gpus = 0;
     assert_int_equal(bsrc_resolve(&b, 0, 0, &mib, why, sizeof(why)), 0);

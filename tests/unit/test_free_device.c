@@ -111,6 +111,52 @@ test_device_free_on_h100(void **state)
     device_reading_free(&dr);
 }
 
+/* A time tag the device query never makes is ignored; two used-time series of
+ * one GPU (a broken max by) count by the newer, so the device's older sample is
+ * stale. */
+static void
+test_stray_and_repeated_tags(void **state)
+{
+    const char *const stray[] = {FREE("GPU-a", "628097024"),
+                                 TOTAL("GPU-a", "85520809984"),
+                                 DTS("GPU-a", "100"),
+                                 UTS("GPU-a", "100"),
+                                 "\"gvw_ts\":\"other\",\"uuid\":\"GPU-a\"",
+                                 "0",
+                                 NULL};
+    const char *const twice[] = {
+        FREE("GPU-a", "628097024"),
+        TOTAL("GPU-a", "85520809984"),
+        DTS("GPU-a", "110"),
+        UTS("GPU-a", "100"),
+        "\"gvw_ts\":\"used\",\"uuid\":\"GPU-a\",\"instance\":\"b\"",
+        "130",
+        NULL};
+    const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
+    const char *const small[] = {USED("ml", "p", "GPU-a", "1048576000"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct policy_answer res;
+
+    (void)state;
+    usage(use, &ur);
+    device(stray, &dr);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+    assert_int_equal(res.pr_free_mib, 599);
+    policy_answer_free(&res);
+    device_reading_free(&dr);
+    usage_reading_free(&ur);
+    usage(small, &ur);
+    device(twice, &dr);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
+    assert_non_null(strstr(res.pr_reason, "stale (20.000 s older than its pod series)"));
+    policy_answer_free(&res);
+    device_reading_free(&dr);
+    usage_reading_free(&ur);
+}
+
 /* A series that carries both a metric name and a time tag is none the device
  * query makes (a relabelling Prometheus, a hostile one): it is ignored, never
  * read as a second sample time that would make the GPU's figures a duplicate. */
@@ -497,6 +543,7 @@ main(void)
         cmocka_unit_test(test_device_free_on_h100),
         cmocka_unit_test(test_tagged_named_series_ignored),
         cmocka_unit_test(test_fallback_and_stale),
+        cmocka_unit_test(test_stray_and_repeated_tags),
         cmocka_unit_test(test_impossible_device),
         cmocka_unit_test(test_device_bounds_exact),
         cmocka_unit_test(test_duplicate_device_series),
