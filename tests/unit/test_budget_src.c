@@ -339,6 +339,19 @@ test_dra(void **state)
     assert_string_equal(
         b.bb_error,
         "claim gpu-claim: consumedCapacity memory \"lots\" is not a quantity");
+    /* beside one with memory, a claim of another driver's devices adds nothing,
+     * to the text or the pods sharing */
+    {
+        struct bsrc_claim two_claims[2] = {{"gpu-claim", 1, 1, eight, 1, 1, NULL},
+                                           {"nic-claim", 1, 1, NULL, 0, 5, NULL}};
+        struct bsrc_pod p2 = {
+            .bp_namespace = "llm", .bp_claims = two_claims, .bp_claim_count = 2};
+        bsrc_judge(&o, &p2, &b);
+        assert_int_equal(b.bb_state, BSRC_STATE_OK);
+        assert_int_equal(b.bb_mib, 8192);
+        assert_string_equal(b.bb_decl, "claim llm/gpu-claim: memory 8Gi");
+        assert_int_equal(b.bb_shared, 1);
+    }
     /* a claim of another driver's devices (no memory of DRA_DRIVER): the next source */
     c.bl_memory_count = 0;
     p.bp_resource_state = BSRC_STATE_OK;

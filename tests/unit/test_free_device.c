@@ -117,13 +117,16 @@ test_device_free_on_h100(void **state)
 static void
 test_stray_and_repeated_tags(void **state)
 {
-    const char *const stray[] = {FREE("GPU-a", "628097024"),
-                                 TOTAL("GPU-a", "85520809984"),
-                                 DTS("GPU-a", "100"),
-                                 UTS("GPU-a", "100"),
-                                 "\"gvw_ts\":\"other\",\"uuid\":\"GPU-a\"",
-                                 "0",
-                                 NULL};
+    const char *const stray[] = {
+        FREE("GPU-a", "628097024"),
+        TOTAL("GPU-a", "85520809984"),
+        DTS("GPU-a", "100"),
+        UTS("GPU-a", "100"),
+        "\"gvw_ts\":\"other\",\"uuid\":\"GPU-a\"",
+        "0",
+        "\"__name__\":\"gpu_memory_unattributed_bytes\",\"uuid\":\"GPU-a\"",
+        "2147483648",
+        NULL};
     const char *const twice[] = {
         FREE("GPU-a", "628097024"),
         TOTAL("GPU-a", "85520809984"),
@@ -144,6 +147,9 @@ test_stray_and_repeated_tags(void **state)
     decide(&ur, &dr, "GPU-a", &res);
     assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
     assert_int_equal(res.pr_free_mib, 599);
+    /* the memory no pod accounts for, as the seating chart's card draws it */
+    assert_true(device_find(&dr, "GPU-a")->dg_have_unattributed);
+    assert_true(device_find(&dr, "GPU-a")->dg_unattributed_bytes == 2147483648.0);
     policy_answer_free(&res);
     device_reading_free(&dr);
     usage_reading_free(&ur);

@@ -89,6 +89,8 @@ test_show(void **state)
     /* A small buffer is never overrun. */
     node_name_show("abcdefghij", small, sizeof(small));
     assert_true(strlen(small) < sizeof(small));
+    /* Room for one byte between the quotes: the quotes stay whole. */
+    assert_string_equal(node_name_show("abc", small, 4), "\"a\"");
     /* Room for the opening quote alone: no closing one past the end. */
     memset(small, 'z', sizeof(small));
     assert_string_equal(node_name_show("ab", small, 2), "\"");
