@@ -127,14 +127,13 @@ test_stray_and_repeated_tags(void **state)
         "\"__name__\":\"gpu_memory_unattributed_bytes\",\"uuid\":\"GPU-a\"",
         "2147483648",
         NULL};
-    const char *const twice[] = {
-        FREE("GPU-a", "628097024"),
-        TOTAL("GPU-a", "85520809984"),
-        DTS("GPU-a", "110"),
-        UTS("GPU-a", "100"),
-        "\"gvw_ts\":\"used\",\"uuid\":\"GPU-a\",\"instance\":\"b\"",
-        "130",
-        NULL};
+    const char *const twice[2][14] = {
+        {FREE("GPU-a", "628097024"), TOTAL("GPU-a", "85520809984"), DTS("GPU-a", "110"),
+         UTS("GPU-a", "100"), "\"gvw_ts\":\"used\",\"uuid\":\"GPU-a\",\"instance\":\"b\"",
+         "130", NULL},
+        {FREE("GPU-a", "628097024"), TOTAL("GPU-a", "85520809984"), DTS("GPU-a", "110"),
+         "\"gvw_ts\":\"used\",\"uuid\":\"GPU-a\",\"instance\":\"b\"", "130",
+         UTS("GPU-a", "100"), NULL}};
     const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
     const char *const small[] = {USED("ml", "p", "GPU-a", "1048576000"), NULL};
     struct device_reading dr;
@@ -154,12 +153,15 @@ test_stray_and_repeated_tags(void **state)
     device_reading_free(&dr);
     usage_reading_free(&ur);
     usage(small, &ur);
-    device(twice, &dr);
-    decide(&ur, &dr, "GPU-a", &res);
-    assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
-    assert_non_null(strstr(res.pr_reason, "stale (20.000 s older than its pod series)"));
-    policy_answer_free(&res);
-    device_reading_free(&dr);
+    for (int order = 0; order < 2; order++) { /* newer last, then first */
+        device(twice[order], &dr);
+        decide(&ur, &dr, "GPU-a", &res);
+        assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
+        assert_non_null(
+            strstr(res.pr_reason, "stale (20.000 s older than its pod series)"));
+        policy_answer_free(&res);
+        device_reading_free(&dr);
+    }
     usage_reading_free(&ur);
 }
 
