@@ -253,6 +253,10 @@ test_malformed_shapes(void **state)
         "{\"metadata\":{\"name\":\"k\",\"namespace\":\"n\",\"uid\":\"11\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
         "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000E-3\"}}}]}},"
+        /* a long value is shown by its first 16 bytes */
+        "{\"metadata\":{\"name\":\"o\",\"namespace\":\"n\",\"uid\":\"14\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"12345678901234567890\"}}}]}},"
         /* DEL is shown escaped, as every byte that does not print */
         "{\"metadata\":{\"name\":\"h\",\"namespace\":\"n\",\"uid\":\"8\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
@@ -283,6 +287,8 @@ test_malformed_shapes(void **state)
     bad(&l, "i", "hami", "no container is given an nvidia.com/gpu");
     bad(&l, "j", "hami", "nvidia.com/gpumem \"1000e-3\" is not a whole number of MiB");
     bad(&l, "k", "hami", "nvidia.com/gpumem \"1000E-3\" is not a whole number of MiB");
+    bad(&l, "o", "hami",
+        "nvidia.com/gpumem \"1234567890123456...\" is not a whole number of MiB");
     pod_list_free(&l);
     /* truncated: not JSON, nothing kept */
     assert_int_equal(pods_json_parse_sources(body, 120, &opts, &o, &l, err, sizeof(err)),

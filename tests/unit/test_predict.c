@@ -222,6 +222,16 @@ test_steady_is_not_a_runaway(void **state)
     assert_non_null(strstr(o.po_reason, "ml/steady, 0.0 MiB/s"));
     assert_true(o.po_slope_known && o.po_slope_mib_s == 0.0);
     predict_outcome_free(&o);
+    /* Several slow ones: the fastest is named, wherever it stands. */
+    struct policy_candidate d[] = {
+        cand("ml", "a", 1, 6000, 2000), cand("ml", "b", 1, 6000, 2000),
+        cand("ml", "c", 1, 6000, 2000), cand("web", "loader", 0, 900, 1000)};
+    double s3[] = {3.0, 1.0, 2.0, 60.0};
+    assert_int_equal(predict_judge(&PP, 5000, d, s3, 4, "node n1", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "the fastest of 3, ml/a, 3.0 MiB/s"));
+    assert_string_equal(o.po_slope_pod, "a");
+    predict_outcome_free(&o);
 }
 
 static void
