@@ -541,6 +541,7 @@ test_promql_and_names(void **state)
     assert_int_equal(free_source_parse("device"), FREE_SOURCE_DEVICE);
     assert_int_equal(free_source_parse("bogus"), FREE_SOURCE_NONE);
     assert_int_equal(free_source_parse(NULL), FREE_SOURCE_NONE);
+    device_reading_free(NULL); /* nothing to free: harmless, as every _free */
     assert_null(free_source_name(FREE_SOURCE_NONE));
 }
 

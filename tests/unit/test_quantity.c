@@ -105,6 +105,7 @@ static const struct bad bads[] = {
     {"", "empty"},
     {" 5", "no digits"},
     {"5 ", "suffix"},
+    {"5 x", "unknown suffix \" x\""}, /* a space prints as itself */
     {"5q", "suffix \"q\""},
     {"1.2.3", "suffix"},
     {"Mi", "no digits"},

@@ -189,6 +189,10 @@ test_judge(void **state)
     assert_int_equal(usage_summarise(NULL, 15360, &s, err, sizeof(err)), -1);
     assert_string_equal(err, "Prometheus returned no series");
     assert_int_equal(usage_summarise(NULL, 15360, &s, NULL, 0), -1);
+    assert_int_equal(usage_summarise(NULL, 15360, &s, NULL, sizeof(err)), -1);
+    /* nor, in GPU scope, without an error buffer */
+    assert_int_equal(usage_summarise_gpu(NULL, "GPU-0", 15360, &s, NULL, sizeof(err)),
+                     -1);
     err[0] = 'x';
     assert_int_equal(usage_summarise(NULL, 15360, &s, err, 0), -1);
     assert_int_equal(err[0], 'x');
