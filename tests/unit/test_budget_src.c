@@ -545,8 +545,10 @@ test_fraction_mixed_gpus(void **state)
         FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),       DTS("GPU-a", "100"),
         UTS("GPU-a", "100"),        FREE("GPU-b", "524288000"), TOTAL("GPU-b", L4),
         DTS("GPU-b", "100"),        UTS("GPU-b", "100"),        NULL};
+    /* its series on GPU-b, and one the exporter could not tie to a GPU */
     const char *const use[] = {
-        USED("llm", "half-card-6b7c8d9e0-cdefg", "GPU-b", "1048576"), NULL};
+        USED("llm", "half-card-6b7c8d9e0-cdefg", "GPU-b", "1048576"),
+        "\"namespace\":\"llm\",\"pod\":\"half-card-6b7c8d9e0-cdefg\"", "1048576", NULL};
     struct device_reading dr;
     struct usage_reading ur, none = {0};
     struct pod_list l;

@@ -143,6 +143,12 @@ test_trend(void **state)
      * first sample leaves the first flat. */
     predict_trend(s, 60, -INFINITY, s[30].ps_t, &t);
     assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
+    /* Only the n samples given are read: a NaN past them is none of them. */
+    fill(s, 10, drift);
+    s[10].ps_t = s[9].ps_t + 1;
+    s[10].ps_bytes = NAN;
+    predict_trend(s, 10, -INFINITY, s[5].ps_t, &t);
+    assert_true(fabs(t.pt_all - 50.0) < 1e-6);
     /* A pod that held nothing at first (0 bytes is a reading, not an
      * impossible one) grows from there. */
     fill(s, 10, drift);
@@ -201,6 +207,28 @@ test_growing_is_acted_on(void **state)
     assert_non_null(strstr(o.po_reason, "predicted to starve GPU GPU-1 in 108 s"));
     assert_non_null(
         strstr(o.po_reason, "ml/runaway uses 3500 MiB against a budget of 3000"));
+    predict_outcome_free(&o);
+}
+
+/* Several fast growers: fastest first, whatever the policy's order. */
+static void
+test_growers_fastest_first(void **state)
+{
+    struct policy_candidate c[] = {
+        cand("ml", "a", 1, 6000, 2000), cand("ml", "b", 1, 6000, 2000),
+        cand("ml", "c", 1, 6000, 2000), cand("web", "small", 0, 500, 1000)};
+    double slopes[] = {10.0, 30.0, 20.0, 1.0};
+    struct predict_outcome o;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 7000, c, slopes, 4, "GPU GPU-1", &o), 0);
+    assert_int_equal(o.po_act, 1);
+    assert_int_equal(o.po_ranked, 3);
+    assert_int_equal(o.po_order[0], 1);
+    assert_int_equal(o.po_order[1], 2);
+    assert_int_equal(o.po_order[2], 0);
+    assert_int_equal(o.po_order[3], 3);
+    assert_string_equal(o.po_slope_pod, "b");
     predict_outcome_free(&o);
 }
 
@@ -334,6 +362,7 @@ main(void)
         cmocka_unit_test(test_rate_parse),
         cmocka_unit_test(test_trend),
         cmocka_unit_test(test_growing_is_acted_on),
+        cmocka_unit_test(test_growers_fastest_first),
         cmocka_unit_test(test_steady_is_not_a_runaway),
         cmocka_unit_test(test_shrinking_and_missing),
         cmocka_unit_test(test_boundaries),
