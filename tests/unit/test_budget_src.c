@@ -232,11 +232,39 @@ test_malformed_shapes(void **state)
         /* a number strtod reads only the start of: never 0.5 */
         "{\"metadata\":{\"name\":\"e\",\"namespace\":\"n\",\"uid\":\"5\","
         "\"annotations\":{\"gpu-fraction\":\"0.5-\"}}},"
+        /* strtod reads hex and " 0.5": KAI's ParseFloat reads neither */
+        "{\"metadata\":{\"name\":\"l\",\"namespace\":\"n\",\"uid\":\"12\","
+        "\"annotations\":{\"gpu-fraction\":\"0x0.8\"}}},"
+        "{\"metadata\":{\"name\":\"m\",\"namespace\":\"n\",\"uid\":\"13\","
+        "\"annotations\":{\"gpu-fraction\":\" 0.5\"}}},"
         /* HAMi reads whole MiB (Quantity.AsInt64): a fraction is refused, not
          * rounded */
         "{\"metadata\":{\"name\":\"f\",\"namespace\":\"n\",\"uid\":\"6\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
-        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1500.5\"}}}]}}]}";
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1500.5\"}}}]}},"
+        /* nor are nano-units, even where they make a whole number */
+        "{\"metadata\":{\"name\":\"g\",\"namespace\":\"n\",\"uid\":\"7\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000000000n\"}}}]}},"
+        /* nor are negative exponents */
+        "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"10\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000e-3\"}}}]}},"
+        "{\"metadata\":{\"name\":\"k\",\"namespace\":\"n\",\"uid\":\"11\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000E-3\"}}}]}},"
+        /* a long value is shown by its first 16 bytes */
+        "{\"metadata\":{\"name\":\"o\",\"namespace\":\"n\",\"uid\":\"14\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"12345678901234567890\"}}}]}},"
+        /* DEL is shown escaped, as every byte that does not print */
+        "{\"metadata\":{\"name\":\"h\",\"namespace\":\"n\",\"uid\":\"8\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1\\u007f\"}}}]}},"
+        /* no device (gpu "0"): HAMi gives its percentage nothing to apply to */
+        "{\"metadata\":{\"name\":\"i\",\"namespace\":\"n\",\"uid\":\"9\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"0\",\"nvidia.com/gpumem-percentage\":\"50\"}}}]}}]}";
     struct bsrc_order o = order("hami,kai");
     struct pod_list l;
     char err[256];
@@ -250,7 +278,17 @@ test_malformed_shapes(void **state)
     bad(&l, "c", "kai", "is not a whole number");
     bad(&l, "d", "hami", "no container is given an nvidia.com/gpu");
     bad(&l, "e", "kai", "gpu-fraction \"0.5-\" is not a fraction");
+    bad(&l, "l", "kai", "gpu-fraction \"0x0.8\" is not a fraction");
+    bad(&l, "m", "kai", "gpu-fraction \" 0.5\" is not a fraction");
     bad(&l, "f", "hami", "nvidia.com/gpumem \"1500.5\" is not a whole number of MiB");
+    bad(&l, "g", "hami",
+        "nvidia.com/gpumem \"1000000000n\" is not a whole number of MiB");
+    bad(&l, "h", "hami", "nvidia.com/gpumem \"1\\x7f\" is not a whole number of MiB");
+    bad(&l, "i", "hami", "no container is given an nvidia.com/gpu");
+    bad(&l, "j", "hami", "nvidia.com/gpumem \"1000e-3\" is not a whole number of MiB");
+    bad(&l, "k", "hami", "nvidia.com/gpumem \"1000E-3\" is not a whole number of MiB");
+    bad(&l, "o", "hami",
+        "nvidia.com/gpumem \"1234567890123456...\" is not a whole number of MiB");
     pod_list_free(&l);
     /* truncated: not JSON, nothing kept */
     assert_int_equal(pods_json_parse_sources(body, 120, &opts, &o, &l, err, sizeof(err)),
@@ -307,6 +345,19 @@ test_dra(void **state)
     assert_string_equal(
         b.bb_error,
         "claim gpu-claim: consumedCapacity memory \"lots\" is not a quantity");
+    /* beside one with memory, a claim of another driver's devices adds nothing,
+     * to the text or the pods sharing */
+    {
+        struct bsrc_claim two_claims[2] = {{"gpu-claim", 1, 1, eight, 1, 1, NULL},
+                                           {"nic-claim", 1, 1, NULL, 0, 5, NULL}};
+        struct bsrc_pod p2 = {
+            .bp_namespace = "llm", .bp_claims = two_claims, .bp_claim_count = 2};
+        bsrc_judge(&o, &p2, &b);
+        assert_int_equal(b.bb_state, BSRC_STATE_OK);
+        assert_int_equal(b.bb_mib, 8192);
+        assert_string_equal(b.bb_decl, "claim llm/gpu-claim: memory 8Gi");
+        assert_int_equal(b.bb_shared, 1);
+    }
     /* a claim of another driver's devices (no memory of DRA_DRIVER): the next source */
     c.bl_memory_count = 0;
     p.bp_resource_state = BSRC_STATE_OK;
@@ -320,6 +371,65 @@ test_dra(void **state)
     c.bl_fetched = 0;
     bsrc_judge(&o, &p, &b);
     assert_int_equal(b.bb_source, BSRC_RESOURCE);
+}
+
+/* KAI's gpu-fraction-num-devices "1", written out, is one GPU as its default is. */
+static void
+test_kai_one_device(void **state)
+{
+    struct bsrc_order o = order("kai");
+    struct bsrc_pod p = {.bp_namespace = "n", .bp_memory = "2000", .bp_num_devices = "1"};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, 2000);
+    assert_string_equal(b.bb_decl,
+                        "gpu-memory: \"2000\", gpu-fraction-num-devices: \"1\"");
+}
+
+/* An empty gpumem is no number of MiB. */
+static void
+test_hami_empty_value(void **state)
+{
+    struct bsrc_container c = {"c", {"1", NULL}, {"", NULL}, {0}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error,
+                        "container \"c\": limit nvidia.com/gpumem \"\" is not "
+                        "a whole number of MiB");
+}
+
+/* HAMi's MiB times its GPUs is kept up to the last MiB an int64 holds; one GPU
+ * more and the budget is refused as overflowing, never wrapped. */
+static void
+test_hami_overflow_edge(void **state)
+{
+    struct bsrc_container c = {"c", {"4294967298", NULL}, {"2147483647", NULL}, {0}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    /* (2^32 + 2) x (2^31 - 1) = 2^63 - 2 */
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, INT64_MAX - 1);
+    assert_string_equal(b.bb_decl,
+                        "nvidia.com/gpu: 4294967298, nvidia.com/gpumem: 2147483647");
+    c.bc_gpu[0] = "4294967299";
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error,
+                        "the containers' nvidia.com/gpumem together overflow 64 bits");
 }
 
 /* A vector answer from "metric-labels=value" pairs. */
@@ -435,8 +545,10 @@ test_fraction_mixed_gpus(void **state)
         FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),       DTS("GPU-a", "100"),
         UTS("GPU-a", "100"),        FREE("GPU-b", "524288000"), TOTAL("GPU-b", L4),
         DTS("GPU-b", "100"),        UTS("GPU-b", "100"),        NULL};
+    /* its series on GPU-b, and one the exporter could not tie to a GPU */
     const char *const use[] = {
-        USED("llm", "half-card-6b7c8d9e0-cdefg", "GPU-b", "1048576"), NULL};
+        USED("llm", "half-card-6b7c8d9e0-cdefg", "GPU-b", "1048576"),
+        "\"namespace\":\"llm\",\"pod\":\"half-card-6b7c8d9e0-cdefg\"", "1048576", NULL};
     struct device_reading dr;
     struct usage_reading ur, none = {0};
     struct pod_list l;
@@ -455,6 +567,64 @@ test_fraction_mixed_gpus(void **state)
     pod_list_free(&l);
 }
 
+/* A pod whose series name a GPU the device reading does not report has no
+ * knowable total, even where another pod's GPU was just resolved. */
+static void
+test_fraction_on_unreported_gpu(void **state)
+{
+    const char *const dev[] = {FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),
+                               DTS("GPU-a", "100"), UTS("GPU-a", "100"), NULL};
+    const char *const use[] = {
+        USED("team-a", "infer-half-7d9f8c6b5-abcde", "GPU-a", "1048576"),
+        USED("runai-team-b", "jupyter-0", "GPU-c", "1048576"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct pod_list l;
+
+    (void)state;
+    parse("budget-kai.json", "kai", &l);
+    reading(use, "namespace", "pod", &ur);
+    device(dev, &dr);
+    policy_resolve_budgets(&l, &ur, &dr);
+    ok(&l, "infer-half-7d9f8c6b5-abcde", "kai", 40779, "gpu-fraction: \"0.5\"");
+    bad(&l, "jupyter-0", "kai", BSRC_NEEDS_TOTAL);
+    usage_reading_free(&ur);
+    device_reading_free(&dr);
+    pod_list_free(&l);
+}
+
+/* The pod's GPU is found among a busy node's series (131: more than a page of
+ * pointers, an odd count), not only in a handful. */
+static void
+test_fraction_among_many_series(void **state)
+{
+    const char *const dev[] = {
+        FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),       DTS("GPU-a", "100"),
+        UTS("GPU-a", "100"),        FREE("GPU-b", "524288000"), TOTAL("GPU-b", L4),
+        DTS("GPU-b", "100"),        UTS("GPU-b", "100"),        NULL};
+    enum { OTHERS = 130 };
+    static char names[OTHERS][16];
+    struct usage_series series[OTHERS + 1];
+    struct usage_reading ur = {.ur_series = series, .ur_count = OTHERS + 1};
+    struct device_reading dr;
+    struct pod_list l;
+
+    (void)state;
+    for (size_t i = 0; i < OTHERS; i++) {
+        snprintf(names[i], sizeof(names[i]), "batch-%03zu", i);
+        series[i] = (struct usage_series){"batch", names[i], "GPU-a", 1048576};
+    }
+    series[OTHERS] =
+        (struct usage_series){"llm", "half-card-6b7c8d9e0-cdefg", "GPU-b", 1048576};
+    parse("budget-hami.json", "hami", &l);
+    device(dev, &dr);
+    policy_resolve_budgets(&l, &ur, &dr);
+    ok(&l, "half-card-6b7c8d9e0-cdefg", "hami", 11517,
+       "nvidia.com/gpumem-percentage: 50");
+    device_reading_free(&dr);
+    pod_list_free(&l);
+}
+
 static void
 test_resolve_pure(void **state)
 {
@@ -466,11 +636,33 @@ test_resolve_pure(void **state)
     int64_t mib = 0;
 
     (void)state;
+    /* an unreadable budget, or none, resolves to nothing, saying why */
+    b.bb_state = BSRC_STATE_BAD;
+    snprintf(b.bb_error, sizeof(b.bb_error), "gpu-fraction \"x\" is not a fraction");
+    assert_int_equal(bsrc_resolve(&b, 1, 16106127360.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "gpu-fraction \"x\" is not a fraction");
+    b.bb_state = BSRC_STATE_NONE;
+    assert_int_equal(bsrc_resolve(&b, 1, 16106127360.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "no budget");
+    b.bb_state = BSRC_STATE_OK;
+    /* MiB alone need no GPU total */
+    b.bb_gpus = 0;
+    assert_int_equal(bsrc_resolve(&b, 0, 0, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, 100);
+    b.bb_gpus = 0.25;
     assert_int_equal(bsrc_resolve(&b, 0, 0, &mib, why, sizeof(why)), -1);
     assert_string_equal(why, BSRC_NEEDS_TOTAL);
     assert_int_equal(bsrc_resolve(&b, 1, 16106127360.0, &mib, why, sizeof(why)), 0);
     assert_int_equal(mib, 100 + 3840);
     assert_int_equal(bsrc_resolve(&b, 1, -1.0, &mib, why, sizeof(why)), -1);
+    /* MiB plus the share up to exactly INT64_MAX is kept; past it, refused */
+    b.bb_mib = INT64_MAX - ((int64_t)1 << 40);
+    b.bb_gpus = 1;
+    assert_int_equal(bsrc_resolve(&b, 1, 0x1p60, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, INT64_MAX);
+    b.bb_mib++;
+    assert_int_equal(bsrc_resolve(&b, 1, 0x1p60, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "the budget overflows 64 bits");
 }
 
 int
@@ -483,8 +675,13 @@ main(void)
         cmocka_unit_test(test_kai),
         cmocka_unit_test(test_malformed_shapes),
         cmocka_unit_test(test_dra),
+        cmocka_unit_test(test_hami_overflow_edge),
+        cmocka_unit_test(test_kai_one_device),
+        cmocka_unit_test(test_hami_empty_value),
         cmocka_unit_test(test_fraction_resolved_in_decision),
         cmocka_unit_test(test_fraction_mixed_gpus),
+        cmocka_unit_test(test_fraction_among_many_series),
+        cmocka_unit_test(test_fraction_on_unreported_gpu),
         cmocka_unit_test(test_resolve_pure),
     };
 

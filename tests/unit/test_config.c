@@ -267,6 +267,10 @@ test_budget_sources(void **state)
          "DRA_DRIVER: 'GPU.nvidia.com' is not a driver name"},
         {"DRA_DRIVER", "gpu..nvidia.com", "DRA_DRIVER"},
         {"DRA_DRIVER", "-gpu.nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu-.nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu.-nvidia.com", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu.nvidia.com.", "DRA_DRIVER"},
+        {"DRA_DRIVER", "gpu-", "DRA_DRIVER"},
         {"DRA_DRIVER", "", "DRA_DRIVER"},
     };
     const char *env[] = {"WEBHOOK_TOKEN_FILE", token_path, NULL, NULL, NULL};
@@ -286,6 +290,11 @@ test_budget_sources(void **state)
     assert_int_equal(c.c_budget_sources.bo_src[0], BSRC_KAI);
     assert_int_equal(c.c_budget_sources.bo_src[3], BSRC_RESOURCE);
     assert_string_equal(c.c_dra_driver, "gpu.example.com");
+    config_free(&c);
+    /* digits anywhere, a dash inside */
+    argv[3] = "gpu0-9.k8s.io";
+    assert_int_equal(load(&c, env, 4, argv, err, sizeof(err)), 0);
+    assert_string_equal(c.c_dra_driver, "gpu0-9.k8s.io");
     config_free(&c);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         env[2] = cases[i].name;

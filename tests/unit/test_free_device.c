@@ -111,6 +111,60 @@ test_device_free_on_h100(void **state)
     device_reading_free(&dr);
 }
 
+/* A time tag the device query never makes is ignored; two used-time series of
+ * one GPU (a broken max by) count by the newer, so the device's older sample is
+ * stale. */
+static void
+test_stray_and_repeated_tags(void **state)
+{
+    const char *const stray[] = {
+        FREE("GPU-a", "628097024"),
+        TOTAL("GPU-a", "85520809984"),
+        DTS("GPU-a", "100"),
+        UTS("GPU-a", "100"),
+        "\"gvw_ts\":\"other\",\"uuid\":\"GPU-a\"",
+        "0",
+        "\"__name__\":\"gpu_memory_unattributed_bytes\",\"uuid\":\"GPU-a\"",
+        "2147483648",
+        NULL};
+    const char *const twice[2][14] = {
+        {FREE("GPU-a", "628097024"), TOTAL("GPU-a", "85520809984"), DTS("GPU-a", "110"),
+         UTS("GPU-a", "100"), "\"gvw_ts\":\"used\",\"uuid\":\"GPU-a\",\"instance\":\"b\"",
+         "130", NULL},
+        {FREE("GPU-a", "628097024"), TOTAL("GPU-a", "85520809984"), DTS("GPU-a", "110"),
+         "\"gvw_ts\":\"used\",\"uuid\":\"GPU-a\",\"instance\":\"b\"", "130",
+         UTS("GPU-a", "100"), NULL}};
+    const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
+    const char *const small[] = {USED("ml", "p", "GPU-a", "1048576000"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct policy_answer res;
+
+    (void)state;
+    usage(use, &ur);
+    device(stray, &dr);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+    assert_int_equal(res.pr_free_mib, 599);
+    /* the memory no pod accounts for, as the seating chart's card draws it */
+    assert_true(device_find(&dr, "GPU-a")->dg_have_unattributed);
+    assert_true(device_find(&dr, "GPU-a")->dg_unattributed_bytes == 2147483648.0);
+    policy_answer_free(&res);
+    device_reading_free(&dr);
+    usage_reading_free(&ur);
+    usage(small, &ur);
+    for (int order = 0; order < 2; order++) { /* newer last, then first */
+        device(twice[order], &dr);
+        decide(&ur, &dr, "GPU-a", &res);
+        assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
+        assert_non_null(
+            strstr(res.pr_reason, "stale (20.000 s older than its pod series)"));
+        policy_answer_free(&res);
+        device_reading_free(&dr);
+    }
+    usage_reading_free(&ur);
+}
+
 /* A series that carries both a metric name and a time tag is none the device
  * query makes (a relabelling Prometheus, a hostile one): it is ignored, never
  * read as a second sample time that would make the GPU's figures a duplicate. */
@@ -163,6 +217,12 @@ test_fallback_and_stale(void **state)
     assert_non_null(strstr(res.pr_reason,
                            "free computed as GPU_TOTAL_MIB=15360 - used "
                            "(GPU GPU-a: no gpu_memory_free_bytes series)"));
+    policy_answer_free(&res);
+    /* In node scope too, the GPU named */
+    decide(&ur, &dr, NULL, &res);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_COMPUTED);
+    assert_non_null(
+        strstr(res.pr_reason, "(GPU GPU-a: no gpu_memory_free_bytes series)"));
     policy_answer_free(&res);
     device_reading_free(&dr);
     device(stale, &dr);
@@ -461,6 +521,7 @@ static void
 test_promql_and_names(void **state)
 {
     char q[2048];
+    size_t len;
 
     (void)state;
     assert_int_equal(device_promql("uuid", q, sizeof(q)), 0);
@@ -471,8 +532,16 @@ test_promql_and_names(void **state)
     assert_int_equal(device_promql("uu}id", q, sizeof(q)), -1);
     assert_int_equal(device_promql("1abc", q, sizeof(q)), -1);
     assert_int_equal(device_promql("uuid", q, 10), -1);
+    /* Room for the query but not its NUL: refused, never sent cut. */
+    assert_int_equal(device_promql("uuid", q, sizeof(q)), 0);
+    len = strlen(q);
+    assert_int_equal(device_promql("uuid", q, len), -1);
+    assert_int_equal(device_promql("uuid", q, len + 1), 0);
+    assert_int_equal(strlen(q), len);
     assert_int_equal(free_source_parse("device"), FREE_SOURCE_DEVICE);
     assert_int_equal(free_source_parse("bogus"), FREE_SOURCE_NONE);
+    assert_int_equal(free_source_parse(NULL), FREE_SOURCE_NONE);
+    device_reading_free(NULL); /* nothing to free: harmless, as every _free */
     assert_null(free_source_name(FREE_SOURCE_NONE));
 }
 
@@ -483,6 +552,7 @@ main(void)
         cmocka_unit_test(test_device_free_on_h100),
         cmocka_unit_test(test_tagged_named_series_ignored),
         cmocka_unit_test(test_fallback_and_stale),
+        cmocka_unit_test(test_stray_and_repeated_tags),
         cmocka_unit_test(test_impossible_device),
         cmocka_unit_test(test_device_bounds_exact),
         cmocka_unit_test(test_duplicate_device_series),

@@ -282,11 +282,131 @@ test_user_with_impossible_total(void **state)
     series(f, "a", "two", "GPU-1", -5);
     free_on(f, "GPU-0", 100);
     series(f, NULL, NULL, "GPU-2", 100);
+    /* 0 bytes on GPU-2 is no use of it: c/idle's share of the impossible GPU-1
+     * does not hold GPU-2's decision back */
+    series(f, "c", "idle", "GPU-2", 0);
+    series(f, "c", "idle", "GPU-1", 200);
     decide_gpu(f, "GPU-0");
     assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(f->res.pr_reason, "for a/two, which cannot be true"));
     decide_gpu(f, "GPU-2"); /* nobody there is affected */
     assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_RECOVERED);
+}
+
+/* The user's other GPU is impossible because one pod there is above the card,
+ * or a series without pod labels is negative: the reason says which. */
+static void
+test_taint_names_the_pod(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "a", "two", 1000);
+    series(f, "a", "two", "GPU-0", 3000);
+    series(f, "a", "two", "GPU-1", 500);
+    pod(f, "b", "big", 1000);
+    series(f, "b", "big", "GPU-1", 16000);
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    if (strstr(f->res.pr_reason,
+               "a/two also uses GPU GPU-1, whose reading cannot be true "
+               "(b/big reports 16000 MiB, more than GPU_TOTAL_MIB=15360") == NULL)
+        fail_msg("%s", f->res.pr_reason);
+    /* or because a series there without pod labels is negative */
+    f->series[2].us_bytes = 100 * MIB;
+    series(f, NULL, NULL, "GPU-1", -5);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    if (strstr(f->res.pr_reason,
+               "a/two also uses GPU GPU-1, whose reading cannot be true (Prometheus "
+               "reported -5.24288e+06 bytes on GPU GPU-1 for a series without pod "
+               "labels") == NULL)
+        fail_msg("%s", f->res.pr_reason);
+}
+
+/* Ties sort by namespace, then name, the UID last: not by UID before name. */
+static void
+test_ties_by_name(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "n", "alpha", 10000)->p_uid = "uid-2";
+    series(f, "n", "alpha", "GPU-0", 100);
+    pod(f, "n", "beta", 10000)->p_uid = "uid-1";
+    series(f, "n", "beta", "GPU-0", 100);
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
+    assert_string_equal(order(f), "alpha,beta");
+}
+
+/* With MIN_RUNTIME 0 a pod started this very second may be recycled; one
+ * that starts in the future never. */
+static void
+test_started_now(void **state)
+{
+    struct fx *f = *state;
+    struct pod *p;
+
+    f->pp.pp_min_runtime_s = 0;
+    p = pod(f, "n", "fresh", 1000);
+    p->p_started = NOW;
+    series(f, "n", "fresh", "GPU-0", 3000);
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_VICTIM);
+    assert_string_equal(f->res.pr_candidates[0].pc_name, "fresh");
+    p->p_started = NOW + 1;
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
+    assert_string_equal(f->res.pr_candidates[0].pc_why_not, "too_young");
+}
+
+/* Two listed pods of one name (a pod re-created under its name): both are
+ * candidates, the older UID first, whichever the list gave first. */
+static void
+test_duplicate_names_by_uid(void **state)
+{
+    struct fx *f = *state;
+
+    for (int turn = 0; turn < 2; turn++) {
+        f->pl.pl_count = 0;
+        f->ur.ur_count = 0;
+        pod(f, "n", "dup", 10000)->p_uid = turn ? "uid-2" : "uid-1";
+        pod(f, "n", "dup", 10000)->p_uid = turn ? "uid-1" : "uid-2";
+        series(f, "n", "dup", "GPU-0", 100);
+        free_on(f, "GPU-0", 100);
+        decide_gpu(f, "GPU-0");
+        assert_int_equal(f->res.pr_candidate_count, 2);
+        assert_string_equal(f->res.pr_candidates[0].pc_pod->p_uid, "uid-1");
+        assert_string_equal(f->res.pr_candidates[1].pc_pod->p_uid, "uid-2");
+    }
+}
+
+/* GPU names share one string when the answer repeats them (the parser's
+ * pool): GPU-a and GPU-q land in one hash slot, and a series on GPU-q is
+ * GPU-q's, not GPU-a's. */
+static void
+test_shared_gpu_names(void **state)
+{
+    static const char gpu_q[] = "GPU-q";
+    struct fx *f = *state;
+    struct usage_summary s;
+    char err[256];
+
+    series(f, "a", "p1", "GPU-a", 100);
+    series(f, "a", "p2", "GPU-b", 100);
+    series(f, "a", "p3", gpu_q, 100);
+    series(f, "a", "p4", gpu_q, 100);
+    assert_int_equal(usage_summarise_gpu(&f->ur, "GPU-a", 15360, &s, err, sizeof(err)),
+                     0);
+    assert_int_equal(s.us_count, 1);
+    assert_string_equal(s.us_pods[0].pu_pod, "p1");
+    usage_summary_free(&s);
+    assert_int_equal(usage_summarise_gpu(&f->ur, "GPU-q", 15360, &s, err, sizeof(err)),
+                     0);
+    assert_int_equal(s.us_count, 2);
+    usage_summary_free(&s);
 }
 
 /* FALLBACK=largest ranks by use on the pressed GPU, not in all. */
@@ -500,6 +620,36 @@ test_parser_gpu_label(void **state)
     assert_non_null(strstr(err, "uuid"));
 }
 
+/* GPU-0's sums do not depend on the order of the answer, even with a NaN
+ * (GPU-1's, which cannot be true) among the series sorted with them:
+ * 2^33 + 2^-20 rounds back to 2^33, so only smallest first keeps both. */
+static void
+test_gpu_sum_order_with_nan(void **state)
+{
+    struct usage_series a[] = {{NULL, NULL, "GPU-0", 0x1p-20},
+                               {NULL, NULL, "GPU-0", 0x1p-20},
+                               {NULL, NULL, "GPU-0", 0x1p33},
+                               {NULL, NULL, "GPU-1", NAN}};
+    struct usage_series b[] = {{NULL, NULL, "GPU-0", 0x1p33},
+                               {NULL, NULL, "GPU-1", NAN},
+                               {NULL, NULL, "GPU-0", 0x1p-20},
+                               {NULL, NULL, "GPU-0", 0x1p-20}};
+    struct usage_reading ra = {.ur_series = a, .ur_count = 4};
+    struct usage_reading rb = {.ur_series = b, .ur_count = 4};
+    struct usage_summary sa, sb;
+    char err[256];
+
+    (void)state;
+    assert_int_equal(usage_summarise_gpu(&ra, "GPU-0", 15360, &sa, err, sizeof(err)), 0);
+    assert_int_equal(usage_summarise_gpu(&rb, "GPU-0", 15360, &sb, err, sizeof(err)), 0);
+    assert_true(sa.us_unattributed_bytes == 0x1p33 + 0x1p-19);
+    assert_memory_equal(&sa.us_unattributed_bytes, &sb.us_unattributed_bytes,
+                        sizeof(double));
+    assert_memory_equal(&sa.us_total_bytes, &sb.us_total_bytes, sizeof(double));
+    usage_summary_free(&sa);
+    usage_summary_free(&sb);
+}
+
 int
 main(void)
 {
@@ -509,12 +659,18 @@ main(void)
         cmocka_unit_test_setup_teardown(test_unlisted_user, setup, teardown),
         cmocka_unit_test_setup_teardown(test_impossible_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_with_impossible_total, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_taint_names_the_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ties_by_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_started_now, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_names_by_uid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_gpu_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fallback_by_gpu_use, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unlabelled_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_free_query_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eight_gpus, setup, teardown),
         cmocka_unit_test(test_usage_gpus_edges),
         cmocka_unit_test(test_parser_gpu_label),
+        cmocka_unit_test(test_gpu_sum_order_with_nan),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

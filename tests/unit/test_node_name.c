@@ -89,6 +89,20 @@ test_show(void **state)
     /* A small buffer is never overrun. */
     node_name_show("abcdefghij", small, sizeof(small));
     assert_true(strlen(small) < sizeof(small));
+    /* Room for one byte between the quotes: the quotes stay whole. */
+    assert_string_equal(node_name_show("abc", small, 4), "\"a\"");
+    /* One byte: only the NUL; an escape that does not fit is left out whole. */
+    memset(small, 'z', sizeof(small));
+    assert_string_equal(node_name_show("ab", small, 1), "");
+    assert_int_equal(small[1], 'z');
+    memset(small, 'z', sizeof(small));
+    assert_string_equal(node_name_show("\x01", small, 4), "\"\"");
+    for (size_t i = 3; i < sizeof(small); i++)
+        assert_int_equal(small[i], 'z');
+    /* Room for the opening quote alone: no closing one past the end. */
+    memset(small, 'z', sizeof(small));
+    assert_string_equal(node_name_show("ab", small, 2), "\"");
+    assert_int_equal(small[2], 'z');
 }
 
 int

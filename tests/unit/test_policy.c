@@ -860,6 +860,7 @@ test_outcome_names_and_free(void **state)
         "skipped_telemetry");
     assert_string_equal(
         decision_result_name(policy_outcome_result((enum policy_outcome)99)), "failed");
+    assert_string_equal(decision_result_name(RESULT_COUNT), "failed");
     policy_answer_free(NULL);
     memset(&r, 0, sizeof(r));
     policy_answer_free(&r);

@@ -34,6 +34,8 @@ test_rate_parse(void **state)
     assert_true(v == 0.5);
     assert_int_equal(predict_parse_rate("0", &v), 0);
     assert_true(v == 0.0);
+    assert_int_equal(predict_parse_rate("9.5KiB/s", &v), 0); /* a first digit 9 */
+    assert_true(v == 9.5 / 1024.0);
     const char *bad[] = {"",      "-5MiB/s", "5 MiB/s", "5MB/s",    "5mib/s",
                          "MiB/s", "inf",     "nan",     "5MiB/s ",  " 5",
                          "5MiB",  "1e400",   "+5",      "5MiB/s/s", "0x10"};
@@ -136,6 +138,28 @@ test_trend(void **state)
     fill(s, 60, step);
     predict_trend(s, 60, s[0].ps_t + 40, s[0].ps_t + 50, &t);
     assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
+    /* A sample at the split itself (a range answer's steps land there when a
+     * quarter window is whole steps) is the second segment's only: the step's
+     * first sample leaves the first flat. */
+    predict_trend(s, 60, -INFINITY, s[30].ps_t, &t);
+    assert_true(fabs(t.pt_first) < 1e-9 && fabs(t.pt_second) < 1e-9);
+    /* Only the n samples given are read: a NaN past them is none of them. */
+    fill(s, 10, drift);
+    s[10].ps_t = s[9].ps_t + 1;
+    s[10].ps_bytes = NAN;
+    predict_trend(s, 10, -INFINITY, s[5].ps_t, &t);
+    assert_true(fabs(t.pt_all - 50.0) < 1e-6);
+    /* A pod that held nothing at first (0 bytes is a reading, not an
+     * impossible one) grows from there. */
+    fill(s, 10, drift);
+    s[0].ps_bytes = 0;
+    predict_trend(s, 10, -INFINITY, s[5].ps_t, &t);
+    assert_true(fabs(t.pt_second - 50.0) < 1e-6);
+    assert_false(isnan(t.pt_first));
+    /* and a sample at the window's start is the first segment's */
+    fill(s, 60, drift);
+    predict_trend(s, 60, s[10].ps_t, s[12].ps_t, &t);
+    assert_true(fabs(t.pt_first - 50.0) < 1e-6);
     assert_true(isnan(predict_sustained(INFINITY, 3)));
     assert_true(predict_sustained(7, 3) == 3);
 }
@@ -186,6 +210,28 @@ test_growing_is_acted_on(void **state)
     predict_outcome_free(&o);
 }
 
+/* Several fast growers: fastest first, whatever the policy's order. */
+static void
+test_growers_fastest_first(void **state)
+{
+    struct policy_candidate c[] = {
+        cand("ml", "a", 1, 6000, 2000), cand("ml", "b", 1, 6000, 2000),
+        cand("ml", "c", 1, 6000, 2000), cand("web", "small", 0, 500, 1000)};
+    double slopes[] = {10.0, 30.0, 20.0, 1.0};
+    struct predict_outcome o;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 7000, c, slopes, 4, "GPU GPU-1", &o), 0);
+    assert_int_equal(o.po_act, 1);
+    assert_int_equal(o.po_ranked, 3);
+    assert_int_equal(o.po_order[0], 1);
+    assert_int_equal(o.po_order[1], 2);
+    assert_int_equal(o.po_order[2], 0);
+    assert_int_equal(o.po_order[3], 3);
+    assert_string_equal(o.po_slope_pod, "b");
+    predict_outcome_free(&o);
+}
+
 static void
 test_steady_is_not_a_runaway(void **state)
 {
@@ -203,6 +249,16 @@ test_steady_is_not_a_runaway(void **state)
     assert_non_null(strstr(o.po_reason, "no over-budget pod is growing >= 5 MiB/s"));
     assert_non_null(strstr(o.po_reason, "ml/steady, 0.0 MiB/s"));
     assert_true(o.po_slope_known && o.po_slope_mib_s == 0.0);
+    predict_outcome_free(&o);
+    /* Several slow ones: the fastest is named, wherever it stands. */
+    struct policy_candidate d[] = {
+        cand("ml", "a", 1, 6000, 2000), cand("ml", "b", 1, 6000, 2000),
+        cand("ml", "c", 1, 6000, 2000), cand("web", "loader", 0, 900, 1000)};
+    double s3[] = {3.0, 1.0, 2.0, 60.0};
+    assert_int_equal(predict_judge(&PP, 5000, d, s3, 4, "node n1", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "the fastest of 3, ml/a, 3.0 MiB/s"));
+    assert_string_equal(o.po_slope_pod, "a");
     predict_outcome_free(&o);
 }
 
@@ -242,9 +298,12 @@ test_shrinking_and_missing(void **state)
     assert_int_equal(o.po_act, 0);
     assert_non_null(strstr(o.po_reason, "no eligible pod is over its budget"));
     predict_outcome_free(&o);
-    /* No candidates at all. */
+    /* No candidates at all: no growth, which is known, not "unknown". */
     assert_int_equal(predict_judge(&PP, 3000, NULL, NULL, 0, "GPU g", &o), 0);
     assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "its pods grow 0.0 MiB/s in all, so 3000 MiB "
+                                        "would be free in 120 s, not below the floor"));
+    assert_null(strstr(o.po_reason, "too little history"));
     predict_outcome_free(&o);
 }
 
@@ -303,6 +362,7 @@ main(void)
         cmocka_unit_test(test_rate_parse),
         cmocka_unit_test(test_trend),
         cmocka_unit_test(test_growing_is_acted_on),
+        cmocka_unit_test(test_growers_fastest_first),
         cmocka_unit_test(test_steady_is_not_a_runaway),
         cmocka_unit_test(test_shrinking_and_missing),
         cmocka_unit_test(test_boundaries),

@@ -80,6 +80,7 @@ static const struct good goods[] = {
     {"100e-2", 1},
     {"1e0", 1},
     {"1e-400", 1},
+    {"1e-100000", 1}, /* the smallest exponent read */
     {"1e18", 1000000000000000000},
     {"12345678901234567890e-10", 1234567891},
     {"1e000000000000000000000000003", 1000},
@@ -104,6 +105,7 @@ static const struct bad bads[] = {
     {"", "empty"},
     {" 5", "no digits"},
     {"5 ", "suffix"},
+    {"5 x", "unknown suffix \" x\""}, /* a space prints as itself */
     {"5q", "suffix \"q\""},
     {"1.2.3", "suffix"},
     {"Mi", "no digits"},
@@ -142,10 +144,12 @@ static const struct bad bads[] = {
     {"8192Pi", "64 bits"},
     {"9007199254740992Ki", "64 bits"},
     {"9.3E", "64 bits"},
+    {"1e100000", "64 bits"}, /* the largest exponent read: too big, not out of range */
     {"1e100001", "exponent out of range"},
     {"1e-100001", "exponent out of range"},
     {"5\xff", "\\xff"},
     {"5\\", "suffix \"\\x5c\""},
+    {"5\x7f", "suffix \"\\x7f\""},
     {"5Mi\"junk\"", "\\x22"},
     {"5abcdefghijklmnopqrstuvwxyz", "..."},
 };
@@ -198,6 +202,9 @@ test_length(void **state)
     assert_non_null(strstr(err, "NUL"));
     assert_int_equal(quantity_parse_n("3kjunk", 2, &v, err, sizeof(err)), 0);
     assert_int_equal(v, 3000);
+    /* the byte after the len is never read, even a '.' */
+    assert_int_equal(quantity_parse_n("2.5", 1, &v, err, sizeof(err)), 0);
+    assert_int_equal(v, 2);
     assert_int_equal(quantity_parse_n(NULL, 0, &v, err, sizeof(err)), -1);
     assert_int_equal(quantity_parse(NULL, &v, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "empty"));
@@ -222,6 +229,8 @@ test_no_err_buffer(void **state)
     char err[1] = {'x'};
 
     assert_int_equal(quantity_parse("5q", &v, NULL, 0), -1);
+    assert_int_equal(quantity_parse("5q", &v, NULL, 64),
+                     -1); /* no buffer: never written */
     assert_int_equal(quantity_parse("5q", &v, err, 0), -1);
     assert_int_equal(err[0], 'x');
     assert_int_equal(quantity_parse("5q", &v, err, 1), -1);

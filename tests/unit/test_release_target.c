@@ -25,6 +25,7 @@ static const struct good goods[] = {
     {"80/a-b_c.d~e/f:g", 80, "/a-b_c.d~e/f:g"},
     {"80/v1/unload;all=1,now", 80, "/v1/unload;all=1,now"},
     {"80/.well-known/release", 80, "/.well-known/release"},
+    {"80/azAZ09/v0.9", 80, "/azAZ09/v0.9"}, /* each range's first and last byte */
 };
 
 struct bad {
@@ -47,6 +48,9 @@ static const struct bad bads[] = {
     {" 8080/unload", "whitespace"},
     {"8080/unload\n", "whitespace"},
     {"8080/unload\t", "whitespace"},
+    {"8080/unload\r", "whitespace"},
+    {"8080/un\vload", "whitespace"},
+    {"8080/un\fload", "whitespace"},
     {"8080/un\x01load", "control character (\\x01)"},
     {"8080/un\x7fload", "control character (\\x7f)"},
     {"8080/\xc3\xa9", "non-ASCII"},
@@ -129,6 +133,8 @@ test_length(void **state)
     assert_int_equal(release_annotation_parse(v, &t, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "longer than 256 bytes"));
     assert_int_equal(release_annotation_parse(NULL, &t, err, sizeof(err)), -1);
+    /* no error buffer: refused all the same, nothing written */
+    assert_int_equal(release_annotation_parse("8080/a b", &t, NULL, sizeof(err)), -1);
     assert_non_null(strstr(err, "empty"));
 }
 
@@ -143,6 +149,12 @@ test_url(void **state)
     assert_int_equal(release_url("10.42.0.17", &t, url, sizeof(url), err, sizeof(err)),
                      0);
     assert_string_equal(url, "http://10.42.0.17:8080/api/models/unload");
+    /* A buffer one byte short of the URL: refused, never sent cut. */
+    assert_int_equal(release_url("10.42.0.17", &t, url,
+                                 strlen("http://10.42.0.17:8080/api/models/unload"), err,
+                                 sizeof(err)),
+                     -1);
+    assert_string_equal(err, "the release URL is too long");
     assert_int_equal(release_url("fd00::17", &t, url, sizeof(url), err, sizeof(err)), 0);
     assert_string_equal(url, "http://[fd00::17]:8080/api/models/unload");
     /* Only an IP literal: never a name to resolve. */

@@ -189,6 +189,10 @@ test_judge(void **state)
     assert_int_equal(usage_summarise(NULL, 15360, &s, err, sizeof(err)), -1);
     assert_string_equal(err, "Prometheus returned no series");
     assert_int_equal(usage_summarise(NULL, 15360, &s, NULL, 0), -1);
+    assert_int_equal(usage_summarise(NULL, 15360, &s, NULL, sizeof(err)), -1);
+    /* nor, in GPU scope, without an error buffer */
+    assert_int_equal(usage_summarise_gpu(NULL, "GPU-0", 15360, &s, NULL, sizeof(err)),
+                     -1);
     err[0] = 'x';
     assert_int_equal(usage_summarise(NULL, 15360, &s, err, 0), -1);
     assert_int_equal(err[0], 'x');
@@ -222,13 +226,13 @@ test_empty_labels(void **state)
 static void
 test_order(void **state)
 {
+    /* 1e16 + 1 rounds back to 1e16: summed in the order answered, a's pod
+     * would lose both small series and b's keep them. */
     static const struct series_spec a[] = {
-        {"n", "p", 0.1}, {"n", "p", 1e16},  {"n", "p", 0.2},
-        {"m", "q", 3},   {NULL, NULL, 0.3},
+        {"n", "p", 1}, {"n", "p", 1e16}, {"n", "p", 1}, {"m", "q", 3}, {NULL, NULL, 0.3},
     };
     static const struct series_spec b[] = {
-        {NULL, NULL, 0.3}, {"n", "p", 0.2}, {"m", "q", 3},
-        {"n", "p", 1e16},  {"n", "p", 0.1},
+        {NULL, NULL, 0.3}, {"n", "p", 1}, {"m", "q", 3}, {"n", "p", 1}, {"n", "p", 1e16},
     };
     struct usage_reading ra, rb;
     struct usage_summary sa, sb;
@@ -240,6 +244,7 @@ test_order(void **state)
     assert_int_equal(usage_summarise(&rb, (int64_t)1 << 40, &sb, err, sizeof(err)), 0);
     assert_int_equal(sa.us_count, 2);
     assert_int_equal(sb.us_count, 2);
+    assert_true(sa.us_pods[1].pu_bytes == 1e16 + 2); /* smallest first: both kept */
     assert_memory_equal(&sa.us_pods[1].pu_bytes, &sb.us_pods[1].pu_bytes, sizeof(double));
     assert_memory_equal(&sa.us_total_bytes, &sb.us_total_bytes, sizeof(double));
     usage_summary_free(&sa);
