@@ -138,12 +138,12 @@ def load_results(base, key):
 def write_benchmarks(results, score_line, seconds, argv):
     path = os.path.join(ROOT, "BENCHMARKS.md")
     text = open(path).read()
-    rows = ["| file | function | mutation | result |", "|---|---|---|---|"]
+    rows = ["| mutant | file | mutation | result |", "|---|---|---|---|"]
     for m in results:
         if m.status == "killed":
             continue  # the table lists what needs a reader: survivors, equivalents
         res = m.status + (" by " + m.by if m.by else "") + (": " + m.why if m.why else "")
-        rows.append("| %s | `%s` | %s %s | %s |" % (m.path, m.func, m.op, m.describe(), res))
+        rows.append("| `%s` | %s:%d | %s | %s |" % (m.name, m.path, m.line, m.describe(), res))
     block = "\n".join([BEGIN, "", "Run: `%s` (%d s of judging on this machine). %s" %
                        (" ".join(["scripts/mutate.py"] + argv), seconds, score_line),
                        "", "Every mutant not killed:", ""] + rows + ["", END])
