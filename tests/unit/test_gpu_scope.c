@@ -286,6 +286,9 @@ test_user_with_impossible_total(void **state)
      * does not hold GPU-2's decision back */
     series(f, "c", "idle", "GPU-2", 0);
     series(f, "c", "idle", "GPU-1", 200);
+    /* and a user of GPU-2 at 0 bytes on GPU-1 has no share of GPU-1's reading */
+    series(f, "c", "user", "GPU-2", 50);
+    series(f, "c", "user", "GPU-1", 0);
     decide_gpu(f, "GPU-0");
     assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
     assert_non_null(strstr(f->res.pr_reason, "for a/two, which cannot be true"));

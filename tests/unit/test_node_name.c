@@ -24,7 +24,8 @@ static void
 test_names(void **state)
 {
     static const char *const good[] = {
-        "gpu-node-1", "a", "0", "node.example.com", "a-b-c", "1-2.3-4", "ip-10-0-0-1.ec2",
+        "gpu-node-1",      "a",  "0", "node.example.com", "a-b-c", "1-2.3-4",
+        "ip-10-0-0-1.ec2", "z9", /* each range's last byte */
     };
     static const char *const bad[] = {
         "",
@@ -91,6 +92,17 @@ test_show(void **state)
     assert_true(strlen(small) < sizeof(small));
     /* Room for one byte between the quotes: the quotes stay whole. */
     assert_string_equal(node_name_show("abc", small, 4), "\"a\"");
+    /* A space prints as itself; DEL does not. */
+    assert_string_equal(node_name_show("a b\x7f", out, sizeof(out)), "\"a b\\x7f\"");
+    /* No room at all: nothing written. */
+    memset(small, 'z', sizeof(small));
+    node_name_show("ab", small, 0);
+    assert_int_equal(small[0], 'z');
+    /* An escape, the closing quote and the NUL need 6 bytes past the opening
+     * one: with 6 in all the escape is left out, and "..." says so. */
+    memset(small, 'z', sizeof(small));
+    assert_string_equal(node_name_show("\x01", small, 6), "\"\"...");
+    assert_int_equal(small[6], 'z');
     /* One byte: only the NUL; an escape that does not fit is left out whole. */
     memset(small, 'z', sizeof(small));
     assert_string_equal(node_name_show("ab", small, 1), "");

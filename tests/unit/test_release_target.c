@@ -54,6 +54,7 @@ static const struct bad bads[] = {
     {"8080/un\x01load", "control character (\\x01)"},
     {"8080/un\x7fload", "control character (\\x7f)"},
     {"8080/\xc3\xa9", "non-ASCII"},
+    {"8080/a\x80", "non-ASCII"}, /* the first byte past ASCII */
     {"8080/../admin", "'..'"},
     {"8080/a/..", "'..'"},
     {"8080/a..b", "'..'"},
