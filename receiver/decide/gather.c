@@ -116,14 +116,6 @@ gather_free(struct gather *g)
     gather_destroy(g);
 }
 
-const struct policy_candidate *
-gather_candidate(const struct gather *g, size_t i)
-{
-    if (i >= g->g_answer.gr_policy.pr_candidate_count)
-        return NULL;
-    return &g->g_answer.gr_policy.pr_candidates[i];
-}
-
 const struct pod_list *
 gather_pods(const struct gather *g)
 {

@@ -93,9 +93,6 @@ void gather_hold(struct gather *g);
  * detached: their answers are dropped when they arrive. NULL is a no-op. */
 void gather_free(struct gather *g);
 
-/* The pod the policy ranked at index i (borrowed, valid until gather_free). */
-const struct policy_candidate *gather_candidate(const struct gather *g, size_t i);
-
 /* The node's pod list as read (borrowed, valid until gather_free); NULL when
  * it could not be listed. The seating chart sums the declared budgets over it. */
 const struct pod_list *gather_pods(const struct gather *g);
