@@ -14,6 +14,10 @@ judges each mutant in a scratch copy of the tree (never the working tree):
     equivalent (not judged, not scored).
 With --confirm a survivor is judged again by every unit and integration test,
 so a gap in the coverage map can never pass for a gap in the tests.
+With --sanitize only the survivors kept from earlier runs are judged, again,
+on an ASan+UBSan build of the scratch tree (the suite's own build) by the
+same tests: a read past an array or a leak the plain build cannot see is
+killed there, as the suite kills it.
 Results go to build-mutate/results-KEY.jsonl as they come, so a stopped run
 resumes where it stopped (KEY: the source tree's content).
 
@@ -21,6 +25,7 @@ resumes where it stopped (KEY: the source tree's content).
   scripts/mutate.py --only 'brakes|verify'      # mutants whose name matches
   scripts/mutate.py --sample 60 --seed 1        # a reproducible sample
   scripts/mutate.py --workers 2 --confirm       # all of them, two at a time
+  scripts/mutate.py --sanitize                  # the survivors, under ASan+UBSan
   scripts/mutate.py ... --write-benchmarks      # the table into BENCHMARKS.md
 """
 import argparse
@@ -63,15 +68,18 @@ def load_equivalents(path=EQUIV_FILE):
 class Worker:
     """One scratch tree and its build; judges one mutant at a time."""
 
-    def __init__(self, base, n, jobs, log):
+    def __init__(self, base, n, jobs, log, sanitize=False):
         self.jobs = jobs
-        self.src = os.path.join(base, "w%d" % n, "src")
-        self.build = os.path.join(base, "w%d" % n, "build")
+        self.sanitize = sanitize
+        # Sanitized workers have trees of their own: a plain run may go on beside.
+        self.src = os.path.join(base, ("s%d" if sanitize else "w%d") % n, "src")
+        self.build = os.path.join(base, ("s%d" if sanitize else "w%d") % n, "build")
         self.log = log
 
     def prepare(self):
         tree.copy_tree(ROOT, self.src)
-        rc, out = tree.configure(self.src, self.build)
+        rc, out = tree.configure(self.src, self.build,
+                                 ["-DGVW_SANITIZE=ON"] if self.sanitize else [])
         if rc == 0:
             rc, out = tree.run(["cmake", "--build", self.build, "-j2"], self.src, 3600)
         if rc != 0:
@@ -94,22 +102,48 @@ class Worker:
             if rc != 0:
                 m.status = "stillborn"
                 return
-            limits = {t: max(20, int(factor * cov["tests"].get(t, 60))) for t in tests}
-            flaky = []
             shim = coverage.shim(self.build)
-            t, out = tree.first_failure(tests, self.build, limits, self.jobs, flaky,
-                                        lambda u: coverage.unit_env(u, shim))
+            if self.sanitize:
+                limits, env_of = sanitized(tests, cov, factor, shim)
+            else:
+                limits = {t: max(20, int(factor * cov["tests"].get(t, 60))) for t in tests}
+
+                def env_of(u):
+                    return coverage.unit_env(u, shim)
+            flaky = []
+            t, out = tree.first_failure(tests, self.build, limits, self.jobs, flaky, env_of)
             if flaky:
                 self.log("flaky under the mutant %s (passed when run again): %s" %
                          (m.name, ", ".join(flaky)))
             if t is not None:
                 m.status, m.by = "killed", t + (" (timeout)" if "Timeout" in out else "")
+                if self.sanitize:
+                    m.by += " (ASan/UBSan)"
                 return
             m.status = "survived"
+            if self.sanitize:
+                m.why = SANITIZED_TOO
         finally:
             with open(path, "w") as f:
                 f.write(orig)
             os.utime(path)
+
+
+# The suite's sanitizer settings (scripts/test.sh): leaks count, the first UB
+# report stops. The case filter is preloaded before the ASan runtime, which
+# ASan refuses unless told the order does not matter (the shim intercepts
+# nothing ASan does).
+SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1:verify_asan_link_order=0",
+                 "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+SANITIZED_TOO = "survived the ASan+UBSan build too"
+
+
+def sanitized(units, cov, factor, shim):
+    """Limits and environments for units on a sanitized build: each may take
+    factor times three times its plain time (about how much slower the
+    sanitizers run), at least 60 s."""
+    limits = {u: max(60, int(factor * 3 * cov["tests"].get(u, 60))) for u in units}
+    return limits, lambda u: dict(coverage.unit_env(u, shim), **SANITIZER_ENV)
 
 
 def record(results_path, m, key):
@@ -182,6 +216,8 @@ def main():
                     help="use the newest coverage map even if the tree changed since")
     ap.add_argument("--report", action="store_true",
                     help="judge nothing: the newest result of each mutant, from every run kept")
+    ap.add_argument("--sanitize", action="store_true",
+                    help="judge again, on an ASan+UBSan build, only the survivors kept")
     ap.add_argument("--write-benchmarks", action="store_true")
     a = ap.parse_args()
 
@@ -204,7 +240,7 @@ def main():
         return report(ms, a)
     os.makedirs(a.base, exist_ok=True)
     key = coverage.tree_key(ROOT)
-    workers = [Worker(a.base, n, a.jobs, log) for n in range(max(1, a.workers))]
+    workers = [Worker(a.base, n, a.jobs, log, a.sanitize) for n in range(max(1, a.workers))]
     for w in workers:
         w.prepare()
     cov = coverage.coverage_map(workers[0].src, os.path.join(a.base, "cov"),
@@ -219,10 +255,15 @@ def main():
     # are a fair sample of all of them.
     for m in random.Random(a.seed).sample(ms, len(ms)):
         r = done.get(m.name)
+        same = r and r.get("mutation", m.describe()) == m.describe()
         if m.name in eq:
             m.status, m.why = "equivalent", eq[m.name]
-        elif r and r.get("mutation", m.describe()) == m.describe() and (
-                r["status"] != "survived" or not a.confirm or r["why"]):
+        elif a.sanitize and not (same and r["status"] == "survived" and r["key"] == key
+                                 and r["why"] != SANITIZED_TOO):
+            # Only this tree's survivors: a mutant not judged plainly yet is left unjudged.
+            if same:
+                m.status, m.by, m.why = r["status"], r["by"], r["why"]
+        elif same and (r["status"] != "survived" or not a.confirm or r["why"]):
             m.status, m.by, m.why = r["status"], r["by"], r["why"]
         else:
             todo.put(m)

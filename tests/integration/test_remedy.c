@@ -4356,6 +4356,33 @@ test_gpu_label_off(void **state)
     json_decref(all);
 }
 
+/* An alert naming a GPU while Prometheus cannot be asked: skipped_telemetry,
+ * and the row names no GPU (gpu null, as free_source): nothing was read, so
+ * whether the node is even in GPU scope is unknown. The alert's GPU stays in
+ * the stored alert (`audit alerts`), linked by fingerprint. */
+static void
+test_gpu_alert_telemetry_down(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    route_file(e, "GET", QUERY_PATH, 500, "remedy-status-500.json", 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    start(e, gpu_dry);
+    deliver(e, ON_GPU_B);
+    wait_rows(e, 1, 5000);
+    all = decisions(e);
+    assert_int_equal(json_array_size(all), 1);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "skipped_telemetry");
+    jstr(d, "node", NODE);
+    jnull(d, "gpu");
+    jnull(d, "free_source");
+    jnull(d, "victim");
+    assert_int_equal(count_reqs(e, "POST", FR_EVICT), 0);
+    json_decref(all);
+}
+
 /* Node scope (the series carry no GPU label) with alerts that name a GPU, as
  * GPUVRAMLow does where the exporter's series carry uuid: the brakes are the
  * node's, so a trigger naming another GPU, or none, waits out the node's
@@ -4516,6 +4543,7 @@ main(void)
         T(test_gpu_free_query),
         T(test_gpu_free_query_node_wide),
         T(test_gpu_label_off),
+        T(test_gpu_alert_telemetry_down),
         T(test_gpu_alert_node_scope_settle),
         T(test_gpu_alert_node_scope_in_flight),
         T(test_release_frees),
