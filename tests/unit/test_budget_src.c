@@ -246,6 +246,10 @@ test_malformed_shapes(void **state)
         "{\"metadata\":{\"name\":\"g\",\"namespace\":\"n\",\"uid\":\"7\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
         "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"1000000000n\"}}}]}},"
+        /* nor micro-units (2000000u is 2) */
+        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"n\",\"uid\":\"15\"},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+        "{\"nvidia.com/gpu\":\"1\",\"nvidia.com/gpumem\":\"2000000u\"}}}]}},"
         /* nor are negative exponents */
         "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"10\"},"
         "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
@@ -285,6 +289,7 @@ test_malformed_shapes(void **state)
         "nvidia.com/gpumem \"1000000000n\" is not a whole number of MiB");
     bad(&l, "h", "hami", "nvidia.com/gpumem \"1\\x7f\" is not a whole number of MiB");
     bad(&l, "i", "hami", "no container is given an nvidia.com/gpu");
+    bad(&l, "p", "hami", "nvidia.com/gpumem \"2000000u\" is not a whole number of MiB");
     bad(&l, "j", "hami", "nvidia.com/gpumem \"1000e-3\" is not a whole number of MiB");
     bad(&l, "k", "hami", "nvidia.com/gpumem \"1000E-3\" is not a whole number of MiB");
     bad(&l, "o", "hami",
