@@ -335,6 +335,7 @@ test_boundaries(void **state)
     assert_int_equal(o.po_act, 1);
     assert_int_equal(o.po_ranked, 1); /* exactly the min growth counts; 4.999 does not */
     assert_int_equal(o.po_order[0], 0);
+    assert_int_equal(o.po_order[1], 1); /* the rest once each, after it */
     predict_outcome_free(&o);
     /* Free exactly at the floor, growing: eta 0 is not possible, it crosses now. */
     assert_int_equal(predict_judge(&PP, 1536, c, slopes, 2, "GPU g", &o), 0);
