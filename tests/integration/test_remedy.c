@@ -4448,6 +4448,176 @@ test_gpu_alert_node_scope_in_flight(void **state)
     json_decref(all);
 }
 
+/* --- mutation survivors of receiver/decide (issue 39) ---------------------- */
+
+/* No GPU below the floor: each GPU's gauge is set ({node,gpu}), never a
+ * node-wide one from the node's summary (judge.c note_free). */
+static void
+test_gpu_none_below_gauges_per_gpu(void **state)
+{
+    struct env *e = *state;
+    const struct gseries gs[] = {{ML_NS, ML_POD, GPU_A, 5000},
+                                 {FR_NS, FR_POD, GPU_B, 2500},
+                                 {NULL, NULL, GPU_B, 10000}};
+    struct buf b;
+
+    then_gpu_prom(e, gs, 3);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    start(e, gpu_dry);
+    metrics_init(0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    buf_init(&b, 0);
+    assert_int_equal(metrics_render(&b), 0);
+    /* GPU B: 15360 - 12500 = 2860 MiB. */
+    if (strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE
+                         "\",gpu=\"" GPU_B "\"} 2998927360\n") == NULL)
+        fail_msg("GPU B's gauge is not its 2860 MiB:\n%s",
+                 strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{"));
+    if (strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{node=\"" NODE "\"}") != NULL)
+        fail_msg("a node-wide gauge in GPU scope:\n%s",
+                 strstr(b.b_data, "gpu_vram_watchdog_free_vram_bytes{"));
+    buf_free(&b);
+    metrics_cleanup();
+}
+
+/* A release in GPU scope watches its own GPU: GPU A is freed on the second
+ * look (10553 MiB), while GPU B, healthy, has less (2000 MiB). The release
+ * counts GPU A's figure, never the node's least free GPU's. */
+static void
+test_gpu_release_watches_its_gpu(void **state)
+{
+    struct env *e = *state;
+    const struct gseries after[] = {
+        {ML_NS, ML_POD, GPU_A, 957},    {"llama-swap", LS_POD, GPU_A, 1100},
+        {NULL, NULL, GPU_A, 2750},      {FR_NS, FR_POD, GPU_B, 2500},
+        {"immich", SV_POD, GPU_B, 900}, {"portal-stt", ST_POD, GPU_B, 450},
+        {NULL, NULL, GPU_B, 9510}};
+    json_t *all, *d, *r;
+
+    two_gpus(e, 0); /* the decision's look */
+    two_gpus(e, 0); /* the first look after the ask: nothing freed yet */
+    then_gpu_prom(e, after, sizeof(after) / sizeof(after[0]));
+    route_pods_release(e, tenant_annotation(e), "127.0.0.1", 0);
+    assert_int_equal(fake_route(e->fake, "POST", TENANT_PATH, 200, NULL, "{}", 0), 0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, (const struct kv[]){
+                 {"USED_QUERY", GPU_USED_QUERY}, {"RELEASE_WAIT", "3s"}, {NULL, NULL}});
+    deliver(e, ON_GPU_A);
+    wait_rows(e, 1, 3000 + 5000);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "gpu", GPU_A);
+    jstr(d, "result", "released");
+    jhas(d, "reason", "asked to release first; free VRAM back to 10553 MiB");
+    r = release_obj(d);
+    jint(r, "freed_mib", 10553 - 553);
+    assert_int_equal(count_reqs(e, "POST", ML_EVICT), 0);
+    json_decref(all);
+}
+
+/* A node-scope decision whose verify readings come back per GPU, every GPU
+ * still below the floor: no figure of the node's is read back, so none is
+ * recorded (never a made-up 0 MiB). */
+static void
+test_verify_node_reading_turns_per_gpu(void **state)
+{
+    struct env *e = *state;
+    const struct gseries after[] = {{ML_NS, ML_POD, GPU_A, 10957},
+                                    {"llama-swap", LS_POD, GPU_A, 1100},
+                                    {NULL, NULL, GPU_A, 2750}};
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_gpu_prom(e, after, sizeof(after) / sizeof(after[0]));
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_true(count_reqs(e, "GET", QUERY_PATH) >= 2); /* the look, re-reads */
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jnull(d, "gpu");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    jnull(d, "verify");
+    jhas(d, "reason", "free VRAM could not be read back within SETTLE");
+    assert_null(strstr(json_string_value(jget(d, "reason")), "free VRAM still"));
+    json_decref(all);
+}
+
+/* MAX_CONCURRENT_DECISIONS=1: a GPU's trigger waits behind another node's
+ * decision, and a node-wide trigger for its node waits behind it. When the
+ * GPU's turn comes, the node-wide look still to come covers it: coalesced
+ * at once, without a reading of its own. */
+static void
+test_queued_gpu_trigger_behind_node_look(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    start(e, (const struct kv[]){
+                 {"DRY_RUN", "true"}, {"MAX_CONCURRENT_DECISIONS", "1"}, {NULL, NULL}});
+    deliver(e, "\"node\":\"gpu-node-2\"");
+    deliver(e, ON_GPU_A);
+    deliver(e, ON_NODE);
+    wait_rows(e, 3, 5000);
+    /* gpu-node-2's look and gpu-node-1's, none for GPU A alone. */
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "node", "gpu-node-2");
+    jstr(d, "result", "would_recycle");
+    d = json_array_get(all, 1);
+    jstr(d, "node", NODE);
+    jstr(d, "result", "coalesced");
+    jhas(d, "reason", "a decision for " NODE " is already in flight");
+    d = json_array_get(all, 2);
+    jstr(d, "node", NODE);
+    jnull(d, "gpu");
+    jstr(d, "result", "would_recycle");
+    json_decref(all);
+}
+
+/* Node scope, a FREE_QUERY naming $gpu: asked once with $gpu empty, and the
+ * decision judges its answer. */
+static void
+test_free_query_gpu_in_node_scope(void **state)
+{
+    struct env *e = *state;
+    const struct fake_req *r;
+    json_t *all, *d;
+    char *q;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                   "\"result\":[{\"metric\":{},\"value\":[1,\"900\"]}]}}",
+                   0),
+        0);
+    start(e, (const struct kv[]){
+                 {"DRY_RUN", "true"},
+                 {"FREE_QUERY", "gpu_free_mib{node=\"$node\",uuid=\"$gpu\"}"},
+                 {NULL, NULL}});
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 2);
+    r = req_nth(e, "GET", QUERY_PATH, 1);
+    assert_non_null(q = fake_query_param(r, "query"));
+    assert_string_equal(q, "gpu_free_mib{node=\"" NODE "\",uuid=\"\"}");
+    free(q);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jnull(d, "gpu");
+    jstr(d, "result", "would_recycle");
+    jstr(d, "free_source", "query");
+    jint(d, "free_mib", 900);
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    json_decref(all);
+}
+
 int
 main(void)
 {
@@ -4565,6 +4735,11 @@ main(void)
         T(test_release_wait_holds_node),
         T(test_release_stop_mid_post),
         T(test_event_released),
+        T(test_gpu_none_below_gauges_per_gpu),
+        T(test_gpu_release_watches_its_gpu),
+        T(test_verify_node_reading_turns_per_gpu),
+        T(test_queued_gpu_trigger_behind_node_look),
+        T(test_free_query_gpu_in_node_scope),
     };
 
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
