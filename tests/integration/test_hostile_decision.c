@@ -987,6 +987,68 @@ test_two_containers_summed(void **state)
     json_decref(d);
 }
 
+/* --- mutation survivors of receiver/decide (issue 39) ---------------------- */
+
+/* Waiting GPU triggers of one node naming no namespace, an empty one, and two
+ * others, interleaved: those naming the same one (or none) share a reading,
+ * whatever their order in the queue: 4 readings for the 6, not 6 (and never
+ * one shared by different namespaces: 2 or 3). */
+static void
+test_queued_gpus_grouped_mixed_namespaces(void **state)
+{
+    static const char *const labels[] = {
+        ON_NODE ",\"uuid\":\"GPU-000000\",\"namespace\":\"immich\"",
+        ON_NODE ",\"uuid\":\"GPU-000001\"",
+        ON_NODE ",\"uuid\":\"GPU-000002\",\"namespace\":\"frigate\"",
+        ON_NODE ",\"uuid\":\"GPU-000003\"",
+        ON_NODE ",\"uuid\":\"GPU-000004\",\"namespace\":\"immich\"",
+        ON_NODE ",\"uuid\":\"GPU-000005\",\"namespace\":\"\"",
+    };
+
+    assert_int_equal(queued_behind_a_batch(*state, 6, labels, 6), 2 + 4);
+}
+
+static void
+drained_count(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+/* A trigger naming a GPU while 1,023 other nodes wait their turn
+ * (MAX_CONCURRENT_DECISIONS=1): its reading is in node scope, so the node's
+ * brake must hold it, and the full table has no room for it: failed, saying
+ * why, naming no GPU; the waiting ones end at the stop as usual. */
+static void
+test_brake_table_full_gpu_trigger_in_node_scope(void **state)
+{
+    struct env *e = *state;
+    int drained = 0;
+    size_t n[2];
+    json_t *d;
+
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-recovered.json");
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json");
+    start(e, (const struct kv[]){
+                 {"FREE_QUERY", ""}, {"MAX_CONCURRENT_DECISIONS", "1"}, {NULL, NULL}});
+    deliver(e, ON_NODE ",\"uuid\":\"GPU-000000\"");
+    deliver_nodes(e, 1023); /* each queued, busy: the table is full */
+    for (int i = 0; i < 1000 && (count_rows(e, n), n[0] < 1); i++)
+        run_ms(e->base, 5);
+    assert_true(n[0] >= 1);
+    remedy_shutdown(e->r, drained_count, &drained);
+    for (int i = 0; i < 1000 && drained == 0; i++)
+        run_ms(e->base, 5);
+    assert_int_equal(drained, 1);
+    count_rows(e, n);
+    assert_int_equal(n[0], 1024);
+    d = decision_at(e, 0);
+    jstr(d, "node", NODE);
+    jnull(d, "gpu");
+    jstr(d, "result", "failed");
+    jhas(d, "error", "too many nodes tracked");
+    json_decref(d);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -1017,6 +1079,8 @@ main(void)
         T(test_queued_gpus_reading_fails),
         T(test_identical_series_refused),
         T(test_two_containers_summed),
+        T(test_queued_gpus_grouped_mixed_namespaces),
+        T(test_brake_table_full_gpu_trigger_in_node_scope),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
