@@ -239,6 +239,95 @@ test_device_malformed(void **state)
     has(e->reason, "which cannot be true");
 }
 
+/* --- mutation survivors of receiver/decide (issue 39) ---------------------- */
+
+/* What Prometheus said about the failed device query reaches the error. */
+static void
+test_device_error_says_why(void **state)
+{
+    struct dev_env *e = *state;
+
+    look(
+        e, 500,
+        "{\"status\":\"error\",\"errorType\":\"internal\",\"error\":\"tsdb is on fire\"}");
+    assert_string_equal(e->result, "skipped_telemetry");
+    has(e->error, "the device query (FREE_QUERY=auto): ");
+    has(e->error, "tsdb is on fire");
+}
+
+/* A look at a name that is no node name (`check --node =gpu-node-1`): nothing
+ * is asked, and the answer says why, from the loop. */
+static void
+test_not_a_node_name(void **state)
+{
+    struct dev_env *e = *state;
+
+    fake_clear(e->h.fake);
+    e->done = 0;
+    assert_non_null(gather_start(e->h.base, &e->h.cfg, e->h.prom, e->h.kube, "=" NODE,
+                                 NULL, gathered, e));
+    assert_int_equal(e->done, 0); /* never inside the call */
+    if (fake_run_until(e->h.base, &e->done, 10000) == -1)
+        fail_msg("no answer within 10 s");
+    assert_string_equal(e->result, "skipped_kube");
+    has(e->error, "is not a Kubernetes node name");
+    assert_int_equal(fake_count(e->h.fake), 0);
+}
+
+static const struct kv kai_settings[] = {{"BUDGET_SOURCES", "kai"}, {NULL, NULL}};
+
+static int
+setup_kai(void **state)
+{
+    struct dev_env *e = calloc(1, sizeof(*e));
+
+    assert_non_null(e);
+    env_init(&e->h, dev_settings);
+    env_config(&e->h, kai_settings);
+    env_clients(&e->h);
+    *state = e;
+    return 0;
+}
+
+/* The ML pod as KAI declares it: a quarter of the GPU (gpu-fraction). */
+#define KAI_PODS                                                                         \
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[{"           \
+    "\"metadata\":{\"name\":\"" ML_POD "\",\"namespace\":\"immich\","                    \
+    "\"uid\":\"9a3c1f2e-6b1d-4c8e-9f47-1d2a3b4c5d01\","                                  \
+    "\"creationTimestamp\":\"2026-06-01T22:14:05Z\","                                    \
+    "\"annotations\":{\"gpu-fraction\":\"0.25\"},"                                       \
+    "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","          \
+    "\"name\":\"immich-ml-5f7c9d8b6\",\"uid\":\"0c1e4a57-6b1d-4c8e-9f47-1d2a3b4c5d01\"," \
+    "\"controller\":true}]},"                                                            \
+    "\"spec\":{\"nodeName\":\"" NODE "\",\"containers\":[{\"name\":\"main\","            \
+    "\"image\":\"example/immich-ml:1\"}]},"                                              \
+    "\"status\":{\"phase\":\"Running\",\"startTime\":\"2026-06-01T22:14:05Z\"}}]}"
+
+/* BUDGET_SOURCES=kai, the ML pod at a quarter of the device's 15360 MiB:
+ * its budget is 3840 MiB, so its 10957 MiB overshoot it and it is the
+ * victim (the share resolved by the device's total). */
+static void
+test_kai_fraction_by_device_total(void **state)
+{
+    struct dev_env *e = *state;
+
+    fake_clear(e->h.fake);
+    assert_int_equal(
+        fake_route_query(e->h.fake, "GET", QUERY_PATH, "gvw_ts", 200, DEVICE_OK), 0);
+    assert_int_equal(fake_route(e->h.fake, "GET", QUERY_PATH, 200, NULL, USED_BODY, 0),
+                     0);
+    assert_int_equal(fake_route(e->h.fake, "GET", "/api/v1/pods", 200, NULL, KAI_PODS, 0),
+                     0);
+    e->done = 0;
+    assert_non_null(gather_start(e->h.base, &e->h.cfg, e->h.prom, e->h.kube, NODE, NULL,
+                                 gathered, e));
+    if (fake_run_until(e->h.base, &e->done, 10000) == -1)
+        fail_msg("no answer within 10 s");
+    assert_string_equal(e->result, "would_recycle");
+    assert_string_equal(e->victim_pod, ML_POD);
+    has(e->reason, "against a budget of 3840 MiB");
+}
+
 int
 main(void)
 {
@@ -247,6 +336,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_device_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_device_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_device_error_says_why, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_a_node_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kai_fraction_by_device_total, setup_kai,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
