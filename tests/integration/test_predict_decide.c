@@ -892,6 +892,54 @@ test_stop_while_predicting_gpu(void **state)
     json_decref(d);
 }
 
+/* --- mutation survivors of receiver/decide (issue 39) ---------------------- */
+
+/* The runaway is recycled; the steady tenants within their budgets keep that
+ * reason in the row (within_budget), never "not_growing": not growing is said
+ * only of an eligible pod the trend passed over. */
+static void
+test_steady_tenants_keep_their_why(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    const struct kv extra[] = {{"DRY_RUN", "true"}, {NULL, NULL}};
+    json_t *d;
+
+    d = decide(e, extra, slope);
+    jstr(d, "result", "would_recycle");
+    jstr(jget(d, "victim"), "pod", ML_POD);
+    for (int i = LS; i < NPODS; i++) {
+        json_t *c = candidate(d, POD[i]);
+        jbool(c, "eligible", 0);
+        jstr(c, "why_not", "within_budget");
+    }
+    json_decref(d);
+}
+
+/* PREDICT=true, and a plain trigger at or above the floor: nothing to do, as
+ * without PREDICT; only the predicted alert asks for the pods' growth. */
+static void
+test_plain_trigger_above_floor_not_predicted(void **state)
+{
+    struct env *e = *state;
+    const double slope[NPODS] = {20, 0, 0, 0, 0};
+    json_t *d;
+
+    route_used(e, STEADY_USED[ML]);
+    route_growth(e, slope);
+    route_pods(e);
+    start(e, NULL);
+    deliver_n(e, "GPUVRAMLow", "firing", ON_NODE, 1);
+    wait_decided(e, 1);
+    d = the_decision(e);
+    jstr(d, "trigger", "GPUVRAMLow");
+    jstr(d, "result", "skipped_recovered");
+    assert_true(json_is_null(jget(d, "prediction")));
+    assert_int_equal(count_queries(e, GROWTH_NEEDLE), 0);
+    assert_int_equal(mutating(e, NULL), 0);
+    json_decref(d);
+}
+
 int
 main(void)
 {
@@ -924,6 +972,10 @@ main(void)
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_two_nodes_two_growth_queries, setup,
                                         env_teardown),
+        cmocka_unit_test_setup_teardown(test_steady_tenants_keep_their_why, setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_plain_trigger_above_floor_not_predicted,
+                                        setup, env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
