@@ -4618,6 +4618,69 @@ test_free_query_gpu_in_node_scope(void **state)
     json_decref(all);
 }
 
+/* The queue empties, then fills again: MAX_CONCURRENT_DECISIONS=1, gpu-node-2
+ * waits behind gpu-node-1 and starts; gpu-node-3 arrives while it reads and
+ * waits in turn. All three are decided (none is lost to the emptied queue). */
+static void
+test_queue_refills_after_emptying(void **state)
+{
+    struct env *e = *state;
+    size_t n[2];
+    json_t *all;
+
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json", 0);
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json", 300);
+    route_file(e, "GET", QUERY_PATH, 200, "remedy-prom-incident.json", 0);
+    route_file(e, "GET", PODS_PATH, 200, "remedy-pods-incident.json", 0);
+    start(e, (const struct kv[]){
+                 {"DRY_RUN", "true"}, {"MAX_CONCURRENT_DECISIONS", "1"}, {NULL, NULL}});
+    deliver(e, ON_NODE);
+    deliver(e, "\"node\":\"gpu-node-2\"");
+    for (int i = 0; i < 1000 && count_reqs(e, "GET", QUERY_PATH) < 2; i++)
+        run_ms(e->base, 5);
+    count_rows(e, n);
+    assert_int_equal(n[0], 1); /* gpu-node-1 done, gpu-node-2 reading */
+    deliver(e, "\"node\":\"gpu-node-3\"");
+    wait_rows(e, 3, 5000);
+    assert_int_equal(count_reqs(e, "GET", QUERY_PATH), 3);
+    all = decisions(e);
+    jstr(json_array_get(all, 2), "node", "gpu-node-3");
+    jstr(json_array_get(all, 2), "result", "would_recycle");
+    json_decref(all);
+}
+
+/* The first verify look reads 553 MiB; every later one is impossible (a NaN
+ * series): SETTLE ends with the last figure read, 553 MiB, not a 0 taken from
+ * an impossible reading. */
+static void
+test_verify_then_impossible(void **state)
+{
+    struct env *e = *state;
+    json_t *all, *d;
+
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    then_prom(e, "remedy-prom-incident.json");
+    assert_int_equal(
+        fake_route(e->fake, "GET", QUERY_PATH, 200, NULL,
+                   "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                   "\"result\":[{\"metric\":{\"namespace\":\"" FR_NS
+                   "\",\"pod\":\"" FR_POD "\"},\"value\":[1780394400,\"NaN\"]}]}}",
+                   0),
+        0);
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    assert_true(count_reqs(e, "GET", QUERY_PATH) >= 3);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    jint(jget(d, "verify"), "free_mib", 553);
+    jhas(d, "reason",
+         "free VRAM still 553 MiB, below the floor, when SETTLE (1s) ran out");
+    json_decref(all);
+}
+
 int
 main(void)
 {
@@ -4740,6 +4803,8 @@ main(void)
         T(test_verify_node_reading_turns_per_gpu),
         T(test_queued_gpu_trigger_behind_node_look),
         T(test_free_query_gpu_in_node_scope),
+        T(test_queue_refills_after_emptying),
+        T(test_verify_then_impossible),
     };
 
     return cmocka_run_group_tests_name("remedy", tests, group_setup, group_teardown);
