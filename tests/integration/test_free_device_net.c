@@ -328,6 +328,47 @@ test_kai_fraction_by_device_total(void **state)
     has(e->reason, "against a budget of 3840 MiB");
 }
 
+/* A USED_QUERY that overflows once $node is replaced (4,000 of them). */
+static char long_query[4000 * 5 + 1];
+static const struct kv long_query_settings[] = {
+    {"USED_QUERY", long_query}, {"FREE_QUERY", ""}, {NULL, NULL}};
+
+static int
+setup_long_query(void **state)
+{
+    struct dev_env *e = calloc(1, sizeof(*e));
+
+    assert_non_null(e);
+    for (size_t i = 0; i < 4000; i++)
+        memcpy(long_query + i * 5, "$node", 5);
+    long_query[sizeof(long_query) - 1] = '\0';
+    env_init(&e->h, dev_settings);
+    env_config(&e->h, long_query_settings);
+    env_clients(&e->h);
+    *state = e;
+    return 0;
+}
+
+/* No API server and a used query that cannot be built: nothing can be asked,
+ * and the look still answers, from the loop, saying why (it never waits for
+ * an answer that cannot come). */
+static void
+test_nothing_can_be_asked(void **state)
+{
+    struct dev_env *e = *state;
+
+    fake_clear(e->h.fake);
+    e->done = 0;
+    assert_non_null(
+        gather_start(e->h.base, &e->h.cfg, e->h.prom, NULL, NODE, NULL, gathered, e));
+    assert_int_equal(e->done, 0);
+    if (fake_run_until(e->h.base, &e->done, 5000) == -1)
+        fail_msg("no answer within 5 s");
+    assert_string_equal(e->result, "skipped_telemetry");
+    has(e->error, "cannot build the query for node " NODE ": query too long");
+    assert_int_equal(fake_count(e->h.fake), 0);
+}
+
 int
 main(void)
 {
@@ -339,6 +380,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_device_error_says_why, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_node_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kai_fraction_by_device_total, setup_kai,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_nothing_can_be_asked, setup_long_query,
                                         teardown),
     };
 
