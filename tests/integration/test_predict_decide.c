@@ -940,6 +940,42 @@ test_plain_trigger_above_floor_not_predicted(void **state)
     json_decref(d);
 }
 
+/* A predicted trigger on a node of five GPUs, MAX_CONCURRENT_DECISIONS=2:
+ * the GPUs that wait their turn share one reading, and each still judges
+ * its growth on its own pod list: five rows, nothing predicted to starve. */
+static void
+test_queued_gpus_predicted(void **state)
+{
+    static const char *const gpus[NPODS] = {"GPU-aaaa", "GPU-bbbb", "GPU-cccc",
+                                            "GPU-dddd", "GPU-eeee"};
+    const struct kv extra[] = {
+        {"USED_QUERY",
+         "sum by (namespace, pod, uuid) (gpu_pod_memory_used_bytes{node=\"$node\"})"},
+        {"MAX_CONCURRENT_DECISIONS", "2"},
+        {NULL, NULL}};
+    const double slope[NPODS] = {0, 0, 0, 0, 0};
+    struct env *e = *state;
+    json_t *all;
+
+    on_gpu = gpus;
+    route_used(e, STEADY_USED[ML]);
+    route_growth(e, slope);
+    route_pods(e);
+    start(e, extra);
+    deliver_n(e, PREDICTED, "firing", ON_NODE, 1);
+    wait_rows_then(e, NPODS, 8000, 100);
+    all = audit_json(e, NULL);
+    assert_int_equal(json_array_size(all), NPODS);
+    for (size_t i = 0; i < NPODS; i++) {
+        json_t *d = json_array_get(all, i);
+        assert_true(json_is_string(jget(d, "gpu")));
+        jstr(d, "result", "skipped_no_candidate");
+        jhas(d, "reason", "not predicted to starve");
+    }
+    assert_int_equal(mutating(e, NULL), 0);
+    json_decref(all);
+}
+
 int
 main(void)
 {
@@ -976,6 +1012,7 @@ main(void)
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_plain_trigger_above_floor_not_predicted,
                                         setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_queued_gpus_predicted, setup, env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
