@@ -816,6 +816,32 @@ test_closed_window_not_exported(void **state)
     free(out);
 }
 
+/* --- mutation survivors of receiver/decide (issue 39) ---------------------- */
+
+/* A brakes annotation whose recycles_ms is no list (or missing) is refused,
+ * whatever its settle list holds. */
+static void
+test_hostile_brakes_recycles_not_a_list(void **state)
+{
+    struct env *e = *state;
+    const char *bad[] = {
+        "{\"settle\":[],\"recycles_ms\":5}",
+        "{\"settle\":[],\"recycles_ms\":{}}",
+        "{\"settle\":[],\"recycles_ms\":\"[]\"}",
+        "{\"settle\":[]}",
+    };
+    char err[256];
+
+    incident(e, NULL);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        if (remedy_brakes_import(e->r, bad[i], wall_ms(), err, sizeof(err)) != -1)
+            fail_msg("accepted: %s", bad[i]);
+        if (strstr(err, "not a settle and recycles_ms list") == NULL)
+            fail_msg("%s: \"%s\"", bad[i], err);
+    }
+}
+
 int
 main(void)
 {
@@ -846,6 +872,8 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_full_lease_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_brakes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_brakes_recycles_not_a_list, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_longest_names_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_closed_window_not_exported, setup, teardown),
     };
