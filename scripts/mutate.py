@@ -275,7 +275,7 @@ def main():
                 m = todo.get_nowait()
             except queue.Empty:
                 return
-            tests = coverage.tests_for(cov, m.path, m.line)
+            tests = coverage.tests_for(cov, m.path, m.line, source_lines(m.path))
             if tests:
                 w.judge(m, tests, cov, a.factor)
             else:
@@ -338,6 +338,17 @@ def report(ms, a):
     if a.write_benchmarks:
         write_benchmarks(judged, score, 0, sys.argv[1:])
     return 0
+
+
+_lines = {}
+
+
+def source_lines(rel):
+    """The file's lines as the mutants were made from it (cached)."""
+    if rel not in _lines:
+        with open(os.path.join(ROOT, rel)) as f:
+            _lines[rel] = f.read().split("\n")
+    return _lines[rel]
 
 
 def total_done(ms):

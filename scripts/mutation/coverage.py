@@ -182,11 +182,31 @@ def coverage_map(src, build, rel_paths, log, reuse=False):
     return result
 
 
-def tests_for(cov, rel, line):
+def statement_start(lines, line):
+    """The first line of the statement that holds line (1-based): a condition
+    spread over several lines starts at its `if`, `return` or assignment."""
+    i = line
+    while i > 1:
+        prev = lines[i - 2].rstrip()
+        if not prev or prev.endswith((";", "{", "}", ":", "*/")) or prev.lstrip().startswith("#"):
+            break
+        i -= 1
+    return i
+
+
+def tests_for(cov, rel, line, lines=None):
     """The passing tests that execute rel:line, quickest first. A line gcov does
     not instrument (the second line of a condition) is judged by the nearest
-    instrumented line above it, the statement it belongs to."""
+    instrumented line above it, the statement it belongs to. With the file's
+    lines, every test that reaches the statement's first line judges it too:
+    gcov credits a condition's later line only to the tests that evaluate
+    that part (one that stops short at `a && b` never reaches the b line), so
+    a test that evaluates the mutated part through another line's count
+    would be left out."""
     code = cov["code"].get(rel, [])
-    at = max([ln for ln in code if ln <= line], default=line)
-    names = cov["lines"].get(rel, {}).get(str(at), [])
+    per = cov["lines"].get(rel, {})
+    names = set()
+    for ln in {line, statement_start(lines, line) if lines else line}:
+        at = max([c for c in code if c <= ln], default=ln)
+        names.update(per.get(str(at), []))
     return sorted(names, key=lambda t: (cov["tests"].get(t, 1e9), t))
