@@ -842,11 +842,47 @@ test_hostile_brakes_recycles_not_a_list(void **state)
     }
 }
 
+/* A settle list of 257 windows, or a recycles list of 4097, each alone, is
+ * refused: no more than the brakes can hold is ever half read. */
+static void
+test_brakes_lists_over_their_limits(void **state)
+{
+    struct env *e = *state;
+    size_t cap = 4097 * 96 + 128, off;
+    char *text = malloc(cap), err[256];
+    int64_t now = wall_ms();
+
+    assert_non_null(text);
+    incident(e, NULL);
+    off = (size_t)snprintf(text, cap, "{\"v\":1,\"settle\":[");
+    for (int i = 0; i < 257; i++)
+        off += (size_t)snprintf(text + off, cap - off,
+                                "%s{\"node\":\"gpu-node-%d\",\"until_ms\":%lld,"
+                                "\"victim\":\"ml/onnx-1\",\"dry_run\":false}",
+                                i ? "," : "", i, (long long)(now + 30000));
+    snprintf(text + off, cap - off, "],\"recycles_ms\":[]}");
+    err[0] = '\0';
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "not a settle and recycles_ms list"));
+
+    off = (size_t)snprintf(text, cap, "{\"v\":1,\"settle\":[],\"recycles_ms\":[");
+    for (int i = 0; i < 4097; i++)
+        off += (size_t)snprintf(text + off, cap - off, "%s%lld", i ? "," : "",
+                                (long long)(now - 1000 - i));
+    snprintf(text + off, cap - off, "]}");
+    err[0] = '\0';
+    assert_int_equal(remedy_brakes_import(e->r, text, now, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "not a settle and recycles_ms list"));
+    free(text);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fence_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_brakes_lists_over_their_limits, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_fence_granted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fence_write_failed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fence_cancelled, setup, teardown),
