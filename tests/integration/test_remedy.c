@@ -442,6 +442,43 @@ test_verify_at_floor(void **state)
     json_decref(all);
 }
 
+/* A recycle whose row is written at once, before its verify, as it should
+ * be: no error line in the log (an on-call engineer reads them). */
+static void
+test_recycle_logs_no_error(void **state)
+{
+    struct env *e = *state;
+    FILE *f = tmpfile();
+    char log[8192];
+    size_t len;
+    int saved;
+    json_t *all, *d;
+
+    assert_non_null(f);
+    routes(e, "remedy-prom-incident.json", "remedy-pods-incident.json");
+    route_file(e, "POST", ML_EVICT, 201, "remedy-status-201.json", 0);
+    start(e, NULL);
+    fflush(stderr);
+    assert_true((saved = dup(2)) >= 0);
+    assert_true(dup2(fileno(f), 2) >= 0);
+    deliver(e, ON_NODE);
+    wait_rows(e, 1, 5000);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    len = fread(log, 1, sizeof(log) - 1, f);
+    log[len] = '\0';
+    fclose(f);
+    all = decisions(e);
+    d = json_array_get(all, 0);
+    jstr(d, "result", "recycled");
+    check_victim(d, ML_NS, ML_POD, 10957, 3000, 7957);
+    json_decref(all);
+    if (strstr(log, "not recorded") != NULL)
+        fail_msg("a recycle recorded in time logs that it was not:\n%s", log);
+}
+
 /* Every re-read after the eviction fails (Prometheus answers 500): nothing
  * was read back, so the verify shows no figure (not a free of 0 MiB) and the
  * reason says so. */
@@ -4690,6 +4727,7 @@ main(void)
         T(test_verify_at_floor),
         T(test_verify_reads_fail),
         T(test_verify_reading_impossible),
+        T(test_recycle_logs_no_error),
         T(test_failed_reading_keeps_gauge),
         T(test_verify_device_vanished),
         T(test_verify_only_user_gone),
