@@ -722,8 +722,8 @@ gather_gpu_after_usage(struct gather *g)
     start_free_more(g);
 }
 
-static int
-recovered(const struct gather_answer *u)
+int
+gather_answer_recovered(const struct gather_answer *u)
 {
     return u->gr_status == GATHER_DECIDED &&
            u->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED;
@@ -800,7 +800,7 @@ gather_gpu_conclude(struct gather *g)
                          g->g_gfree[i].gf_mib, g->g_gfree[i].gf_error);
         else
             gather_judge(g, &r->gr_gpus[i], g->g_gpus[i], 1, 0, "");
-        below += !recovered(&r->gr_gpus[i]);
+        below += !gather_answer_recovered(&r->gr_gpus[i]);
     }
     summarise(g, r, below);
 }

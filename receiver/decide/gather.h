@@ -124,4 +124,7 @@ const struct device_reading *gather_device(const struct gather *g);
 int gather_reread(const struct gather_answer *gr, enum free_source decided,
                   int64_t *free_mib, char *why, size_t whylen);
 
+/* 1 when u was judged and found at or above the floor. */
+int gather_answer_recovered(const struct gather_answer *u);
+
 #endif

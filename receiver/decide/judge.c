@@ -105,13 +105,6 @@ spawn(struct decision *d, struct gather *g, const struct gather_answer *u, doubl
     return c;
 }
 
-static int
-recovered(const struct gather_answer *u)
-{
-    return u->gr_status == GATHER_DECIDED &&
-           u->gr_policy.pr_outcome == POLICY_SKIPPED_RECOVERED;
-}
-
 /* GPU scope from a trigger naming no GPU: each GPU below the floor (or
  * unreadable) gets its own decision and row, the first one d's; none below:
  * d ends skipped_recovered with gpu null. */
@@ -132,7 +125,7 @@ fan_out(struct decision *d, struct gather *g, const struct gather_answer *gr)
     }
     gather_hold(g); /* d may end before its siblings are judged */
     for (i = 0; i < gr->gr_gpu_count; i++) {
-        if (recovered(&gr->gr_gpus[i]) && !predict_wanted(d))
+        if (gather_answer_recovered(&gr->gr_gpus[i]) && !predict_wanted(d))
             continue; /* a prediction is about GPUs still at or above the floor */
         if (first == NULL)
             first = &gr->gr_gpus[i];
