@@ -630,6 +630,40 @@ test_fraction_among_many_series(void **state)
     pod_list_free(&l);
 }
 
+/* Resolving the shares leaves every other budget as declared: MiB stay MiB
+ * without a device reading, and an unreadable one keeps its own words even
+ * where the device's total is known. */
+static void
+test_resolve_leaves_other_budgets(void **state)
+{
+    const char *const dev[] = {FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),
+                               DTS("GPU-a", "100"), UTS("GPU-a", "100"), NULL};
+    const char *const use[] = {
+        USED("team-a", "infer-half-7d9f8c6b5-abcde", "GPU-a", "1048576"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct pod_list l;
+
+    (void)state;
+    parse("budget-kai.json", "kai", &l);
+    reading(use, "namespace", "pod", &ur);
+    device(dev, &dr);
+    for (int pass = 0; pass < 2; pass++) {
+        policy_resolve_budgets(&l, &ur, pass == 0 ? NULL : &dr);
+        ok(&l, "infer-mem-5c6d7e8f9-bcdef", "kai", 2000, "gpu-memory: \"2000\"");
+        ok(&l, "infer-multi-6b7c8d9e0-cdefg", "kai", 2048,
+           "gpu-memory: \"1024\", gpu-fraction-num-devices: \"2\"");
+        bad(&l, "frac-0-1a2b3c4d5-hijkl", "kai",
+            "gpu-fraction \"0\" is not a fraction above 0 and at most 1");
+        bad(&l, "mem-gi-4d5e6f7a8-klmno", "kai",
+            "gpu-memory \"2Gi\" is not a whole number");
+    }
+    ok(&l, "infer-half-7d9f8c6b5-abcde", "kai", 40779, "gpu-fraction: \"0.5\"");
+    usage_reading_free(&ur);
+    device_reading_free(&dr);
+    pod_list_free(&l);
+}
+
 static void
 test_resolve_pure(void **state)
 {
@@ -688,6 +722,7 @@ main(void)
         cmocka_unit_test(test_fraction_among_many_series),
         cmocka_unit_test(test_fraction_on_unreported_gpu),
         cmocka_unit_test(test_resolve_pure),
+        cmocka_unit_test(test_resolve_leaves_other_budgets),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
