@@ -258,6 +258,10 @@ test_impossible_device(void **state)
          "reports a total of 1e+30 bytes on GPU GPU-a, more"},
         {"pod above the device total", GIB, "8589934592",
          "ml/p reports 10240 MiB, more than the GPU's total of 8192 MiB (as the device"},
+        /* 2^83 bytes: 2^63 MiB, past an int64: said as the largest, never wrapped */
+        {"free of 2^63 MiB", "9671406556917033397649408", "16106127360",
+         "reports 9223372036854775807 MiB free on GPU GPU-a, more than its total of "
+         "15360 MiB"},
     };
     const char *const use[] = {USED("ml", "p", "GPU-a", "10737418240"), NULL};
     struct usage_reading ur;
@@ -545,6 +549,21 @@ test_promql_and_names(void **state)
     assert_null(free_source_name(FREE_SOURCE_NONE));
 }
 
+/* Each free source's word reads back as that source. */
+static void
+test_free_source_words(void **state)
+{
+    enum free_source all[] = {FREE_SOURCE_DEVICE, FREE_SOURCE_COMPUTED,
+                              FREE_SOURCE_QUERY};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        assert_int_equal(free_source_parse(free_source_name(all[i])), all[i]);
+    assert_string_equal(free_source_name(FREE_SOURCE_COMPUTED), "computed");
+    assert_string_equal(free_source_name(FREE_SOURCE_QUERY), "query");
+    assert_int_equal(free_source_parse("Query"), FREE_SOURCE_NONE);
+}
+
 int
 main(void)
 {
@@ -561,6 +580,7 @@ main(void)
         cmocka_unit_test(test_gpu_without_pods),
         cmocka_unit_test(test_node_without_pods),
         cmocka_unit_test(test_promql_and_names),
+        cmocka_unit_test(test_free_source_words),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

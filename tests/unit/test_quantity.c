@@ -152,6 +152,7 @@ static const struct bad bads[] = {
     {"5\x7f", "suffix \"\\x7f\""},
     {"5Mi\"junk\"", "\\x22"},
     {"5abcdefghijklmnopqrstuvwxyz", "..."},
+    {"5abcdefghijklmnopqrstuvwxyz", "unknown suffix \"abcdefghijklmnop...\""},
 };
 
 static void
