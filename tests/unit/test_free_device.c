@@ -564,6 +564,39 @@ test_free_source_words(void **state)
     assert_int_equal(free_source_parse("Query"), FREE_SOURCE_NONE);
 }
 
+/* A series of another metric in the device answer (a broken or hostile
+ * Prometheus; the query asks for none) is no figure of the card: the device's
+ * own free is judged as if it were absent. */
+static void
+test_device_other_metric_ignored(void **state)
+{
+    const char *const dev[] = {
+        FREE("GPU-a", "628097024"),
+        TOTAL("GPU-a", "85520809984"),
+        "\"__name__\":\"gpu_memory_used_bytes\",\"uuid\":\"GPU-a\"",
+        "1073741824",
+        "\"uuid\":\"GPU-a\"",
+        "5",
+        DTS("GPU-a", "100"),
+        UTS("GPU-a", "100"),
+        NULL};
+    const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct policy_answer res;
+
+    (void)state;
+    device(dev, &dr);
+    usage(use, &ur);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+    assert_int_equal(res.pr_free_mib, 599);
+    policy_answer_free(&res);
+    device_reading_free(&dr);
+    usage_reading_free(&ur);
+}
+
 int
 main(void)
 {
@@ -581,6 +614,7 @@ main(void)
         cmocka_unit_test(test_node_without_pods),
         cmocka_unit_test(test_promql_and_names),
         cmocka_unit_test(test_free_source_words),
+        cmocka_unit_test(test_device_other_metric_ignored),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -412,6 +412,34 @@ test_slow_tie_names_the_first(void **state)
     predict_outcome_free(&o);
 }
 
+/* The reason counts the over-budget pods whose growth is unknown: one pod, or
+ * two pods. */
+static void
+test_unknown_growth_counted(void **state)
+{
+    struct policy_candidate c[] = {cand("b", "unknown", 1, 5000, 2000),
+                                   cand("b", "unknown-too", 1, 5000, 2000),
+                                   cand("w", "grows", 0, 500, 1000)};
+    double one[] = {NAN, 0, 100.0};
+    double two[] = {NAN, NAN, 100.0};
+    struct predict_outcome o;
+
+    (void)state;
+    /* one eligible pod (the second given as within budget) */
+    c[1].pc_eligible = 0;
+    assert_int_equal(predict_judge(&PP, 3000, c, one, 3, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, ", but the growth of its 1 eligible over-budget "
+                                        "pod is unknown (too little history)"));
+    predict_outcome_free(&o);
+    c[1].pc_eligible = 1;
+    assert_int_equal(predict_judge(&PP, 3000, c, two, 3, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, ", but the growth of its 2 eligible over-budget "
+                                        "pods is unknown (too little history)"));
+    predict_outcome_free(&o);
+}
+
 int
 main(void)
 {
@@ -426,6 +454,7 @@ main(void)
         cmocka_unit_test(test_rate_parse_leading_point),
         cmocka_unit_test(test_growers_reordered_keep_everyone),
         cmocka_unit_test(test_slow_tie_names_the_first),
+        cmocka_unit_test(test_unknown_growth_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
