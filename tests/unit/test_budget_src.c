@@ -704,6 +704,73 @@ test_resolve_pure(void **state)
     assert_string_equal(why, "the budget overflows 64 bits");
 }
 
+/* DRA_DRIVER: a DNS subdomain of up to 253 characters; one more is refused. */
+static void
+test_driver_name_length(void **state)
+{
+    char name[256], err[160];
+
+    (void)state;
+    memset(name, 'a', sizeof(name));
+    name[253] = '\0';
+    assert_int_equal(bsrc_driver_check(name, err, sizeof(err)), 0);
+    name[253] = 'a';
+    name[254] = '\0';
+    assert_int_equal(bsrc_driver_check(name, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "is not a driver name (a DNS subdomain"));
+}
+
+/* KAI's gpu-fraction "1" is the whole GPU: at most 1 is allowed. */
+static void
+test_kai_whole_fraction(void **state)
+{
+    struct bsrc_order o = order("kai");
+    struct bsrc_pod p = {.bp_namespace = "n", .bp_fraction = "1"};
+    struct bsrc_budget b;
+    char why[128];
+    int64_t mib = 0;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_string_equal(b.bb_decl, "gpu-fraction: \"1\"");
+    assert_int_equal(bsrc_resolve(&b, 1, 85520809984.0, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, 81559); /* the whole H100 */
+}
+
+/* A DRA claim consuming 0 bytes of memory is a budget of 0 MiB, not negative. */
+static void
+test_dra_zero_memory(void **state)
+{
+    static const char *const zero[] = {"0"};
+    struct bsrc_order o = order("dra,resource");
+    struct bsrc_claim c = {"gpu-claim", 1, 1, zero, 1, 1, NULL};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = &c, .bp_claim_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_DRA);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, 0);
+    assert_string_equal(b.bb_decl, "claim llm/gpu-claim: memory 0");
+}
+
+/* A share of a GPU whose total is 0 bytes is no budget: the total is needed. */
+static void
+test_resolve_zero_total(void **state)
+{
+    struct bsrc_budget b = {
+        .bb_source = BSRC_KAI, .bb_state = BSRC_STATE_OK, .bb_mib = 100, .bb_gpus = 0.5};
+    char why[128];
+    int64_t mib = -1;
+
+    (void)state;
+    assert_int_equal(bsrc_resolve(&b, 1, 0.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, BSRC_NEEDS_TOTAL);
+    assert_int_equal(mib, -1);
+}
+
 int
 main(void)
 {
@@ -723,6 +790,10 @@ main(void)
         cmocka_unit_test(test_fraction_on_unreported_gpu),
         cmocka_unit_test(test_resolve_pure),
         cmocka_unit_test(test_resolve_leaves_other_budgets),
+        cmocka_unit_test(test_driver_name_length),
+        cmocka_unit_test(test_kai_whole_fraction),
+        cmocka_unit_test(test_dra_zero_memory),
+        cmocka_unit_test(test_resolve_zero_total),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

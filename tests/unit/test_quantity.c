@@ -222,6 +222,22 @@ test_length(void **state)
     assert_non_null(strstr(err, "longer"));
 }
 
+/* With a length, an "e" ending the value is a suffix, not an exponent whose
+ * sign lies past the length. */
+static void
+test_length_cuts_exponent(void **state)
+{
+    char err[64];
+    int64_t v = 12345;
+
+    (void)state;
+    assert_int_equal(quantity_parse_n("5e-3", 2, &v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "unknown suffix \"e\""));
+    assert_int_equal(quantity_parse_n("5e+3", 2, &v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "unknown suffix \"e\""));
+    assert_int_equal(v, 12345);
+}
+
 /* A NULL or empty error buffer is fine. */
 static void
 test_no_err_buffer(void **state)
@@ -242,9 +258,8 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good),
-        cmocka_unit_test(test_bad),
-        cmocka_unit_test(test_length),
+        cmocka_unit_test(test_good),          cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_length),        cmocka_unit_test(test_length_cuts_exponent),
         cmocka_unit_test(test_no_err_buffer),
     };
 
