@@ -771,6 +771,26 @@ test_resolve_zero_total(void **state)
     assert_int_equal(mib, -1);
 }
 
+/* HAMi's gpumem-percentage 100 is the whole GPU: 1 to 100 are percentages. */
+static void
+test_hami_whole_percentage(void **state)
+{
+    struct bsrc_container c = {"c", {"1", NULL}, {NULL, NULL}, {"100", NULL}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+    char why[128];
+    int64_t mib = 0;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_string_equal(b.bb_decl, "nvidia.com/gpumem-percentage: 100");
+    assert_int_equal(bsrc_resolve(&b, 1, 24152899584.0, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, 23034); /* the whole L4 */
+}
+
 int
 main(void)
 {
@@ -794,6 +814,7 @@ main(void)
         cmocka_unit_test(test_kai_whole_fraction),
         cmocka_unit_test(test_dra_zero_memory),
         cmocka_unit_test(test_resolve_zero_total),
+        cmocka_unit_test(test_hami_whole_percentage),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
