@@ -659,6 +659,8 @@ test_resolve_leaves_other_budgets(void **state)
             "gpu-memory \"2Gi\" is not a whole number");
     }
     ok(&l, "infer-half-7d9f8c6b5-abcde", "kai", 40779, "gpu-fraction: \"0.5\"");
+    /* no series names jupyter-0's GPU: the node's one size serves */
+    ok(&l, "jupyter-0", "kai", 20389, "gpu-fraction: \"0.25\"");
     usage_reading_free(&ur);
     device_reading_free(&dr);
     pod_list_free(&l);
@@ -718,6 +720,8 @@ test_driver_name_length(void **state)
     name[254] = '\0';
     assert_int_equal(bsrc_driver_check(name, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "is not a driver name (a DNS subdomain"));
+    /* every letter a to z */
+    assert_int_equal(bsrc_driver_check("gpu.zz.example.com", err, sizeof(err)), 0);
 }
 
 /* KAI's gpu-fraction "1" is the whole GPU: at most 1 is allowed. */
@@ -791,6 +795,106 @@ test_hami_whole_percentage(void **state)
     assert_int_equal(mib, 23034); /* the whole L4 */
 }
 
+/* BUDGET_SOURCES: a tab around a word is blank, as a space is. */
+static void
+test_order_parse_tabs(void **state)
+{
+    struct bsrc_order o;
+    char err[160];
+
+    (void)state;
+    assert_int_equal(bsrc_order_parse("\tkai\t,hami\t", &o, err, sizeof(err)), 0);
+    assert_int_equal(o.bo_count, 2);
+    assert_int_equal(o.bo_src[0], BSRC_KAI);
+    assert_int_equal(o.bo_src[1], BSRC_HAMI);
+}
+
+/* HAMi's gpumem 0 is no MiB figure: the whole GPU, as without one. */
+static void
+test_hami_gpumem_zero(void **state)
+{
+    struct bsrc_container c = {"c", {"1", NULL}, {"0", NULL}, {NULL, NULL}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_true(b.bb_gpus == 1.0);
+    assert_int_equal(b.bb_mib, 0);
+}
+
+/* HAMi's containers together may reach exactly INT64_MAX MiB: kept. */
+static void
+test_hami_sum_exactly_int64_max(void **state)
+{
+    struct bsrc_container c[] = {
+        {"a", {"1", NULL}, {"1", NULL}, {NULL, NULL}},
+        {"b", {"4294967298", NULL}, {"2147483647", NULL}, {NULL, NULL}}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = c, .bp_container_count = 2};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, INT64_MAX); /* 1 + (2^32 + 2) x (2^31 - 1) */
+}
+
+/* KAI's gpu-memory "0" is no budget: above 0 MiB is asked. */
+static void
+test_kai_memory_zero(void **state)
+{
+    struct bsrc_order o = order("kai");
+    struct bsrc_pod p = {.bp_namespace = "n", .bp_memory = "0"};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error,
+                        "gpu-memory \"0\" is not a whole number of MiB above 0");
+}
+
+/* A pod claim with no claim object (bl_claim NULL) adds nothing beside one
+ * with memory. */
+static void
+test_dra_claim_without_object(void **state)
+{
+    static const char *const eight[] = {"8Gi"};
+    struct bsrc_order o = order("dra,resource");
+    struct bsrc_claim c[] = {{NULL, 0, 0, NULL, 0, 0, NULL},
+                             {"gpu-claim", 1, 1, eight, 1, 1, NULL}};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = c, .bp_claim_count = 2};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_DRA);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, 8192);
+    assert_string_equal(b.bb_decl, "claim llm/gpu-claim: memory 8Gi");
+}
+
+/* A share worth exactly 9e18 MiB is refused as overflowing (the bound a cast
+ * to int64 is safe under), never kept. */
+static void
+test_resolve_share_at_bound(void **state)
+{
+    struct bsrc_budget b = {
+        .bb_source = BSRC_HAMI, .bb_state = BSRC_STATE_OK, .bb_mib = 0, .bb_gpus = 1};
+    char why[128];
+    int64_t mib = -1;
+
+    (void)state;
+    assert_int_equal(bsrc_resolve(&b, 1, 9.0e18 * 1048576.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "the budget overflows 64 bits");
+    assert_int_equal(mib, -1);
+}
+
 int
 main(void)
 {
@@ -815,6 +919,12 @@ main(void)
         cmocka_unit_test(test_dra_zero_memory),
         cmocka_unit_test(test_resolve_zero_total),
         cmocka_unit_test(test_hami_whole_percentage),
+        cmocka_unit_test(test_order_parse_tabs),
+        cmocka_unit_test(test_hami_gpumem_zero),
+        cmocka_unit_test(test_hami_sum_exactly_int64_max),
+        cmocka_unit_test(test_kai_memory_zero),
+        cmocka_unit_test(test_dra_claim_without_object),
+        cmocka_unit_test(test_resolve_share_at_bound),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
