@@ -258,6 +258,8 @@ test_impossible_device(void **state)
          "reports a total of 1e+30 bytes on GPU GPU-a, more"},
         {"pod above the device total", GIB, "8589934592",
          "ml/p reports 10240 MiB, more than the GPU's total of 8192 MiB (as the device"},
+        /* a card of 0 bytes is no card, even with 0 free */
+        {"zero total", "0", "0", "reports a total of 0 bytes on GPU GPU-a, which cannot"},
         /* 2^83 bytes: 2^63 MiB, past an int64: said as the largest, never wrapped */
         {"free of 2^63 MiB", "9671406556917033397649408", "16106127360",
          "reports 9223372036854775807 MiB free on GPU GPU-a, more than its total of "

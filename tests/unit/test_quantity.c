@@ -238,6 +238,22 @@ test_length_cuts_exponent(void **state)
     assert_int_equal(v, 12345);
 }
 
+/* With a length, a zero value followed by a digit past the length is 0: the
+ * byte after the length is never read. */
+static void
+test_length_zero_before_digit(void **state)
+{
+    char err[64];
+    int64_t v = 12345;
+
+    (void)state;
+    assert_int_equal(quantity_parse_n("00", 1, &v, err, sizeof(err)), 0);
+    assert_int_equal(v, 0);
+    v = 12345;
+    assert_int_equal(quantity_parse_n("0.00", 3, &v, err, sizeof(err)), 0);
+    assert_int_equal(v, 0);
+}
+
 /* A NULL or empty error buffer is fine. */
 static void
 test_no_err_buffer(void **state)
@@ -258,8 +274,11 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good),          cmocka_unit_test(test_bad),
-        cmocka_unit_test(test_length),        cmocka_unit_test(test_length_cuts_exponent),
+        cmocka_unit_test(test_good),
+        cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_length),
+        cmocka_unit_test(test_length_cuts_exponent),
+        cmocka_unit_test(test_length_zero_before_digit),
         cmocka_unit_test(test_no_err_buffer),
     };
 
