@@ -895,6 +895,21 @@ test_resolve_share_at_bound(void **state)
     assert_int_equal(mib, -1);
 }
 
+/* Every source listed and none declared: no budget, from no source. */
+static void
+test_all_sources_none_declared(void **state)
+{
+    struct bsrc_order o = order("resource,hami,kai,dra");
+    struct bsrc_pod p = {.bp_namespace = "n"};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_NONE);
+    assert_int_equal(b.bb_state, BSRC_STATE_NONE);
+    assert_null(bsrc_name(b.bb_source));
+}
+
 int
 main(void)
 {
@@ -925,6 +940,7 @@ main(void)
         cmocka_unit_test(test_kai_memory_zero),
         cmocka_unit_test(test_dra_claim_without_object),
         cmocka_unit_test(test_resolve_share_at_bound),
+        cmocka_unit_test(test_all_sources_none_declared),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -327,6 +327,29 @@ test_taint_names_the_pod(void **state)
         fail_msg("%s", f->res.pr_reason);
 }
 
+/* The user's other GPU is impossible because another pod's series there is
+ * NaN: the user's own GPU waits, and the reason names that pod. */
+static void
+test_taint_by_other_pods_nan(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "a", "two", 1000);
+    series(f, "a", "two", "GPU-0", 3000);
+    series(f, "a", "two", "GPU-1", 500);
+    pod(f, "b", "broken", 1000);
+    series(f, "b", "broken", "GPU-1", 200);
+    f->series[f->ur.ur_count - 1].us_bytes = NAN;
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    if (strstr(f->res.pr_reason,
+               "a/two also uses GPU GPU-1, whose reading cannot be true "
+               "(Prometheus reported nan bytes") == NULL ||
+        strstr(f->res.pr_reason, "b/broken") == NULL)
+        fail_msg("%s", f->res.pr_reason);
+}
+
 /* Ties sort by namespace, then name, the UID last: not by UID before name. */
 static void
 test_ties_by_name(void **state)
@@ -663,6 +686,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_impossible_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_with_impossible_total, setup, teardown),
         cmocka_unit_test_setup_teardown(test_taint_names_the_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_taint_by_other_pods_nan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ties_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_started_now, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_names_by_uid, setup, teardown),
