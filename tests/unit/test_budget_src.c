@@ -910,6 +910,52 @@ test_all_sources_none_declared(void **state)
     assert_null(bsrc_name(b.bb_source));
 }
 
+/* BUDGET_SOURCES with a blank word between commas: an empty word, said so. */
+static void
+test_order_parse_blank_word(void **state)
+{
+    struct bsrc_order o;
+    char err[160];
+
+    (void)state;
+    assert_int_equal(bsrc_order_parse("resource, ,kai", &o, err, sizeof(err)), -1);
+    assert_string_equal(err,
+                        "an empty word in 'resource, ,kai' (resource, hami, kai, dra)");
+}
+
+/* A claim read but not allocated yet, with no memory: DRA, unreadable (it may
+ * be the one), not a pod without a budget. */
+static void
+test_dra_claim_not_allocated(void **state)
+{
+    struct bsrc_order o = order("dra,resource");
+    struct bsrc_claim c = {"gpu-claim", 1, 0, NULL, 0, 0, NULL};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = &c, .bp_claim_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_DRA);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error, "claim llm/gpu-claim has no allocation");
+}
+
+/* DRA memory summing to exactly INT64_MAX bytes is kept (rounded up to MiB). */
+static void
+test_dra_memory_exactly_int64_max(void **state)
+{
+    static const char *const two[] = {"9223372036854775806", "1"};
+    struct bsrc_order o = order("dra");
+    struct bsrc_claim c = {"gpu-claim", 1, 1, two, 2, 1, NULL};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = &c, .bp_claim_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, (INT64_MAX >> 20) + 1);
+}
+
 int
 main(void)
 {
@@ -941,6 +987,9 @@ main(void)
         cmocka_unit_test(test_dra_claim_without_object),
         cmocka_unit_test(test_resolve_share_at_bound),
         cmocka_unit_test(test_all_sources_none_declared),
+        cmocka_unit_test(test_order_parse_blank_word),
+        cmocka_unit_test(test_dra_claim_not_allocated),
+        cmocka_unit_test(test_dra_memory_exactly_int64_max),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
