@@ -630,6 +630,42 @@ test_fraction_among_many_series(void **state)
     pod_list_free(&l);
 }
 
+/* Resolving the shares leaves every other budget as declared: MiB stay MiB
+ * without a device reading, and an unreadable one keeps its own words even
+ * where the device's total is known. */
+static void
+test_resolve_leaves_other_budgets(void **state)
+{
+    const char *const dev[] = {FREE("GPU-a", "524288000"), TOTAL("GPU-a", H100),
+                               DTS("GPU-a", "100"), UTS("GPU-a", "100"), NULL};
+    const char *const use[] = {
+        USED("team-a", "infer-half-7d9f8c6b5-abcde", "GPU-a", "1048576"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct pod_list l;
+
+    (void)state;
+    parse("budget-kai.json", "kai", &l);
+    reading(use, "namespace", "pod", &ur);
+    device(dev, &dr);
+    for (int pass = 0; pass < 2; pass++) {
+        policy_resolve_budgets(&l, &ur, pass == 0 ? NULL : &dr);
+        ok(&l, "infer-mem-5c6d7e8f9-bcdef", "kai", 2000, "gpu-memory: \"2000\"");
+        ok(&l, "infer-multi-6b7c8d9e0-cdefg", "kai", 2048,
+           "gpu-memory: \"1024\", gpu-fraction-num-devices: \"2\"");
+        bad(&l, "frac-0-1a2b3c4d5-hijkl", "kai",
+            "gpu-fraction \"0\" is not a fraction above 0 and at most 1");
+        bad(&l, "mem-gi-4d5e6f7a8-klmno", "kai",
+            "gpu-memory \"2Gi\" is not a whole number");
+    }
+    ok(&l, "infer-half-7d9f8c6b5-abcde", "kai", 40779, "gpu-fraction: \"0.5\"");
+    /* no series names jupyter-0's GPU: the node's one size serves */
+    ok(&l, "jupyter-0", "kai", 20389, "gpu-fraction: \"0.25\"");
+    usage_reading_free(&ur);
+    device_reading_free(&dr);
+    pod_list_free(&l);
+}
+
 static void
 test_resolve_pure(void **state)
 {
@@ -670,6 +706,256 @@ test_resolve_pure(void **state)
     assert_string_equal(why, "the budget overflows 64 bits");
 }
 
+/* DRA_DRIVER: a DNS subdomain of up to 253 characters; one more is refused. */
+static void
+test_driver_name_length(void **state)
+{
+    char name[256], err[160];
+
+    (void)state;
+    memset(name, 'a', sizeof(name));
+    name[253] = '\0';
+    assert_int_equal(bsrc_driver_check(name, err, sizeof(err)), 0);
+    name[253] = 'a';
+    name[254] = '\0';
+    assert_int_equal(bsrc_driver_check(name, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "is not a driver name (a DNS subdomain"));
+    /* every letter a to z */
+    assert_int_equal(bsrc_driver_check("gpu.zz.example.com", err, sizeof(err)), 0);
+}
+
+/* KAI's gpu-fraction "1" is the whole GPU: at most 1 is allowed. */
+static void
+test_kai_whole_fraction(void **state)
+{
+    struct bsrc_order o = order("kai");
+    struct bsrc_pod p = {.bp_namespace = "n", .bp_fraction = "1"};
+    struct bsrc_budget b;
+    char why[128];
+    int64_t mib = 0;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_string_equal(b.bb_decl, "gpu-fraction: \"1\"");
+    assert_int_equal(bsrc_resolve(&b, 1, 85520809984.0, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, 81559); /* the whole H100 */
+}
+
+/* A DRA claim consuming 0 bytes of memory is a budget of 0 MiB, not negative. */
+static void
+test_dra_zero_memory(void **state)
+{
+    static const char *const zero[] = {"0"};
+    struct bsrc_order o = order("dra,resource");
+    struct bsrc_claim c = {"gpu-claim", 1, 1, zero, 1, 1, NULL};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = &c, .bp_claim_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_DRA);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, 0);
+    assert_string_equal(b.bb_decl, "claim llm/gpu-claim: memory 0");
+}
+
+/* A share of a GPU whose total is 0 bytes is no budget: the total is needed. */
+static void
+test_resolve_zero_total(void **state)
+{
+    struct bsrc_budget b = {
+        .bb_source = BSRC_KAI, .bb_state = BSRC_STATE_OK, .bb_mib = 100, .bb_gpus = 0.5};
+    char why[128];
+    int64_t mib = -1;
+
+    (void)state;
+    assert_int_equal(bsrc_resolve(&b, 1, 0.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, BSRC_NEEDS_TOTAL);
+    assert_int_equal(mib, -1);
+}
+
+/* HAMi's gpumem-percentage 100 is the whole GPU: 1 to 100 are percentages. */
+static void
+test_hami_whole_percentage(void **state)
+{
+    struct bsrc_container c = {"c", {"1", NULL}, {NULL, NULL}, {"100", NULL}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+    char why[128];
+    int64_t mib = 0;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_string_equal(b.bb_decl, "nvidia.com/gpumem-percentage: 100");
+    assert_int_equal(bsrc_resolve(&b, 1, 24152899584.0, &mib, why, sizeof(why)), 0);
+    assert_int_equal(mib, 23034); /* the whole L4 */
+}
+
+/* BUDGET_SOURCES: a tab around a word is blank, as a space is. */
+static void
+test_order_parse_tabs(void **state)
+{
+    struct bsrc_order o;
+    char err[160];
+
+    (void)state;
+    assert_int_equal(bsrc_order_parse("\tkai\t,hami\t", &o, err, sizeof(err)), 0);
+    assert_int_equal(o.bo_count, 2);
+    assert_int_equal(o.bo_src[0], BSRC_KAI);
+    assert_int_equal(o.bo_src[1], BSRC_HAMI);
+}
+
+/* HAMi's gpumem 0 is no MiB figure: the whole GPU, as without one. */
+static void
+test_hami_gpumem_zero(void **state)
+{
+    struct bsrc_container c = {"c", {"1", NULL}, {"0", NULL}, {NULL, NULL}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = &c, .bp_container_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_true(b.bb_gpus == 1.0);
+    assert_int_equal(b.bb_mib, 0);
+}
+
+/* HAMi's containers together may reach exactly INT64_MAX MiB: kept. */
+static void
+test_hami_sum_exactly_int64_max(void **state)
+{
+    struct bsrc_container c[] = {
+        {"a", {"1", NULL}, {"1", NULL}, {NULL, NULL}},
+        {"b", {"4294967298", NULL}, {"2147483647", NULL}, {NULL, NULL}}};
+    struct bsrc_order o = order("hami");
+    struct bsrc_pod p = {
+        .bp_namespace = "n", .bp_containers = c, .bp_container_count = 2};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, INT64_MAX); /* 1 + (2^32 + 2) x (2^31 - 1) */
+}
+
+/* KAI's gpu-memory "0" is no budget: above 0 MiB is asked. */
+static void
+test_kai_memory_zero(void **state)
+{
+    struct bsrc_order o = order("kai");
+    struct bsrc_pod p = {.bp_namespace = "n", .bp_memory = "0"};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error,
+                        "gpu-memory \"0\" is not a whole number of MiB above 0");
+}
+
+/* A pod claim with no claim object (bl_claim NULL) adds nothing beside one
+ * with memory. */
+static void
+test_dra_claim_without_object(void **state)
+{
+    static const char *const eight[] = {"8Gi"};
+    struct bsrc_order o = order("dra,resource");
+    struct bsrc_claim c[] = {{NULL, 0, 0, NULL, 0, 0, NULL},
+                             {"gpu-claim", 1, 1, eight, 1, 1, NULL}};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = c, .bp_claim_count = 2};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_DRA);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, 8192);
+    assert_string_equal(b.bb_decl, "claim llm/gpu-claim: memory 8Gi");
+}
+
+/* A share worth exactly 9e18 MiB is refused as overflowing (the bound a cast
+ * to int64 is safe under), never kept. */
+static void
+test_resolve_share_at_bound(void **state)
+{
+    struct bsrc_budget b = {
+        .bb_source = BSRC_HAMI, .bb_state = BSRC_STATE_OK, .bb_mib = 0, .bb_gpus = 1};
+    char why[128];
+    int64_t mib = -1;
+
+    (void)state;
+    assert_int_equal(bsrc_resolve(&b, 1, 9.0e18 * 1048576.0, &mib, why, sizeof(why)), -1);
+    assert_string_equal(why, "the budget overflows 64 bits");
+    assert_int_equal(mib, -1);
+}
+
+/* Every source listed and none declared: no budget, from no source. */
+static void
+test_all_sources_none_declared(void **state)
+{
+    struct bsrc_order o = order("resource,hami,kai,dra");
+    struct bsrc_pod p = {.bp_namespace = "n"};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_NONE);
+    assert_int_equal(b.bb_state, BSRC_STATE_NONE);
+    assert_null(bsrc_name(b.bb_source));
+}
+
+/* BUDGET_SOURCES with a blank word between commas: an empty word, said so. */
+static void
+test_order_parse_blank_word(void **state)
+{
+    struct bsrc_order o;
+    char err[160];
+
+    (void)state;
+    assert_int_equal(bsrc_order_parse("resource, ,kai", &o, err, sizeof(err)), -1);
+    assert_string_equal(err,
+                        "an empty word in 'resource, ,kai' (resource, hami, kai, dra)");
+}
+
+/* A claim read but not allocated yet, with no memory: DRA, unreadable (it may
+ * be the one), not a pod without a budget. */
+static void
+test_dra_claim_not_allocated(void **state)
+{
+    struct bsrc_order o = order("dra,resource");
+    struct bsrc_claim c = {"gpu-claim", 1, 0, NULL, 0, 0, NULL};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = &c, .bp_claim_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_source, BSRC_DRA);
+    assert_int_equal(b.bb_state, BSRC_STATE_BAD);
+    assert_string_equal(b.bb_error, "claim llm/gpu-claim has no allocation");
+}
+
+/* DRA memory summing to exactly INT64_MAX bytes is kept (rounded up to MiB). */
+static void
+test_dra_memory_exactly_int64_max(void **state)
+{
+    static const char *const two[] = {"9223372036854775806", "1"};
+    struct bsrc_order o = order("dra");
+    struct bsrc_claim c = {"gpu-claim", 1, 1, two, 2, 1, NULL};
+    struct bsrc_pod p = {.bp_namespace = "llm", .bp_claims = &c, .bp_claim_count = 1};
+    struct bsrc_budget b;
+
+    (void)state;
+    bsrc_judge(&o, &p, &b);
+    assert_int_equal(b.bb_state, BSRC_STATE_OK);
+    assert_int_equal(b.bb_mib, (INT64_MAX >> 20) + 1);
+}
+
 int
 main(void)
 {
@@ -688,6 +974,22 @@ main(void)
         cmocka_unit_test(test_fraction_among_many_series),
         cmocka_unit_test(test_fraction_on_unreported_gpu),
         cmocka_unit_test(test_resolve_pure),
+        cmocka_unit_test(test_resolve_leaves_other_budgets),
+        cmocka_unit_test(test_driver_name_length),
+        cmocka_unit_test(test_kai_whole_fraction),
+        cmocka_unit_test(test_dra_zero_memory),
+        cmocka_unit_test(test_resolve_zero_total),
+        cmocka_unit_test(test_hami_whole_percentage),
+        cmocka_unit_test(test_order_parse_tabs),
+        cmocka_unit_test(test_hami_gpumem_zero),
+        cmocka_unit_test(test_hami_sum_exactly_int64_max),
+        cmocka_unit_test(test_kai_memory_zero),
+        cmocka_unit_test(test_dra_claim_without_object),
+        cmocka_unit_test(test_resolve_share_at_bound),
+        cmocka_unit_test(test_all_sources_none_declared),
+        cmocka_unit_test(test_order_parse_blank_word),
+        cmocka_unit_test(test_dra_claim_not_allocated),
+        cmocka_unit_test(test_dra_memory_exactly_int64_max),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -258,6 +258,12 @@ test_impossible_device(void **state)
          "reports a total of 1e+30 bytes on GPU GPU-a, more"},
         {"pod above the device total", GIB, "8589934592",
          "ml/p reports 10240 MiB, more than the GPU's total of 8192 MiB (as the device"},
+        /* a card of 0 bytes is no card, even with 0 free */
+        {"zero total", "0", "0", "reports a total of 0 bytes on GPU GPU-a, which cannot"},
+        /* 2^83 bytes: 2^63 MiB, past an int64: said as the largest, never wrapped */
+        {"free of 2^63 MiB", "9671406556917033397649408", "16106127360",
+         "reports 9223372036854775807 MiB free on GPU GPU-a, more than its total of "
+         "15360 MiB"},
     };
     const char *const use[] = {USED("ml", "p", "GPU-a", "10737418240"), NULL};
     struct usage_reading ur;
@@ -545,6 +551,54 @@ test_promql_and_names(void **state)
     assert_null(free_source_name(FREE_SOURCE_NONE));
 }
 
+/* Each free source's word reads back as that source. */
+static void
+test_free_source_words(void **state)
+{
+    enum free_source all[] = {FREE_SOURCE_DEVICE, FREE_SOURCE_COMPUTED,
+                              FREE_SOURCE_QUERY};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        assert_int_equal(free_source_parse(free_source_name(all[i])), all[i]);
+    assert_string_equal(free_source_name(FREE_SOURCE_COMPUTED), "computed");
+    assert_string_equal(free_source_name(FREE_SOURCE_QUERY), "query");
+    assert_int_equal(free_source_parse("Query"), FREE_SOURCE_NONE);
+}
+
+/* A series of another metric in the device answer (a broken or hostile
+ * Prometheus; the query asks for none) is no figure of the card: the device's
+ * own free is judged as if it were absent. */
+static void
+test_device_other_metric_ignored(void **state)
+{
+    const char *const dev[] = {
+        FREE("GPU-a", "628097024"),
+        TOTAL("GPU-a", "85520809984"),
+        "\"__name__\":\"gpu_memory_used_bytes\",\"uuid\":\"GPU-a\"",
+        "1073741824",
+        "\"uuid\":\"GPU-a\"",
+        "5",
+        DTS("GPU-a", "100"),
+        UTS("GPU-a", "100"),
+        NULL};
+    const char *const use[] = {USED("ml", "big", "GPU-a", "42949672960"), NULL};
+    struct device_reading dr;
+    struct usage_reading ur;
+    struct policy_answer res;
+
+    (void)state;
+    device(dev, &dr);
+    usage(use, &ur);
+    decide(&ur, &dr, "GPU-a", &res);
+    assert_int_equal(res.pr_outcome, POLICY_SKIPPED_NO_CANDIDATE);
+    assert_int_equal(res.pr_free_source, FREE_SOURCE_DEVICE);
+    assert_int_equal(res.pr_free_mib, 599);
+    policy_answer_free(&res);
+    device_reading_free(&dr);
+    usage_reading_free(&ur);
+}
+
 int
 main(void)
 {
@@ -561,6 +615,8 @@ main(void)
         cmocka_unit_test(test_gpu_without_pods),
         cmocka_unit_test(test_node_without_pods),
         cmocka_unit_test(test_promql_and_names),
+        cmocka_unit_test(test_free_source_words),
+        cmocka_unit_test(test_device_other_metric_ignored),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

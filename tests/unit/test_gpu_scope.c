@@ -327,6 +327,54 @@ test_taint_names_the_pod(void **state)
         fail_msg("%s", f->res.pr_reason);
 }
 
+/* The user's other GPU is impossible because another pod's series there is
+ * NaN: the user's own GPU waits, and the reason names that pod. */
+static void
+test_taint_by_other_pods_nan(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "a", "two", 1000);
+    series(f, "a", "two", "GPU-0", 3000);
+    series(f, "a", "two", "GPU-1", 500);
+    pod(f, "b", "broken", 1000);
+    series(f, "b", "broken", "GPU-1", 200);
+    f->series[f->ur.ur_count - 1].us_bytes = NAN;
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    if (strstr(f->res.pr_reason,
+               "a/two also uses GPU GPU-1, whose reading cannot be true "
+               "(Prometheus reported nan bytes") == NULL ||
+        strstr(f->res.pr_reason, "b/broken") == NULL)
+        fail_msg("%s", f->res.pr_reason);
+}
+
+/* A pod using exactly what the node's named GPUs hold together (its series
+ * without a GPU label included) can be true, and is judged; a byte more
+ * cannot. */
+static void
+test_pod_at_node_capacity(void **state)
+{
+    struct fx *f = *state;
+
+    pod(f, "a", "x", 1000);
+    series(f, "a", "x", "GPU-0", 2000);
+    series(f, "a", "x", NULL, 2 * 15360 - 2000); /* 30720 MiB in all */
+    pod(f, "b", "y", 1000);
+    series(f, "b", "y", "GPU-1", 100);
+    free_on(f, "GPU-0", 100);
+    decide_gpu(f, "GPU-0");
+    if (f->res.pr_outcome != POLICY_VICTIM)
+        fail_msg("%s", f->res.pr_reason);
+    assert_string_equal(order(f), "x");
+    assert_int_equal(f->res.pr_candidates[0].pc_used_mib, 30720);
+    f->series[1].us_bytes += 1;
+    decide_gpu(f, "GPU-0");
+    assert_int_equal(f->res.pr_outcome, POLICY_SKIPPED_TELEMETRY);
+    assert_non_null(strstr(f->res.pr_reason, "a/x reports 30720 MiB over every GPU"));
+}
+
 /* Ties sort by namespace, then name, the UID last: not by UID before name. */
 static void
 test_ties_by_name(void **state)
@@ -663,6 +711,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_impossible_per_gpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_with_impossible_total, setup, teardown),
         cmocka_unit_test_setup_teardown(test_taint_names_the_pod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_taint_by_other_pods_nan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_at_node_capacity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ties_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_started_now, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_names_by_uid, setup, teardown),

@@ -356,6 +356,90 @@ test_boundaries(void **state)
     predict_outcome_free(&o);
 }
 
+/* A leading point is a decimal too: ".5MiB/s" is half a MiB a second. */
+static void
+test_rate_parse_leading_point(void **state)
+{
+    double v = 0;
+
+    (void)state;
+    assert_int_equal(predict_parse_rate(".5MiB/s", &v), 0);
+    assert_true(v == 0.5);
+    assert_int_equal(predict_parse_rate(".25", &v), 0);
+    assert_true(v == 0.25);
+    assert_int_equal(predict_parse_rate(".", &v), -1);
+    assert_int_equal(predict_parse_rate(".MiB/s", &v), -1);
+}
+
+/* A faster grower found after a slower one that is not first in the policy's
+ * order moves it down a place, never drops it: every pod once, fastest first. */
+static void
+test_growers_reordered_keep_everyone(void **state)
+{
+    struct policy_candidate c[] = {cand("ml", "idle", 1, 6000, 2000),
+                                   cand("ml", "slow", 1, 6000, 2000),
+                                   cand("ml", "fast", 1, 6000, 2000)};
+    double slopes[] = {1.0, 10.0, 30.0};
+    struct predict_outcome o;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 5000, c, slopes, 3, "GPU GPU-1", &o), 0);
+    assert_int_equal(o.po_act, 1);
+    assert_int_equal(o.po_ranked, 2);
+    assert_int_equal(o.po_order[0], 2);
+    assert_int_equal(o.po_order[1], 1);
+    assert_int_equal(o.po_order[2], 0);
+    assert_non_null(strstr(o.po_reason, "the fastest of 2 over-budget pods"));
+    predict_outcome_free(&o);
+}
+
+/* No pod fast enough, two tied for the fastest: the reason names the first in
+ * the policy's order. */
+static void
+test_slow_tie_names_the_first(void **state)
+{
+    struct policy_candidate c[] = {cand("ml", "a", 1, 6000, 2000),
+                                   cand("ml", "b", 1, 6000, 2000),
+                                   cand("web", "loader", 0, 900, 1000)};
+    double slopes[] = {3.0, 3.0, 60.0};
+    struct predict_outcome o;
+
+    (void)state;
+    assert_int_equal(predict_judge(&PP, 5000, c, slopes, 3, "node n1", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, "the fastest of 2, ml/a, 3.0 MiB/s"));
+    assert_string_equal(o.po_slope_pod, "a");
+    predict_outcome_free(&o);
+}
+
+/* The reason counts the over-budget pods whose growth is unknown: one pod, or
+ * two pods. */
+static void
+test_unknown_growth_counted(void **state)
+{
+    struct policy_candidate c[] = {cand("b", "unknown", 1, 5000, 2000),
+                                   cand("b", "unknown-too", 1, 5000, 2000),
+                                   cand("w", "grows", 0, 500, 1000)};
+    double one[] = {NAN, 0, 100.0};
+    double two[] = {NAN, NAN, 100.0};
+    struct predict_outcome o;
+
+    (void)state;
+    /* one eligible pod (the second given as within budget) */
+    c[1].pc_eligible = 0;
+    assert_int_equal(predict_judge(&PP, 3000, c, one, 3, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, ", but the growth of its 1 eligible over-budget "
+                                        "pod is unknown (too little history)"));
+    predict_outcome_free(&o);
+    c[1].pc_eligible = 1;
+    assert_int_equal(predict_judge(&PP, 3000, c, two, 3, "GPU g", &o), 0);
+    assert_int_equal(o.po_act, 0);
+    assert_non_null(strstr(o.po_reason, ", but the growth of its 2 eligible over-budget "
+                                        "pods is unknown (too little history)"));
+    predict_outcome_free(&o);
+}
+
 int
 main(void)
 {
@@ -367,6 +451,10 @@ main(void)
         cmocka_unit_test(test_steady_is_not_a_runaway),
         cmocka_unit_test(test_shrinking_and_missing),
         cmocka_unit_test(test_boundaries),
+        cmocka_unit_test(test_rate_parse_leading_point),
+        cmocka_unit_test(test_growers_reordered_keep_everyone),
+        cmocka_unit_test(test_slow_tie_names_the_first),
+        cmocka_unit_test(test_unknown_growth_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,6 +152,7 @@ static const struct bad bads[] = {
     {"5\x7f", "suffix \"\\x7f\""},
     {"5Mi\"junk\"", "\\x22"},
     {"5abcdefghijklmnopqrstuvwxyz", "..."},
+    {"5abcdefghijklmnopqrstuvwxyz", "unknown suffix \"abcdefghijklmnop...\""},
 };
 
 static void
@@ -221,6 +222,38 @@ test_length(void **state)
     assert_non_null(strstr(err, "longer"));
 }
 
+/* With a length, an "e" ending the value is a suffix, not an exponent whose
+ * sign lies past the length. */
+static void
+test_length_cuts_exponent(void **state)
+{
+    char err[64];
+    int64_t v = 12345;
+
+    (void)state;
+    assert_int_equal(quantity_parse_n("5e-3", 2, &v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "unknown suffix \"e\""));
+    assert_int_equal(quantity_parse_n("5e+3", 2, &v, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "unknown suffix \"e\""));
+    assert_int_equal(v, 12345);
+}
+
+/* With a length, a zero value followed by a digit past the length is 0: the
+ * byte after the length is never read. */
+static void
+test_length_zero_before_digit(void **state)
+{
+    char err[64];
+    int64_t v = 12345;
+
+    (void)state;
+    assert_int_equal(quantity_parse_n("00", 1, &v, err, sizeof(err)), 0);
+    assert_int_equal(v, 0);
+    v = 12345;
+    assert_int_equal(quantity_parse_n("0.00", 3, &v, err, sizeof(err)), 0);
+    assert_int_equal(v, 0);
+}
+
 /* A NULL or empty error buffer is fine. */
 static void
 test_no_err_buffer(void **state)
@@ -244,6 +277,8 @@ main(void)
         cmocka_unit_test(test_good),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_length),
+        cmocka_unit_test(test_length_cuts_exponent),
+        cmocka_unit_test(test_length_zero_before_digit),
         cmocka_unit_test(test_no_err_buffer),
     };
 
