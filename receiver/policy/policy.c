@@ -441,20 +441,6 @@ free_source_name(enum free_source s)
     return NULL;
 }
 
-enum free_source
-free_source_parse(const char *word)
-{
-    if (word == NULL)
-        return FREE_SOURCE_NONE;
-    if (strcmp(word, "device") == 0)
-        return FREE_SOURCE_DEVICE;
-    if (strcmp(word, "computed") == 0)
-        return FREE_SOURCE_COMPUTED;
-    if (strcmp(word, "query") == 0)
-        return FREE_SOURCE_QUERY;
-    return FREE_SOURCE_NONE;
-}
-
 /* Free VRAM in bytes: the device's own, FREE_QUERY's answer, else the card
  * less every series. */
 static int

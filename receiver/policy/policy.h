@@ -76,9 +76,6 @@ enum free_source {
 /* "device", "computed", "query"; NULL for FREE_SOURCE_NONE. */
 const char *free_source_name(enum free_source s);
 
-/* The word back to the enum (NULL or unknown = FREE_SOURCE_NONE). */
-enum free_source free_source_parse(const char *word);
-
 enum policy_outcome {
     POLICY_VICTIM,               /* pr_victim names the pod to recycle */
     POLICY_SKIPPED_RECOVERED,    /* free >= floor */
