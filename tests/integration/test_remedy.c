@@ -4414,6 +4414,7 @@ test_gpu_alert_telemetry_down(void **state)
     jstr(d, "result", "skipped_telemetry");
     jstr(d, "node", NODE);
     jnull(d, "gpu");
+    jstr(d, "reason", "cannot re-verify free VRAM on " NODE ", so acting on nothing");
     jnull(d, "free_source");
     jnull(d, "victim");
     assert_int_equal(count_reqs(e, "POST", FR_EVICT), 0);
