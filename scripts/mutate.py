@@ -258,10 +258,13 @@ def main():
         same = r and r.get("mutation", m.describe()) == m.describe()
         if m.name in eq:
             m.status, m.why = "equivalent", eq[m.name]
-        elif a.sanitize and not (same and r["status"] == "survived" and r["key"] == key
-                                 and r["why"] != SANITIZED_TOO):
-            # Only this tree's survivors: a mutant not judged plainly yet is left unjudged.
-            if same:
+        elif a.sanitize:
+            # Only this tree's survivors are judged again; a mutant not judged
+            # plainly on this tree yet is left as it was.
+            if same and r["status"] == "survived" and r["key"] == key and \
+                    r["why"] != SANITIZED_TOO:
+                todo.put(m)
+            elif same:
                 m.status, m.by, m.why = r["status"], r["by"], r["why"]
         elif same and (r["status"] != "survived" or not a.confirm or r["why"]):
             m.status, m.by, m.why = r["status"], r["by"], r["why"]
