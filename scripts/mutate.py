@@ -54,7 +54,8 @@ BEGIN, END = "<!-- mutate:begin -->", "<!-- mutate:end -->"
 BINARY = "gpu-vram-watchdog"
 
 
-def load_equivalents(path=EQUIV_FILE):
+def load_reasons(path):
+    """{name: why} of a "NAME why" list (the equivalents, the explained survivors)."""
     eq = {}
     if os.path.exists(path):
         for line in open(path):
@@ -152,21 +153,23 @@ def record(results_path, m, key):
                             "status": m.status, "by": m.by, "why": m.why}) + "\n")
 
 
-def load_results(base, key):
-    """{name: result} of earlier runs. A result of this very tree stands; from
-    an earlier tree only a kill (or a stillborn) of the same mutation does:
-    tests added since cannot revive a killed mutant, but may kill a survivor."""
-    done = {}
+def results_kept(base):
+    """Every result of every run kept, oldest first (results files by mtime)."""
     for path in sorted(glob.glob(os.path.join(base, "results-*.jsonl")),
                        key=os.path.getmtime):
         for line in open(path):
             try:
-                r = json.loads(line)
+                yield json.loads(line)
             except ValueError:
                 continue  # a line cut by a stop
-            if r.get("key") == key or r["status"] in ("killed", "stillborn"):
-                done[r["name"]] = r
-    return done
+
+
+def load_results(base, key):
+    """{name: result} of earlier runs. A result of this very tree stands; from
+    an earlier tree only a kill (or a stillborn) of the same mutation does:
+    tests added since cannot revive a killed mutant, but may kill a survivor."""
+    return {r["name"]: r for r in results_kept(base)
+            if r.get("key") == key or r["status"] in ("killed", "stillborn")}
 
 
 def write_benchmarks(results, score_line, seconds, argv):
@@ -223,6 +226,12 @@ def main():
 
     paths = sorted({p for g in a.files for p in glob.glob(os.path.join(ROOT, g))})
     ms = [m for p in paths for m in mutants_of(p, ROOT)]
+    # The lines the mutants' line numbers count, read now: an edit to the
+    # working tree during the run must not shift them.
+    lines = {}
+    for p in paths:
+        with open(p) as f:
+            lines[os.path.relpath(p, ROOT)] = f.read().split("\n")
     if a.only:
         ms = [m for m in ms if re.search(a.only, m.name)]
     if a.sample and a.sample < len(ms):
@@ -249,7 +258,7 @@ def main():
     everything = [t for t in everything if t not in cov["failing"]]
     results_path = os.path.join(a.base, "results-%s.jsonl" % key)
     done = load_results(a.base, key)
-    eq = load_equivalents()
+    eq = load_reasons(EQUIV_FILE)
     todo = queue.Queue()
     # Judged in a random order, so the mutants judged by a run stopped early
     # are a fair sample of all of them.
@@ -278,7 +287,7 @@ def main():
                 m = todo.get_nowait()
             except queue.Empty:
                 return
-            tests = coverage.tests_for(cov, m.path, m.line, source_lines(m.path))
+            tests = coverage.tests_for(cov, m.path, m.line, lines.get(m.path))
             if tests:
                 w.judge(m, tests, cov, a.factor)
             else:
@@ -313,15 +322,8 @@ def main():
 def report(ms, a):
     """The score from the results kept: each mutant's newest result of any run
     (a later run judged it on newer tests), equivalents and explanations applied."""
-    newest = {}
-    for path in sorted(glob.glob(os.path.join(a.base, "results-*.jsonl")), key=os.path.getmtime):
-        for line in open(path):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            newest[r["name"]] = r
-    eq, explained = load_equivalents(), load_equivalents(EXPLAINED_FILE)
+    newest = {r["name"]: r for r in results_kept(a.base)}
+    eq, explained = load_reasons(EQUIV_FILE), load_reasons(EXPLAINED_FILE)
     for m in ms:
         r = newest.get(m.name)
         if m.name in eq:
@@ -341,17 +343,6 @@ def report(ms, a):
     if a.write_benchmarks:
         write_benchmarks(judged, score, 0, sys.argv[1:])
     return 0
-
-
-_lines = {}
-
-
-def source_lines(rel):
-    """The file's lines as the mutants were made from it (cached)."""
-    if rel not in _lines:
-        with open(os.path.join(ROOT, rel)) as f:
-            _lines[rel] = f.read().split("\n")
-    return _lines[rel]
 
 
 def total_done(ms):
